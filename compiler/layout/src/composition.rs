@@ -1,0 +1,208 @@
+//! Composition `A o B`: the layout `R` with `R(c) = A(B(c))` for every `c`
+//! in the domain of `B`, compatible with `B`.
+//!
+//! In: two layouts, or a layout and a tiler. Out: C++ CuTe's result
+//! (`composition_impl` in `layout.hpp`), but only after it is shown to be the
+//! composition: CuTe checks a weak divisibility condition on static values
+//! only, and can return a layout that is not `A o B`. Static results are
+//! checked point by point; facts about dynamic values come back as conditions.
+
+use crate::condition::{Conditions, Fact};
+use crate::error::{AlgebraError, Result};
+use crate::int::Int;
+use crate::layout::Layout;
+use crate::tiler::Tiler;
+use crate::tuple::IntTuple;
+
+/// Static compositions with at most this many points are verified point by
+/// point; larger ones by the per-mode divisibility facts.
+const ENUMERATION_LIMIT: i64 = 1 << 20;
+
+/// `a o b` for two layouts.
+pub fn composition(a: &Layout, b: &Layout, conds: &mut Conditions) -> Result<Layout> {
+    let flat_a = a.coalesce_x();
+    let mut facts = Vec::new();
+    let walk = Walk { a, b };
+    let r = walk.compose(&flat_a, b.shape(), b.stride(), &mut facts)?;
+    verify(a, b, &r, facts, conds)?;
+    Ok(r)
+}
+
+/// `a o tiler`: a layout tiler composes whole; a tuple composes mode by mode
+/// and drops the modes of `a` that it does not reach (as C++ CuTe does).
+pub fn composition_tiler(a: &Layout, tiler: &Tiler, conds: &mut Conditions) -> Result<Layout> {
+    match tiler {
+        Tiler::Layout(b) => composition(a, b, conds),
+        Tiler::Int(n) => composition(a, &Layout::int(n.clone(), Int::Static(1)), conds),
+        Tiler::Under => Ok(a.clone()),
+        Tiler::Tuple(ts) => {
+            if ts.len() > a.rank() {
+                return Err(AlgebraError::TooManyModes {
+                    op: "composition",
+                    layout: a.clone(),
+                    tiler: ts.len(),
+                    modes: a.rank(),
+                });
+            }
+            let modes = a.modes();
+            let parts = ts
+                .iter()
+                .zip(&modes)
+                .map(|(t, m)| composition_tiler(m, t, conds))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Layout::concat(&parts))
+        }
+    }
+}
+
+/// The two operands, kept for error messages.
+struct Walk<'a> {
+    a: &'a Layout,
+    b: &'a Layout,
+}
+
+impl Walk<'_> {
+    /// CuTe's `composition_impl`: distribute over the modes of `b`, then walk
+    /// one integral mode `bs:bd` of `b` across the flat modes of `flat_a`.
+    fn compose(
+        &self,
+        flat_a: &Layout,
+        bs: &IntTuple,
+        bd: &IntTuple,
+        facts: &mut Vec<Fact>,
+    ) -> Result<Layout> {
+        let (bs, bd) = match (bs, bd) {
+            (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
+                let parts = ss
+                    .iter()
+                    .zip(ds)
+                    .map(|(s, d)| self.compose(flat_a, s, d, facts))
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok(Layout::concat(&parts));
+            }
+            (IntTuple::Int(s), IntTuple::Int(d)) => (s, d),
+            _ => unreachable!("layouts are congruent"),
+        };
+        if bd.is_const(0) {
+            return Ok(Layout::int(bs.clone(), bd.clone()));
+        }
+        let (a_s, a_d) = match (flat_a.shape(), flat_a.stride()) {
+            (IntTuple::Int(_), IntTuple::Int(ad)) => {
+                return Ok(Layout::int(bs.clone(), bd.mul(ad)));
+            }
+            (s, d) => (s.leaves(), d.leaves()),
+        };
+        let last = a_s.len() - 1;
+        let mut shapes = Vec::new();
+        let mut strides = Vec::new();
+        let mut rest_shape = bs.clone();
+        let mut rest_stride = bd.clone();
+        for (curr_shape, curr_stride) in a_s[..last].iter().zip(&a_d[..last]) {
+            let r = rest_stride.abs();
+            // CuTe's weak stride divisibility condition, on static values.
+            if let (Some(rs), Some(cs)) = (rest_stride.as_static(), curr_shape.as_static())
+                && !(cs != 0 && (rs % cs == 0 || rs < cs))
+            {
+                return Err(AlgebraError::StrideDivisibility {
+                    a: self.a.clone(),
+                    b: self.b.clone(),
+                    stride: rest_stride.clone(),
+                    shape: curr_shape.clone(),
+                });
+            }
+            facts.push(walk_fact(curr_shape, &r, &rest_shape));
+            let next_shape = curr_shape.ceil_div(&r);
+            let next_stride = r.ceil_div(curr_shape).mul(&rest_stride.signum());
+            if !(next_shape.is_const(1) || rest_shape.is_const(1)) {
+                let new_shape = next_shape.min(&rest_shape);
+                // CuTe's weak shape divisibility condition, on static values.
+                if let (Some(n), Some(k)) = (rest_shape.as_static(), new_shape.as_static())
+                    && (k == 0 || n % k != 0)
+                {
+                    return Err(AlgebraError::ShapeDivisibility {
+                        a: self.a.clone(),
+                        b: self.b.clone(),
+                        rest: rest_shape.clone(),
+                        part: new_shape.clone(),
+                    });
+                }
+                strides.push(rest_stride.mul(curr_stride));
+                rest_shape = rest_shape.div(&new_shape);
+                shapes.push(new_shape);
+            }
+            rest_stride = next_stride;
+        }
+        let tail_stride = rest_stride.mul(&a_d[last]);
+        if shapes.is_empty() {
+            return Ok(Layout::int(rest_shape, tail_stride));
+        }
+        if !rest_shape.is_const(1) {
+            shapes.push(rest_shape);
+            strides.push(tail_stride);
+        }
+        if shapes.len() == 1 {
+            return Ok(Layout::int(shapes.remove(0), strides.remove(0)));
+        }
+        Ok(Layout::new(
+            IntTuple::Tuple(shapes.into_iter().map(IntTuple::Int).collect()),
+            IntTuple::Tuple(strides.into_iter().map(IntTuple::Int).collect()),
+        )
+        .expect("built congruent"))
+    }
+}
+
+/// When a walk of `n` steps of stride `r` across a mode of extent `s` is
+/// exact: it skips the mode whole (`s | r`), stays inside it
+/// (`(n-1)*r < s`), or fills it exactly and continues in whole repeats
+/// (`r | s` and `s/r | n`).
+fn walk_fact(s: &Int, r: &Int, n: &Int) -> Fact {
+    let one = Int::Static(1);
+    let inside = Fact::Le(n.sub(&one).mul(r).add(&one), s.clone());
+    let fills = Fact::All(vec![Fact::divides(r, s), Fact::divides(&s.ceil_div(r), n)]);
+    Fact::Any(vec![Fact::divides(s, r), inside, fills])
+}
+
+/// Checks CuTe's post-condition: `r` is compatible with `b` and
+/// `r(i) = a(b(i))` for every `i` in the domain of `b`.
+fn verify(
+    a: &Layout,
+    b: &Layout,
+    r: &Layout,
+    facts: Vec<Fact>,
+    conds: &mut Conditions,
+) -> Result<()> {
+    let invalid = |why: String| AlgebraError::Invalid {
+        op: "composition",
+        why,
+    };
+    if !b.shape().compatible(r.shape()) {
+        return Err(invalid(format!("result {r} is not compatible with {b}")));
+    }
+    let size = b.size().as_static();
+    let enumerable = a.is_static() && b.is_static() && size.is_some_and(|n| n <= ENUMERATION_LIMIT);
+    if enumerable {
+        for i in 0..size.unwrap_or(0) {
+            let expected = b.at_static(i).and_then(|x| a.at_static(x));
+            let got = r.at_static(i);
+            if expected != got {
+                return Err(AlgebraError::NotAComposition {
+                    a: a.clone(),
+                    b: b.clone(),
+                    result: r.clone(),
+                    index: i,
+                    got: got.unwrap_or(i64::MIN),
+                    expected: expected.unwrap_or(i64::MIN),
+                });
+            }
+        }
+        return Ok(());
+    }
+    for fact in facts {
+        conds.require(fact, "composition", || {
+            invalid(format!(
+                "{r} is not {a} o {b}: a mode of {b} does not walk {a} in whole steps"
+            ))
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Facts about integers that an operation needs, and the conditions that
+//! remain when they cannot be decided at compile time.
+//!
+//! In: a fact over static or symbolic integers. Out: `Ok` when it holds, a
+//! typed error when it is statically false, and otherwise a recorded
+//! condition for the compiler to check at launch (or to predicate). No fact is
+//! ever assumed.
+
+use crate::error::AlgebraError;
+use crate::int::{Bindings, Int};
+use std::fmt;
+
+/// A proposition about integers.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Fact {
+    /// `divisor` divides `dividend` exactly.
+    Divides { divisor: Int, dividend: Int },
+    /// `a <= b`.
+    Le(Int, Int),
+    /// At least one holds.
+    Any(Vec<Fact>),
+    /// All hold.
+    All(Vec<Fact>),
+}
+
+impl Fact {
+    pub fn divides(divisor: &Int, dividend: &Int) -> Fact {
+        Fact::Divides {
+            divisor: divisor.clone(),
+            dividend: dividend.clone(),
+        }
+    }
+
+    /// True or false when the fact is decidable at compile time.
+    pub fn decide(&self) -> Option<bool> {
+        match self {
+            Fact::Divides { divisor, dividend } => match dividend.rem(divisor) {
+                Int::Static(r) => Some(r == 0),
+                Int::Dynamic(_) => None,
+            },
+            Fact::Le(a, b) => a.known_le(b),
+            Fact::Any(fs) => three_valued(fs, true),
+            Fact::All(fs) => three_valued(fs, false),
+        }
+    }
+
+    /// Truth with every name bound; `None` if a name is unbound.
+    pub fn eval(&self, env: &dyn Bindings) -> Option<bool> {
+        match self {
+            Fact::Divides { divisor, dividend } => {
+                let d = divisor.eval(env)?;
+                Some(d != 0 && dividend.eval(env)? % d == 0)
+            }
+            Fact::Le(a, b) => Some(a.eval(env)? <= b.eval(env)?),
+            Fact::Any(fs) => fs
+                .iter()
+                .map(|f| f.eval(env))
+                .try_fold(false, |acc, v| Some(acc || v?)),
+            Fact::All(fs) => fs
+                .iter()
+                .map(|f| f.eval(env))
+                .try_fold(true, |acc, v| Some(acc && v?)),
+        }
+    }
+}
+
+/// `Any` (short-circuit on true) or `All` (short-circuit on false), with
+/// unknowns making the answer unknown unless a decisive member exists.
+fn three_valued(fs: &[Fact], decisive: bool) -> Option<bool> {
+    let mut unknown = false;
+    for f in fs {
+        match f.decide() {
+            Some(v) if v == decisive => return Some(decisive),
+            Some(_) => {}
+            None => unknown = true,
+        }
+    }
+    if unknown { None } else { Some(!decisive) }
+}
+
+impl fmt::Display for Fact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |fs: &[Fact], sep: &str, f: &mut fmt::Formatter<'_>| {
+            for (i, x) in fs.iter().enumerate() {
+                if i > 0 {
+                    write!(f, " {sep} ")?;
+                }
+                write!(f, "({x})")?;
+            }
+            Ok(())
+        };
+        match self {
+            Fact::Divides { divisor, dividend } => write!(f, "{dividend} % {divisor} == 0"),
+            Fact::Le(a, b) => write!(f, "{a} <= {b}"),
+            Fact::Any(fs) => join(fs, "or", f),
+            Fact::All(fs) => join(fs, "and", f),
+        }
+    }
+}
+
+/// A fact left for run time, with the operation that needs it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Condition {
+    pub fact: Fact,
+    pub needed_by: &'static str,
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (needed by {})", self.fact, self.needed_by)
+    }
+}
+
+/// The conditions collected while computing one result.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct Conditions {
+    pub list: Vec<Condition>,
+}
+
+impl Conditions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Requires `fact`: `Ok` if it holds or is recorded for run time, the
+    /// error built by `err` if it is statically false.
+    pub fn require(
+        &mut self,
+        fact: Fact,
+        needed_by: &'static str,
+        err: impl FnOnce() -> AlgebraError,
+    ) -> Result<(), AlgebraError> {
+        match fact.decide() {
+            Some(true) => Ok(()),
+            Some(false) => Err(err()),
+            None => {
+                let c = Condition { fact, needed_by };
+                if !self.list.contains(&c) {
+                    self.list.push(c);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}

@@ -1,0 +1,332 @@
+//! Integers of the algebra: static (known at compile time, CuTe's `_4`) or
+//! dynamic (a run-time value such as the kernel parameter `M`, or an
+//! expression of such values, CuTe's `int`).
+//!
+//! In: literals and names. Out: folded constants where both operands are
+//! static, small symbolic trees otherwise, which a later stage evaluates or
+//! emits as run-time arithmetic.
+//!
+//! Invariant: a dynamic value denotes a positive integer (extents and strides
+//! bound at launch are at least 1; the runtime rejects zero extents). The
+//! folding rules below rely on it, e.g. `ceil_div(1, M) = 1`.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A static or symbolic 64-bit integer.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Int {
+    Static(i64),
+    Dynamic(Arc<Sym>),
+}
+
+/// The operations that can remain symbolic.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    /// Truncating division, as C++ `/`.
+    Div,
+    CeilDiv,
+    /// Truncating remainder, as C++ `%`.
+    Mod,
+    Min,
+    Max,
+}
+
+/// A symbolic integer expression.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Sym {
+    Var(String),
+    Bin(Op, Int, Int),
+}
+
+/// Values for the names in dynamic integers.
+pub trait Bindings {
+    fn value(&self, name: &str) -> Option<i64>;
+}
+
+impl<F: Fn(&str) -> Option<i64>> Bindings for F {
+    fn value(&self, name: &str) -> Option<i64> {
+        self(name)
+    }
+}
+
+impl From<i64> for Int {
+    fn from(v: i64) -> Self {
+        Int::Static(v)
+    }
+}
+
+impl Int {
+    /// A run-time value bound by name, e.g. the extent `M`.
+    pub fn var(name: &str) -> Int {
+        Int::Dynamic(Arc::new(Sym::Var(name.to_string())))
+    }
+
+    pub fn as_static(&self) -> Option<i64> {
+        match self {
+            Int::Static(v) => Some(*v),
+            Int::Dynamic(_) => None,
+        }
+    }
+
+    pub fn is_static(&self) -> bool {
+        matches!(self, Int::Static(_))
+    }
+
+    /// True only when the value is statically `v` (CuTe's `is_constant<v>`).
+    pub fn is_const(&self, v: i64) -> bool {
+        self.as_static() == Some(v)
+    }
+
+    /// Evaluates with the given names bound; `None` if a name is unbound or a
+    /// division by zero occurs.
+    pub fn eval(&self, env: &dyn Bindings) -> Option<i64> {
+        match self {
+            Int::Static(v) => Some(*v),
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(name) => env.value(name),
+                Sym::Bin(op, a, b) => apply(*op, a.eval(env)?, b.eval(env)?),
+            },
+        }
+    }
+
+    /// Names this value depends on, in first-use order, without repeats.
+    pub fn names(&self, out: &mut Vec<String>) {
+        if let Int::Dynamic(sym) = self {
+            match &**sym {
+                Sym::Var(n) => {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+                Sym::Bin(_, a, b) => {
+                    a.names(out);
+                    b.names(out);
+                }
+            }
+        }
+    }
+
+    pub fn add(&self, o: &Int) -> Int {
+        match (self.as_static(), o.as_static()) {
+            (Some(0), _) => o.clone(),
+            (_, Some(0)) => self.clone(),
+            _ => bin(Op::Add, self, o),
+        }
+    }
+
+    pub fn sub(&self, o: &Int) -> Int {
+        match o.as_static() {
+            Some(0) => self.clone(),
+            _ if self == o => Int::Static(0),
+            _ => bin(Op::Sub, self, o),
+        }
+    }
+
+    pub fn mul(&self, o: &Int) -> Int {
+        match (self.as_static(), o.as_static()) {
+            (Some(0), _) | (_, Some(0)) => Int::Static(0),
+            (Some(1), _) => o.clone(),
+            (_, Some(1)) => self.clone(),
+            // Constants first, so that `2*M` and `M*2` are one value.
+            (None, Some(_)) => bin(Op::Mul, o, self),
+            _ => bin(Op::Mul, self, o),
+        }
+    }
+
+    /// Truncating division (C++ `/`). Division by a static zero is the
+    /// caller's error to prevent; it yields a symbolic value, never a panic.
+    pub fn div(&self, o: &Int) -> Int {
+        match o.as_static() {
+            Some(1) => self.clone(),
+            _ if self == o => Int::Static(1),
+            _ => self
+                .exact_quotient(o)
+                .unwrap_or_else(|| bin(Op::Div, self, o)),
+        }
+    }
+
+    pub fn ceil_div(&self, o: &Int) -> Int {
+        match (self.as_static(), o.as_static()) {
+            (_, Some(1)) => self.clone(),
+            // Dynamic values are positive: 1 <= o, so ceil(1/o) = 1.
+            (Some(1), None) => Int::Static(1),
+            (Some(0), _) => Int::Static(0),
+            _ if self == o => Int::Static(1),
+            _ => self
+                .exact_quotient(o)
+                .unwrap_or_else(|| bin(Op::CeilDiv, self, o)),
+        }
+    }
+
+    pub fn rem(&self, o: &Int) -> Int {
+        match o.as_static() {
+            Some(1) => Int::Static(0),
+            _ if self == o => Int::Static(0),
+            _ if self.exact_quotient(o).is_some() => Int::Static(0),
+            _ => bin(Op::Mod, self, o),
+        }
+    }
+
+    pub fn min(&self, o: &Int) -> Int {
+        if self == o {
+            return self.clone();
+        }
+        match self.known_le(o) {
+            Some(true) => self.clone(),
+            Some(false) => o.clone(),
+            None => bin(Op::Min, self, o),
+        }
+    }
+
+    pub fn max(&self, o: &Int) -> Int {
+        if self == o {
+            return self.clone();
+        }
+        match self.known_le(o) {
+            Some(true) => o.clone(),
+            Some(false) => self.clone(),
+            None => bin(Op::Max, self, o),
+        }
+    }
+
+    pub fn abs(&self) -> Int {
+        match self {
+            Int::Static(v) => Int::Static(v.abs()),
+            Int::Dynamic(_) => self.clone(),
+        }
+    }
+
+    pub fn signum(&self) -> Int {
+        match self {
+            Int::Static(v) => Int::Static(v.signum()),
+            Int::Dynamic(_) => Int::Static(1),
+        }
+    }
+
+    /// `self <= o` when it is decidable at compile time.
+    pub fn known_le(&self, o: &Int) -> Option<bool> {
+        match (self.as_static(), o.as_static()) {
+            (Some(a), Some(b)) => Some(a <= b),
+            _ if self == o => Some(true),
+            // A positive dynamic value is at least 1.
+            (Some(a), None) if a <= 1 => Some(true),
+            _ => None,
+        }
+    }
+
+    /// `self < o` when it is decidable at compile time.
+    pub fn known_lt(&self, o: &Int) -> Option<bool> {
+        o.known_le(self).map(|ge| !ge)
+    }
+
+    /// `self / o` when `o` visibly divides `self`: both static, or `self` a
+    /// product with `o` among its factors (`(128*M) / 128 = M`).
+    fn exact_quotient(&self, o: &Int) -> Option<Int> {
+        match (self.as_static(), o.as_static()) {
+            (Some(a), Some(b)) if b != 0 && a % b == 0 => return Some(Int::Static(a / b)),
+            (Some(_), Some(_)) => return None,
+            _ => {}
+        }
+        if self == o {
+            return Some(Int::Static(1));
+        }
+        if let Int::Dynamic(sym) = self
+            && let Sym::Bin(Op::Mul, a, b) = &**sym
+        {
+            if let Some(q) = a.exact_quotient(o) {
+                return Some(q.mul(b));
+            }
+            if let Some(q) = b.exact_quotient(o) {
+                return Some(a.mul(&q));
+            }
+        }
+        None
+    }
+}
+
+fn bin(op: Op, a: &Int, b: &Int) -> Int {
+    match (a.as_static(), b.as_static()) {
+        (Some(x), Some(y)) => match apply(op, x, y) {
+            Some(v) => Int::Static(v),
+            None => Int::Dynamic(Arc::new(Sym::Bin(op, a.clone(), b.clone()))),
+        },
+        _ => Int::Dynamic(Arc::new(Sym::Bin(op, a.clone(), b.clone()))),
+    }
+}
+
+/// C++ semantics for the static case; `None` on division by zero or overflow.
+fn apply(op: Op, a: i64, b: i64) -> Option<i64> {
+    match op {
+        Op::Add => a.checked_add(b),
+        Op::Sub => a.checked_sub(b),
+        Op::Mul => a.checked_mul(b),
+        Op::Div => a.checked_div(b),
+        Op::CeilDiv => a.checked_add(b)?.checked_sub(1)?.checked_div(b),
+        Op::Mod => a.checked_rem(b),
+        Op::Min => Some(a.min(b)),
+        Op::Max => Some(a.max(b)),
+    }
+}
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Int::Static(v) => write!(f, "{v}"),
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(n) => write!(f, "{n}"),
+                Sym::Bin(op, a, b) => {
+                    let infix = |s: &str, f: &mut fmt::Formatter<'_>| write!(f, "({a}{s}{b})");
+                    match op {
+                        Op::Add => infix("+", f),
+                        Op::Sub => infix("-", f),
+                        Op::Mul => infix("*", f),
+                        Op::Div => infix("/", f),
+                        Op::Mod => infix("%", f),
+                        Op::CeilDiv => write!(f, "ceil_div({a},{b})"),
+                        Op::Min => write!(f, "min({a},{b})"),
+                        Op::Max => write!(f, "max({a},{b})"),
+                    }
+                }
+            },
+        }
+    }
+}
+
+impl fmt::Debug for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_values_fold() {
+        let a = Int::from(12);
+        assert_eq!(a.mul(&Int::from(3)), Int::from(36));
+        assert_eq!(a.ceil_div(&Int::from(5)), Int::from(3));
+        assert_eq!(Int::from(-7).div(&Int::from(2)), Int::from(-3));
+        assert_eq!(Int::from(-7).rem(&Int::from(2)), Int::from(-1));
+    }
+
+    #[test]
+    fn symbolic_values_simplify_and_evaluate() {
+        let m = Int::var("M");
+        let x = m.mul(&Int::from(128));
+        assert_eq!(x.to_string(), "(128*M)");
+        assert_eq!(x.div(&Int::from(128)), m);
+        assert_eq!(x.rem(&Int::from(64)), Int::from(0));
+        assert_eq!(Int::from(1).ceil_div(&m), Int::from(1));
+        let t = m.ceil_div(&Int::from(128));
+        assert_eq!(t.to_string(), "ceil_div(M,128)");
+        let env = |n: &str| (n == "M").then_some(1000);
+        assert_eq!(t.eval(&env), Some(8));
+        assert_eq!(m.min(&Int::from(128)).eval(&env), Some(128));
+    }
+}

@@ -1,0 +1,36 @@
+//! tilec's layout algebra: C++ CuTe's `Layout` functions (`layout.hpp`) over
+//! integers that are static or symbolic, with every result checked against
+//! the operation's post-condition.
+//!
+//! The data flow is one-way: [`Int`] -> [`IntTuple`] -> [`Layout`] -> the
+//! operations. Each operation is a small pure function; those that need a
+//! fact about dynamic values take a [`Conditions`] and record it there rather
+//! than assume it. Errors are [`AlgebraError`], one line each.
+//!
+//! Nothing here depends on LLVM or CUDA.
+
+pub mod complement;
+pub mod composition;
+pub mod condition;
+pub mod error;
+pub mod int;
+pub mod layout;
+pub mod swizzle;
+pub mod tiler;
+pub mod tiling;
+pub mod tuple;
+pub mod vector;
+
+pub use complement::{coalesce_shape, complement, complement_full, left_inverse, right_inverse};
+pub use composition::{composition, composition_tiler};
+pub use condition::{Condition, Conditions, Fact};
+pub use error::{AlgebraError, Result};
+pub use int::{Bindings, Int};
+pub use layout::{Coord, Layout, crd2idx, idx2crd};
+pub use swizzle::{ComposedLayout, Swizzle};
+pub use tiler::Tiler;
+pub use tiling::{
+    Grouping, Interleave, divide, ordered_layout, product, rank_product, tile_to_shape,
+};
+pub use tuple::IntTuple;
+pub use vector::{max_common_layout, max_common_vector};

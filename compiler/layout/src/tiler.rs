@@ -1,0 +1,61 @@
+//! Tilers: what divides, products and by-mode composition take on their
+//! right. A tiler is a layout, an integer `n` (the layout `n:1`), `_` (keep
+//! the mode), or a tuple of tilers applied mode by mode.
+
+use crate::int::Int;
+use crate::layout::Layout;
+use crate::tuple::IntTuple;
+use std::fmt;
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Tiler {
+    Layout(Layout),
+    Int(Int),
+    Under,
+    Tuple(Vec<Tiler>),
+}
+
+impl Tiler {
+    /// A plain shape used as a tiler: `(3,8)` means `[3:1, 8:1]`.
+    pub fn from_shape(shape: &IntTuple) -> Tiler {
+        match shape {
+            IntTuple::Int(n) => Tiler::Int(n.clone()),
+            IntTuple::Tuple(v) => Tiler::Tuple(v.iter().map(Tiler::from_shape).collect()),
+        }
+    }
+
+    /// The profile used to regroup modes after a divide or product
+    /// (CuTe's `zip2_by` guide): tuples of tilers are tuples, anything else a leaf.
+    pub fn rank(&self) -> usize {
+        match self {
+            Tiler::Tuple(v) => v.len(),
+            _ => 1,
+        }
+    }
+}
+
+impl From<Layout> for Tiler {
+    fn from(l: Layout) -> Self {
+        Tiler::Layout(l)
+    }
+}
+
+impl fmt::Display for Tiler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tiler::Layout(l) => write!(f, "{l}"),
+            Tiler::Int(n) => write!(f, "{n}"),
+            Tiler::Under => write!(f, "_"),
+            Tiler::Tuple(v) => {
+                write!(f, "[")?;
+                for (i, t) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ",")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! The command line: parses arguments with clap and runs one subcommand.
+
+mod algebra;
+mod show;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "tilec",
+    version,
+    about = "A tile language with CuTe's layout algebra, compiled to PTX"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate a layout-algebra expression, e.g. 'composition((6,2):(8,2), (4,3):(3,1))'.
+    Algebra(algebra::Args),
+    /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
+    Show(show::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Algebra(a) => algebra::run(a),
+        Command::Show(a) => show::run(a),
+    }
+}

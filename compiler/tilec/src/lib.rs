@@ -1,0 +1,14 @@
+//! The tilec compiler as a library: each stage is a module with one job.
+//!
+//! - [`syntax`]: source -> tokens -> syntax tree;
+//! - [`check`]: syntax tree -> values and shapes, with diagnostics;
+//! - [`picture`]: layouts -> terminal grids and SVG pictures;
+//! - [`diagnostic`]: the diagnostics every stage reports.
+//!
+//! The layout algebra itself is the `tilec-layout` crate.
+
+pub mod check;
+pub mod cli;
+pub mod diagnostic;
+pub mod picture;
+pub mod syntax;

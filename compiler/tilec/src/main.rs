@@ -1,0 +1,5 @@
+//! The `tilec` command line; each subcommand lives in `tilec::cli`.
+
+fn main() -> std::process::ExitCode {
+    tilec::cli::main()
+}
