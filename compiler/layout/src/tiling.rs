@@ -247,11 +247,8 @@ pub fn tile_to_shape(
         }
         repeats.push(IntTuple::Int(t.ceil_div(&b)));
     }
-    let repeat_shape = if target.is_tuple() {
-        IntTuple::Tuple(repeats)
-    } else {
-        repeats.remove(0)
-    };
+    // CuTe's `product_each` wraps an integer target, so the repeats are always a tuple.
+    let repeat_shape = IntTuple::Tuple(repeats);
     let repeat = match order {
         Some(o) => ordered_layout(&repeat_shape, o)?,
         None => Layout::col_major(&repeat_shape),

@@ -1,1 +1,166 @@
-//! Pictures of layouts.
+//! Pictures of layouts, because people read layouts faster than tuples.
+//!
+//! In: a layout (offsets drawn over its 2-D domain, like CuTe's
+//! `print_layout`) or a thread-value layout and its tile shape (each tile
+//! cell labelled with the thread and value that own it, like CuTe's
+//! `print_latex` for TV layouts). Out: a [`Picture`], rendered as a terminal
+//! grid ([`text`]) or an SVG ([`svg`]).
+
+pub mod svg;
+pub mod text;
+
+use tilec_layout::{Coord, IntTuple, Layout};
+
+/// A grid of labelled cells; `key` picks the color (offset, or thread).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picture {
+    pub title: String,
+    pub rows: usize,
+    pub cols: usize,
+    /// Row-major; `None` for a cell nothing maps to.
+    pub cells: Vec<Option<Cell>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    pub label: String,
+    pub key: i64,
+}
+
+/// Pictures larger than this are refused: nobody reads them.
+const MAX_CELLS: i64 = 1 << 16;
+
+fn static_size(t: &IntTuple, what: &str) -> Result<usize, String> {
+    let n = t
+        .product()
+        .as_static()
+        .ok_or_else(|| format!("{what} {t} is not static"))?;
+    if !(1..=MAX_CELLS).contains(&n) {
+        return Err(format!(
+            "{what} {t} has {n} cells; pictures are drawn up to {MAX_CELLS}"
+        ));
+    }
+    Ok(n as usize)
+}
+
+/// Rows and columns of a layout's domain: mode 0 down, the other modes
+/// (flattened, first fastest) across. A rank-1 layout is one column.
+fn grid_dims(l: &Layout) -> Result<(usize, usize), String> {
+    let modes = l.shape().modes();
+    let rows = static_size(&modes[0], "mode 0")?;
+    let cols = static_size(&IntTuple::Tuple(modes[1..].to_vec()), "the column modes")?;
+    if rows * cols > MAX_CELLS as usize {
+        return Err(format!(
+            "{l} has {} cells; pictures are drawn up to {MAX_CELLS}",
+            rows * cols
+        ));
+    }
+    Ok((rows, cols))
+}
+
+/// Evaluates `view` (rank 1 or 2) at row `m`, column `n` of its grid.
+fn at(view: &Layout, m: usize, n: usize) -> Result<i64, String> {
+    let c = if view.rank() == 1 {
+        Coord::from(m as i64)
+    } else {
+        Coord::Tuple(vec![Coord::from(m as i64), Coord::from(n as i64)])
+    };
+    view.eval(&c)
+        .map_err(|e| e.to_string())?
+        .as_static()
+        .ok_or_else(|| format!("{view} is not static"))
+}
+
+/// `(m, n0, n1, ...)` as `(m, (n0, n1, ...))`.
+fn group_tail(l: &Layout) -> Layout {
+    let s = l.shape().modes();
+    let d = l.stride().modes();
+    Layout::new(
+        IntTuple::Tuple(vec![s[0].clone(), IntTuple::Tuple(s[1..].to_vec())]),
+        IntTuple::Tuple(vec![d[0].clone(), IntTuple::Tuple(d[1..].to_vec())]),
+    )
+    .expect("regrouping keeps congruence")
+}
+
+/// The offsets of `l` over its 2-D domain.
+pub fn layout_picture(l: &Layout) -> Result<Picture, String> {
+    let (rows, cols) = grid_dims(l)?;
+    let view = if l.rank() > 2 {
+        group_tail(l)
+    } else {
+        l.clone()
+    };
+    let mut cells = Vec::with_capacity(rows * cols);
+    for m in 0..rows {
+        for n in 0..cols {
+            let off = at(&view, m, n)?;
+            cells.push(Some(Cell {
+                label: off.to_string(),
+                key: off,
+            }));
+        }
+    }
+    Ok(Picture {
+        title: l.to_string(),
+        rows,
+        cols,
+        cells,
+    })
+}
+
+/// Who owns each cell of a tile: `tv` maps (thread, value) to a
+/// column-major index into `tile`. Cells nobody owns stay empty; a cell
+/// owned twice keeps its first owner (and the title says so).
+pub fn tv_picture(tv: &Layout, tile: &IntTuple) -> Result<Picture, String> {
+    if tv.rank() != 2 {
+        return Err(format!(
+            "a thread-value layout has two modes (thread, value); {tv} has {}",
+            tv.rank()
+        ));
+    }
+    let tile_layout = Layout::col_major(tile);
+    let (rows, cols) = grid_dims(&tile_layout)?;
+    let threads = static_size(&tv.shape().modes()[0], "the thread mode")?;
+    let values = static_size(&tv.shape().modes()[1], "the value mode")?;
+    let mut cells: Vec<Option<Cell>> = vec![None; rows * cols];
+    let mut twice = 0;
+    for v in 0..values {
+        for t in 0..threads {
+            let c = Coord::Tuple(vec![Coord::from(t as i64), Coord::from(v as i64)]);
+            let off = tv
+                .eval(&c)
+                .map_err(|e| e.to_string())?
+                .as_static()
+                .ok_or("not static")?;
+            let (m, n) = tile_cell(off, rows, cols).ok_or_else(|| {
+                format!("thread {t} value {v} maps to {off}, outside the tile {tile}")
+            })?;
+            let slot = &mut cells[m * cols + n];
+            match slot {
+                Some(_) => twice += 1,
+                None => {
+                    *slot = Some(Cell {
+                        label: format!("T{t}V{v}"),
+                        key: t as i64,
+                    })
+                }
+            }
+        }
+    }
+    let mut title = format!("{tv} over tile {tile}");
+    if twice > 0 {
+        title.push_str(&format!(" ({twice} cells owned more than once)"));
+    }
+    Ok(Picture {
+        title,
+        rows,
+        cols,
+        cells,
+    })
+}
+
+/// The grid cell of a column-major tile index.
+fn tile_cell(off: i64, rows: usize, cols: usize) -> Option<(usize, usize)> {
+    let off = usize::try_from(off).ok().filter(|&o| o < rows * cols)?;
+    Some((off % rows, off / rows))
+}
