@@ -12,7 +12,7 @@ pub enum AlgebraError {
     NotCongruent { shape: IntTuple, stride: IntTuple },
 
     #[error(
-        "composition {a} o {b}: stride {stride} neither divides nor is smaller than the shape {shape} it walks across \
+        "composition {a} o {b}: stride {stride} is neither a multiple of nor smaller than the extent {shape} it walks across \
          (CuTe's stride divisibility condition)"
     )]
     StrideDivisibility {

@@ -9,6 +9,10 @@
 //!
 //! Nothing here depends on LLVM or CUDA.
 
+// Errors carry their operands so messages can name them; they are cold, so
+// their size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub mod complement;
 pub mod composition;
 pub mod condition;

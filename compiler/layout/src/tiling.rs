@@ -186,10 +186,7 @@ pub fn rank_product(
         Interleave::Blocked => (first, second),
         Interleave::Raked => (second, first),
     };
-    Ok(Layout::new(
-        zip(x.shape(), y.shape())?,
-        zip(x.stride(), y.stride())?,
-    )?)
+    Layout::new(zip(x.shape(), y.shape())?, zip(x.stride(), y.stride())?)
 }
 
 /// CuTe's `zip(t0, t1)`: pairs the modes of two tuples of equal rank; two

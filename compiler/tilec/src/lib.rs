@@ -7,6 +7,8 @@
 //!
 //! The layout algebra itself is the `tilec-layout` crate.
 
+#![allow(clippy::result_large_err)]
+
 pub mod check;
 pub mod cli;
 pub mod diagnostic;

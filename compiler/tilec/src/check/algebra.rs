@@ -199,9 +199,9 @@ impl<'a> Evaluator<'a> {
                     .map_err(|_| {
                         Diagnostic::new(
                             format!("shape {st} and stride {dt} do not have the same profile"),
-                            e.span,
+                            s.span,
                         )
-                        .with_related(s.span, format!("shape {st}"))
+                        .with_label(format!("shape {st}"))
                         .with_related(d.span, format!("stride {dt}"))
                         .with_help("give every extent exactly one stride, nested the same way")
                     })

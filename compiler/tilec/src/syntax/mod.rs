@@ -72,3 +72,18 @@ fn expected_help(expected: &[String]) -> String {
         .collect();
     format!("expected one of: {}", names.join(" "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ast::ExprKind;
+
+    #[test]
+    fn spans_cover_their_source() {
+        let e = parse_expr("(4,(3,2)):(1,3)").unwrap();
+        let ExprKind::Layout(s, d) = &e.kind else { panic!("a layout") };
+        assert_eq!((e.span.start, e.span.end), (0, 15));
+        assert_eq!((s.span.start, s.span.end), (0, 9));
+        assert_eq!((d.span.start, d.span.end), (10, 15));
+    }
+}
