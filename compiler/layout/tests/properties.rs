@@ -14,18 +14,31 @@ fn layout_strategy() -> impl Strategy<Value = Layout> {
         let mut order: Vec<usize> = (0..leaves.len()).collect();
         let mut s = seed;
         for i in (1..order.len()).rev() {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             order.swap(i, (s >> 33) as usize % (i + 1));
         }
         let mut strides = vec![0i64; leaves.len()];
         let mut cur = 1;
         for &i in &order {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            strides[i] = if compact { cur } else { [0, 1, 2, 3, 4, 8][(s >> 40) as usize % 6] };
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            strides[i] = if compact {
+                cur
+            } else {
+                [0, 1, 2, 3, 4, 8][(s >> 40) as usize % 6]
+            };
             cur *= leaves[i];
         }
         let mut it = strides.into_iter();
-        let shape = IntTuple::Tuple(modes.iter().map(|m| IntTuple::Tuple(m.iter().map(|&x| x.into()).collect())).collect());
+        let shape = IntTuple::Tuple(
+            modes
+                .iter()
+                .map(|m| IntTuple::Tuple(m.iter().map(|&x| x.into()).collect()))
+                .collect(),
+        );
         let stride = shape.unflatten_like(&mut it.by_ref().map(Int::Static));
         Layout::new(shape, stride).unwrap()
     })

@@ -14,7 +14,10 @@ fn offsets(x: &Layout) -> Vec<i64> {
 #[test]
 fn row_and_column_major_4x3() {
     let row = l(tup!(4, 3), tup!(3, 1));
-    let at = |x: &Layout, i, j| x.eval(&Coord::Tuple(vec![Coord::from(i), Coord::from(j)])).unwrap();
+    let at = |x: &Layout, i, j| {
+        x.eval(&Coord::Tuple(vec![Coord::from(i), Coord::from(j)]))
+            .unwrap()
+    };
     assert_eq!(at(&row, 2, 1), Int::from(7));
     // 6 unravels to (2,1), first mode fastest.
     assert_eq!(row.at_static(6), Some(7));
@@ -70,7 +73,14 @@ fn thread_value_layouts_of_the_seed() {
     let good = l(tup!(8, 4), tup!(1, 8));
     let bad = l(tup!(8, 4), tup!(4, 1));
     let step = |x: &Layout, v: i64| -> Vec<i64> {
-        (0..8).map(|t| x.eval(&Coord::Tuple(vec![Coord::from(t), Coord::from(v)])).unwrap().as_static().unwrap()).collect()
+        (0..8)
+            .map(|t| {
+                x.eval(&Coord::Tuple(vec![Coord::from(t), Coord::from(v)]))
+                    .unwrap()
+                    .as_static()
+                    .unwrap()
+            })
+            .collect()
     };
     assert_eq!(step(&good, 0), [0, 1, 2, 3, 4, 5, 6, 7]);
     assert_eq!(step(&bad, 0), [0, 4, 8, 12, 16, 20, 24, 28]);
@@ -80,16 +90,34 @@ fn thread_value_layouts_of_the_seed() {
 fn local_tile_of_sgemm_is_a_divide_then_a_slice() {
     // gA = local_tile(A, (128,128,8), (bx,by,_), step(1,X,1)) on A = (M,K):(1,M).
     let (m, k) = (Int::var("M"), Int::var("K"));
-    let a = Layout::new(IntTuple::Tuple(vec![m.clone().into(), k.clone().into()]), IntTuple::Tuple(vec![1.into(), m.clone().into()])).unwrap();
+    let a = Layout::new(
+        IntTuple::Tuple(vec![m.clone().into(), k.clone().into()]),
+        IntTuple::Tuple(vec![1.into(), m.clone().into()]),
+    )
+    .unwrap();
     let mut conds = Conditions::new();
-    let tiled = divide(&a, &Tiler::from_shape(&tup!(128, 8)), Grouping::Zipped, &mut conds).unwrap();
-    assert_eq!(tiled.to_string(), "((128,8),(ceil_div(M,128),ceil_div(K,8))):((1,M),(128,(8*M)))");
+    let tiled = divide(
+        &a,
+        &Tiler::from_shape(&tup!(128, 8)),
+        Grouping::Zipped,
+        &mut conds,
+    )
+    .unwrap();
+    assert_eq!(
+        tiled.to_string(),
+        "((128,8),(ceil_div(M,128),ceil_div(K,8))):((1,M),(128,(8*M)))"
+    );
     let env = |n: &str| match n {
         "M" => Some(4096),
         "K" => Some(4096),
         _ => None,
     };
-    let g_a = tiled.slice(&Coord::Tuple(vec![Coord::Under, Coord::Tuple(vec![Coord::from(2), Coord::Under])])).unwrap();
+    let g_a = tiled
+        .slice(&Coord::Tuple(vec![
+            Coord::Under,
+            Coord::Tuple(vec![Coord::from(2), Coord::Under]),
+        ]))
+        .unwrap();
     assert_eq!(g_a.to_string(), "((128,8),ceil_div(K,8)):((1,M),(8*M))");
     assert_eq!(g_a.size().eval(&env), Some(128 * 8 * 512));
 }

@@ -5,11 +5,17 @@ use tilec::check::algebra::eval_static;
 
 #[test]
 fn calculator_matches_cute_on_every_case() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/algebra/cute_cases.tsv");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/algebra/cute_cases.tsv"
+    );
     let data = std::fs::read_to_string(path).expect("the case file exists");
     let mut failures = Vec::new();
     let mut count = 0;
-    for line in data.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in data
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let (expr, expected) = line.split_once('\t').expect("expression<TAB>expected");
         count += 1;
         let got = match eval_static(expr) {
@@ -21,7 +27,12 @@ fn calculator_matches_cute_on_every_case() {
         }
     }
     assert!(count > 1000, "the case file holds {count} cases");
-    assert!(failures.is_empty(), "{} of {count} cases differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Every `    EXPR => VALUE` line of docs/layout-algebra.md is what the calculator prints.
@@ -31,13 +42,20 @@ fn the_algebra_docs_show_true_values() {
     let doc = std::fs::read_to_string(path).expect("the docs page exists");
     let mut checked = 0;
     for line in doc.lines().filter_map(|l| l.strip_prefix("    ")) {
-        let Some((expr, rest)) = line.split_once("=>") else { continue };
+        let Some((expr, rest)) = line.split_once("=>") else {
+            continue;
+        };
         let expected = rest.split_whitespace().next().unwrap_or_default();
         let got = eval_static(expr.trim());
         match (expected, got) {
             ("error:", Err(_)) => {}
-            (e, Ok(v)) if v.to_string() == e || (e.starts_with("Sw<") && v.to_string().starts_with(e)) => {}
-            (e, got) => panic!("docs say {} => {e}, the calculator gives {got:?}", expr.trim()),
+            (e, Ok(v))
+                if v.to_string() == e || (e.starts_with("Sw<") && v.to_string().starts_with(e)) => {
+            }
+            (e, got) => panic!(
+                "docs say {} => {e}, the calculator gives {got:?}",
+                expr.trim()
+            ),
         }
         checked += 1;
     }

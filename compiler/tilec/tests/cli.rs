@@ -12,9 +12,18 @@ fn tilec(args: &[&str], stdin: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("tilec runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
@@ -52,9 +61,21 @@ fn show_writes_an_svg() {
     let dir = std::env::temp_dir().join(format!("tilec-show-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("tv.svg");
-    let (code, out, _) = tilec(&["show", "--tv", "(8,4)", "(8,4):(1,8)", "--svg", svg.to_str().unwrap()], "");
+    let (code, out, _) = tilec(
+        &[
+            "show",
+            "--tv",
+            "(8,4)",
+            "(8,4):(1,8)",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+        "",
+    );
     assert_eq!(code, 0);
     assert!(out.contains("T7V3"));
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.starts_with("<svg") && text.contains(">T7V3<") && text.trim_end().ends_with("</svg>"));
+    assert!(
+        text.starts_with("<svg") && text.contains(">T7V3<") && text.trim_end().ends_with("</svg>")
+    );
 }

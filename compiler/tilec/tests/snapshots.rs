@@ -32,7 +32,11 @@ fn pictures_of_thread_value_layouts() {
     for (name, tv, tile) in [
         ("tv_coalesced", "(8,4):(1,8)", "(8,4)"),
         ("tv_strided", "(8,4):(4,1)", "(8,4)"),
-        ("tv_raked", "raked_product((2,2):(1,2), (2,2):(1,2))", "(4,4)"),
+        (
+            "tv_raked",
+            "raked_product((2,2):(1,2), (2,2):(1,2))",
+            "(4,4)",
+        ),
     ] {
         let p = tv_picture(&layout(tv), &shape(tile)).unwrap();
         insta::assert_snapshot!(name, text::render(&p));

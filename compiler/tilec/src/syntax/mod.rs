@@ -81,7 +81,9 @@ mod tests {
     #[test]
     fn spans_cover_their_source() {
         let e = parse_expr("(4,(3,2)):(1,3)").unwrap();
-        let ExprKind::Layout(s, d) = &e.kind else { panic!("a layout") };
+        let ExprKind::Layout(s, d) = &e.kind else {
+            panic!("a layout")
+        };
         assert_eq!((e.span.start, e.span.end), (0, 15));
         assert_eq!((s.span.start, s.span.end), (0, 9));
         assert_eq!((d.span.start, d.span.end), (10, 15));
