@@ -59,9 +59,12 @@ pub fn complement(a: &Layout, cotarget: &IntTuple, conds: &mut Conditions) -> Re
             });
         }
         if !new_shape.is_static() {
-            conds.require(Fact::divides(&covered, &d), "complement", || {
-                unreachable!("undecided")
-            })?;
+            let gap = AlgebraError::ComplementGap {
+                layout: a.clone(),
+                stride: d.clone(),
+                covered: covered.clone(),
+            };
+            conds.require(Fact::divides(&covered, &d), "complement", || gap)?;
         }
         result_shape.push(new_shape);
         if modes.is_empty() {

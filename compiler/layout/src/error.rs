@@ -104,7 +104,7 @@ pub enum AlgebraError {
     #[error("rank {rank} layout has no mode {index}")]
     NoSuchMode { rank: usize, index: usize },
 
-    #[error("integer overflow in {op}: the values exceed 64 bits")]
+    #[error("{op}: a value does not fit in 64 bits (overflow, or a division by zero)")]
     Overflow { op: &'static str },
 
     #[error("{op}: {why}")]

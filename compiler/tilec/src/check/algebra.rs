@@ -191,6 +191,7 @@ impl<'a> Evaluator<'a> {
                 let st = shape
                     .to_int_tuple()
                     .ok_or_else(|| not_tuple(&shape, s.span, "shape"))?;
+                positive_extents(&st, s.span)?;
                 let dt = stride
                     .to_int_tuple()
                     .ok_or_else(|| not_tuple(&stride, d.span, "stride"))?;
@@ -450,12 +451,29 @@ fn make_layout(a: &Args) -> Result<Value, Diagnostic> {
     }
     a.arity(&[1, 2])?;
     let shape = a.int_tuple(0)?;
+    positive_extents(&shape, a.spans[0])?;
     let layout = match a.values.get(1) {
         None | Some(Value::Major(Major::Left)) => Layout::col_major(&shape),
         Some(Value::Major(Major::Right)) => Layout::row_major(&shape),
         Some(_) => Layout::new(shape, a.int_tuple(1)?).map_err(|e| algebra_error(e, a.call))?,
     };
     Ok(layout.into())
+}
+
+/// Extents are at least 1: a zero or negative extent has no coordinates.
+fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
+    match shape
+        .leaves()
+        .iter()
+        .find(|e| e.as_static().is_some_and(|v| v < 1))
+    {
+        None => Ok(()),
+        Some(e) => Err(
+            Diagnostic::new(format!("the shape {shape} has the extent {e}"), span)
+                .with_label("extents must be at least 1")
+                .with_help("use 1 for a mode with a single coordinate"),
+        ),
+    }
 }
 
 fn measure(a: &Args, name: &str) -> Result<Value, Diagnostic> {
