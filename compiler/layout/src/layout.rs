@@ -8,7 +8,7 @@
 
 use crate::error::{AlgebraError, Result};
 use crate::int::Int;
-use crate::tuple::IntTuple;
+use crate::tuple::{IntTuple, write_list};
 use std::fmt;
 
 /// A function from coordinates to offsets; `shape` and `stride` are congruent.
@@ -48,16 +48,7 @@ impl fmt::Display for Coord {
         match self {
             Coord::Int(i) => write!(f, "{i}"),
             Coord::Under => write!(f, "_"),
-            Coord::Tuple(v) => {
-                write!(f, "(")?;
-                for (k, c) in v.iter().enumerate() {
-                    if k > 0 {
-                        write!(f, ",")?;
-                    }
-                    write!(f, "{c}")?;
-                }
-                write!(f, ")")
-            }
+            Coord::Tuple(v) => write_list(f, "(", v, ")"),
         }
     }
 }

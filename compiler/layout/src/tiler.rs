@@ -4,7 +4,7 @@
 
 use crate::int::Int;
 use crate::layout::Layout;
-use crate::tuple::IntTuple;
+use crate::tuple::{IntTuple, write_list};
 use std::fmt;
 
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -46,16 +46,7 @@ impl fmt::Display for Tiler {
             Tiler::Layout(l) => write!(f, "{l}"),
             Tiler::Int(n) => write!(f, "{n}"),
             Tiler::Under => write!(f, "_"),
-            Tiler::Tuple(v) => {
-                write!(f, "[")?;
-                for (i, t) in v.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ",")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                write!(f, "]")
-            }
+            Tiler::Tuple(v) => write_list(f, "[", v, "]"),
         }
     }
 }

@@ -254,18 +254,26 @@ impl fmt::Display for IntTuple {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IntTuple::Int(i) => write!(f, "{i}"),
-            IntTuple::Tuple(v) => {
-                write!(f, "(")?;
-                for (k, t) in v.iter().enumerate() {
-                    if k > 0 {
-                        write!(f, ",")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                write!(f, ")")
-            }
+            IntTuple::Tuple(v) => write_list(f, "(", v, ")"),
         }
     }
+}
+
+/// Writes `open a,b,c close`: the one list notation of tuples, coordinates and tilers.
+pub fn write_list<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    open: &str,
+    items: &[T],
+    close: &str,
+) -> fmt::Result {
+    write!(f, "{open}")?;
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            write!(f, ",")?;
+        }
+        write!(f, "{x}")?;
+    }
+    write!(f, "{close}")
 }
 
 impl fmt::Debug for IntTuple {

@@ -3,6 +3,7 @@
 //! stride-1 layouts; a tuple with `_` is a coordinate; ...).
 
 use std::fmt;
+use tilec_layout::tuple::write_list;
 use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, Tiler};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,21 +127,11 @@ impl Value {
 
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |v: &[Value], open: &str, close: &str, f: &mut fmt::Formatter<'_>| {
-            write!(f, "{open}")?;
-            for (i, x) in v.iter().enumerate() {
-                if i > 0 {
-                    write!(f, ",")?;
-                }
-                write!(f, "{x}")?;
-            }
-            write!(f, "{close}")
-        };
         match self {
             Value::Int(i) => write!(f, "{i}"),
             Value::Under => write!(f, "_"),
-            Value::Tuple(v) => list(v, "(", ")", f),
-            Value::Tiler(v) => list(v, "[", "]", f),
+            Value::Tuple(v) => write_list(f, "(", v, ")"),
+            Value::Tiler(v) => write_list(f, "[", v, "]"),
             Value::Layout(l) => write!(f, "{l}"),
             Value::Swizzle(s) => write!(f, "{s}"),
             Value::Composed(c) => write!(f, "{c}"),
