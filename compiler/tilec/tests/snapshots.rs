@@ -59,7 +59,7 @@ fn calculator_diagnostics() {
         ("arity", "coalesce(4:1, 1, 1)"),
         ("too_many_modes", "logical_divide(8:1, [2:1, 2:1])"),
         ("unclosed", "composition((4,3):(3,1)"),
-        ("evaluate_a_tuple", "(4,3):(3,1)(2,1)"),
+        ("evaluate_a_tuple", "(4,3)(2,1)"),
     ] {
         let d = eval_static(src).expect_err(src);
         insta::assert_snapshot!(name, d.render("expression", src));

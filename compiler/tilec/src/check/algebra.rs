@@ -177,6 +177,23 @@ impl<'a> Evaluator<'a> {
             ExprKind::Name(n) => self.name(n, e.span),
             ExprKind::Tuple(items) => Ok(Value::Tuple(self.eval_all(items)?)),
             ExprKind::Tiler(items) => Ok(Value::Tiler(self.eval_all(items)?)),
+            // `(4,3):(3,1)(2,1)` reads as the layout at (2,1): a stride
+            // literal cannot be applied to anything else.
+            ExprKind::Layout(s, d) if matches!(&d.kind, ExprKind::Call(f, _) if !matches!(f.kind, ExprKind::Name(_))) =>
+            {
+                let ExprKind::Call(stride, args) = &d.kind else {
+                    unreachable!("matched above")
+                };
+                let layout = Expr {
+                    kind: ExprKind::Layout(s.clone(), stride.clone()),
+                    span: Span {
+                        start: e.span.start,
+                        end: stride.span.end,
+                    },
+                };
+                let callee = self.eval(&layout)?;
+                self.apply_to_args(&callee, args, layout.span, e.span)
+            }
             ExprKind::Layout(s, d) => {
                 let shape = self.eval(s)?;
                 let stride = self.eval(d)?;
@@ -211,13 +228,7 @@ impl<'a> Evaluator<'a> {
                 ExprKind::Name(n) if (self.scope)(n).is_none() => self.call(n, e.span, args),
                 _ => {
                     let callee = self.eval(f)?;
-                    let values = self.eval_all(args)?;
-                    let coord = if values.len() == 1 {
-                        values[0].clone()
-                    } else {
-                        Value::Tuple(values)
-                    };
-                    self.apply(&callee, &coord, f.span, e.span)
+                    self.apply_to_args(&callee, args, f.span, e.span)
                 }
             },
         }
@@ -239,6 +250,23 @@ impl<'a> Evaluator<'a> {
                     .with_label("unknown name"))
             }
         }
+    }
+
+    /// `L(a, b, ...)` is `L((a, b, ...))`; `L(c)` is `L` at `c`.
+    fn apply_to_args(
+        &mut self,
+        callee: &Value,
+        args: &[Expr],
+        fspan: Span,
+        span: Span,
+    ) -> Result<Value, Diagnostic> {
+        let mut values = self.eval_all(args)?;
+        let coord = if values.len() == 1 {
+            values.remove(0)
+        } else {
+            Value::Tuple(values)
+        };
+        self.apply(callee, &coord, fspan, span)
     }
 
     /// `L(coord)`: an offset, or a sliced layout when `coord` has `_`.
