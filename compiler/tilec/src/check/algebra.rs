@@ -5,6 +5,7 @@
 //! run-time conditions the algebra needed (for dynamic values), or a
 //! diagnostic at the span of the call that failed, with a help line.
 
+use super::program::View;
 use super::value::{Major, Value};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind, Span};
@@ -16,9 +17,27 @@ use tilec_layout::{
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 
+/// Functions beyond the algebra (a kernel's tensor operations); tried
+/// before the algebra's own. `None` means "not mine".
+pub trait Functions {
+    fn call(&mut self, args: &Args, conds: &mut Conditions) -> Option<Result<Value, Diagnostic>>;
+}
+
+/// No functions beyond the algebra: the calculator.
+pub struct AlgebraOnly;
+
+impl Functions for AlgebraOnly {
+    fn call(&mut self, _: &Args, _: &mut Conditions) -> Option<Result<Value, Diagnostic>> {
+        None
+    }
+}
+
 /// Evaluates expressions, collecting the conditions that remain for run time.
 pub struct Evaluator<'a> {
     scope: &'a Scope<'a>,
+    functions: &'a mut dyn Functions,
+    /// Where a name that is not yet in scope is defined later, for a better message.
+    defined_later: Option<&'a dyn Fn(&str) -> Option<Span>>,
     pub conditions: Conditions,
 }
 
@@ -69,18 +88,25 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("max_common_vector", "max_common_vector(A, B)"),
     ("max_common_layout", "max_common_layout(A, B)"),
     ("Swizzle", "Swizzle(B, M, S)"),
+    ("ceil_div", "ceil_div(A, B) with A, B integers or tuples"),
+    (
+        "step",
+        "step(1, X, 1): which modes a local_tile or local_partition keeps",
+    ),
 ];
 
 /// Arguments of a call, evaluated, with their spans.
-struct Args<'e> {
-    name: &'e str,
-    call: Span,
-    values: Vec<Value>,
-    spans: Vec<Span>,
+pub struct Args<'e> {
+    pub name: &'e str,
+    pub call: Span,
+    pub values: Vec<Value>,
+    pub spans: Vec<Span>,
+    /// The argument's name where it was written as a plain name, for messages.
+    pub names: Vec<Option<String>>,
 }
 
 impl Args<'_> {
-    fn usage(&self) -> String {
+    pub fn usage(&self) -> String {
         let form = FUNCTIONS
             .iter()
             .find(|(n, _)| *n == self.name)
@@ -88,7 +114,7 @@ impl Args<'_> {
         format!("usage: {form}")
     }
 
-    fn arity(&self, allowed: &[usize]) -> Result<(), Diagnostic> {
+    pub fn arity(&self, allowed: &[usize]) -> Result<(), Diagnostic> {
         if allowed.contains(&self.values.len()) {
             return Ok(());
         }
@@ -104,7 +130,7 @@ impl Args<'_> {
         .with_help(self.usage()))
     }
 
-    fn wrong(&self, i: usize, wanted: &str) -> Diagnostic {
+    pub fn wrong(&self, i: usize, wanted: &str) -> Diagnostic {
         Diagnostic::new(
             format!("argument {} of `{}` must be {wanted}", i + 1, self.name),
             self.spans[i],
@@ -117,37 +143,37 @@ impl Args<'_> {
         .with_help(self.usage())
     }
 
-    fn layout(&self, i: usize) -> Result<Layout, Diagnostic> {
+    pub fn layout(&self, i: usize) -> Result<Layout, Diagnostic> {
         self.values[i]
             .to_layout()
             .ok_or_else(|| self.wrong(i, "a layout"))
     }
 
-    fn int_tuple(&self, i: usize) -> Result<IntTuple, Diagnostic> {
+    pub fn int_tuple(&self, i: usize) -> Result<IntTuple, Diagnostic> {
         self.values[i]
             .to_int_tuple()
             .ok_or_else(|| self.wrong(i, "an integer or integer tuple"))
     }
 
-    fn int(&self, i: usize) -> Result<Int, Diagnostic> {
+    pub fn int(&self, i: usize) -> Result<Int, Diagnostic> {
         self.values[i]
             .to_int()
             .ok_or_else(|| self.wrong(i, "an integer"))
     }
 
-    fn static_int(&self, i: usize) -> Result<i64, Diagnostic> {
+    pub fn static_int(&self, i: usize) -> Result<i64, Diagnostic> {
         self.int(i)?
             .as_static()
             .ok_or_else(|| self.wrong(i, "a static integer"))
     }
 
-    fn tiler(&self, i: usize) -> Result<Tiler, Diagnostic> {
+    pub fn tiler(&self, i: usize) -> Result<Tiler, Diagnostic> {
         self.values[i]
             .to_tiler()
             .ok_or_else(|| self.wrong(i, "a tiler: a layout, a shape, or [L0, L1, ...]"))
     }
 
-    fn coord(&self, i: usize) -> Result<alg::Coord, Diagnostic> {
+    pub fn coord(&self, i: usize) -> Result<alg::Coord, Diagnostic> {
         self.values[i]
             .to_coord()
             .ok_or_else(|| self.wrong(i, "a coordinate: an integer, `_`, or a tuple of them"))
@@ -163,16 +189,40 @@ fn join_counts(allowed: &[usize]) -> String {
 }
 
 impl<'a> Evaluator<'a> {
-    pub fn new(scope: &'a Scope<'a>) -> Self {
+    pub fn new(scope: &'a Scope<'a>, functions: &'a mut dyn Functions) -> Self {
         Evaluator {
             scope,
+            functions,
+            defined_later: None,
             conditions: Conditions::new(),
         }
+    }
+
+    pub fn with_defined_later(mut self, later: &'a dyn Fn(&str) -> Option<Span>) -> Self {
+        self.defined_later = Some(later);
+        self
     }
 
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Value::Int(Int::Static(*v))),
+            ExprKind::Float(text) => text
+                .parse()
+                .map(Value::Float)
+                .map_err(|_| Diagnostic::new(format!("`{text}` is not a number"), e.span)),
+            ExprKind::Index(t, args) => {
+                let callee = self.eval(t)?;
+                if !matches!(callee, Value::Tensor(_)) {
+                    return Err(
+                        Diagnostic::new("only a tensor can be indexed with [...]", t.span)
+                            .with_label(format!("this is {}", callee.kind()))
+                            .with_help(
+                                "evaluate a layout with L(COORD); slice a tensor with t[_, k]",
+                            ),
+                    );
+                }
+                self.apply_to_args(&callee, args, t.span, e.span)
+            }
             ExprKind::Under => Ok(Value::Under),
             ExprKind::Name(n) => self.name(n, e.span),
             ExprKind::Tuple(items) => Ok(Value::Tuple(self.eval_all(items)?)),
@@ -245,10 +295,18 @@ impl<'a> Evaluator<'a> {
         match n {
             "LayoutLeft" | "GenColMajor" => Ok(Value::Major(Major::Left)),
             "LayoutRight" | "GenRowMajor" => Ok(Value::Major(Major::Right)),
-            _ => {
-                Err(Diagnostic::new(format!("`{n}` is not defined"), span)
-                    .with_label("unknown name"))
-            }
+            "X" => Ok(Value::Skip),
+            _ => match self.defined_later.and_then(|f| f(n)) {
+                Some(def) => Err(Diagnostic::new(
+                    format!("`{n}` is used before its definition"),
+                    span,
+                )
+                .with_label("used here")
+                .with_related(def, "defined here")
+                .with_help(format!("move the definition of `{n}` above its first use"))),
+                None => Err(Diagnostic::new(format!("`{n}` is not defined"), span)
+                    .with_label("unknown name")),
+            },
         }
     }
 
@@ -285,6 +343,9 @@ impl<'a> Evaluator<'a> {
                 )
         })?;
         let fail = |err: AlgebraError| algebra_error(err, span);
+        if let Value::Tensor(t) = callee {
+            return t.slice(&c).map(Value::Tensor).map_err(fail);
+        }
         if let Some(l) = callee.as_layout() {
             if c.has_underscore() {
                 return l.slice(&c).map(Value::Layout).map_err(fail);
@@ -302,21 +363,74 @@ impl<'a> Evaluator<'a> {
     fn call(&mut self, name: &str, span: Span, args: &[Expr]) -> Result<Value, Diagnostic> {
         let values = self.eval_all(args)?;
         let spans = args.iter().map(|a| a.span).collect();
+        let names = args
+            .iter()
+            .map(|a| match &a.kind {
+                ExprKind::Name(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        self.call_values(name, span, values, spans, names)
+    }
+
+    /// A named function applied to evaluated arguments.
+    pub fn call_values(
+        &mut self,
+        name: &str,
+        span: Span,
+        values: Vec<Value>,
+        spans: Vec<Span>,
+        names: Vec<Option<String>>,
+    ) -> Result<Value, Diagnostic> {
         let a = Args {
+            names,
             name,
             call: span,
             values,
             spans,
         };
+        if let Some(r) = self.functions.call(&a, &mut self.conditions) {
+            return r;
+        }
+        if let Some(Value::Tensor(t)) = a.values.first()
+            && TENSOR_TRANSFORMS.contains(&name)
+        {
+            return self.transform_tensor(t.clone(), a);
+        }
         let conds = &mut self.conditions;
         let fail = |err: AlgebraError| algebra_error(err, span);
         let v: Value = match name {
+            "step" => Value::Tuple(a.values),
+            "ceil_div" => {
+                a.arity(&[2])?;
+                let (x, y) = (a.int_tuple(0)?, a.int_tuple(1)?);
+                if y.leaves()
+                    .iter()
+                    .any(|v| v.as_static().is_some_and(|v| v < 1))
+                {
+                    return Err(a.wrong(1, "positive"));
+                }
+                x.ceil_div(&y)
+                    .ok_or_else(|| a.wrong(1, "a tuple of at most as many modes"))?
+                    .into()
+            }
             "make_layout" => make_layout(&a)?,
             "make_ordered_layout" => {
                 a.arity(&[2])?;
                 alg::ordered_layout(&a.int_tuple(0)?, &a.int_tuple(1)?)
                     .map_err(fail)?
                     .into()
+            }
+            "size" if a.values.len() > 1 => {
+                let mode = get(&a)?;
+                let inner = Args {
+                    name,
+                    call: span,
+                    values: vec![mode],
+                    spans: vec![a.spans[0]],
+                    names: vec![None],
+                };
+                measure(&inner, name)?
             }
             "size" | "rank" | "depth" => {
                 a.arity(&[1])?;
@@ -460,6 +574,38 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// Algebra functions that, applied to a tensor, transform its layout and
+/// keep its memory: `logical_divide(gA, tiler)` is a tensor.
+const TENSOR_TRANSFORMS: &[&str] = &[
+    "coalesce",
+    "filter",
+    "flatten",
+    "composition",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+];
+
+impl Evaluator<'_> {
+    fn transform_tensor(&mut self, t: View, mut a: Args) -> Result<Value, Diagnostic> {
+        a.values[0] = Value::Layout(t.layout.clone());
+        let (name, span) = (a.name, a.call);
+        let spans = a.spans.clone();
+        let values = std::mem::take(&mut a.values);
+        let names = std::mem::take(&mut a.names);
+        let out = self.call_values(name, span, values, spans, names)?;
+        match out {
+            Value::Layout(layout) => Ok(Value::Tensor(View { layout, ..t })),
+            other => Ok(other),
+        }
+    }
+}
+
 fn grouping(name: &str) -> Grouping {
     match name.split('_').next() {
         Some("zipped") => Grouping::Zipped,
@@ -532,6 +678,10 @@ fn get(a: &Args) -> Result<Value, Diagnostic> {
             Value::Layout(l) => usize::try_from(k)
                 .ok()
                 .and_then(|k| l.mode(k).ok())
+                .map(Value::Layout),
+            Value::Tensor(t) => usize::try_from(k)
+                .ok()
+                .and_then(|k| t.layout.mode(k).ok())
                 .map(Value::Layout),
             Value::Tuple(v) | Value::Tiler(v) => {
                 usize::try_from(k).ok().and_then(|k| v.get(k).cloned())
@@ -653,7 +803,8 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
 pub fn eval_static(src: &str) -> Result<Value, Diagnostic> {
     let expr = crate::syntax::parse_expr(src)?;
     let no_names = |_: &str| None;
-    let mut ev = Evaluator::new(&no_names);
+    let mut none = AlgebraOnly;
+    let mut ev = Evaluator::new(&no_names, &mut none);
     let v = ev.eval(&expr)?;
     if !v.is_static() {
         return Err(algebra_error(

@@ -1,5 +1,10 @@
-//! Check: the front end's meaning of source. For now, evaluation of algebra
-//! expressions to values (layouts, tilers, integers) with diagnostics.
+//! Check: the front end's meaning of source.
+//!
+//! In: a syntax tree. Out: values of algebra expressions (`algebra`), and
+//! for `.tile` files a typed program (`program`) built by `kernel`, or the
+//! diagnostics of everything wrong with it.
 
 pub mod algebra;
+pub mod kernel;
+pub mod program;
 pub mod value;

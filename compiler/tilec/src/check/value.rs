@@ -2,11 +2,12 @@
 //! to its arguments (a tuple in a tiler position is a by-mode tiler of
 //! stride-1 layouts; a tuple with `_` is a coordinate; ...).
 
+use super::program::{Elem, View};
 use std::fmt;
 use tilec_layout::tuple::write_list;
 use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, Tiler};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Int(Int),
     Under,
@@ -18,6 +19,17 @@ pub enum Value {
     Composed(ComposedLayout),
     /// `LayoutLeft` / `LayoutRight`.
     Major(Major),
+    /// `0.5`.
+    Float(f64),
+    /// `X` in a step: the mode is skipped.
+    Skip,
+    /// A tensor: a view of global, shared or register memory.
+    Tensor(View),
+    /// Scalar parameter `index` of the kernel.
+    Scalar {
+        index: usize,
+        elem: Elem,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +50,10 @@ impl Value {
             Value::Swizzle(_) => "a swizzle",
             Value::Composed(_) => "a swizzled layout",
             Value::Major(_) => "a major order",
+            Value::Float(_) => "a number",
+            Value::Skip => "`X`",
+            Value::Tensor(_) => "a tensor",
+            Value::Scalar { .. } => "a scalar",
         }
     }
 
@@ -61,11 +77,12 @@ impl Value {
         }
     }
 
-    /// A layout, a one-element group around a layout, or a plain integer
-    /// tuple as its compact column-major layout.
+    /// A layout (a tensor's layout too), a one-element group around a
+    /// layout, or a plain integer tuple as its compact column-major layout.
     pub fn to_layout(&self) -> Option<Layout> {
         match self {
             Value::Layout(l) => Some(l.clone()),
+            Value::Tensor(t) => Some(t.layout.clone()),
             Value::Tuple(v) if v.len() == 1 && !v[0].is_int_like() => v[0].to_layout(),
             _ => self.to_int_tuple().map(|s| Layout::col_major(&s)),
         }
@@ -75,6 +92,7 @@ impl Value {
     pub fn as_layout(&self) -> Option<Layout> {
         match self {
             Value::Layout(l) => Some(l.clone()),
+            Value::Tensor(t) => Some(t.layout.clone()),
             Value::Tuple(v) if v.len() == 1 => v[0].as_layout(),
             _ => None,
         }
@@ -120,7 +138,13 @@ impl Value {
             Value::Tuple(v) | Value::Tiler(v) => v.iter().all(Value::is_static),
             Value::Layout(l) => l.is_static(),
             Value::Composed(c) => c.layout.is_static() && c.offset.is_static(),
-            Value::Under | Value::Swizzle(_) | Value::Major(_) => true,
+            Value::Tensor(t) => t.layout.is_static(),
+            Value::Under
+            | Value::Swizzle(_)
+            | Value::Major(_)
+            | Value::Float(_)
+            | Value::Skip
+            | Value::Scalar { .. } => true,
         }
     }
 }
@@ -137,6 +161,10 @@ impl fmt::Display for Value {
             Value::Composed(c) => write!(f, "{c}"),
             Value::Major(Major::Left) => write!(f, "LayoutLeft"),
             Value::Major(Major::Right) => write!(f, "LayoutRight"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Skip => write!(f, "X"),
+            Value::Tensor(t) => write!(f, "{t}"),
+            Value::Scalar { index, elem } => write!(f, "scalar #{index} {elem}"),
         }
     }
 }

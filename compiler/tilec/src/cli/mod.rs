@@ -1,6 +1,7 @@
 //! The command line: parses arguments with clap and runs one subcommand.
 
 mod algebra;
+pub mod check;
 mod show;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// Evaluate a layout-algebra expression, e.g. 'composition((6,2):(8,2), (4,3):(3,1))'.
     Algebra(algebra::Args),
+    /// Check a .tile file: shapes, partitions, launch; `--shapes` prints what each `let` is.
+    Check(check::Args),
     /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
     Show(show::Args),
 }
@@ -30,5 +33,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Algebra(a) => algebra::run(a),
         Command::Show(a) => show::run(a),
+        Command::Check(a) => check::run(a),
     }
 }

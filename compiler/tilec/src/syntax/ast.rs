@@ -23,8 +23,11 @@ pub struct Expr {
 pub enum ExprKind {
     /// `12`, `-3`, or the static spelling `_12` (the same value).
     Int(i64),
+    /// `0.5`, as written.
+    Float(String),
     /// `_`: a whole mode, in slices, steps and tilers.
     Under,
+    /// `M`, `tA`, `block.x`, `shared<f32>` (a name with a type argument).
     Name(String),
     /// `(a, b, ...)`: an integer tuple, a coordinate, or grouping.
     Tuple(Vec<Expr>),
@@ -34,4 +37,68 @@ pub enum ExprKind {
     Layout(Box<Expr>, Box<Expr>),
     /// `f(args)` for a named function, or `L(coord)` to evaluate a layout.
     Call(Box<Expr>, Vec<Expr>),
+    /// `t[coord]`: a slice or an element of a tensor.
+    Index(Box<Expr>, Vec<Expr>),
+}
+
+/// A `.tile` file: kernels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub kernels: Vec<Kernel>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// A name with its span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Type,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    /// `tensor<f32, (M,K):(1,M)>`: element type and layout over named extents.
+    Tensor { elem: Ident, layout: Expr },
+    /// `f32`, `i32`, ...
+    Scalar(Ident),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `tiler cta = (128,128,8);`
+    Tiler(Ident, Expr),
+    /// `layout sA = (128,8):(1,128);`
+    Layout(Ident, Expr),
+    /// `let gA = local_tile(...);`
+    Let(Ident, Expr),
+    /// `launch grid(...), block(...);`
+    Launch(Vec<Expr>),
+    /// `for k in 0..n { ... }`
+    For {
+        var: Ident,
+        start: Expr,
+        end: Expr,
+        body: Vec<Stmt>,
+    },
+    /// `copy(a, b);`, `sync();`, ...
+    Expr(Expr),
 }

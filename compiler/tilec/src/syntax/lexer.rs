@@ -16,8 +16,27 @@ pub enum Tok<'s> {
     /// `_4`: a static integer, CuTe's `Int<4>`; same value as `4`.
     #[regex("_[0-9]+", |lex| lex.slice()[1..].parse::<i64>().map_err(|_| LexError::IntTooLarge))]
     StaticInt(i64),
+    /// `0.5`, `1.0`, `2e-3`: kept as text, parsed by the checker.
+    #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?")]
+    Float(&'s str),
     #[token("_")]
     Under,
+    #[token("kernel")]
+    Kernel,
+    #[token("tensor")]
+    Tensor,
+    #[token("tiler")]
+    Tiler,
+    #[token("layout")]
+    Layout,
+    #[token("let")]
+    Let,
+    #[token("launch")]
+    Launch,
+    #[token("for")]
+    For,
+    #[token("in")]
+    In,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
     Ident(&'s str),
     #[token("(")]
@@ -34,6 +53,22 @@ pub enum Tok<'s> {
     Colon,
     #[token("-")]
     Minus,
+    #[token("<")]
+    Less,
+    #[token(">")]
+    Greater,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(";")]
+    Semi,
+    #[token("=")]
+    Eq,
+    #[token(".")]
+    Dot,
+    #[token("..")]
+    DotDot,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,6 +101,23 @@ impl fmt::Display for Tok<'_> {
             Tok::Comma => write!(f, ","),
             Tok::Colon => write!(f, ":"),
             Tok::Minus => write!(f, "-"),
+            Tok::Float(s) => write!(f, "{s}"),
+            Tok::Kernel => write!(f, "kernel"),
+            Tok::Tensor => write!(f, "tensor"),
+            Tok::Tiler => write!(f, "tiler"),
+            Tok::Layout => write!(f, "layout"),
+            Tok::Let => write!(f, "let"),
+            Tok::Launch => write!(f, "launch"),
+            Tok::For => write!(f, "for"),
+            Tok::In => write!(f, "in"),
+            Tok::Less => write!(f, "<"),
+            Tok::Greater => write!(f, ">"),
+            Tok::LBrace => write!(f, "{{"),
+            Tok::RBrace => write!(f, "}}"),
+            Tok::Semi => write!(f, ";"),
+            Tok::Eq => write!(f, "="),
+            Tok::Dot => write!(f, "."),
+            Tok::DotDot => write!(f, ".."),
         }
     }
 }

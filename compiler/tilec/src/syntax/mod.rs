@@ -8,7 +8,7 @@ pub mod ast;
 pub mod lexer;
 
 use crate::diagnostic::Diagnostic;
-use ast::{Expr, Span};
+use ast::{Expr, Program, Span};
 use lalrpop_util::ParseError;
 use lexer::LexError;
 
@@ -22,6 +22,13 @@ lalrpop_util::lalrpop_mod!(
 /// declarations take it.
 pub fn parse_expr(src: &str) -> Result<Expr, Diagnostic> {
     grammar::ExprParser::new()
+        .parse(lexer::tokens(src))
+        .map_err(to_diagnostic)
+}
+
+/// Parses a `.tile` file.
+pub fn parse_program(src: &str) -> Result<Program, Diagnostic> {
+    grammar::ProgramParser::new()
         .parse(lexer::tokens(src))
         .map_err(to_diagnostic)
 }

@@ -1,0 +1,1124 @@
+//! The kernel checker: syntax tree of a `.tile` file -> typed program.
+//!
+//! In: parsed kernels. Out: for each kernel, its parameters, launch shape,
+//! memory, checked statements and launch-time conditions ([`program`]);
+//! or every diagnostic found. A statement with an error is reported and
+//! skipped, and a name it would have defined is remembered as broken, so one
+//! mistake is reported once and the rest of the kernel is still checked.
+//!
+//! Checks: copy operands agree in shape and element type; gemm operands are
+//! (M,K) x (N,K) -> (M,N); a thread layout partitions its tensor evenly; the
+//! block has as many threads as every thread layout used to partition;
+//! tilers, coordinates and steps have matching ranks; a slice has one
+//! coordinate per mode; shared memory fits the device; names are defined
+//! once and before use; divisibility that depends on run-time extents
+//! becomes a launch condition.
+
+use super::algebra::{Args, Evaluator, Functions, algebra_error};
+use super::program::{
+    Base, Binding, Elem, Kernel, KernelParam, Launch, Op, ParamKind, RegisterArray, Scalar,
+    SharedBuffer, Stmt, View,
+};
+use super::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{self, Expr, ExprKind, Span, StmtKind};
+use std::collections::HashMap;
+use tilec_layout::{
+    Condition, Conditions, Coord, Fact, Grouping, Int, IntTuple, Layout, Tiler, divide,
+};
+
+/// Shared memory one block may use on sm_90.
+pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
+
+/// Parses and checks a `.tile` source.
+pub fn check_source(src: &str) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    let program = crate::syntax::parse_program(src).map_err(|d| vec![d])?;
+    check_program(&program)
+}
+
+pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    let mut kernels = Vec::new();
+    let mut diags = Vec::new();
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    for k in &program.kernels {
+        if let Some(first) = names.insert(&k.name.name, k.name.span) {
+            diags.push(
+                Diagnostic::new(
+                    format!("kernel `{}` is defined twice", k.name.name),
+                    k.name.span,
+                )
+                .with_related(first, "first defined here")
+                .with_help("give each kernel its own name"),
+            );
+        }
+        match KernelChecker::default().check(k) {
+            Ok(kernel) => kernels.push(kernel),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if program.kernels.is_empty() {
+        diags.push(
+            Diagnostic::new("the file defines no kernel", Span { start: 0, end: 0 })
+                .with_help("write `kernel name(params) { ... }`"),
+        );
+    }
+    if diags.is_empty() {
+        Ok(kernels)
+    } else {
+        Err(diags)
+    }
+}
+
+/// A name in scope: its value (`None` when its definition failed) and where it was defined.
+struct Entry {
+    value: Option<Value>,
+    span: Span,
+}
+
+/// A `local_partition` by a thread layout, remembered to compare with the block.
+struct ThreadUse {
+    name: String,
+    threads: Int,
+    span: Span,
+}
+
+/// The memory and thread facts that the tensor operations record.
+#[derive(Default)]
+struct KernelState {
+    shared: Vec<SharedBuffer>,
+    registers: Vec<RegisterArray>,
+    thread_uses: Vec<ThreadUse>,
+}
+
+#[derive(Default)]
+struct KernelChecker {
+    scope: HashMap<String, Entry>,
+    /// Every name the body defines, with its span: for "used before its definition".
+    declared: HashMap<String, Span>,
+    state: KernelState,
+    extents: Vec<String>,
+    params: Vec<KernelParam>,
+    launch: Option<(Launch, Span)>,
+    /// A launch statement was written, even if it had errors.
+    launch_written: bool,
+    conditions: Vec<Condition>,
+    bindings: Vec<Binding>,
+    diags: Vec<Diagnostic>,
+}
+
+impl KernelChecker {
+    fn check(mut self, k: &ast::Kernel) -> Result<Kernel, Vec<Diagnostic>> {
+        for p in &k.params {
+            self.param(p);
+        }
+        declare_names(&k.body, &mut self.declared);
+        let body = self.block(&k.body);
+        let launch = match self.launch.take() {
+            Some((l, span)) => {
+                self.check_threads(&l, span);
+                l
+            }
+            None if self.launch_written => Launch {
+                grid: vec![],
+                block: vec![],
+            },
+            None => {
+                self.diags.push(
+                    Diagnostic::new(format!("kernel `{}` has no launch statement", k.name.name), k.name.span)
+                        .with_help("add `launch grid(...), block(...);` to say how many blocks and threads run it"),
+                );
+                Launch {
+                    grid: vec![],
+                    block: vec![],
+                }
+            }
+        };
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        Ok(Kernel {
+            name: k.name.name.clone(),
+            params: self.params,
+            extents: self.extents,
+            launch,
+            shared: self.state.shared,
+            registers: self.state.registers,
+            body,
+            conditions: self.conditions,
+            bindings: self.bindings,
+        })
+    }
+
+    fn param(&mut self, p: &ast::Param) {
+        let (kind, value) = match &p.ty {
+            ast::Type::Scalar(t) => match Elem::parse(&t.name) {
+                Some(e) => (
+                    ParamKind::Scalar(e),
+                    Value::Scalar {
+                        index: self.params.len(),
+                        elem: e,
+                    },
+                ),
+                None => return self.diags.push(unknown_elem(t)),
+            },
+            ast::Type::Tensor { elem, layout } => {
+                let Some(e) = Elem::parse(&elem.name) else {
+                    return self.diags.push(unknown_elem(elem));
+                };
+                // In a parameter's layout, unknown names are the run-time extents it binds.
+                let mut extents = Vec::new();
+                collect_names(layout, &mut extents);
+                for n in &extents {
+                    if !self.extents.contains(n) {
+                        self.extents.push(n.clone());
+                    }
+                }
+                let l = match self.eval_with_extents(layout) {
+                    Ok(v) => match v.as_layout() {
+                        Some(l) => l,
+                        None => {
+                            return self.diags.push(
+                                Diagnostic::new("a tensor parameter needs a layout", layout.span)
+                                    .with_label(format!("this is {}", v.kind()))
+                                    .with_help("write e.g. tensor<f32, (M, K):(1, M)>"),
+                            );
+                        }
+                    },
+                    Err(d) => return self.diags.push(d),
+                };
+                let view = View {
+                    base: Base::Param(self.params.len()),
+                    elem: e,
+                    layout: l.clone(),
+                    offset: Int::Static(0),
+                };
+                (
+                    ParamKind::Tensor { elem: e, layout: l },
+                    Value::Tensor(view),
+                )
+            }
+        };
+        self.define(&p.name, Some(value));
+        self.params.push(KernelParam {
+            name: p.name.name.clone(),
+            kind,
+        });
+    }
+
+    fn eval_with_extents(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        let extents = &self.extents;
+        let lookup = |n: &str| {
+            extents
+                .iter()
+                .any(|x| x == n)
+                .then(|| Value::Int(Int::var(n)))
+        };
+        let mut none = super::algebra::AlgebraOnly;
+        let mut ev = Evaluator::new(&lookup, &mut none);
+        let v = ev.eval(e)?;
+        self.take_conditions(ev.conditions, e.span);
+        Ok(v)
+    }
+
+    /// Evaluates an expression in the kernel's scope.
+    fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        let scope = &self.scope;
+        let extents = &self.extents;
+        let lookup = |n: &str| -> Option<Value> {
+            if let Some(entry) = scope.get(n) {
+                // A broken definition evaluates to nothing; its error was already reported.
+                return entry.value.clone().or(Some(Value::Tuple(vec![])));
+            }
+            if extents.iter().any(|x| x == n) {
+                return Some(Value::Int(Int::var(n)));
+            }
+            builtin_name(n)
+        };
+        let declared = &self.declared;
+        let later = |n: &str| declared.get(n).copied();
+        let mut ev = Evaluator::new(&lookup, &mut self.state).with_defined_later(&later);
+        let v = ev.eval(e)?;
+        let conds = ev.conditions;
+        self.take_conditions(conds, e.span);
+        Ok(v)
+    }
+
+    /// Conditions on extents become launch conditions; a condition on a
+    /// block, thread or loop index cannot be checked at launch.
+    fn take_conditions(&mut self, conds: Conditions, span: Span) {
+        for c in conds.list {
+            let mut names = Vec::new();
+            fact_names(&c.fact, &mut names);
+            match names.iter().find(|n| !self.extents.contains(n)) {
+                None => {
+                    if !self.conditions.contains(&c) {
+                        self.conditions.push(c);
+                    }
+                }
+                Some(n) => self.diags.push(
+                    Diagnostic::new(format!("this needs {}, which depends on `{n}`", c.fact), span)
+                        .with_label(format!("needed by {}", c.needed_by))
+                        .with_help("only facts about the extents can be checked at launch; use static tile sizes here"),
+                ),
+            }
+        }
+    }
+
+    fn define(&mut self, name: &ast::Ident, value: Option<Value>) {
+        if let Some(first) = self.scope.get(&name.name) {
+            let first = first.span;
+            self.diags.push(
+                Diagnostic::new(format!("`{}` is already defined", name.name), name.span)
+                    .with_label("defined again here")
+                    .with_related(first, "first defined here")
+                    .with_help("give the new value its own name"),
+            );
+            return;
+        }
+        self.scope.insert(
+            name.name.clone(),
+            Entry {
+                value,
+                span: name.span,
+            },
+        );
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
+        match &s.kind {
+            StmtKind::Tiler(n, e) => {
+                let v = self.eval(e).and_then(|v| match v.to_tiler() {
+                    Some(_) => Ok(v),
+                    None => Err(Diagnostic::new(
+                        "a tiler must be a shape, a layout or [L0, L1, ...]",
+                        e.span,
+                    )
+                    .with_label(format!("this is {}", v.kind()))
+                    .with_help("e.g. tiler cta = (128, 128, 8);")),
+                });
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Layout(n, e) => {
+                let v = self.eval(e).and_then(|v| match v {
+                    Value::Layout(_) | Value::Composed(_) => Ok(v),
+                    other => Err(
+                        Diagnostic::new("a layout declaration needs a layout", e.span)
+                            .with_label(format!("this is {}", other.kind()))
+                            .with_help("write SHAPE:STRIDE, e.g. layout sA = (128, 8):(1, 128);"),
+                    ),
+                });
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Let(n, e) => {
+                let v = self.eval(e);
+                if let Ok(Value::Tensor(view)) = &v {
+                    self.bindings.push(Binding {
+                        name: n.name.clone(),
+                        view: view.clone(),
+                        span: n.span,
+                    });
+                }
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Launch(parts) => {
+                self.launch_stmt(parts, s.span);
+                None
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
+                let (a, b) = match bounds {
+                    Ok((a, b)) => match (a.to_int(), b.to_int()) {
+                        (Some(a), Some(b)) => (a, b),
+                        _ => {
+                            self.diags.push(
+                                Diagnostic::new(
+                                    "loop bounds must be integers",
+                                    Span {
+                                        start: start.span.start,
+                                        end: end.span.end,
+                                    },
+                                )
+                                .with_help("e.g. for k in 0..size(gA, 2)"),
+                            );
+                            return None;
+                        }
+                    },
+                    Err(d) => {
+                        self.diags.push(d);
+                        return None;
+                    }
+                };
+                self.define(var, Some(Value::Int(Int::var(&var.name))));
+                let body = self.block(body);
+                // The loop variable is not visible after the loop.
+                self.scope.remove(&var.name);
+                Some(Stmt {
+                    op: Op::For {
+                        var: var.name.clone(),
+                        start: a,
+                        end: b,
+                        body,
+                    },
+                    span: s.span,
+                })
+            }
+            StmtKind::Expr(e) => match self.op(e) {
+                Ok(op) => Some(Stmt { op, span: s.span }),
+                Err(d) => {
+                    self.diags.push(d);
+                    None
+                }
+            },
+        }
+    }
+
+    fn define_result(&mut self, n: &ast::Ident, v: Result<Value, Diagnostic>) {
+        match v {
+            Ok(v) => self.define(n, Some(v)),
+            Err(d) => {
+                self.diags.push(d);
+                self.define(n, None);
+            }
+        }
+    }
+
+    fn launch_stmt(&mut self, parts: &[Expr], span: Span) {
+        self.launch_written = true;
+        if let Some((_, first)) = &self.launch {
+            let first = *first;
+            return self.diags.push(
+                Diagnostic::new("a kernel has one launch statement", span)
+                    .with_related(first, "the first one")
+                    .with_help("merge them into one `launch grid(...), block(...);`"),
+            );
+        }
+        let mut grid = None;
+        let mut block = None;
+        for p in parts {
+            let (which, args) = match &p.kind {
+                ExprKind::Call(f, args) => match &f.kind {
+                    ExprKind::Name(n) if n == "grid" || n == "block" => (n.as_str(), args),
+                    _ => return self.diags.push(launch_help(p.span)),
+                },
+                _ => return self.diags.push(launch_help(p.span)),
+            };
+            let mut dims = Vec::new();
+            for a in args {
+                match self.eval(a) {
+                    Ok(v) => match v.to_int() {
+                        Some(i) => dims.push(i),
+                        None => {
+                            return self.diags.push(
+                                Diagnostic::new(format!("{which} dimensions are integers"), a.span)
+                                    .with_label(format!("this is {}", v.kind())),
+                            );
+                        }
+                    },
+                    Err(d) => return self.diags.push(d),
+                }
+            }
+            if dims.is_empty() || dims.len() > 3 {
+                return self.diags.push(
+                    Diagnostic::new(
+                        format!("{which}(...) takes one to three dimensions"),
+                        p.span,
+                    )
+                    .with_label(format!("{} given", dims.len())),
+                );
+            }
+            if which == "block" && !dims.iter().all(Int::is_static) {
+                return self.diags.push(
+                    Diagnostic::new("the block size must be static", p.span)
+                        .with_help("thread layouts are static; use block(size(tC))"),
+                );
+            }
+            if which == "grid" {
+                grid = Some(dims)
+            } else {
+                block = Some(dims)
+            }
+        }
+        match (grid, block) {
+            (Some(grid), Some(block)) => self.launch = Some((Launch { grid, block }, span)),
+            _ => self.diags.push(launch_help(span)),
+        }
+    }
+
+    /// The block has as many threads as every thread layout used to partition.
+    fn check_threads(&mut self, l: &Launch, span: Span) {
+        let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
+        for u in &self.state.thread_uses {
+            if u.threads != block {
+                self.diags.push(
+                    Diagnostic::new(
+                        format!(
+                            "`{}` has {} threads but the block has {block}",
+                            u.name, u.threads
+                        ),
+                        u.span,
+                    )
+                    .with_label(format!("partitions by {} threads", u.threads))
+                    .with_related(span, format!("launches {block} threads a block"))
+                    .with_help(format!(
+                        "use block(size({})) or a thread layout of size {block}",
+                        u.name
+                    )),
+                );
+            }
+        }
+        if let Some(b) = block.as_static()
+            && !(1..=1024).contains(&b)
+        {
+            self.diags.push(
+                Diagnostic::new(format!("a block has at most 1024 threads, not {b}"), span)
+                    .with_help("use a smaller thread layout"),
+            );
+        }
+    }
+
+    /// An expression statement: one of the operations.
+    fn op(&mut self, e: &Expr) -> Result<Op, Diagnostic> {
+        let (name, args) = match &e.kind {
+            ExprKind::Call(f, args) => match &f.kind {
+                ExprKind::Name(n) => (n.as_str(), args),
+                _ => return Err(does_nothing(e.span)),
+            },
+            _ => return Err(does_nothing(e.span)),
+        };
+        let arity = |n: usize, usage: &str| -> Result<(), Diagnostic> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(Diagnostic::new(
+                    format!("`{name}` takes {n} argument(s), not {}", args.len()),
+                    e.span,
+                )
+                .with_help(format!("usage: {usage}")))
+            }
+        };
+        match name {
+            "sync" => {
+                arity(0, "sync()")?;
+                Ok(Op::Sync)
+            }
+            "copy" => {
+                arity(2, "copy(src, dst)")?;
+                let src = self.tensor_arg(&args[0], "copy")?;
+                let dst = self.tensor_arg(&args[1], "copy")?;
+                same_elem(&src, &args[0], &dst, &args[1])?;
+                same_modes(&src, &args[0], &dst, &args[1], "copy")?;
+                writable(&dst, &args[1], "copy")?;
+                Ok(Op::Copy { src, dst })
+            }
+            "gemm" => {
+                arity(3, "gemm(A (M,K), B (N,K), C (M,N))")?;
+                let a = self.tensor_arg(&args[0], "gemm")?;
+                let b = self.tensor_arg(&args[1], "gemm")?;
+                let c = self.tensor_arg(&args[2], "gemm")?;
+                same_elem(&a, &args[0], &b, &args[1])?;
+                same_elem(&a, &args[0], &c, &args[2])?;
+                gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])], e.span)?;
+                writable(&c, &args[2], "gemm")?;
+                Ok(Op::Gemm { a, b, c })
+            }
+            "axpby" => {
+                arity(4, "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y")?;
+                let alpha = self.scalar_arg(&args[0])?;
+                let x = self.tensor_arg(&args[1], "axpby")?;
+                let beta = self.scalar_arg(&args[2])?;
+                let y = self.tensor_arg(&args[3], "axpby")?;
+                same_elem(&x, &args[1], &y, &args[3])?;
+                same_modes(&x, &args[1], &y, &args[3], "axpby")?;
+                writable(&y, &args[3], "axpby")?;
+                Ok(Op::Axpby { alpha, x, beta, y })
+            }
+            "clear" | "fill" => {
+                let value = if name == "clear" {
+                    arity(1, "clear(T)")?;
+                    0.0
+                } else {
+                    arity(2, "fill(T, value)")?;
+                    match self.scalar_arg(&args[1])? {
+                        Scalar::Literal(v) => v,
+                        Scalar::Param(_) => {
+                            return Err(Diagnostic::new("fill takes a number", args[1].span)
+                                .with_help("fill(T, 0.5); to fill with a parameter, use axpby"));
+                        }
+                    }
+                };
+                let dst = self.tensor_arg(&args[0], name)?;
+                writable(&dst, &args[0], name)?;
+                Ok(Op::Fill { dst, value })
+            }
+            _ => {
+                // Evaluate for its errors (unknown function, bad arguments), then say it does nothing.
+                self.eval(e)?;
+                Err(does_nothing(e.span))
+            }
+        }
+    }
+
+    fn tensor_arg(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {
+        match self.eval(e)? {
+            Value::Tensor(t) => Ok(t),
+            v => Err(Diagnostic::new(format!("`{op}` works on tensors"), e.span)
+                .with_label(format!("this is {}", v.kind()))
+                .with_help("make a tensor with local_tile, local_partition, shared<T>(layout) or registers<T>(shape)")),
+        }
+    }
+
+    fn scalar_arg(&mut self, e: &Expr) -> Result<Scalar, Diagnostic> {
+        match self.eval(e)? {
+            Value::Scalar { index, .. } => Ok(Scalar::Param(index)),
+            Value::Float(v) => Ok(Scalar::Literal(v)),
+            Value::Int(Int::Static(v)) => Ok(Scalar::Literal(v as f64)),
+            v => Err(Diagnostic::new("expected a scalar", e.span)
+                .with_label(format!("this is {}", v.kind()))
+                .with_help("a scalar parameter such as alpha, or a number")),
+        }
+    }
+}
+
+/// The names of `block.x` and friends, run-time values of every thread.
+fn builtin_name(n: &str) -> Option<Value> {
+    matches!(n, "block.x" | "block.y" | "block.z" | "thread.x").then(|| Value::Int(Int::var(n)))
+}
+
+fn declare_names(stmts: &[ast::Stmt], out: &mut HashMap<String, Span>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) => {
+                out.entry(n.name.clone()).or_insert(n.span);
+            }
+            StmtKind::For { body, .. } => declare_names(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The plain names in an expression, for the extents of a parameter layout.
+fn collect_names(e: &Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Name(n)
+            if !n.contains(['.', '<']) && !matches!(n.as_str(), "LayoutLeft" | "LayoutRight") =>
+        {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        ExprKind::Tuple(v) | ExprKind::Tiler(v) => v.iter().for_each(|x| collect_names(x, out)),
+        ExprKind::Layout(a, b) => {
+            collect_names(a, out);
+            collect_names(b, out);
+        }
+        ExprKind::Call(_, args) | ExprKind::Index(_, args) => {
+            args.iter().for_each(|x| collect_names(x, out))
+        }
+        _ => {}
+    }
+}
+
+fn fact_names(f: &Fact, out: &mut Vec<String>) {
+    match f {
+        Fact::Divides { divisor, dividend } => {
+            divisor.names(out);
+            dividend.names(out);
+        }
+        Fact::Le(a, b) => {
+            a.names(out);
+            b.names(out);
+        }
+        Fact::Any(v) | Fact::All(v) => v.iter().for_each(|x| fact_names(x, out)),
+    }
+}
+
+fn unknown_elem(t: &ast::Ident) -> Diagnostic {
+    Diagnostic::new(format!("unknown element type `{}`", t.name), t.span)
+        .with_help("element types are f32, f16, bf16 and i32")
+}
+
+fn launch_help(span: Span) -> Diagnostic {
+    Diagnostic::new("a launch statement names the grid and the block", span)
+        .with_help("write `launch grid(ceil_div(M, 128), ceil_div(N, 128)), block(size(tC));`")
+}
+
+fn does_nothing(span: Span) -> Diagnostic {
+    Diagnostic::new("this statement does nothing", span)
+        .with_help("statements are copy, gemm, axpby, fill, clear and sync; bind values with `let`")
+}
+
+fn same_elem(a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {
+    if a.elem == b.elem {
+        return Ok(());
+    }
+    Err(Diagnostic::new(
+        format!("element types differ: {} and {}", a.elem, b.elem),
+        ae.span,
+    )
+    .with_label(format!("{} elements", a.elem))
+    .with_related(be.span, format!("{} elements", b.elem))
+    .with_help("give both tensors one element type"))
+}
+
+/// Mode sizes of a tensor, for comparing operands.
+fn mode_sizes(v: &View) -> Vec<Int> {
+    v.layout
+        .shape()
+        .modes()
+        .iter()
+        .map(IntTuple::product)
+        .collect()
+}
+
+fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), Diagnostic> {
+    let (sa, sb) = (mode_sizes(a), mode_sizes(b));
+    if sa == sb {
+        return Ok(());
+    }
+    let what = if sa.len() != sb.len() {
+        format!("{} modes and {} modes", sa.len(), sb.len())
+    } else {
+        "shapes".to_string()
+    };
+    Err(Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
+        .with_label(format!("shape {}", a.layout.shape()))
+        .with_related(be.span, format!("shape {}", b.layout.shape()))
+        .with_help("both operands need the same extent in every mode; check the thread layouts and tilers that made them"))
+}
+
+fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
+    if v.layout.is_static() || matches!(v.base, Base::Param(_)) {
+        return Ok(());
+    }
+    Err(Diagnostic::new(
+        format!("`{op}` writes to a tensor of run-time shape outside global memory"),
+        e.span,
+    )
+    .with_label(format!("shape {}", v.layout.shape())))
+}
+
+fn gemm_shapes(ops: [(&View, &Expr); 3], span: Span) -> Result<(), Diagnostic> {
+    let names = ["A", "B", "C"];
+    let modes: Vec<Vec<Int>> = ops.iter().map(|(v, _)| mode_sizes(v)).collect();
+    for (i, (v, e)) in ops.iter().enumerate() {
+        if modes[i].len() != 2 {
+            return Err(Diagnostic::new(
+                format!("gemm's {} must have two modes", names[i]),
+                e.span,
+            )
+            .with_label(format!("shape {} has {}", v.layout.shape(), modes[i].len()))
+            .with_help("gemm(A (M,K), B (N,K), C (M,N)); slice or partition to two modes"));
+        }
+    }
+    let agree = [
+        (0, 0, 2, 0, "M", "A's mode 0", "C's mode 0"),
+        (1, 0, 2, 1, "N", "B's mode 0", "C's mode 1"),
+        (0, 1, 1, 1, "K", "A's mode 1", "B's mode 1"),
+    ];
+    for (x, xm, y, ym, dim, xs, ys) in agree {
+        if modes[x][xm] != modes[y][ym] {
+            return Err(Diagnostic::new(
+                format!("gemm's {dim} extents disagree: {xs} is {} but {ys} is {}", modes[x][xm], modes[y][ym]),
+                ops[x].1.span,
+            )
+            .with_label(format!("{} shape {}", names[x], ops[x].0.layout.shape()))
+            .with_related(ops[y].1.span, format!("{} shape {}", names[y], ops[y].0.layout.shape()))
+            .with_related(span, "gemm(A (M,K), B (N,K), C (M,N))")
+            .with_help("partition A by the rows of the thread layout and B by its columns: step(1, X) and step(X, 1)"));
+        }
+    }
+    Ok(())
+}
+
+/// The tensor operations of a kernel, on evaluated arguments.
+impl Functions for KernelState {
+    fn call(&mut self, a: &Args, conds: &mut Conditions) -> Option<Result<Value, Diagnostic>> {
+        let (base, ty) = match a.name.split_once('<') {
+            Some((b, t)) => (b, Some(t.trim_end_matches('>'))),
+            None => (a.name, None),
+        };
+        let r = match base {
+            "local_tile" => local_tile(a, conds),
+            "local_partition" => self.local_partition(a, conds),
+            "shared" => self.shared(a, ty),
+            "registers" => self.registers(a, ty),
+            _ => return None,
+        };
+        Some(r)
+    }
+}
+
+impl KernelState {
+    fn shared(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
+        a.arity(&[1])?;
+        let elem = elem_arg(a, ty)?;
+        let layout = a.values[0]
+            .as_layout()
+            .ok_or_else(|| a.wrong(0, "a layout"))?;
+        let len = layout
+            .cosize()
+            .as_static()
+            .filter(|_| layout.is_static())
+            .ok_or_else(|| {
+                Diagnostic::new("shared memory needs a static layout", a.spans[0])
+                    .with_label(format!("layout {layout}"))
+            })?;
+        let used: i64 = self
+            .shared
+            .iter()
+            .map(|b| b.len * b.elem.bytes())
+            .sum::<i64>()
+            + len * elem.bytes();
+        if used > SHARED_LIMIT_BYTES {
+            return Err(Diagnostic::new(
+                format!("shared memory exceeds the device limit: {used} bytes of {SHARED_LIMIT_BYTES} (227 KB on sm_90)"),
+                a.call,
+            )
+            .with_label(format!("{len} {elem} elements = {} bytes", len * elem.bytes()))
+            .with_help("use smaller tiles, fewer stages, or a narrower element type"));
+        }
+        self.shared.push(SharedBuffer { elem, len });
+        let view = View {
+            base: Base::Shared(self.shared.len() - 1),
+            elem,
+            layout,
+            offset: Int::Static(0),
+        };
+        Ok(Value::Tensor(view))
+    }
+
+    fn registers(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
+        a.arity(&[1, 2])?;
+        let elem = elem_arg(a, ty)?;
+        let shape = a.int_tuple(0)?;
+        let len = shape.product().as_static().filter(|_| shape.is_static()).ok_or_else(|| {
+            Diagnostic::new("registers need a static shape", a.spans[0])
+                .with_label(format!("shape {shape}"))
+                .with_help("partition down to static per-thread shapes first, e.g. registers<f32>(shape(tCgC))")
+        })?;
+        if len > 4096 {
+            return Err(Diagnostic::new(
+                format!("{len} registers per thread is more than a thread can hold"),
+                a.call,
+            )
+            .with_help("use a larger thread layout so each thread owns fewer elements"));
+        }
+        let init = match a.values.get(1) {
+            None => None,
+            Some(Value::Float(v)) => Some(*v),
+            Some(Value::Int(Int::Static(v))) => Some(*v as f64),
+            Some(_) => return Err(a.wrong(1, "a number")),
+        };
+        self.registers.push(RegisterArray { elem, len, init });
+        let view = View {
+            base: Base::Registers(self.registers.len() - 1),
+            elem,
+            layout: Layout::col_major(&shape),
+            offset: Int::Static(0),
+        };
+        Ok(Value::Tensor(view))
+    }
+
+    /// `local_partition(T, threads, index [, step])`: thread `index`'s part of
+    /// `T` when the thread layout tiles `T` (CuTe's outer partition).
+    fn local_partition(&mut self, a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
+        a.arity(&[3, 4])?;
+        let t = tensor(a, 0)?;
+        let thr = match &a.values[1] {
+            Value::Layout(l) => l.clone(),
+            _ => return Err(a.wrong(1, "a thread layout")),
+        };
+        let index = a.int(2)?;
+        let diced = match a.values.get(3) {
+            Some(step) => dice_layout(&thr, &step_mask(a, 3, step, thr.rank())?),
+            None => thr.clone(),
+        };
+        if diced.rank() > t.layout.rank() {
+            return Err(Diagnostic::new(
+                format!(
+                    "the thread layout has {} modes but the tensor has {}",
+                    diced.rank(),
+                    t.layout.rank()
+                ),
+                a.spans[1],
+            )
+            .with_label(format!("{diced}"))
+            .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+            .with_help(
+                "use a thread layout with at most as many modes, or a step that drops modes",
+            ));
+        }
+        let name = source_name(a, 1);
+        let tiler = diced.shape().product_each().modes();
+        even(&t, &tiler, a, conds, &name)?;
+        self.thread_uses.push(ThreadUse {
+            name,
+            threads: thr.size(),
+            span: a.call,
+        });
+        let divided = divide(
+            &t.layout,
+            &Tiler::from_shape(&IntTuple::Tuple(tiler.clone())),
+            Grouping::Zipped,
+            conds,
+        )
+        .map_err(|e| algebra_error(e, a.call))?;
+        // The thread's coordinate in each mode: `(index / stride) % shape` per
+        // leaf, then the leaves of a mode combined column-major.
+        let mut coord: Vec<Coord> = diced
+            .modes()
+            .iter()
+            .map(|m| Coord::Int(flat_coord(m, &index)))
+            .collect();
+        let tile_rank = divided.shape().get(0).map_or(1, IntTuple::rank);
+        coord.resize(tile_rank, Coord::Under);
+        let rest = divided.shape().get(1).map_or(1, IntTuple::rank);
+        let rest_coord = if rest > 1 {
+            Coord::Tuple(vec![Coord::Under; rest])
+        } else {
+            Coord::Under
+        };
+        let view = View {
+            layout: divided,
+            ..t
+        };
+        let c = Coord::Tuple(vec![Coord::Tuple(coord), rest_coord]);
+        view.slice(&c)
+            .map(Value::Tensor)
+            .map_err(|e| algebra_error(e, a.call))
+    }
+}
+
+/// `local_tile(T, tiler, coord [, step])`: the tile at `coord` of `T` cut by
+/// `tiler` (CuTe's inner partition); the modes of the tiler and coordinate
+/// with `X` in the step are left out.
+fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
+    a.arity(&[3, 4])?;
+    let t = tensor(a, 0)?;
+    let tiler = match a.values[1].to_tiler() {
+        Some(Tiler::Tuple(v)) => v,
+        Some(other) => vec![other],
+        None => return Err(a.wrong(1, "a tiler")),
+    };
+    let coord = match a.values[2].to_coord() {
+        Some(Coord::Tuple(v)) => v,
+        Some(c) => vec![c],
+        None => return Err(a.wrong(2, "a coordinate")),
+    };
+    if tiler.len() != coord.len() {
+        return Err(Diagnostic::new(
+            format!(
+                "the tiler has {} modes but the coordinate has {}",
+                tiler.len(),
+                coord.len()
+            ),
+            a.spans[2],
+        )
+        .with_label(format!("{} coordinates", coord.len()))
+        .with_related(a.spans[1], format!("{} modes", tiler.len()))
+        .with_help("give one coordinate per tiler mode; `_` keeps a mode whole"));
+    }
+    let keep = match a.values.get(3) {
+        Some(step) => step_mask(a, 3, step, tiler.len())?,
+        None => vec![true; tiler.len()],
+    };
+    let tiler: Vec<Tiler> = tiler
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+        .collect();
+    let coord: Vec<Coord> = coord
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+        .collect();
+    if tiler.len() > t.layout.rank() {
+        return Err(Diagnostic::new(
+            format!(
+                "the tiler keeps {} modes but the tensor has {}",
+                tiler.len(),
+                t.layout.rank()
+            ),
+            a.spans[1],
+        )
+        .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+        .with_help(
+            "use a step with `X` for the modes this tensor does not have, e.g. step(1, X, 1)",
+        ));
+    }
+    let sizes: Vec<IntTuple> = tiler
+        .iter()
+        .map(|x| match x {
+            Tiler::Layout(l) => IntTuple::Int(l.size()),
+            Tiler::Int(n) => IntTuple::Int(n.clone()),
+            Tiler::Under => IntTuple::from(1),
+            Tiler::Tuple(_) => IntTuple::from(1),
+        })
+        .collect();
+    even(&t, &sizes, a, conds, "the tile")?;
+    let divided = divide(&t.layout, &Tiler::Tuple(tiler), Grouping::Zipped, conds)
+        .map_err(|e| algebra_error(e, a.call))?;
+    let tile_rank = divided.shape().get(0).map_or(1, IntTuple::rank);
+    let rest_rank = divided.shape().get(1).map_or(1, IntTuple::rank);
+    let mut rest = coord;
+    rest.resize(rest_rank, Coord::Under);
+    let tile = if tile_rank > 1 {
+        Coord::Tuple(vec![Coord::Under; tile_rank])
+    } else {
+        Coord::Under
+    };
+    let rest = if rest_rank > 1 || rest.len() != 1 {
+        Coord::Tuple(rest)
+    } else {
+        rest.remove(0)
+    };
+    let view = View {
+        layout: divided,
+        ..t
+    };
+    view.slice(&Coord::Tuple(vec![tile, rest]))
+        .map(Value::Tensor)
+        .map_err(|e| algebra_error(e, a.call))
+}
+
+fn tensor(a: &Args, i: usize) -> Result<View, Diagnostic> {
+    match &a.values[i] {
+        Value::Tensor(t) => Ok(t.clone()),
+        _ => Err(a.wrong(i, "a tensor")),
+    }
+}
+
+fn elem_arg(a: &Args, ty: Option<&str>) -> Result<Elem, Diagnostic> {
+    let ty = ty.unwrap_or("");
+    Elem::parse(ty).ok_or_else(|| {
+        Diagnostic::new(
+            format!("`{}` needs an element type f32, f16, bf16 or i32", a.name),
+            a.call,
+        )
+        .with_help(format!(
+            "write {}<f32>(...)",
+            a.name.split('<').next().unwrap_or(a.name)
+        ))
+    })
+}
+
+/// `step(1, X, 1)` as which modes to keep.
+fn step_mask(a: &Args, i: usize, step: &Value, rank: usize) -> Result<Vec<bool>, Diagnostic> {
+    let items = match step {
+        Value::Tuple(v) => v.clone(),
+        other => vec![other.clone()],
+    };
+    let mask: Option<Vec<bool>> = items
+        .iter()
+        .map(|v| match v {
+            Value::Skip => Some(false),
+            Value::Int(Int::Static(1)) => Some(true),
+            _ => None,
+        })
+        .collect();
+    let mask = mask.ok_or_else(|| a.wrong(i, "a step of 1s and Xs, e.g. step(1, X, 1)"))?;
+    if mask.len() != rank {
+        return Err(Diagnostic::new(
+            format!(
+                "the step has {} modes but it selects from {rank}",
+                mask.len()
+            ),
+            a.spans[i],
+        )
+        .with_help(format!("give one 1 or X per mode: {rank} in all")));
+    }
+    Ok(mask)
+}
+
+/// The modes of `l` that the mask keeps.
+fn dice_layout(l: &Layout, keep: &[bool]) -> Layout {
+    let modes: Vec<Layout> = l
+        .modes()
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(m, _)| m)
+        .collect();
+    if modes.len() == 1 {
+        modes.into_iter().next().expect("one mode")
+    } else {
+        Layout::concat(&modes)
+    }
+}
+
+/// A thread's 1-D coordinate within mode `m` of its thread layout (CuTe's
+/// `get_flat_coord`): per leaf `(index / stride) % shape`, combined colexicographically.
+fn flat_coord(m: &Layout, index: &Int) -> Int {
+    let mut c = Int::Static(0);
+    let mut scale = Int::Static(1);
+    for (s, d) in m.shape().leaves().iter().zip(m.stride().leaves()) {
+        let leaf = if d.is_const(0) {
+            Int::Static(0)
+        } else {
+            index.div(&d).rem(s)
+        };
+        c = c.add(&leaf.mul(&scale));
+        scale = scale.mul(s);
+    }
+    c
+}
+
+/// Each tile extent divides the tensor's extent in its mode: statically, or
+/// as a launch condition.
+fn even(
+    t: &View,
+    tiles: &[IntTuple],
+    a: &Args,
+    conds: &mut Conditions,
+    what: &str,
+) -> Result<(), Diagnostic> {
+    let modes = t.layout.shape().modes();
+    for (i, (tile, mode)) in tiles.iter().zip(&modes).enumerate() {
+        let (tile, extent) = (tile.product(), mode.product());
+        let fact = Fact::divides(&tile, &extent);
+        conds
+            .require(fact, "an even partition", || {
+                tilec_layout::AlgebraError::Invalid {
+                    op: "partition",
+                    why: String::new(),
+                }
+            })
+            .map_err(|_| {
+                Diagnostic::new(
+                    format!(
+                        "{what} does not divide the tensor evenly: {tile} into {extent} in mode {i}"
+                    ),
+                    a.spans[1],
+                )
+                .with_label(format!("{tile} in mode {i}"))
+                .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+                .with_help(format!(
+                    "choose a size that divides {extent}, e.g. a divisor of it, in mode {i}"
+                ))
+            })?;
+    }
+    Ok(())
+}
+
+/// Argument `i` as written if it is a name, else its value, for messages.
+fn source_name(a: &Args, i: usize) -> String {
+    a.names
+        .get(i)
+        .cloned()
+        .flatten()
+        .unwrap_or_else(|| a.values[i].to_string())
+}

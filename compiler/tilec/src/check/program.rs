@@ -1,0 +1,219 @@
+//! The typed program: what the checker hands to the middle end.
+//!
+//! Every tensor is a [`View`]: a base (a parameter, a shared-memory buffer or
+//! a register array), a layout over named extents and a base offset. Offsets
+//! are symbolic in the run-time names `block.x`, `block.y`, `block.z`,
+//! `thread.x`, the loop variables and the extents; everything static is
+//! already folded. Invariant: every statement's operands have agreeing
+//! shapes, every partition is even (or guarded by a launch condition), and
+//! the memory it declares fits the device.
+
+use crate::syntax::ast::Span;
+use std::fmt;
+use tilec_layout::{AlgebraError, Condition, Coord, Int, Layout};
+
+/// Element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    F32,
+    F16,
+    Bf16,
+    I32,
+}
+
+impl Elem {
+    pub fn parse(s: &str) -> Option<Elem> {
+        match s {
+            "f32" => Some(Elem::F32),
+            "f16" => Some(Elem::F16),
+            "bf16" => Some(Elem::Bf16),
+            "i32" => Some(Elem::I32),
+            _ => None,
+        }
+    }
+
+    pub fn bytes(self) -> i64 {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F16 | Elem::Bf16 => 2,
+        }
+    }
+}
+
+impl fmt::Display for Elem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Elem::F32 => "f32",
+            Elem::F16 => "f16",
+            Elem::Bf16 => "bf16",
+            Elem::I32 => "i32",
+        })
+    }
+}
+
+/// Where a tensor's elements live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Base {
+    /// Kernel parameter `i` (global memory).
+    Param(usize),
+    /// Shared-memory buffer `i` of the kernel.
+    Shared(usize),
+    /// Register array `i` of each thread.
+    Registers(usize),
+}
+
+impl Base {
+    pub fn space(self) -> &'static str {
+        match self {
+            Base::Param(_) => "global",
+            Base::Shared(_) => "shared",
+            Base::Registers(_) => "registers",
+        }
+    }
+}
+
+/// A tensor: elements of `base` at `offset + layout(coord)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct View {
+    pub base: Base,
+    pub elem: Elem,
+    pub layout: Layout,
+    pub offset: Int,
+}
+
+impl View {
+    /// The sub-tensor at `coord`: the modes opposite `_` stay, the fixed
+    /// coordinates move the offset.
+    pub fn slice(&self, coord: &Coord) -> Result<View, AlgebraError> {
+        let layout = self.layout.slice(coord)?;
+        let offset = self.offset.add(&self.layout.slice_offset(coord)?);
+        Ok(View {
+            layout,
+            offset,
+            ..self.clone()
+        })
+    }
+}
+
+impl fmt::Display for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.base.space(), self.elem, self.layout)?;
+        if !self.offset.is_const(0) {
+            write!(f, " @ {}", self.offset)?;
+        }
+        Ok(())
+    }
+}
+
+/// A scalar operand: a scalar parameter or a literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scalar {
+    Param(usize),
+    Literal(f64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A tensor in global memory with its declared layout.
+    Tensor {
+        elem: Elem,
+        layout: Layout,
+    },
+    Scalar(Elem),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedBuffer {
+    pub elem: Elem,
+    /// Elements: the cosize of its layout.
+    pub len: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisterArray {
+    pub elem: Elem,
+    pub len: i64,
+    pub init: Option<f64>,
+}
+
+/// The statements that remain after checking.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Copy {
+        src: View,
+        dst: View,
+    },
+    /// `c += a * b^T` over `a (M,K)`, `b (N,K)`, `c (M,N)`.
+    Gemm {
+        a: View,
+        b: View,
+        c: View,
+    },
+    /// `y = alpha * x + beta * y`.
+    Axpby {
+        alpha: Scalar,
+        x: View,
+        beta: Scalar,
+        y: View,
+    },
+    Fill {
+        dst: View,
+        value: f64,
+    },
+    Sync,
+    /// `for var in start..end`.
+    For {
+        var: String,
+        start: Int,
+        end: Int,
+        body: Vec<Stmt>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub op: Op,
+    pub span: Span,
+}
+
+/// Grid and block extents, in terms of the kernel's extents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub grid: Vec<Int>,
+    pub block: Vec<Int>,
+}
+
+/// A `let`, with its inferred tensor, for `tilec check --shapes`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub name: String,
+    pub view: View,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    /// Run-time extents bound by the tensor parameters' layouts, in order.
+    pub extents: Vec<String>,
+    pub launch: Launch,
+    pub shared: Vec<SharedBuffer>,
+    pub registers: Vec<RegisterArray>,
+    pub body: Vec<Stmt>,
+    /// Facts about extents that must hold at launch.
+    pub conditions: Vec<Condition>,
+    pub bindings: Vec<Binding>,
+}
+
+impl Kernel {
+    pub fn shared_bytes(&self) -> i64 {
+        self.shared.iter().map(|b| b.len * b.elem.bytes()).sum()
+    }
+}
