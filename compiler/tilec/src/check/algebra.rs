@@ -17,6 +17,9 @@ use tilec_layout::{
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 
+/// Where a name is defined further down, if it is.
+pub type DefinedLater<'a> = dyn Fn(&str) -> Option<Span> + 'a;
+
 /// Functions beyond the algebra (a kernel's tensor operations); tried
 /// before the algebra's own. `None` means "not mine".
 pub trait Functions {
@@ -37,8 +40,10 @@ pub struct Evaluator<'a> {
     scope: &'a Scope<'a>,
     functions: &'a mut dyn Functions,
     /// Where a name that is not yet in scope is defined later, for a better message.
-    defined_later: Option<&'a dyn Fn(&str) -> Option<Span>>,
+    defined_later: Option<&'a DefinedLater<'a>>,
     pub conditions: Conditions,
+    /// Names reported as undefined, so a caller can report each only once.
+    pub undefined: Vec<String>,
 }
 
 /// The functions `tilec algebra` knows, with their argument forms, for help lines.
@@ -195,10 +200,11 @@ impl<'a> Evaluator<'a> {
             functions,
             defined_later: None,
             conditions: Conditions::new(),
+            undefined: Vec::new(),
         }
     }
 
-    pub fn with_defined_later(mut self, later: &'a dyn Fn(&str) -> Option<Span>) -> Self {
+    pub fn with_defined_later(mut self, later: &'a DefinedLater<'a>) -> Self {
         self.defined_later = Some(later);
         self
     }
@@ -288,9 +294,15 @@ impl<'a> Evaluator<'a> {
         items.iter().map(|x| self.eval(x)).collect()
     }
 
-    fn name(&self, n: &str, span: Span) -> Result<Value, Diagnostic> {
+    fn name(&mut self, n: &str, span: Span) -> Result<Value, Diagnostic> {
         if let Some(v) = (self.scope)(n) {
             return Ok(v);
+        }
+        if !matches!(
+            n,
+            "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X"
+        ) {
+            self.undefined.push(n.to_string());
         }
         match n {
             "LayoutLeft" | "GenColMajor" => Ok(Value::Major(Major::Left)),
@@ -790,6 +802,9 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
         }
         AlgebraError::TooManyModes { .. } => {
             "give the tiler at most as many modes as the layout has"
+        }
+        AlgebraError::BadCoordinate { .. } => {
+            "give one coordinate per mode; `_` keeps a whole mode"
         }
         AlgebraError::NotCongruent { .. } => {
             "give every extent exactly one stride, nested the same way"

@@ -159,11 +159,11 @@ impl KernelChecker {
                         elem: e,
                     },
                 ),
-                None => return self.diags.push(unknown_elem(t)),
+                None => return self.broken_param(p, unknown_elem(t)),
             },
             ast::Type::Tensor { elem, layout } => {
                 let Some(e) = Elem::parse(&elem.name) else {
-                    return self.diags.push(unknown_elem(elem));
+                    return self.broken_param(p, unknown_elem(elem));
                 };
                 // In a parameter's layout, unknown names are the run-time extents it binds.
                 let mut extents = Vec::new();
@@ -177,14 +177,14 @@ impl KernelChecker {
                     Ok(v) => match v.as_layout() {
                         Some(l) => l,
                         None => {
-                            return self.diags.push(
+                            let d =
                                 Diagnostic::new("a tensor parameter needs a layout", layout.span)
                                     .with_label(format!("this is {}", v.kind()))
-                                    .with_help("write e.g. tensor<f32, (M, K):(1, M)>"),
-                            );
+                                    .with_help("write e.g. tensor<f32, (M, K):(1, M)>");
+                            return self.broken_param(p, d);
                         }
                     },
-                    Err(d) => return self.diags.push(d),
+                    Err(d) => return self.broken_param(p, d),
                 };
                 let view = View {
                     base: Base::Param(self.params.len()),
@@ -203,6 +203,11 @@ impl KernelChecker {
             name: p.name.name.clone(),
             kind,
         });
+    }
+
+    fn broken_param(&mut self, p: &ast::Param, d: Diagnostic) {
+        self.diags.push(d);
+        self.define(&p.name, None);
     }
 
     fn eval_with_extents(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
@@ -226,8 +231,7 @@ impl KernelChecker {
         let extents = &self.extents;
         let lookup = |n: &str| -> Option<Value> {
             if let Some(entry) = scope.get(n) {
-                // A broken definition evaluates to nothing; its error was already reported.
-                return entry.value.clone().or(Some(Value::Tuple(vec![])));
+                return entry.value.clone();
             }
             if extents.iter().any(|x| x == n) {
                 return Some(Value::Int(Int::var(n)));
@@ -237,10 +241,30 @@ impl KernelChecker {
         let declared = &self.declared;
         let later = |n: &str| declared.get(n).copied();
         let mut ev = Evaluator::new(&lookup, &mut self.state).with_defined_later(&later);
-        let v = ev.eval(e)?;
-        let conds = ev.conditions;
+        let v = ev.eval(e);
+        let (conds, undefined) = (ev.conditions, ev.undefined);
+        // An undefined name is reported once: later uses see it as broken.
+        for n in undefined {
+            if !self.declared.contains_key(&n) {
+                self.scope.entry(n).or_insert(Entry {
+                    value: None,
+                    span: e.span,
+                });
+            }
+        }
+        let v = v?;
         self.take_conditions(conds, e.span);
         Ok(v)
+    }
+
+    /// True when `e` uses a name whose definition failed: its error is
+    /// already reported, so the statement is skipped without another.
+    fn uses_broken(&self, e: &Expr) -> bool {
+        let mut names = Vec::new();
+        all_names(e, &mut names, true);
+        names
+            .iter()
+            .any(|n| self.scope.get(n).is_some_and(|entry| entry.value.is_none()))
     }
 
     /// Conditions on extents become launch conditions; a condition on a
@@ -289,6 +313,23 @@ impl KernelChecker {
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
+        let exprs: Vec<&Expr> = match &s.kind {
+            StmtKind::Tiler(_, e)
+            | StmtKind::Layout(_, e)
+            | StmtKind::Let(_, e)
+            | StmtKind::Expr(e) => vec![e],
+            StmtKind::Launch(v) => v.iter().collect(),
+            StmtKind::For { start, end, .. } => vec![start, end],
+        };
+        if exprs.iter().any(|e| self.uses_broken(e)) {
+            if let StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) = &s.kind {
+                self.define(n, None);
+            }
+            if matches!(s.kind, StmtKind::Launch(_)) {
+                self.launch_written = true;
+            }
+            return None;
+        }
         match &s.kind {
             StmtKind::Tiler(n, e) => {
                 let v = self.eval(e).and_then(|v| match v.to_tiler() {
@@ -459,8 +500,11 @@ impl KernelChecker {
     /// The block has as many threads as every thread layout used to partition.
     fn check_threads(&mut self, l: &Launch, span: Span) {
         let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
+        let mut reported: Vec<&str> = Vec::new();
         for u in &self.state.thread_uses {
-            if u.threads != block {
+            // One report per thread layout, at its first use.
+            if u.threads != block && !reported.contains(&u.name.as_str()) {
+                reported.push(&u.name);
                 self.diags.push(
                     Diagnostic::new(
                         format!(
@@ -529,7 +573,7 @@ impl KernelChecker {
                 let c = self.tensor_arg(&args[2], "gemm")?;
                 same_elem(&a, &args[0], &b, &args[1])?;
                 same_elem(&a, &args[0], &c, &args[2])?;
-                gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])], e.span)?;
+                gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])])?;
                 writable(&c, &args[2], "gemm")?;
                 Ok(Op::Gemm { a, b, c })
             }
@@ -608,25 +652,36 @@ fn declare_names(stmts: &[ast::Stmt], out: &mut HashMap<String, Span>) {
     }
 }
 
-/// The plain names in an expression, for the extents of a parameter layout.
-fn collect_names(e: &Expr, out: &mut Vec<String>) {
+/// Every name an expression mentions; with `callees`, the names of called functions too.
+fn all_names(e: &Expr, out: &mut Vec<String>, callees: bool) {
     match &e.kind {
-        ExprKind::Name(n)
-            if !n.contains(['.', '<']) && !matches!(n.as_str(), "LayoutLeft" | "LayoutRight") =>
-        {
-            if !out.contains(n) {
-                out.push(n.clone());
-            }
+        ExprKind::Name(n) => out.push(n.clone()),
+        ExprKind::Tuple(v) | ExprKind::Tiler(v) => {
+            v.iter().for_each(|x| all_names(x, out, callees))
         }
-        ExprKind::Tuple(v) | ExprKind::Tiler(v) => v.iter().for_each(|x| collect_names(x, out)),
         ExprKind::Layout(a, b) => {
-            collect_names(a, out);
-            collect_names(b, out);
+            all_names(a, out, callees);
+            all_names(b, out, callees);
         }
-        ExprKind::Call(_, args) | ExprKind::Index(_, args) => {
-            args.iter().for_each(|x| collect_names(x, out))
+        ExprKind::Call(f, args) | ExprKind::Index(f, args) => {
+            if callees || !matches!(f.kind, ExprKind::Name(_)) {
+                all_names(f, out, callees);
+            }
+            args.iter().for_each(|x| all_names(x, out, callees));
         }
-        _ => {}
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Under => {}
+    }
+}
+
+/// The extents a parameter layout binds: its plain names, in first-use order.
+fn collect_names(e: &Expr, out: &mut Vec<String>) {
+    let mut names = Vec::new();
+    all_names(e, &mut names, false);
+    for n in names {
+        let extent = !n.contains(['.', '<']) && !matches!(n.as_str(), "LayoutLeft" | "LayoutRight");
+        if extent && !out.contains(&n) {
+            out.push(n);
+        }
     }
 }
 
@@ -709,7 +764,7 @@ fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
     .with_label(format!("shape {}", v.layout.shape())))
 }
 
-fn gemm_shapes(ops: [(&View, &Expr); 3], span: Span) -> Result<(), Diagnostic> {
+fn gemm_shapes(ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
     let names = ["A", "B", "C"];
     let modes: Vec<Vec<Int>> = ops.iter().map(|(v, _)| mode_sizes(v)).collect();
     for (i, (v, e)) in ops.iter().enumerate() {
@@ -735,8 +790,7 @@ fn gemm_shapes(ops: [(&View, &Expr); 3], span: Span) -> Result<(), Diagnostic> {
             )
             .with_label(format!("{} shape {}", names[x], ops[x].0.layout.shape()))
             .with_related(ops[y].1.span, format!("{} shape {}", names[y], ops[y].0.layout.shape()))
-            .with_related(span, "gemm(A (M,K), B (N,K), C (M,N))")
-            .with_help("partition A by the rows of the thread layout and B by its columns: step(1, X) and step(X, 1)"));
+            .with_help("gemm(A (M,K), B (N,K), C (M,N)): partition A by the rows of the thread layout and B by its columns, step(1, X) and step(X, 1)"));
         }
     }
     Ok(())
@@ -862,7 +916,7 @@ impl KernelState {
         }
         let name = source_name(a, 1);
         let tiler = diced.shape().product_each().modes();
-        even(&t, &tiler, a, conds, &name)?;
+        even(&t, &tiler, a, conds, &format!("the thread layout `{name}`"))?;
         self.thread_uses.push(ThreadUse {
             name,
             threads: thr.size(),
@@ -1107,7 +1161,7 @@ fn even(
                 .with_label(format!("{tile} in mode {i}"))
                 .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
                 .with_help(format!(
-                    "choose a size that divides {extent}, e.g. a divisor of it, in mode {i}"
+                    "make mode {i} of {what} divide {extent}, or pad the tensor to a multiple of {tile} in mode {i}"
                 ))
             })?;
     }

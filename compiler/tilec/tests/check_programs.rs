@@ -1,0 +1,55 @@
+//! The front end on files: the inferred shapes of every example, and the
+//! rendered diagnostics of every wrong program in `tests/check/errors/`.
+
+use std::path::{Path, PathBuf};
+use tilec::check::kernel::check_source;
+use tilec::cli::check::shapes_report;
+
+fn tile_files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_example_checks_and_its_shapes_are_as_recorded() {
+    let files = tile_files("examples");
+    assert!(files.len() >= 4);
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let kernels = check_source(&src)
+            .unwrap_or_else(|d| panic!("{}: {}", f.display(), d[0].render("x", &src)));
+        insta::assert_snapshot!(format!("shapes_{}", stem(&f)), shapes_report(&kernels));
+    }
+}
+
+#[test]
+fn every_wrong_program_gets_its_diagnostics() {
+    let files = tile_files("tests/check/errors");
+    assert!(files.len() >= 30, "{} wrong programs", files.len());
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let name = format!("{}.tile", stem(&f));
+        let diags = match check_source(&src) {
+            Ok(_) => panic!("{name} should not check"),
+            Err(d) => d,
+        };
+        let rendered: String = diags
+            .iter()
+            .map(|d| d.render(&name, &src))
+            .collect::<Vec<_>>()
+            .join("\n");
+        insta::assert_snapshot!(format!("error_{}", stem(&f)), rendered);
+    }
+}
