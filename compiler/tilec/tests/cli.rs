@@ -79,3 +79,34 @@ fn show_writes_an_svg() {
         text.starts_with("<svg") && text.contains(">T7V3<") && text.trim_end().ends_with("</svg>")
     );
 }
+
+#[test]
+fn check_exits_0_on_examples_and_1_with_diagnostics() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let (code, out, _) = tilec(
+        &[
+            "check",
+            "--shapes",
+            &format!("{root}/examples/sgemm_nt.tile"),
+        ],
+        "",
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("tAgA  (4,1,ceil_div(K,8))"), "{out}");
+    assert!(out.contains("requires M % 128 == 0"), "{out}");
+    let (code, _, err) = tilec(
+        &[
+            "check",
+            &format!("{root}/tests/check/errors/several_errors_at_once.tile"),
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`tCgc` is not defined") && err.contains("5 error(s)"),
+        "{err}"
+    );
+    let (code, _, err) = tilec(&["check", "no/such/file.tile"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read"), "{err}");
+}
