@@ -110,6 +110,49 @@ impl Int {
         }
     }
 
+    /// The smallest interval holding every value, given intervals for the
+    /// names; `None` when a name has none or an operation leaves the
+    /// non-negative, overflow-free cases that interval arithmetic handles here.
+    pub fn range(&self, env: &dyn Fn(&str) -> Option<(i64, i64)>) -> Option<(i64, i64)> {
+        let Int::Dynamic(sym) = self else {
+            let v = self.as_static()?;
+            return Some((v, v));
+        };
+        match &**sym {
+            Sym::Var(n) => env(n),
+            Sym::Bin(op, a, b) => {
+                let ((al, ah), (bl, bh)) = (a.range(env)?, b.range(env)?);
+                match op {
+                    Op::Add => Some((al.checked_add(bl)?, ah.checked_add(bh)?)),
+                    Op::Sub => Some((al.checked_sub(bh)?, ah.checked_sub(bl)?)),
+                    Op::Mul => {
+                        let p = [
+                            al.checked_mul(bl)?,
+                            al.checked_mul(bh)?,
+                            ah.checked_mul(bl)?,
+                            ah.checked_mul(bh)?,
+                        ];
+                        Some((*p.iter().min()?, *p.iter().max()?))
+                    }
+                    Op::Div if al >= 0 && bl > 0 => Some((al / bh, ah / bl)),
+                    Op::CeilDiv if al >= 0 && bl > 0 => {
+                        Some(((al + bh - 1) / bh, (ah + bl - 1) / bl))
+                    }
+                    Op::Mod if al >= 0 && bl > 0 => {
+                        if ah < bl {
+                            Some((al, ah))
+                        } else {
+                            Some((0, ah.min(bh - 1)))
+                        }
+                    }
+                    Op::Min => Some((al.min(bl), ah.min(bh))),
+                    Op::Max => Some((al.max(bl), ah.max(bh))),
+                    _ => None,
+                }
+            }
+        }
+    }
+
     pub fn add(&self, o: &Int) -> Int {
         match (self.as_static(), o.as_static()) {
             (Some(0), _) => o.clone(),
@@ -313,6 +356,24 @@ mod tests {
         assert_eq!(a.ceil_div(&Int::from(5)), Int::from(3));
         assert_eq!(Int::from(-7).div(&Int::from(2)), Int::from(-3));
         assert_eq!(Int::from(-7).rem(&Int::from(2)), Int::from(-1));
+    }
+
+    #[test]
+    fn ranges_bound_every_value() {
+        // The row of a thread in a 32x8 thread layout, and a tile offset.
+        let t = Int::var("t");
+        let row = t.rem(&Int::from(32));
+        let col = t.div(&Int::from(32));
+        let off = row.add(&col.mul(&Int::var("M")));
+        let env = |n: &str| match n {
+            "t" => Some((0, 255)),
+            "M" => Some((100, 100)),
+            _ => None,
+        };
+        assert_eq!(row.range(&env), Some((0, 31)));
+        assert_eq!(col.range(&env), Some((0, 7)));
+        assert_eq!(off.range(&env), Some((0, 31 + 700)));
+        assert_eq!(Int::var("x").range(&env), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! - [`syntax`]: source -> tokens -> syntax tree;
 //! - [`check`]: syntax tree -> values and shapes, with diagnostics;
+//! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
 //! - [`picture`]: layouts -> terminal grids and SVG pictures;
 //! - [`diagnostic`]: the diagnostics every stage reports.
 //!
@@ -12,5 +13,6 @@
 pub mod check;
 pub mod cli;
 pub mod diagnostic;
+pub mod lower;
 pub mod picture;
 pub mod syntax;

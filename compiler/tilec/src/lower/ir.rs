@@ -1,0 +1,312 @@
+//! The kernel IR: what is left of a kernel once the layout algebra has run.
+//!
+//! Every tensor access is a base (a global parameter, a shared buffer, a
+//! register array) plus an element index, and every index is an integer
+//! value of a hash-consed table ([`KernelIr::ints`]): static parts are
+//! constants, dynamic parts the fewest operations on thread and block
+//! indices, extents and loop counters. A value sits in the outermost scope
+//! where its operands exist, so everything loop-invariant is computed once,
+//! before the loop. Operations on static shapes are unrolled into atoms
+//! (CuTe's Copy_Atom and MMA_Atom): a per-element copy and an FMA today;
+//! vectorized copies, cp.async and mma.sync are new atom kinds.
+
+use crate::check::program::Elem;
+use std::fmt::{self, Write};
+use tilec_layout::int::Op as IntOp;
+
+pub type IntId = usize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IntDef {
+    Const(i64),
+    /// `thread.x`.
+    ThreadIdx,
+    /// `block.x`, `block.y`, `block.z` (0, 1, 2).
+    BlockIdx(u8),
+    /// Run-time extent `i` of the kernel (its name is `KernelIr::extents[i]`).
+    Extent(usize),
+    /// The counter of loop `i`.
+    LoopVar(usize),
+    Bin(IntOp, IntId, IntId),
+}
+
+/// An integer value and the loop it belongs to (`None`: the kernel's entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntValue {
+    pub def: IntDef,
+    pub scope: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Tensor parameter `i`, in global memory.
+    Global(usize),
+    Shared(usize),
+    Registers(usize),
+}
+
+/// An element: `space[index]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Addr {
+    pub space: Space,
+    pub index: IntId,
+}
+
+/// How one element (or, later, one vector) moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyAtom {
+    /// One element load and store.
+    Scalar(Elem),
+}
+
+/// How one multiply-accumulate happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaAtom {
+    /// `c = fma(a, b, c)` on one element, accumulating in the element type
+    /// (f32 for f16 and bf16).
+    Fma(Elem),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarRef {
+    /// Scalar parameter `i`.
+    Param(usize),
+    Literal(f64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    Copy {
+        atom: CopyAtom,
+        src: Addr,
+        dst: Addr,
+    },
+    Mma {
+        atom: MmaAtom,
+        a: Addr,
+        b: Addr,
+        c: Addr,
+    },
+    /// `y = alpha * x + beta * y`.
+    Axpby {
+        elem: Elem,
+        alpha: ScalarRef,
+        x: Addr,
+        beta: ScalarRef,
+        y: Addr,
+    },
+    Fill {
+        elem: Elem,
+        dst: Addr,
+        value: f64,
+    },
+    Barrier,
+    /// `for var in start..end`, `var` being `IntDef::LoopVar(id)`.
+    Loop {
+        id: usize,
+        name: String,
+        start: IntId,
+        end: IntId,
+        body: Vec<Inst>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    Tensor { name: String, elem: Elem },
+    Scalar { name: String, elem: Elem },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub elem: Elem,
+    pub len: i64,
+    pub init: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelIr {
+    pub name: String,
+    /// Tensors and scalars in source order; the extents follow them in the ABI.
+    pub params: Vec<Param>,
+    pub extents: Vec<String>,
+    /// The static block size, for the kernel's launch bounds.
+    pub block_threads: i64,
+    pub shared: Vec<Buffer>,
+    pub registers: Vec<Buffer>,
+    pub ints: Vec<IntValue>,
+    pub body: Vec<Inst>,
+}
+
+impl KernelIr {
+    /// The text form (`tilec build --emit ir`).
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p {
+                Param::Tensor { name, elem } => format!("{name}: global {elem}*"),
+                Param::Scalar { name, elem } => format!("{name}: {elem}"),
+            })
+            .chain(self.extents.iter().map(|e| format!("{e}: i64")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "kernel {}({}) block {}",
+            self.name,
+            params.join(", "),
+            self.block_threads
+        );
+        for (i, b) in self.shared.iter().enumerate() {
+            let _ = writeln!(out, "  shared s{i}: {}[{}]", b.elem, b.len);
+        }
+        for (i, b) in self.registers.iter().enumerate() {
+            let init = b.init.map_or(String::new(), |v| format!(" = {v:?}"));
+            let _ = writeln!(out, "  registers r{i}: {}[{}]{init}", b.elem, b.len);
+        }
+        self.write_ints(&mut out, None, 1);
+        self.write_insts(&mut out, &self.body, 1);
+        out
+    }
+
+    fn write_ints(&self, out: &mut String, scope: Option<usize>, depth: usize) {
+        let pad = "  ".repeat(depth);
+        for (i, v) in self.ints.iter().enumerate() {
+            if v.scope != scope || matches!(v.def, IntDef::Const(_)) {
+                continue;
+            }
+            let rhs = match &v.def {
+                IntDef::Const(c) => c.to_string(),
+                IntDef::ThreadIdx => "thread.x".into(),
+                IntDef::BlockIdx(d) => format!("block.{}", ["x", "y", "z"][*d as usize]),
+                IntDef::Extent(e) => format!("extent {}", self.extents[*e]),
+                IntDef::LoopVar(l) => format!("counter of loop {l}"),
+                IntDef::Bin(op, a, b) => format!(
+                    "{} {}, {}",
+                    op_name(*op),
+                    self.operand(*a),
+                    self.operand(*b)
+                ),
+            };
+            let _ = writeln!(out, "{pad}%{i} = {rhs}");
+        }
+    }
+
+    /// A value as an operand: constants inline, others by number.
+    pub fn operand(&self, id: IntId) -> String {
+        match self.ints[id].def {
+            IntDef::Const(c) => c.to_string(),
+            _ => format!("%{id}"),
+        }
+    }
+
+    fn addr(&self, a: &Addr) -> String {
+        let base = match a.space {
+            Space::Global(p) => match &self.params[p] {
+                Param::Tensor { name, .. } | Param::Scalar { name, .. } => name.clone(),
+            },
+            Space::Shared(s) => format!("s{s}"),
+            Space::Registers(r) => format!("r{r}"),
+        };
+        format!("{base}[{}]", self.operand(a.index))
+    }
+
+    fn scalar(&self, s: &ScalarRef) -> String {
+        match s {
+            ScalarRef::Param(p) => match &self.params[*p] {
+                Param::Tensor { name, .. } | Param::Scalar { name, .. } => name.clone(),
+            },
+            ScalarRef::Literal(v) => format!("{v:?}"),
+        }
+    }
+
+    fn write_insts(&self, out: &mut String, insts: &[Inst], depth: usize) {
+        let pad = "  ".repeat(depth);
+        for inst in insts {
+            let _ = match inst {
+                Inst::Copy {
+                    atom: CopyAtom::Scalar(e),
+                    src,
+                    dst,
+                } => {
+                    writeln!(
+                        out,
+                        "{pad}copy.{e} {} -> {}",
+                        self.addr(src),
+                        self.addr(dst)
+                    )
+                }
+                Inst::Mma {
+                    atom: MmaAtom::Fma(e),
+                    a,
+                    b,
+                    c,
+                } => {
+                    writeln!(
+                        out,
+                        "{pad}fma.{e} {} += {} * {}",
+                        self.addr(c),
+                        self.addr(a),
+                        self.addr(b)
+                    )
+                }
+                Inst::Axpby {
+                    elem,
+                    alpha,
+                    x,
+                    beta,
+                    y,
+                } => writeln!(
+                    out,
+                    "{pad}axpby.{elem} {} = {} * {} + {} * {}",
+                    self.addr(y),
+                    self.scalar(alpha),
+                    self.addr(x),
+                    self.scalar(beta),
+                    self.addr(y)
+                ),
+                Inst::Fill { elem, dst, value } => {
+                    writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
+                }
+                Inst::Barrier => writeln!(out, "{pad}barrier"),
+                Inst::Loop {
+                    id,
+                    name,
+                    start,
+                    end,
+                    body,
+                } => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}loop {id} {name} in {}..{} {{",
+                        self.operand(*start),
+                        self.operand(*end)
+                    );
+                    self.write_ints(out, Some(*id), depth + 1);
+                    self.write_insts(out, body, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
+            };
+        }
+    }
+}
+
+pub fn op_name(op: IntOp) -> &'static str {
+    match op {
+        IntOp::Add => "add",
+        IntOp::Sub => "sub",
+        IntOp::Mul => "mul",
+        IntOp::Div => "div",
+        IntOp::CeilDiv => "ceil_div",
+        IntOp::Mod => "rem",
+        IntOp::Min => "min",
+        IntOp::Max => "max",
+    }
+}
+
+impl fmt::Display for KernelIr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}

@@ -1,0 +1,396 @@
+//! Lower: typed program -> kernel IR.
+//!
+//! In: a checked [`Kernel`]. Out: a [`KernelIr`] whose accesses are base +
+//! index, every index an integer value of the IR's table, loops over static
+//! modes unrolled into atoms, register indices constant; plus the facts the
+//! runtime needs to refuse an out-of-bounds launch ([`Lowered::global_accesses`]
+//! and [`Lowered::loops`]). The verifier ([`verify`]) runs after lowering.
+
+pub mod ir;
+pub mod verify;
+
+use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::Span;
+use ir::{
+    Addr, Buffer, CopyAtom, Inst, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
+    Space,
+};
+use std::collections::HashMap;
+use tilec_layout::int::Sym;
+use tilec_layout::{Coord, Int};
+
+/// A kernel's IR and what the runtime checks before launching it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lowered {
+    pub ir: KernelIr,
+    /// Every distinct global index, symbolic in `thread.x`, `block.*`,
+    /// loop counters and extents: the runtime bounds them at launch.
+    pub global_accesses: Vec<GlobalAccess>,
+    /// The loops' counters and bounds, for those bounds.
+    pub loops: Vec<LoopRange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobalAccess {
+    /// Kernel parameter index.
+    pub param: usize,
+    pub index: Int,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopRange {
+    pub name: String,
+    pub start: Int,
+    pub end: Int,
+}
+
+pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
+    let block_threads = k
+        .launch
+        .block
+        .iter()
+        .fold(Int::Static(1), |a, b| a.mul(b))
+        .as_static()
+        .unwrap_or(0);
+    let mut l = Lowerer {
+        k,
+        block_threads,
+        ints: Vec::new(),
+        table: HashMap::new(),
+        loop_names: Vec::new(),
+        loop_depth: Vec::new(),
+        active: Vec::new(),
+        accesses: Vec::new(),
+        loops: Vec::new(),
+    };
+    let body = l.stmts(&k.body)?;
+    let params = k
+        .params
+        .iter()
+        .map(|p| match &p.kind {
+            ParamKind::Tensor { elem, .. } => Param::Tensor {
+                name: p.name.clone(),
+                elem: *elem,
+            },
+            ParamKind::Scalar(elem) => Param::Scalar {
+                name: p.name.clone(),
+                elem: *elem,
+            },
+        })
+        .collect();
+    let buffers = |v: Vec<(Elem, i64, Option<f64>)>| {
+        v.into_iter()
+            .map(|(elem, len, init)| Buffer { elem, len, init })
+            .collect()
+    };
+    let ir = KernelIr {
+        name: k.name.clone(),
+        params,
+        extents: k.extents.clone(),
+        block_threads,
+        shared: buffers(k.shared.iter().map(|b| (b.elem, b.len, None)).collect()),
+        registers: buffers(
+            k.registers
+                .iter()
+                .map(|r| (r.elem, r.len, r.init))
+                .collect(),
+        ),
+        ints: l.ints,
+        body,
+    };
+    verify::verify(&ir).map_err(|e| {
+        Diagnostic::new(
+            format!("internal error: the kernel IR is invalid: {e}"),
+            span0(),
+        )
+    })?;
+    let mut accesses = l.accesses;
+    accesses.dedup();
+    Ok(Lowered {
+        ir,
+        global_accesses: dedup(accesses),
+        loops: l.loops,
+    })
+}
+
+fn span0() -> Span {
+    Span { start: 0, end: 0 }
+}
+
+fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
+    v.into_iter().filter(|x| seen.insert(x.clone())).collect()
+}
+
+struct Lowerer<'k> {
+    k: &'k Kernel,
+    block_threads: i64,
+    ints: Vec<IntValue>,
+    table: HashMap<IntDef, IntId>,
+    /// Name and depth of every loop, by id.
+    loop_names: Vec<String>,
+    loop_depth: Vec<usize>,
+    /// The loops enclosing the statement being lowered, innermost last.
+    active: Vec<usize>,
+    accesses: Vec<GlobalAccess>,
+    loops: Vec<LoopRange>,
+}
+
+impl Lowerer<'_> {
+    fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out).map_err(|msg| {
+                Diagnostic::new(msg, s.span)
+                    .with_help("operations run on static per-thread shapes; partition further")
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), String> {
+        match &s.op {
+            Op::Sync => out.push(Inst::Barrier),
+            Op::Copy { src, dst } => {
+                for i in 0..static_size(src)? {
+                    let (src, dst) = (
+                        self.element(src, &Coord::from(i))?,
+                        self.element(dst, &Coord::from(i))?,
+                    );
+                    out.push(Inst::Copy {
+                        atom: CopyAtom::Scalar(s_elem(s)),
+                        src,
+                        dst,
+                    });
+                }
+            }
+            Op::Gemm { a, b, c } => {
+                let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);
+                let kk = mode_size(a, 1)?;
+                for k in 0..kk {
+                    for mi in 0..m {
+                        for ni in 0..n {
+                            let (a_, b_, c_) = (
+                                self.element(a, &coord2(mi, k))?,
+                                self.element(b, &coord2(ni, k))?,
+                                self.element(c, &coord2(mi, ni))?,
+                            );
+                            out.push(Inst::Mma {
+                                atom: MmaAtom::Fma(c.elem),
+                                a: a_,
+                                b: b_,
+                                c: c_,
+                            });
+                        }
+                    }
+                }
+            }
+            Op::Axpby { alpha, x, beta, y } => {
+                for i in 0..static_size(y)? {
+                    let (xa, ya) = (
+                        self.element(x, &Coord::from(i))?,
+                        self.element(y, &Coord::from(i))?,
+                    );
+                    out.push(Inst::Axpby {
+                        elem: y.elem,
+                        alpha: scalar(alpha),
+                        x: xa,
+                        beta: scalar(beta),
+                        y: ya,
+                    });
+                }
+            }
+            Op::Fill { dst, value } => {
+                for i in 0..static_size(dst)? {
+                    let d = self.element(dst, &Coord::from(i))?;
+                    out.push(Inst::Fill {
+                        elem: dst.elem,
+                        dst: d,
+                        value: *value,
+                    });
+                }
+            }
+            Op::For {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                let id = self.loop_names.len();
+                self.loop_names.push(var.clone());
+                self.loop_depth.push(self.active.len() + 1);
+                self.loops.push(LoopRange {
+                    name: var.clone(),
+                    start: start.clone(),
+                    end: end.clone(),
+                });
+                let (s_id, e_id) = (self.int(start)?, self.int(end)?);
+                self.active.push(id);
+                let inner = self.stmts(body).map_err(|d| d.message)?;
+                self.active.pop();
+                out.push(Inst::Loop {
+                    id,
+                    name: var.clone(),
+                    start: s_id,
+                    end: e_id,
+                    body: inner,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The address of element `c` of a view.
+    fn element(&mut self, v: &View, c: &Coord) -> Result<Addr, String> {
+        let index = v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?);
+        let space = match v.base {
+            Base::Param(p) => {
+                self.accesses.push(GlobalAccess {
+                    param: p,
+                    index: index.clone(),
+                });
+                Space::Global(p)
+            }
+            Base::Shared(s) => {
+                self.within_shared(&index, self.k.shared[s].len)?;
+                Space::Shared(s)
+            }
+            Base::Registers(r) => {
+                if !index.is_static() {
+                    return Err(format!(
+                        "a register tensor is indexed by the run-time value {index}; slice registers with constants"
+                    ));
+                }
+                Space::Registers(r)
+            }
+        };
+        Ok(Addr {
+            space,
+            index: self.int(&index)?,
+        })
+    }
+
+    /// A shared-memory index stays inside its buffer for every thread and
+    /// every iteration of the loops around it: checked here, at compile time.
+    fn within_shared(&self, index: &Int, len: i64) -> Result<(), String> {
+        let env = |n: &str| -> Option<(i64, i64)> {
+            if n == "thread.x" {
+                return Some((0, self.block_threads - 1));
+            }
+            let l = self
+                .active
+                .iter()
+                .rev()
+                .find(|&&l| self.loop_names[l] == n)?;
+            let r = &self.loops[*l];
+            let (s, e) = (r.start.as_static()?, r.end.as_static()?);
+            Some((s, e - 1))
+        };
+        match index.range(&env) {
+            Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
+            Some((lo, hi)) => Err(format!(
+                "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
+            )),
+            None => Err(format!(
+                "the shared-memory index {index} depends on run-time values; it must be bounded at compile time"
+            )),
+        }
+    }
+
+    /// Interns a symbolic integer, and everything it is made of.
+    fn int(&mut self, v: &Int) -> Result<IntId, String> {
+        let def = match v {
+            Int::Static(c) => IntDef::Const(*c),
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(n) => self.name(n)?,
+                Sym::Bin(op, a, b) => {
+                    let (a, b) = (self.int(a)?, self.int(b)?);
+                    IntDef::Bin(*op, a, b)
+                }
+            },
+        };
+        Ok(self.def(def))
+    }
+
+    fn name(&self, n: &str) -> Result<IntDef, String> {
+        Ok(match n {
+            "thread.x" => IntDef::ThreadIdx,
+            "block.x" => IntDef::BlockIdx(0),
+            "block.y" => IntDef::BlockIdx(1),
+            "block.z" => IntDef::BlockIdx(2),
+            _ => {
+                if let Some(&l) = self.active.iter().rev().find(|&&l| self.loop_names[l] == n) {
+                    IntDef::LoopVar(l)
+                } else if let Some(e) = self.k.extents.iter().position(|x| x == n) {
+                    IntDef::Extent(e)
+                } else {
+                    return Err(format!("`{n}` has no value here"));
+                }
+            }
+        })
+    }
+
+    fn def(&mut self, def: IntDef) -> IntId {
+        if let Some(&id) = self.table.get(&def) {
+            return id;
+        }
+        let scope = match &def {
+            IntDef::LoopVar(l) => Some(*l),
+            IntDef::Bin(_, a, b) => self.deeper(self.ints[*a].scope, self.ints[*b].scope),
+            _ => None,
+        };
+        self.ints.push(IntValue {
+            def: def.clone(),
+            scope,
+        });
+        let id = self.ints.len() - 1;
+        self.table.insert(def, id);
+        id
+    }
+
+    fn deeper(&self, a: Option<usize>, b: Option<usize>) -> Option<usize> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if self.loop_depth[x] >= self.loop_depth[y] {
+                x
+            } else {
+                y
+            }),
+            (x, None) | (None, x) => x,
+        }
+    }
+}
+
+fn s_elem(s: &Stmt) -> Elem {
+    match &s.op {
+        Op::Copy { dst, .. } => dst.elem,
+        _ => Elem::F32,
+    }
+}
+
+fn coord2(a: i64, b: i64) -> Coord {
+    Coord::Tuple(vec![Coord::from(a), Coord::from(b)])
+}
+
+fn scalar(s: &Scalar) -> ScalarRef {
+    match s {
+        Scalar::Param(p) => ScalarRef::Param(*p),
+        Scalar::Literal(v) => ScalarRef::Literal(*v),
+    }
+}
+
+fn static_size(v: &View) -> Result<i64, String> {
+    v.layout
+        .size()
+        .as_static()
+        .ok_or_else(|| format!("this operation has the run-time shape {}", v.layout.shape()))
+}
+
+fn mode_size(v: &View, i: usize) -> Result<i64, String> {
+    v.layout
+        .mode(i)
+        .map_err(|e| e.to_string())?
+        .size()
+        .as_static()
+        .ok_or_else(|| format!("this operation has the run-time shape {}", v.layout.shape()))
+}

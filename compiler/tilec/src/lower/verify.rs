@@ -1,0 +1,115 @@
+//! The kernel IR verifier, run after lowering: every value is defined before
+//! use and lives in a scope that encloses its uses; register indices are
+//! constants inside their arrays; shared indices that are constants lie
+//! inside their buffers; global accesses name tensor parameters.
+
+use super::ir::{Addr, Inst, IntDef, IntId, KernelIr, Param, Space};
+
+pub fn verify(ir: &KernelIr) -> Result<(), String> {
+    for (id, v) in ir.ints.iter().enumerate() {
+        match &v.def {
+            IntDef::Bin(_, a, b) if *a >= id || *b >= id => {
+                return Err(format!("%{id} uses a later value"));
+            }
+            IntDef::LoopVar(l) if v.scope != Some(*l) => {
+                return Err(format!("%{id}: a counter outside its loop"));
+            }
+            IntDef::Extent(e) if *e >= ir.extents.len() => {
+                return Err(format!("%{id}: no extent {e}"));
+            }
+            _ => {}
+        }
+    }
+    let mut seen_loops = Vec::new();
+    insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops)
+}
+
+fn insts(
+    ir: &KernelIr,
+    body: &[Inst],
+    open: &mut Vec<usize>,
+    seen: &mut Vec<usize>,
+) -> Result<(), String> {
+    for inst in body {
+        match inst {
+            Inst::Copy { src, dst, .. } => {
+                addr(ir, src, open)?;
+                addr(ir, dst, open)?;
+            }
+            Inst::Mma { a, b, c, .. } => {
+                for x in [a, b, c] {
+                    addr(ir, x, open)?;
+                }
+            }
+            Inst::Axpby { x, y, .. } => {
+                addr(ir, x, open)?;
+                addr(ir, y, open)?;
+            }
+            Inst::Fill { dst, .. } => addr(ir, dst, open)?,
+            Inst::Barrier => {}
+            Inst::Loop {
+                id,
+                start,
+                end,
+                body,
+                ..
+            } => {
+                if seen.contains(id) {
+                    return Err(format!("loop {id} appears twice"));
+                }
+                seen.push(*id);
+                visible(ir, *start, open)?;
+                visible(ir, *end, open)?;
+                open.push(*id);
+                insts(ir, body, open, seen)?;
+                open.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn visible(ir: &KernelIr, id: IntId, open: &[usize]) -> Result<(), String> {
+    match ir.ints.get(id).map(|v| v.scope) {
+        None => Err(format!("%{id} is not defined")),
+        Some(None) => Ok(()),
+        Some(Some(l)) if open.contains(&l) => Ok(()),
+        Some(Some(l)) => Err(format!(
+            "%{id} belongs to loop {l}, which does not enclose its use"
+        )),
+    }
+}
+
+fn addr(ir: &KernelIr, a: &Addr, open: &[usize]) -> Result<(), String> {
+    visible(ir, a.index, open)?;
+    let constant = match ir.ints[a.index].def {
+        IntDef::Const(c) => Some(c),
+        _ => None,
+    };
+    let within = |len: i64, what: &str| match constant {
+        Some(c) if c < 0 || c >= len => Err(format!("{what} index {c} outside 0..{len}")),
+        _ => Ok(()),
+    };
+    match a.space {
+        Space::Registers(r) => {
+            let b = ir
+                .registers
+                .get(r)
+                .ok_or(format!("no register array {r}"))?;
+            if constant.is_none() {
+                return Err(format!("register array r{r} indexed by a run-time value"));
+            }
+            within(b.len, "register")
+        }
+        Space::Shared(s) => within(
+            ir.shared.get(s).ok_or(format!("no shared buffer {s}"))?.len,
+            "shared",
+        ),
+        Space::Global(p) => match ir.params.get(p) {
+            Some(Param::Tensor { .. }) => Ok(()),
+            _ => Err(format!(
+                "global access to parameter {p}, which is not a tensor"
+            )),
+        },
+    }
+}
