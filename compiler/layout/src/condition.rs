@@ -11,7 +11,7 @@ use crate::int::{Bindings, Int};
 use std::fmt;
 
 /// A proposition about integers.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Fact {
     /// `divisor` divides `dividend` exactly.
     Divides { divisor: Int, dividend: Int },

@@ -14,7 +14,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A static or symbolic 64-bit integer.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Int {
     Static(i64),
     Dynamic(Arc<Sym>),
@@ -339,6 +340,116 @@ impl fmt::Display for Int {
     }
 }
 
+/// Stored as its text, e.g. `"ceil_div(M,128)"`: manifests stay readable.
+impl From<Int> for String {
+    fn from(i: Int) -> String {
+        i.to_string()
+    }
+}
+
+impl TryFrom<String> for Int {
+    type Error = String;
+    fn try_from(s: String) -> Result<Int, String> {
+        s.parse()
+    }
+}
+
+/// Parses the text form that `Display` writes: integers, names (with
+/// dots), parenthesized `a+b a-b a*b a/b a%b`, and `ceil_div(a,b)`,
+/// `min(a,b)`, `max(a,b)`.
+impl std::str::FromStr for Int {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Int, String> {
+        let mut p = IntParser {
+            s: s.as_bytes(),
+            at: 0,
+        };
+        let v = p.int()?;
+        if p.at != s.len() {
+            return Err(format!("unexpected text after an integer in `{s}`"));
+        }
+        Ok(v)
+    }
+}
+
+struct IntParser<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl IntParser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Result<(), String> {
+        if self.peek() == Some(c) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(format!("expected `{}` at {}", c as char, self.at))
+        }
+    }
+
+    fn int(&mut self) -> Result<Int, String> {
+        match self.peek() {
+            Some(b'(') => {
+                self.at += 1;
+                let a = self.int()?;
+                let op = match self.peek() {
+                    Some(b'+') => Op::Add,
+                    Some(b'-') => Op::Sub,
+                    Some(b'*') => Op::Mul,
+                    Some(b'/') => Op::Div,
+                    Some(b'%') => Op::Mod,
+                    _ => return Err(format!("expected an operator at {}", self.at)),
+                };
+                self.at += 1;
+                let b = self.int()?;
+                self.eat(b')')?;
+                Ok(Int::Dynamic(Arc::new(Sym::Bin(op, a, b))))
+            }
+            Some(c) if c == b'-' || c.is_ascii_digit() => {
+                let start = self.at;
+                self.at += 1;
+                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    self.at += 1;
+                }
+                let text =
+                    std::str::from_utf8(&self.s[start..self.at]).map_err(|e| e.to_string())?;
+                text.parse()
+                    .map(Int::Static)
+                    .map_err(|_| format!("`{text}` is not a 64-bit integer"))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = self.at;
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+                {
+                    self.at += 1;
+                }
+                let name = std::str::from_utf8(&self.s[start..self.at])
+                    .map_err(|e| e.to_string())?
+                    .to_string();
+                let op = match name.as_str() {
+                    "ceil_div" => Op::CeilDiv,
+                    "min" => Op::Min,
+                    "max" => Op::Max,
+                    _ => return Ok(Int::Dynamic(Arc::new(Sym::Var(name)))),
+                };
+                self.eat(b'(')?;
+                let a = self.int()?;
+                self.eat(b',')?;
+                let b = self.int()?;
+                self.eat(b')')?;
+                Ok(Int::Dynamic(Arc::new(Sym::Bin(op, a, b))))
+            }
+            _ => Err(format!("expected an integer at {}", self.at)),
+        }
+    }
+}
+
 impl fmt::Debug for Int {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
@@ -356,6 +467,21 @@ mod tests {
         assert_eq!(a.ceil_div(&Int::from(5)), Int::from(3));
         assert_eq!(Int::from(-7).div(&Int::from(2)), Int::from(-3));
         assert_eq!(Int::from(-7).rem(&Int::from(2)), Int::from(-1));
+    }
+
+    #[test]
+    fn text_form_reads_back() {
+        let m = Int::var("M");
+        let x = m
+            .ceil_div(&Int::from(128))
+            .mul(&Int::var("block.x"))
+            .add(&m.rem(&Int::from(7)))
+            .sub(&Int::from(-3));
+        let y = x.min(&Int::var("K")).max(&Int::from(2));
+        for v in [x, y, Int::from(-12), Int::var("thread.x")] {
+            assert_eq!(v.to_string().parse::<Int>(), Ok(v.clone()), "{v}");
+        }
+        assert!("(M+".parse::<Int>().is_err());
     }
 
     #[test]

@@ -11,11 +11,27 @@ use crate::int::Int;
 use crate::tuple::{IntTuple, write_list};
 use std::fmt;
 
-/// A function from coordinates to offsets; `shape` and `stride` are congruent.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// A function from coordinates to offsets; `shape` and `stride` are congruent
+/// (also when read back from a file: deserializing checks it).
+#[derive(Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "LayoutParts")]
 pub struct Layout {
     shape: IntTuple,
     stride: IntTuple,
+}
+
+/// A layout as stored, before its congruence is checked.
+#[derive(serde::Deserialize)]
+struct LayoutParts {
+    shape: IntTuple,
+    stride: IntTuple,
+}
+
+impl TryFrom<LayoutParts> for Layout {
+    type Error = AlgebraError;
+    fn try_from(p: LayoutParts) -> Result<Layout> {
+        Layout::new(p.shape, p.stride)
+    }
 }
 
 /// A coordinate: an integer (unravelled colexicographically within its

@@ -10,7 +10,9 @@ use std::fmt;
 
 /// An integer or a tuple of integer tuples. `4` and `(4)` are different
 /// values, as in CuTe.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// Stored as a nested array of integer texts: `["M", ["2", "K"]]`.
+#[derive(Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
 pub enum IntTuple {
     Int(Int),
     Tuple(Vec<IntTuple>),

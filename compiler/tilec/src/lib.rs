@@ -11,7 +11,6 @@
 #![allow(clippy::result_large_err)]
 
 pub mod check;
-pub mod cli;
 pub mod diagnostic;
 pub mod lower;
 pub mod picture;

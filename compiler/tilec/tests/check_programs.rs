@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use tilec::check::kernel::check_source;
-use tilec::cli::check::shapes_report;
+use tilec::check::report::shapes_report;
 
 fn tile_files(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -16,8 +16,8 @@
 
 use super::algebra::{Args, Evaluator, Functions, algebra_error};
 use super::program::{
-    Base, Binding, Elem, Kernel, KernelParam, Launch, Op, ParamKind, RegisterArray, Scalar,
-    SharedBuffer, Stmt, View,
+    Base, Binding, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference, ReferenceKind,
+    RegisterArray, Scalar, SharedBuffer, Stmt, View,
 };
 use super::value::Value;
 use crate::diagnostic::Diagnostic;
@@ -103,6 +103,7 @@ struct KernelChecker {
     launch_written: bool,
     conditions: Vec<Condition>,
     bindings: Vec<Binding>,
+    reference: Option<(Reference, Span)>,
     diags: Vec<Diagnostic>,
 }
 
@@ -146,6 +147,7 @@ impl KernelChecker {
             body,
             conditions: self.conditions,
             bindings: self.bindings,
+            reference: self.reference.map(|(r, _)| r),
         })
     }
 
@@ -319,6 +321,7 @@ impl KernelChecker {
             | StmtKind::Let(_, e)
             | StmtKind::Expr(e) => vec![e],
             StmtKind::Launch(v) => v.iter().collect(),
+            StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
@@ -414,6 +417,20 @@ impl KernelChecker {
                     },
                     span: s.span,
                 })
+            }
+            StmtKind::Reference(e) => {
+                match self.reference_stmt(e) {
+                    Ok(r) => match &self.reference {
+                        Some((_, first)) => self.diags.push(
+                            Diagnostic::new("a kernel states one reference", s.span)
+                                .with_related(*first, "the first one")
+                                .with_help("keep the reference that says what the kernel computes"),
+                        ),
+                        None => self.reference = Some((r, s.span)),
+                    },
+                    Err(d) => self.diags.push(d),
+                }
+                None
             }
             StmtKind::Expr(e) => match self.op(e) {
                 Ok(op) => Some(Stmt { op, span: s.span }),
@@ -612,6 +629,106 @@ impl KernelChecker {
                 Err(does_nothing(e.span))
             }
         }
+    }
+
+    /// `reference gemm(A, B, C, alpha, beta)` and friends: the operands are
+    /// parameters, with the shapes the computation needs.
+    fn reference_stmt(&mut self, e: &Expr) -> Result<Reference, Diagnostic> {
+        let usage = "reference gemm(A, B, C, alpha, beta) | reference copy(A, B) | reference transpose(A, B)";
+        let (name, args) = match &e.kind {
+            ExprKind::Call(f, args) => match &f.kind {
+                ExprKind::Name(n) => (n.as_str(), args),
+                _ => {
+                    return Err(
+                        Diagnostic::new("a reference names a computation", e.span).with_help(usage)
+                    );
+                }
+            },
+            _ => {
+                return Err(
+                    Diagnostic::new("a reference names a computation", e.span).with_help(usage)
+                );
+            }
+        };
+        let (kind, tensors, scalars) = match name {
+            "gemm" => (ReferenceKind::Gemm, 3, 2),
+            "copy" => (ReferenceKind::Copy, 2, 0),
+            "transpose" => (ReferenceKind::Transpose, 2, 0),
+            _ => {
+                return Err(
+                    Diagnostic::new(format!("no reference computation `{name}`"), e.span)
+                        .with_help(usage),
+                );
+            }
+        };
+        if args.len() != tensors + scalars {
+            return Err(Diagnostic::new(
+                format!("reference {name} takes {} operands", tensors + scalars),
+                e.span,
+            )
+            .with_help(usage));
+        }
+        let mut operands = Vec::new();
+        let mut shapes = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let p = match &a.kind {
+                ExprKind::Name(n) => self.params.iter().position(|p| &p.name == n),
+                _ => None,
+            };
+            let Some(p) = p else {
+                return Err(
+                    Diagnostic::new("a reference operand is a kernel parameter", a.span)
+                        .with_help(usage),
+                );
+            };
+            match (&self.params[p].kind, i < tensors) {
+                (ParamKind::Tensor { layout, .. }, true) if layout.rank() == 2 => {
+                    shapes.push((
+                        layout.mode(0).map(|m| m.size()).ok(),
+                        layout.mode(1).map(|m| m.size()).ok(),
+                        a.span,
+                    ));
+                }
+                (ParamKind::Scalar(_), false) => {}
+                _ => {
+                    let want = if i < tensors {
+                        "a matrix parameter (two modes)"
+                    } else {
+                        "a scalar parameter"
+                    };
+                    return Err(Diagnostic::new(
+                        format!("operand {} of reference {name} must be {want}", i + 1),
+                        a.span,
+                    )
+                    .with_help(usage));
+                }
+            }
+            operands.push(p);
+        }
+        // Which extents must agree: (operand, mode) pairs.
+        let agree: &[((usize, usize), (usize, usize))] = match kind {
+            ReferenceKind::Gemm => &[((0, 0), (2, 0)), ((1, 0), (2, 1)), ((0, 1), (1, 1))],
+            ReferenceKind::Copy => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
+            ReferenceKind::Transpose => &[((0, 0), (1, 1)), ((0, 1), (1, 0))],
+        };
+        for &((x, xm), (y, ym)) in agree {
+            let get = |o: usize, m: usize| {
+                if m == 0 {
+                    shapes[o].0.clone()
+                } else {
+                    shapes[o].1.clone()
+                }
+            };
+            if get(x, xm) != get(y, ym) {
+                return Err(Diagnostic::new(
+                    format!("reference {name}: extents disagree, mode {xm} of operand {} vs mode {ym} of operand {}", x + 1, y + 1),
+                    shapes[x].2,
+                )
+                .with_related(shapes[y].2, "this operand")
+                .with_help(usage));
+            }
+        }
+        Ok(Reference { kind, operands })
     }
 
     fn tensor_arg(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {

@@ -7,4 +7,5 @@
 pub mod algebra;
 pub mod kernel;
 pub mod program;
+pub mod report;
 pub mod value;

@@ -189,6 +189,24 @@ pub struct Launch {
     pub block: Vec<Int>,
 }
 
+/// What a kernel computes, stated in its source, to check its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ReferenceKind {
+    /// `gemm(A, B, C, alpha, beta)`: `C = alpha * A * B^T + beta * C`, A (M,K), B (N,K), C (M,N).
+    Gemm,
+    /// `copy(A, B)`: `B = A`.
+    Copy,
+    /// `transpose(A, B)`: `B = A^T`, A (M,N), B (N,M).
+    Transpose,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    pub kind: ReferenceKind,
+    /// Kernel parameter indices, in the order the reference names them.
+    pub operands: Vec<usize>,
+}
+
 /// A `let`, with its inferred tensor, for `tilec check --shapes`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Binding {
@@ -210,6 +228,7 @@ pub struct Kernel {
     /// Facts about extents that must hold at launch.
     pub conditions: Vec<Condition>,
     pub bindings: Vec<Binding>,
+    pub reference: Option<Reference>,
 }
 
 impl Kernel {

@@ -101,4 +101,7 @@ pub enum StmtKind {
     },
     /// `copy(a, b);`, `sync();`, ...
     Expr(Expr),
+    /// `reference gemm(A, B, C, alpha, beta);`: what the kernel computes,
+    /// for checking its results.
+    Reference(Expr),
 }

@@ -37,6 +37,8 @@ pub enum Tok<'s> {
     For,
     #[token("in")]
     In,
+    #[token("reference")]
+    Reference,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
     Ident(&'s str),
     #[token("(")]
@@ -110,6 +112,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Launch => write!(f, "launch"),
             Tok::For => write!(f, "for"),
             Tok::In => write!(f, "in"),
+            Tok::Reference => write!(f, "reference"),
             Tok::Less => write!(f, "<"),
             Tok::Greater => write!(f, ">"),
             Tok::LBrace => write!(f, "{{"),

@@ -1,46 +1,8 @@
-//! `tilec check FILE.tile`: diagnostics on stderr and exit 1, or exit 0 when
-//! clean; `--shapes` prints each `let` with its inferred shape and layout.
+//! `tilec check --shapes`: every binding with its inferred shape, layout and
+//! offset, and the launch conditions, the way CuTe users annotate by hand.
 
-use crate::check::kernel::check_source;
-use crate::check::program::Kernel;
+use super::program::Kernel;
 use std::fmt::Write;
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-#[derive(clap::Args)]
-pub struct Args {
-    /// The .tile file.
-    file: PathBuf,
-    /// Print every `let` with its shape and layout, and the launch conditions.
-    #[arg(long)]
-    shapes: bool,
-}
-
-pub fn run(args: Args) -> ExitCode {
-    let name = args.file.display().to_string();
-    let src = match std::fs::read_to_string(&args.file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot read {name}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match check_source(&src) {
-        Ok(kernels) => {
-            if args.shapes {
-                print!("{}", shapes_report(&kernels));
-            }
-            ExitCode::SUCCESS
-        }
-        Err(diags) => {
-            for d in &diags {
-                eprintln!("{:?}", d.report(&name, &src));
-            }
-            eprintln!("{} error(s) in {name}", diags.len());
-            ExitCode::FAILURE
-        }
-    }
-}
 
 /// Each binding with its shape and layout, the way CuTe users annotate code.
 pub fn shapes_report(kernels: &[Kernel]) -> String {

@@ -4,9 +4,9 @@
 //! exit 1. `--batch`: one line of output per line of stdin, the value or
 //! `error: <message>`, exit 0.
 
-use crate::check::algebra::eval_static;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
+use tilec::check::algebra::eval_static;
 
 #[derive(clap::Args)]
 pub struct Args {

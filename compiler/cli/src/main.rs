@@ -1,7 +1,11 @@
-//! The command line: parses arguments with clap and runs one subcommand.
+//! The `tilec` command: parses arguments with clap and runs one subcommand,
+//! each in its own module.
 
 mod algebra;
-pub mod check;
+mod build;
+mod check;
+mod compile;
+mod run;
 mod show;
 
 use clap::{Parser, Subcommand};
@@ -24,15 +28,21 @@ enum Command {
     Algebra(algebra::Args),
     /// Check a .tile file: shapes, partitions, launch; `--shapes` prints what each `let` is.
     Check(check::Args),
+    /// Compile a .tile file to PTX and a manifest, or print an intermediate form (--emit).
+    Build(build::Args),
+    /// Compile and run on the GPU against the kernel's reference.
+    Run(run::Args),
     /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
     Show(show::Args),
 }
 
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Algebra(a) => algebra::run(a),
         Command::Show(a) => show::run(a),
         Command::Check(a) => check::run(a),
+        Command::Build(a) => build::run(a),
+        Command::Run(a) => run::run(a),
     }
 }

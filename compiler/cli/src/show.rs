@@ -1,9 +1,9 @@
 //! `tilec show`: a layout as a grid of offsets, or a thread-value layout as
 //! the owner of each tile cell; in the terminal, and as SVG with `--svg`.
 
-use crate::check::algebra::eval_static;
-use crate::picture::{self, Picture};
 use std::process::ExitCode;
+use tilec::check::algebra::eval_static;
+use tilec::picture::{self, Picture};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -1,0 +1,136 @@
+//! The whole pipeline for one file: source -> typed program -> kernel IR ->
+//! PTX, with the manifest the runtime needs.
+
+use tilec::check::program::{self, Elem, Kernel, ParamKind};
+use tilec::diagnostic::Diagnostic;
+use tilec::lower::{Lowered, lower};
+use tilec_runtime::manifest as m;
+
+/// A compiled kernel.
+pub struct Compiled {
+    pub kernel: Kernel,
+    pub ptx: String,
+    pub manifest: m::Manifest,
+}
+
+/// Why a file did not compile: diagnostics of the source, or a back-end error.
+pub enum Failure {
+    Source(Vec<Diagnostic>),
+    Backend(String),
+}
+
+/// Checks and lowers every kernel of a source.
+pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Lowered)>, Failure> {
+    let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
+    kernels
+        .into_iter()
+        .map(|k| {
+            let l = lower(&k).map_err(|d| Failure::Source(vec![d]))?;
+            Ok((k, l))
+        })
+        .collect()
+}
+
+pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
+    lower_source(src)?
+        .into_iter()
+        .map(|(kernel, lowered)| {
+            let ptx = tilec_codegen::compile(&lowered.ir, arch, tilec_codegen::Output::Ptx)
+                .map_err(|e| Failure::Backend(e.to_string()))?;
+            let manifest = manifest(&kernel, &lowered, arch);
+            Ok(Compiled {
+                kernel,
+                ptx,
+                manifest,
+            })
+        })
+        .collect()
+}
+
+fn elem(e: Elem) -> m::Elem {
+    match e {
+        Elem::F32 => m::Elem::F32,
+        Elem::F16 => m::Elem::F16,
+        Elem::Bf16 => m::Elem::Bf16,
+        Elem::I32 => m::Elem::I32,
+    }
+}
+
+pub fn manifest(k: &Kernel, l: &Lowered, arch: &str) -> m::Manifest {
+    m::Manifest {
+        kernel: k.name.clone(),
+        arch: arch.to_string(),
+        params: k
+            .params
+            .iter()
+            .map(|p| m::ParamSpec {
+                name: p.name.clone(),
+                kind: match &p.kind {
+                    ParamKind::Tensor { elem: e, layout } => m::ParamKind::Tensor {
+                        elem: elem(*e),
+                        layout: layout.clone(),
+                    },
+                    ParamKind::Scalar(e) => m::ParamKind::Scalar { elem: elem(*e) },
+                },
+            })
+            .collect(),
+        extents: k.extents.clone(),
+        grid: k.launch.grid.clone(),
+        block: k.launch.block.clone(),
+        shared_bytes: k.shared_bytes(),
+        conditions: k
+            .conditions
+            .iter()
+            .map(|c| m::LaunchCondition {
+                fact: c.fact.clone(),
+                needed_by: c.needed_by.to_string(),
+            })
+            .collect(),
+        accesses: l
+            .global_accesses
+            .iter()
+            .map(|a| m::Access {
+                param: a.param,
+                index: a.index.clone(),
+            })
+            .collect(),
+        loops: l
+            .loops
+            .iter()
+            .map(|r| m::LoopSpec {
+                name: r.name.clone(),
+                start: r.start.clone(),
+                end: r.end.clone(),
+            })
+            .collect(),
+        reference: k.reference.as_ref().map(|r| m::Reference {
+            kind: match r.kind {
+                program::ReferenceKind::Gemm => m::ReferenceKind::Gemm,
+                program::ReferenceKind::Copy => m::ReferenceKind::Copy,
+                program::ReferenceKind::Transpose => m::ReferenceKind::Transpose,
+            },
+            operands: r.operands.clone(),
+        }),
+    }
+}
+
+/// Prints a failure against its source; returns the exit code.
+pub fn report(name: &str, src: &str, f: Failure) -> std::process::ExitCode {
+    match f {
+        Failure::Source(diags) => {
+            for d in &diags {
+                eprintln!("{:?}", d.report(name, src));
+            }
+            eprintln!("{} error(s) in {name}", diags.len());
+        }
+        Failure::Backend(e) => eprintln!("error: code generation failed: {e}"),
+    }
+    std::process::ExitCode::FAILURE
+}
+
+pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {
+    std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        std::process::ExitCode::from(2)
+    })
+}

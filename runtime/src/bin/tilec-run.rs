@@ -1,0 +1,54 @@
+//! `tilec-run KERNEL.json --dims M=..,N=..,K=..`: runs a kernel that
+//! `tilec build` compiled (KERNEL.ptx beside its manifest) on the GPU, checks
+//! it against its reference, prints error and speed. Needs no LLVM.
+
+use std::process::ExitCode;
+use tilec_runtime::{gpu::Gpu, manifest::Manifest, plan::Dims, run_gpu};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: tilec-run KERNEL.json --dims M=4096,N=4096,K=4096 [--seed S] [--iters N]";
+    let mut manifest = None;
+    let (mut dims, mut seed, mut iters) = (String::new(), 1u64, 20usize);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().unwrap_or_default();
+        match a.as_str() {
+            "--dims" => dims = value(),
+            "--seed" => seed = value().parse().unwrap_or(1),
+            "--iters" => iters = value().parse().unwrap_or(20),
+            "-h" | "--help" => {
+                println!("{usage}");
+                return ExitCode::SUCCESS;
+            }
+            _ => manifest = Some(a.clone()),
+        }
+    }
+    let Some(path) = manifest else {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    };
+    match run(&path, &dims, seed, iters) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> {
+    let m =
+        Manifest::from_json(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)?;
+    let ptx_path = std::path::Path::new(path).with_extension("ptx");
+    let ptx =
+        std::fs::read_to_string(&ptx_path).map_err(|e| format!("{}: {e}", ptx_path.display()))?;
+    let dims = Dims::parse(dims).map_err(|e| e.to_string())?;
+    let gpu = Gpu::open()
+        .map_err(|e| e.to_string())?
+        .ok_or("no GPU on this machine (no CUDA driver or no device)")?;
+    let r = run_gpu(&gpu, &ptx, &m, &dims, seed, iters).map_err(|e| e.to_string())?;
+    println!("{}", r.line());
+    Ok(r.passed())
+}

@@ -1,0 +1,156 @@
+//! The GPU: loads PTX through the CUDA driver (cudarc, loaded at run time),
+//! copies arguments, launches a planned kernel, times it with events.
+
+use crate::RuntimeError;
+use crate::host::HostBuffer;
+use crate::manifest::{Elem, Manifest, ParamKind};
+use crate::plan::LaunchPlan;
+use crate::reference::Arg;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use half::{bf16, f16};
+use std::sync::Arc;
+
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+}
+
+impl From<cudarc::driver::DriverError> for RuntimeError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        RuntimeError::Cuda(e.to_string())
+    }
+}
+
+/// A device copy of one argument.
+enum DeviceArg {
+    F32(CudaSlice<f32>),
+    F16(CudaSlice<f16>),
+    Bf16(CudaSlice<bf16>),
+    I32(CudaSlice<i32>),
+    F32Scalar(f32),
+    F16Scalar(f16),
+    Bf16Scalar(bf16),
+    I32Scalar(i32),
+}
+
+impl Gpu {
+    /// The first GPU, or `None` when this machine has no CUDA driver or no device.
+    pub fn open() -> Result<Option<Gpu>, RuntimeError> {
+        // Safety: only probes whether the CUDA driver library can be loaded.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Ok(None);
+        }
+        if CudaContext::device_count().unwrap_or(0) < 1 {
+            return Ok(None);
+        }
+        let ctx = CudaContext::new(0)?;
+        let name = ctx.name().unwrap_or_else(|_| "GPU".into());
+        let stream = ctx.default_stream();
+        Ok(Some(Gpu { ctx, stream, name }))
+    }
+
+    pub fn load(&self, ptx: &str, kernel: &str) -> Result<CudaFunction, RuntimeError> {
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        Ok(module.load_function(kernel)?)
+    }
+
+    /// Runs the kernel `warmup + iters` times on the arguments; returns the
+    /// outputs (every tensor, copied back after the first run) and the
+    /// event-timed milliseconds of the timed runs.
+    pub fn run(
+        &self,
+        f: &CudaFunction,
+        plan: &LaunchPlan,
+        m: &Manifest,
+        args: &[Arg],
+        warmup: usize,
+        iters: usize,
+    ) -> Result<(Vec<Option<HostBuffer>>, Vec<f32>), RuntimeError> {
+        let s = &self.stream;
+        let mut dev = Vec::new();
+        for (a, p) in args.iter().zip(&m.params) {
+            dev.push(match a {
+                Arg::Tensor(HostBuffer::F32(v)) => DeviceArg::F32(s.clone_htod(v)?),
+                Arg::Tensor(HostBuffer::F16(v)) => DeviceArg::F16(s.clone_htod(v)?),
+                Arg::Tensor(HostBuffer::Bf16(v)) => DeviceArg::Bf16(s.clone_htod(v)?),
+                Arg::Tensor(HostBuffer::I32(v)) => DeviceArg::I32(s.clone_htod(v)?),
+                Arg::Scalar(x) => match p.kind {
+                    ParamKind::Scalar { elem: Elem::F32 } => DeviceArg::F32Scalar(*x as f32),
+                    ParamKind::Scalar { elem: Elem::F16 } => {
+                        DeviceArg::F16Scalar(f16::from_f64(*x))
+                    }
+                    ParamKind::Scalar { elem: Elem::Bf16 } => {
+                        DeviceArg::Bf16Scalar(bf16::from_f64(*x))
+                    }
+                    ParamKind::Scalar { elem: Elem::I32 } => DeviceArg::I32Scalar(*x as i32),
+                    ParamKind::Tensor { .. } => {
+                        return Err(RuntimeError::Usage(format!("{} needs a tensor", p.name)));
+                    }
+                },
+            });
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
+            block_dim: (plan.block[0], plan.block[1], plan.block[2]),
+            shared_mem_bytes: 0,
+        };
+        let launch = |dev: &Vec<DeviceArg>| -> Result<(), RuntimeError> {
+            let mut b = s.launch_builder(f);
+            for d in dev {
+                match d {
+                    DeviceArg::F32(x) => b.arg(x),
+                    DeviceArg::F16(x) => b.arg(x),
+                    DeviceArg::Bf16(x) => b.arg(x),
+                    DeviceArg::I32(x) => b.arg(x),
+                    DeviceArg::F32Scalar(x) => b.arg(x),
+                    DeviceArg::F16Scalar(x) => b.arg(x),
+                    DeviceArg::Bf16Scalar(x) => b.arg(x),
+                    DeviceArg::I32Scalar(x) => b.arg(x),
+                };
+            }
+            for e in &plan.extents {
+                b.arg(e);
+            }
+            // Safety: the plan checked every argument's size and every access's bounds.
+            unsafe { b.launch(cfg) }?;
+            Ok(())
+        };
+        // The first run's results are the ones checked.
+        launch(&dev)?;
+        s.synchronize()?;
+        let mut outs = Vec::new();
+        for d in &dev {
+            outs.push(match d {
+                DeviceArg::F32(x) => Some(HostBuffer::F32(s.clone_dtoh(x)?)),
+                DeviceArg::F16(x) => Some(HostBuffer::F16(s.clone_dtoh(x)?)),
+                DeviceArg::Bf16(x) => Some(HostBuffer::Bf16(s.clone_dtoh(x)?)),
+                DeviceArg::I32(x) => Some(HostBuffer::I32(s.clone_dtoh(x)?)),
+                DeviceArg::F32Scalar(_)
+                | DeviceArg::F16Scalar(_)
+                | DeviceArg::Bf16Scalar(_)
+                | DeviceArg::I32Scalar(_) => None,
+            });
+        }
+        for _ in 0..warmup {
+            launch(&dev)?;
+        }
+        let mut times = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let start = self
+                .ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+            let end = self
+                .ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+            start.record(s)?;
+            launch(&dev)?;
+            end.record(s)?;
+            times.push(start.elapsed_ms(&end)?);
+        }
+        s.synchronize()?;
+        Ok((outs, times))
+    }
+}

@@ -1,0 +1,87 @@
+//! Host buffers: typed element vectors, seeded random inputs, and the
+//! relative error between an output and its reference.
+
+use crate::manifest::Elem;
+use half::{bf16, f16};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostBuffer {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+    I32(Vec<i32>),
+}
+
+impl HostBuffer {
+    pub fn len(&self) -> usize {
+        match self {
+            HostBuffer::F32(v) => v.len(),
+            HostBuffer::F16(v) => v.len(),
+            HostBuffer::Bf16(v) => v.len(),
+            HostBuffer::I32(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn elem(&self) -> Elem {
+        match self {
+            HostBuffer::F32(_) => Elem::F32,
+            HostBuffer::F16(_) => Elem::F16,
+            HostBuffer::Bf16(_) => Elem::Bf16,
+            HostBuffer::I32(_) => Elem::I32,
+        }
+    }
+
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            HostBuffer::F32(v) => v[i] as f64,
+            HostBuffer::F16(v) => v[i].to_f64(),
+            HostBuffer::Bf16(v) => v[i].to_f64(),
+            HostBuffer::I32(v) => v[i] as f64,
+        }
+    }
+
+    /// `len` values uniform in [-1, 1) (integers in [-8, 8)), from `seed`:
+    /// never zeros, never the same twice for different seeds.
+    pub fn random(elem: Elem, len: usize, seed: u64) -> HostBuffer {
+        let mut s = SplitMix(seed);
+        let mut unit = || (s.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        match elem {
+            Elem::F32 => HostBuffer::F32((0..len).map(|_| unit() as f32).collect()),
+            Elem::F16 => HostBuffer::F16((0..len).map(|_| f16::from_f64(unit())).collect()),
+            Elem::Bf16 => HostBuffer::Bf16((0..len).map(|_| bf16::from_f64(unit())).collect()),
+            Elem::I32 => HostBuffer::I32((0..len).map(|_| (unit() * 8.0).floor() as i32).collect()),
+        }
+    }
+}
+
+/// SplitMix64: a small, good, seedable generator.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `||out - ref|| / ||ref||` over the given element offsets of `out`.
+pub fn relative_error(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> f64 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (r, &o) in reference.iter().zip(offsets) {
+        let d = out.get(o) - r;
+        num += d * d;
+        den += r * r;
+    }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
+}

@@ -1,0 +1,196 @@
+//! tilec's runtime: runs precompiled kernels. No LLVM.
+//!
+//! In: PTX and the manifest `tilec build` writes, extents, a seed. Out: a
+//! report: the kernel's results against its reference (relative error) and
+//! its event-timed speed. Data flow: [`manifest`] -> [`plan`] (every check
+//! before a launch: extents, launch conditions, buffer sizes, the bounds of
+//! every global access) -> [`gpu`] (cudarc) -> [`reference`] and [`host`]
+//! (comparison on the CPU).
+
+pub mod gpu;
+pub mod host;
+pub mod manifest;
+pub mod plan;
+pub mod reference;
+
+use host::{HostBuffer, relative_error};
+use manifest::{Elem, Manifest, ParamKind};
+use plan::{Dims, LaunchPlan};
+use reference::Arg;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("launch condition failed: {0}")]
+    Condition(String),
+    #[error("refusing to launch: {0}")]
+    Bounds(String),
+    #[error("invalid manifest: {0}")]
+    Manifest(String),
+    #[error("CUDA: {0}")]
+    Cuda(String),
+    #[error(
+        "buffer {name} has {given} elements, but its layout {layout} needs {needed} for these extents"
+    )]
+    BufferSize {
+        name: String,
+        given: usize,
+        needed: usize,
+        layout: String,
+    },
+}
+
+/// Inputs for a run: every tensor filled with seeded random values, every
+/// scalar a seeded random value in [0.5, 1.5) (never 0 or 1, which hide bugs).
+pub fn random_args(m: &Manifest, plan: &LaunchPlan, seed: u64) -> Vec<Arg> {
+    m.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64 + 1);
+            match &p.kind {
+                ParamKind::Tensor { elem, .. } => {
+                    Arg::Tensor(HostBuffer::random(*elem, plan.lens[i].unwrap_or(0), s))
+                }
+                ParamKind::Scalar { elem } => {
+                    let v = match HostBuffer::random(Elem::F32, 1, s) {
+                        HostBuffer::F32(v) => 1.0 + 0.5 * v[0] as f64,
+                        _ => 1.0,
+                    };
+                    Arg::Scalar(if *elem == Elem::I32 { v.round() } else { v })
+                }
+            }
+        })
+        .collect()
+}
+
+/// Checks that every tensor argument has exactly the elements its layout needs.
+pub fn check_args(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<(), RuntimeError> {
+    if args.len() != m.params.len() {
+        return Err(RuntimeError::Usage(format!(
+            "{} arguments for {} parameters",
+            args.len(),
+            m.params.len()
+        )));
+    }
+    for ((p, a), need) in m.params.iter().zip(args).zip(&plan.lens) {
+        match (&p.kind, a, need) {
+            (ParamKind::Tensor { layout, elem }, Arg::Tensor(t), Some(n)) => {
+                if t.len() != *n {
+                    return Err(RuntimeError::BufferSize {
+                        name: p.name.clone(),
+                        given: t.len(),
+                        needed: *n,
+                        layout: layout.to_string(),
+                    });
+                }
+                if t.elem() != *elem {
+                    return Err(RuntimeError::Usage(format!(
+                        "{} holds {:?} elements, not {:?}",
+                        p.name,
+                        t.elem(),
+                        elem
+                    )));
+                }
+            }
+            (ParamKind::Scalar { .. }, Arg::Scalar(_), None) => {}
+            _ => {
+                return Err(RuntimeError::Usage(format!(
+                    "argument {} is the wrong kind",
+                    p.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub device: String,
+    pub kernel: String,
+    pub dims: String,
+    pub error: f64,
+    pub tolerance: f64,
+    pub ms_median: f64,
+    pub ms_min: f64,
+    pub ms_max: f64,
+    /// Floating-point operations (or bytes) of the reference computation.
+    pub work: Option<(f64, &'static str)>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.error <= self.tolerance
+    }
+
+    /// One line: error, time and throughput.
+    pub fn line(&self) -> String {
+        let rate = match self.work {
+            Some((w, "flop")) => format!("{:.2} TFLOP/s", w / (self.ms_median * 1e-3) / 1e12),
+            Some((w, _)) => format!("{:.1} GB/s", w / (self.ms_median * 1e-3) / 1e9),
+            None => String::new(),
+        };
+        format!(
+            "{} {} on {}: rel. error {:.2e} ({}), {:.3} ms median (min {:.3}, max {:.3}), {rate}",
+            self.kernel,
+            self.dims,
+            self.device,
+            self.error,
+            if self.passed() { "ok" } else { "MISMATCH" },
+            self.ms_median,
+            self.ms_min,
+            self.ms_max
+        )
+    }
+}
+
+/// Tolerance on the relative error for results in `elem`.
+pub fn tolerance(elem: Elem) -> f64 {
+    match elem {
+        Elem::F32 => 1e-4,
+        Elem::F16 | Elem::Bf16 => 2e-2,
+        Elem::I32 => 0.0,
+    }
+}
+
+/// Plans, fills, runs on the GPU, and compares with the reference.
+pub fn run_gpu(
+    gpu: &gpu::Gpu,
+    ptx: &str,
+    m: &Manifest,
+    dims: &Dims,
+    seed: u64,
+    iters: usize,
+) -> Result<Report, RuntimeError> {
+    let plan = plan::plan(m, dims)?;
+    let args = random_args(m, &plan, seed);
+    check_args(m, &plan, &args)?;
+    let expected = reference::expected(m, &plan, &args)?;
+    let f = gpu.load(ptx, &m.kernel)?;
+    let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
+    let out = outs[expected.output]
+        .as_ref()
+        .ok_or_else(|| RuntimeError::Manifest("the output is not a tensor".into()))?;
+    let error = relative_error(out, &expected.values, &expected.offsets);
+    times.sort_by(f32::total_cmp);
+    let elem = out.elem();
+    Ok(Report {
+        device: gpu.name.clone(),
+        kernel: m.kernel.clone(),
+        dims: dims
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        error,
+        tolerance: tolerance(elem),
+        ms_median: times[times.len() / 2] as f64,
+        ms_min: times[0] as f64,
+        ms_max: times[times.len() - 1] as f64,
+        work: reference::work(m, &plan),
+    })
+}

@@ -1,0 +1,101 @@
+//! The manifest `tilec build` writes beside the PTX: everything the runtime
+//! needs to launch a kernel safely without the compiler.
+
+use serde::{Deserialize, Serialize};
+use tilec_layout::{Fact, Int, Layout};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Elem {
+    F32,
+    F16,
+    Bf16,
+    I32,
+}
+
+impl Elem {
+    pub fn bytes(self) -> usize {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F16 | Elem::Bf16 => 2,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ParamKind {
+    /// A tensor in global memory: its buffer holds `cosize(layout)` elements.
+    Tensor {
+        elem: Elem,
+        layout: Layout,
+    },
+    Scalar {
+        elem: Elem,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamSpec {
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+/// A fact about the extents that must hold for the launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LaunchCondition {
+    pub fact: Fact,
+    pub needed_by: String,
+}
+
+/// A global access of parameter `param` at `index` (symbolic in
+/// `thread.x`, `block.*`, loop counters and extents).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Access {
+    pub param: usize,
+    pub index: Int,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoopSpec {
+    pub name: String,
+    pub start: Int,
+    pub end: Int,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReferenceKind {
+    Gemm,
+    Copy,
+    Transpose,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    pub kind: ReferenceKind,
+    pub operands: Vec<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub kernel: String,
+    pub arch: String,
+    /// Tensors and scalars in ABI order; the extents follow as i64.
+    pub params: Vec<ParamSpec>,
+    pub extents: Vec<String>,
+    pub grid: Vec<Int>,
+    pub block: Vec<Int>,
+    pub shared_bytes: i64,
+    pub conditions: Vec<LaunchCondition>,
+    pub accesses: Vec<Access>,
+    pub loops: Vec<LoopSpec>,
+    pub reference: Option<Reference>,
+}
+
+impl Manifest {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a manifest serializes")
+    }
+
+    pub fn from_json(s: &str) -> Result<Manifest, String> {
+        serde_json::from_str(s).map_err(|e| format!("not a tilec manifest: {e}"))
+    }
+}

@@ -1,0 +1,187 @@
+//! Reference computations on the CPU, in f64, read through the parameters'
+//! layouts: what a kernel's `reference` statement says it computes.
+
+use crate::RuntimeError;
+use crate::host::HostBuffer;
+use crate::manifest::{Manifest, ParamKind, ReferenceKind};
+use crate::plan::LaunchPlan;
+use rayon::prelude::*;
+use tilec_layout::{Int, Layout};
+
+/// A kernel argument on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Tensor(HostBuffer),
+    Scalar(f64),
+}
+
+/// The expected contents of one output tensor, at the given element offsets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expected {
+    pub output: usize,
+    pub offsets: Vec<usize>,
+    pub values: Vec<f64>,
+}
+
+/// The layout of parameter `p` with the launch's extents substituted.
+fn static_layout(m: &Manifest, plan: &LaunchPlan, p: usize) -> Result<Layout, RuntimeError> {
+    let ParamKind::Tensor { layout, .. } = &m.params[p].kind else {
+        return Err(RuntimeError::Manifest(format!(
+            "{} is not a tensor",
+            m.params[p].name
+        )));
+    };
+    let env = |n: &str| {
+        m.extents
+            .iter()
+            .position(|e| e == n)
+            .map(|i| plan.extents[i])
+    };
+    let fix = |i: &Int| Int::Static(i.eval(&env).unwrap_or(0));
+    Layout::new(layout.shape().map(&fix), layout.stride().map(&fix))
+        .map_err(|e| RuntimeError::Manifest(e.to_string()))
+}
+
+/// The offsets of the elements of mode `i`, by 1-D coordinate within it.
+fn mode_offsets(l: &Layout, i: usize) -> Result<Vec<usize>, RuntimeError> {
+    let mode = l
+        .mode(i)
+        .map_err(|e| RuntimeError::Manifest(e.to_string()))?;
+    let n = mode.size().as_static().unwrap_or(0);
+    (0..n)
+        .map(|j| {
+            mode.at_static(j)
+                .and_then(|o| usize::try_from(o).ok())
+                .ok_or_else(|| RuntimeError::Manifest(format!("{mode} at {j}")))
+        })
+        .collect()
+}
+
+fn tensor(args: &[Arg], p: usize) -> Result<&HostBuffer, RuntimeError> {
+    match &args[p] {
+        Arg::Tensor(t) => Ok(t),
+        Arg::Scalar(_) => Err(RuntimeError::Manifest(format!(
+            "parameter {p} is not a tensor"
+        ))),
+    }
+}
+
+fn scalar(args: &[Arg], p: usize) -> Result<f64, RuntimeError> {
+    match &args[p] {
+        Arg::Scalar(v) => Ok(*v),
+        Arg::Tensor(_) => Err(RuntimeError::Manifest(format!(
+            "parameter {p} is not a scalar"
+        ))),
+    }
+}
+
+/// Computes the reference the manifest names, from the kernel's inputs.
+pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expected, RuntimeError> {
+    let r = m.reference.as_ref().ok_or_else(|| {
+        RuntimeError::Usage(format!(
+            "kernel {} states no reference; add e.g. `reference gemm(A, B, C, alpha, beta);`",
+            m.kernel
+        ))
+    })?;
+    let ops = &r.operands;
+    let l: Vec<Layout> = ops
+        .iter()
+        .take(3)
+        .map(|&p| static_layout(m, plan, p))
+        .collect::<Result<_, _>>()?;
+    match r.kind {
+        ReferenceKind::Gemm => {
+            let (a, b, c) = (
+                tensor(args, ops[0])?,
+                tensor(args, ops[1])?,
+                tensor(args, ops[2])?,
+            );
+            let (alpha, beta) = (scalar(args, ops[3])?, scalar(args, ops[4])?);
+            let (am, ak) = (mode_offsets(&l[0], 0)?, mode_offsets(&l[0], 1)?);
+            let (bn, bk) = (mode_offsets(&l[1], 0)?, mode_offsets(&l[1], 1)?);
+            let (cm, cn) = (mode_offsets(&l[2], 0)?, mode_offsets(&l[2], 1)?);
+            let k = ak.len();
+            // Packed rows: a[m][k] and b[n][k], contiguous in k, for fast dot products.
+            let pa: Vec<f64> = am
+                .iter()
+                .flat_map(|&mo| ak.iter().map(move |&ko| a.get(mo + ko)))
+                .collect();
+            let pb: Vec<f64> = bn
+                .iter()
+                .flat_map(|&no| bk.iter().map(move |&ko| b.get(no + ko)))
+                .collect();
+            let n = bn.len();
+            let mut values = vec![0.0; am.len() * n];
+            // Blocks of rows of A against each row of B keep that row in cache.
+            values
+                .par_chunks_mut(16 * n)
+                .enumerate()
+                .for_each(|(blk, out)| {
+                    let rows = out.len() / n;
+                    for j in 0..n {
+                        let brow = &pb[j * k..(j + 1) * k];
+                        for r in 0..rows {
+                            let i = blk * 16 + r;
+                            let arow = &pa[i * k..(i + 1) * k];
+                            let dot: f64 = arow.iter().zip(brow).map(|(x, y)| x * y).sum();
+                            out[r * n + j] = alpha * dot + beta * c.get(cm[i] + cn[j]);
+                        }
+                    }
+                });
+            let offsets = cm
+                .iter()
+                .flat_map(|&mo| cn.iter().map(move |&no| mo + no))
+                .collect();
+            Ok(Expected {
+                output: ops[2],
+                offsets,
+                values,
+            })
+        }
+        ReferenceKind::Copy | ReferenceKind::Transpose => {
+            let a = tensor(args, ops[0])?;
+            let (a0, a1) = (mode_offsets(&l[0], 0)?, mode_offsets(&l[0], 1)?);
+            let (b0, b1) = (mode_offsets(&l[1], 0)?, mode_offsets(&l[1], 1)?);
+            let transpose = r.kind == ReferenceKind::Transpose;
+            let mut offsets = Vec::with_capacity(a0.len() * a1.len());
+            let mut values = Vec::with_capacity(a0.len() * a1.len());
+            for (i, &ao) in a0.iter().enumerate() {
+                for (j, &bo) in a1.iter().enumerate() {
+                    values.push(a.get(ao + bo));
+                    offsets.push(if transpose {
+                        b0[j] + b1[i]
+                    } else {
+                        b0[i] + b1[j]
+                    });
+                }
+            }
+            Ok(Expected {
+                output: ops[1],
+                offsets,
+                values,
+            })
+        }
+    }
+}
+
+/// Floating-point work of the reference computation (for TFLOP/s), or the
+/// bytes it moves (for GB/s).
+pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
+    let r = m.reference.as_ref()?;
+    let size = |p: usize| plan.lens[p].unwrap_or(0) as f64;
+    match r.kind {
+        ReferenceKind::Gemm => {
+            let l = static_layout(m, plan, r.operands[0]).ok()?;
+            let c = static_layout(m, plan, r.operands[2]).ok()?;
+            let k = l.mode(1).ok()?.size().as_static()? as f64;
+            Some((2.0 * c.size().as_static()? as f64 * k, "flop"))
+        }
+        ReferenceKind::Copy | ReferenceKind::Transpose => {
+            let bytes = |p: usize| match &m.params[p].kind {
+                ParamKind::Tensor { elem, .. } => size(p) * elem.bytes() as f64,
+                ParamKind::Scalar { .. } => 0.0,
+            };
+            Some((bytes(r.operands[0]) + bytes(r.operands[1]), "byte"))
+        }
+    }
+}
