@@ -1,0 +1,236 @@
+//! The whole pipeline on the built crates: every example to PTX that ptxas
+//! accepts; snapshots of a small kernel's IR and PTX showing the folding;
+//! the runtime's checks before a launch; GPU runs when a GPU is present.
+//! (One test binary, so LLVM is linked once.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tilec_runtime::plan::{Dims, plan};
+use tilec_runtime::reference::Arg;
+use tilec_runtime::{RuntimeError, check_args, random_args};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn tilec(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// ptxas from $TILEC_PTXAS, the PATH, or the pip package in .venv-cuda.
+fn ptxas() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("TILEC_PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    if Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Some(PathBuf::from("ptxas"));
+    }
+    let venv = root().join(".venv-cuda/lib");
+    std::fs::read_dir(venv)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
+        .find(|p| p.exists())
+}
+
+#[test]
+fn every_example_builds_to_ptx_that_ptxas_accepts() {
+    let out = std::env::temp_dir().join(format!("tilec-build-{}", std::process::id()));
+    let ptxas = ptxas();
+    if ptxas.is_none() {
+        eprintln!(
+            "SKIPPED ptxas acceptance: no ptxas (set TILEC_PTXAS or install nvidia-cuda-nvcc in .venv-cuda)"
+        );
+    }
+    for f in examples()
+        .into_iter()
+        .chain([root().join("tests/codegen/fold.tile")])
+    {
+        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {err}", f.display());
+        let name = f.file_stem().unwrap().to_str().unwrap().to_string();
+        let ptx = out.join(format!("{name}.ptx"));
+        let text = std::fs::read_to_string(&ptx).unwrap();
+        assert!(
+            text.contains(".target sm_90") && text.contains(&format!(".entry {name}(")),
+            "{name}"
+        );
+        if let Some(p) = &ptxas {
+            let o = Command::new(p)
+                .args(["-arch=sm_90", ptx.to_str().unwrap(), "-o"])
+                .arg(out.join(format!("{name}.cubin")))
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "ptxas rejects {name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_small_kernel_folds_its_offsets() {
+    let f = root().join("tests/codegen/fold.tile");
+    let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("fold_ir", ir);
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("fold_ptx", ptx);
+    // Shared accesses are one base register plus immediates.
+    let shared: Vec<&str> = ptx.lines().filter(|l| l.contains(".shared.f32")).collect();
+    assert_eq!(shared.len(), 16, "8 stores and 8 loads:\n{ptx}");
+    assert!(
+        shared.iter().filter(|l| l.contains('+')).count() >= 14,
+        "immediate offsets:\n{}",
+        shared.join("\n")
+    );
+    // The only multiplications left involve the run-time extent and block index.
+    let muls = ptx
+        .lines()
+        .filter(|l| l.trim_start().starts_with("mul"))
+        .count();
+    assert!(muls <= 4, "{muls} multiplications:\n{ptx}");
+}
+
+fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
+    let dir = std::env::temp_dir().join(format!("tilec-manifest-{}", std::process::id()));
+    let f = root().join(file);
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let name = f.file_stem().unwrap().to_str().unwrap().to_string();
+    let json = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+    let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+    assert_eq!(
+        tilec_runtime::manifest::Manifest::from_json(&m.to_json()).unwrap(),
+        m,
+        "round trip"
+    );
+    m
+}
+
+#[test]
+fn the_runtime_refuses_unsafe_launches() {
+    let m = manifest_of("examples/sgemm_nt.tile");
+    let d = |s: &str| Dims::parse(s).unwrap();
+    let p = plan(&m, &d("M=256,N=128,K=64")).expect("a valid launch");
+    assert_eq!((p.grid, p.block), ([2, 1, 1], [256, 1, 1]));
+    assert_eq!(
+        p.lens,
+        vec![Some(256 * 64), Some(128 * 64), Some(256 * 128), None, None]
+    );
+    // A launch condition: 128 must divide M.
+    let e = plan(&m, &d("M=200,N=128,K=64")).unwrap_err();
+    assert!(
+        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("M % 128 == 0"),
+        "{e}"
+    );
+    // A missing and an unknown extent.
+    assert!(
+        plan(&m, &d("M=256,N=128"))
+            .unwrap_err()
+            .to_string()
+            .contains("needs the extent K")
+    );
+    assert!(
+        plan(&m, &d("M=256,N=128,K=64,Q=1"))
+            .unwrap_err()
+            .to_string()
+            .contains("no extent Q")
+    );
+    // A grid too large for the tensors: the global bounds check refuses it.
+    let mut wide = m.clone();
+    wide.grid[0] = wide.grid[0].mul(&tilec_layout::Int::from(2));
+    let e = plan(&wide, &d("M=256,N=128,K=64")).unwrap_err();
+    assert!(matches!(e, RuntimeError::Bounds(_)), "{e}");
+    // A buffer of the wrong length.
+    let mut args = random_args(&m, &p, 7);
+    assert!(check_args(&m, &p, &args).is_ok());
+    if let Arg::Tensor(tilec_runtime::host::HostBuffer::F32(v)) = &mut args[1] {
+        v.pop();
+    }
+    let e = check_args(&m, &p, &args).unwrap_err();
+    assert!(e.to_string().contains("buffer B has 8191 elements"), "{e}");
+}
+
+#[test]
+fn references_match_a_direct_computation() {
+    // The GEMM reference on a small problem, against a direct triple loop.
+    let m = manifest_of("examples/sgemm_tn.tile");
+    let p = plan(&m, &Dims::parse("M=128,N=256,K=16").unwrap()).unwrap();
+    let args = random_args(&m, &p, 3);
+    let e = tilec_runtime::reference::expected(&m, &p, &args).unwrap();
+    let get = |i: usize| match &args[i] {
+        Arg::Tensor(t) => t.clone(),
+        Arg::Scalar(_) => unreachable!(),
+    };
+    let (a, b, c) = (get(0), get(1), get(2));
+    let s = |i: usize| match args[i] {
+        Arg::Scalar(v) => v,
+        Arg::Tensor(_) => unreachable!(),
+    };
+    let (alpha, beta) = (s(3), s(4));
+    assert!(alpha != 0.0 && alpha != 1.0 && beta != 0.0 && beta != 1.0);
+    for (idx, (&off, &v)) in e.offsets.iter().zip(&e.values).enumerate().step_by(97) {
+        let (mi, ni) = (idx / 256, idx % 256);
+        assert_eq!(off, mi + ni * 128, "C is M-major");
+        // A (M,K):(K,1), B (N,K):(K,1)
+        let dot: f64 = (0..16)
+            .map(|k| a.get(mi * 16 + k) * b.get(ni * 16 + k))
+            .sum();
+        assert!((alpha * dot + beta * c.get(off) - v).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn gpu_runs_every_example_when_a_gpu_is_present() {
+    match tilec_runtime::gpu::Gpu::open() {
+        Ok(Some(_)) => {}
+        _ => {
+            eprintln!("SKIPPED: no GPU on this machine");
+            return;
+        }
+    }
+    for (f, dims) in [
+        ("examples/sgemm_nt.tile", "M=256,N=384,K=64"),
+        ("examples/sgemm_tn.tile", "M=256,N=384,K=64"),
+        ("examples/copy.tile", "M=256,N=96"),
+        ("examples/transpose.tile", "M=96,N=64"),
+        ("tests/codegen/fold.tile", "M=40"),
+    ] {
+        let (code, out, err) = tilec(&[
+            "run",
+            root().join(f).to_str().unwrap(),
+            "--dims",
+            dims,
+            "--iters",
+            "3",
+        ]);
+        assert_eq!(code, 0, "{f}: {out}{err}");
+        assert!(out.contains("(ok)"), "{out}");
+    }
+}
