@@ -706,7 +706,8 @@ impl KernelChecker {
             operands.push(p);
         }
         // Which extents must agree: (operand, mode) pairs.
-        let agree: &[((usize, usize), (usize, usize))] = match kind {
+        type Mode = (usize, usize);
+        let agree: &[(Mode, Mode)] = match kind {
             ReferenceKind::Gemm => &[((0, 0), (2, 0)), ((1, 0), (2, 1)), ((0, 1), (1, 1))],
             ReferenceKind::Copy => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
             ReferenceKind::Transpose => &[((0, 0), (1, 1)), ((0, 1), (1, 0))],
