@@ -20,7 +20,9 @@ use inkwell::values::{BasicValueEnum, FloatValue, FunctionValue, IntValue, Point
 use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
 use tilec::check::program::Elem;
-use tilec::lower::ir::{Addr, CopyAtom, Inst, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
+use tilec::lower::ir::{
+    Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space,
+};
 use tilec_layout::int::Op as IntOp;
 
 /// The PTX ISA version requested from LLVM 19 (`.version 8.5`).
@@ -274,8 +276,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
 
     fn insts(&mut self, insts: &[Inst]) -> Result<()> {
         for inst in insts {
-            match inst {
-                Inst::Copy {
+            match &inst.kind {
+                InstKind::Copy {
                     atom: CopyAtom::Scalar(elem),
                     src,
                     dst,
@@ -283,7 +285,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let v = self.load(src, *elem)?;
                     self.store(dst, *elem, v)?;
                 }
-                Inst::Mma {
+                InstKind::Mma {
                     atom: MmaAtom::Fma(elem),
                     a,
                     b,
@@ -297,7 +299,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let r = self.fma(*elem, x, y, z)?;
                     self.store_acc(c, *elem, r)?;
                 }
-                Inst::Axpby {
+                InstKind::Axpby {
                     elem,
                     alpha,
                     x,
@@ -310,15 +312,15 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let r = self.fma(*elem, be, yv, ax)?;
                     self.store_acc(y, *elem, r)?;
                 }
-                Inst::Fill { elem, dst, value } => {
+                InstKind::Fill { elem, dst, value } => {
                     let c = self.constant(*elem, *value);
                     self.store(dst, *elem, c)?;
                 }
-                Inst::Barrier => {
+                InstKind::Barrier => {
                     let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
                     self.b.build_call(f, &[], "")?;
                 }
-                Inst::Loop {
+                InstKind::Loop {
                     id,
                     start,
                     end,

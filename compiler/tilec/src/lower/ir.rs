@@ -11,6 +11,7 @@
 //! vectorized copies, cp.async and mma.sync are new atom kinds.
 
 use crate::check::program::Elem;
+use crate::syntax::ast::Span;
 use std::fmt::{self, Write};
 use tilec_layout::int::Op as IntOp;
 
@@ -74,8 +75,21 @@ pub enum ScalarRef {
     Literal(f64),
 }
 
+/// An instruction and the span of the `.tile` statement it comes from.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Inst {
+pub struct Inst {
+    pub kind: InstKind,
+    pub span: Span,
+}
+
+impl Inst {
+    pub fn at(span: Span, kind: InstKind) -> Inst {
+        Inst { kind, span }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
     Copy {
         atom: CopyAtom,
         src: Addr,
@@ -224,8 +238,8 @@ impl KernelIr {
     fn write_insts(&self, out: &mut String, insts: &[Inst], depth: usize) {
         let pad = "  ".repeat(depth);
         for inst in insts {
-            let _ = match inst {
-                Inst::Copy {
+            let _ = match &inst.kind {
+                InstKind::Copy {
                     atom: CopyAtom::Scalar(e),
                     src,
                     dst,
@@ -237,7 +251,7 @@ impl KernelIr {
                         self.addr(dst)
                     )
                 }
-                Inst::Mma {
+                InstKind::Mma {
                     atom: MmaAtom::Fma(e),
                     a,
                     b,
@@ -251,7 +265,7 @@ impl KernelIr {
                         self.addr(b)
                     )
                 }
-                Inst::Axpby {
+                InstKind::Axpby {
                     elem,
                     alpha,
                     x,
@@ -266,11 +280,11 @@ impl KernelIr {
                     self.scalar(beta),
                     self.addr(y)
                 ),
-                Inst::Fill { elem, dst, value } => {
+                InstKind::Fill { elem, dst, value } => {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
                 }
-                Inst::Barrier => writeln!(out, "{pad}barrier"),
-                Inst::Loop {
+                InstKind::Barrier => writeln!(out, "{pad}barrier"),
+                InstKind::Loop {
                     id,
                     name,
                     start,

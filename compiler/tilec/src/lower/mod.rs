@@ -13,8 +13,8 @@ use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, Vie
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
 use ir::{
-    Addr, Buffer, CopyAtom, Inst, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
-    Space,
+    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
+    ScalarRef, Space,
 };
 use std::collections::HashMap;
 use tilec_layout::int::Sym;
@@ -151,18 +151,21 @@ impl Lowerer<'_> {
 
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), String> {
         match &s.op {
-            Op::Sync => out.push(Inst::Barrier),
+            Op::Sync => out.push(Inst::at(s.span, InstKind::Barrier)),
             Op::Copy { src, dst } => {
                 for i in 0..static_size(src)? {
                     let (src, dst) = (
                         self.element(src, &Coord::from(i))?,
                         self.element(dst, &Coord::from(i))?,
                     );
-                    out.push(Inst::Copy {
-                        atom: CopyAtom::Scalar(s_elem(s)),
-                        src,
-                        dst,
-                    });
+                    out.push(Inst::at(
+                        s.span,
+                        InstKind::Copy {
+                            atom: CopyAtom::Scalar(s_elem(s)),
+                            src,
+                            dst,
+                        },
+                    ));
                 }
             }
             Op::Gemm { a, b, c } => {
@@ -176,12 +179,15 @@ impl Lowerer<'_> {
                                 self.element(b, &coord2(ni, k))?,
                                 self.element(c, &coord2(mi, ni))?,
                             );
-                            out.push(Inst::Mma {
-                                atom: MmaAtom::Fma(c.elem),
-                                a: a_,
-                                b: b_,
-                                c: c_,
-                            });
+                            out.push(Inst::at(
+                                s.span,
+                                InstKind::Mma {
+                                    atom: MmaAtom::Fma(c.elem),
+                                    a: a_,
+                                    b: b_,
+                                    c: c_,
+                                },
+                            ));
                         }
                     }
                 }
@@ -192,23 +198,29 @@ impl Lowerer<'_> {
                         self.element(x, &Coord::from(i))?,
                         self.element(y, &Coord::from(i))?,
                     );
-                    out.push(Inst::Axpby {
-                        elem: y.elem,
-                        alpha: scalar(alpha),
-                        x: xa,
-                        beta: scalar(beta),
-                        y: ya,
-                    });
+                    out.push(Inst::at(
+                        s.span,
+                        InstKind::Axpby {
+                            elem: y.elem,
+                            alpha: scalar(alpha),
+                            x: xa,
+                            beta: scalar(beta),
+                            y: ya,
+                        },
+                    ));
                 }
             }
             Op::Fill { dst, value } => {
                 for i in 0..static_size(dst)? {
                     let d = self.element(dst, &Coord::from(i))?;
-                    out.push(Inst::Fill {
-                        elem: dst.elem,
-                        dst: d,
-                        value: *value,
-                    });
+                    out.push(Inst::at(
+                        s.span,
+                        InstKind::Fill {
+                            elem: dst.elem,
+                            dst: d,
+                            value: *value,
+                        },
+                    ));
                 }
             }
             Op::For {
@@ -229,13 +241,16 @@ impl Lowerer<'_> {
                 self.active.push(id);
                 let inner = self.stmts(body).map_err(|d| d.message)?;
                 self.active.pop();
-                out.push(Inst::Loop {
-                    id,
-                    name: var.clone(),
-                    start: s_id,
-                    end: e_id,
-                    body: inner,
-                });
+                out.push(Inst::at(
+                    s.span,
+                    InstKind::Loop {
+                        id,
+                        name: var.clone(),
+                        start: s_id,
+                        end: e_id,
+                        body: inner,
+                    },
+                ));
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! constants inside their arrays; shared indices that are constants lie
 //! inside their buffers; global accesses name tensor parameters.
 
-use super::ir::{Addr, Inst, IntDef, IntId, KernelIr, Param, Space};
+use super::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
@@ -31,23 +31,23 @@ fn insts(
     seen: &mut Vec<usize>,
 ) -> Result<(), String> {
     for inst in body {
-        match inst {
-            Inst::Copy { src, dst, .. } => {
+        match &inst.kind {
+            InstKind::Copy { src, dst, .. } => {
                 addr(ir, src, open)?;
                 addr(ir, dst, open)?;
             }
-            Inst::Mma { a, b, c, .. } => {
+            InstKind::Mma { a, b, c, .. } => {
                 for x in [a, b, c] {
                     addr(ir, x, open)?;
                 }
             }
-            Inst::Axpby { x, y, .. } => {
+            InstKind::Axpby { x, y, .. } => {
                 addr(ir, x, open)?;
                 addr(ir, y, open)?;
             }
-            Inst::Fill { dst, .. } => addr(ir, dst, open)?,
-            Inst::Barrier => {}
-            Inst::Loop {
+            InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
+            InstKind::Barrier => {}
+            InstKind::Loop {
                 id,
                 start,
                 end,
