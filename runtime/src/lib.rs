@@ -117,6 +117,8 @@ pub struct Report {
     pub ms_median: f64,
     pub ms_min: f64,
     pub ms_max: f64,
+    /// How many timed runs the times summarize.
+    pub runs: usize,
     /// Floating-point operations (or bytes) of the reference computation.
     pub work: Option<(f64, &'static str)>,
 }
@@ -128,21 +130,29 @@ impl Report {
 
     /// One line: error, time and throughput.
     pub fn line(&self) -> String {
+        let per_s = |w: f64| w / (self.ms_median * 1e-3);
         let rate = match self.work {
-            Some((w, "flop")) => format!("{:.2} TFLOP/s", w / (self.ms_median * 1e-3) / 1e12),
-            Some((w, _)) => format!("{:.1} GB/s", w / (self.ms_median * 1e-3) / 1e9),
+            Some((w, "flop")) if per_s(w) >= 1e11 => format!(", {:.2} TFLOP/s", per_s(w) / 1e12),
+            Some((w, "flop")) => format!(", {:.3} GFLOP/s", per_s(w) / 1e9),
+            Some((w, _)) if per_s(w) >= 1e8 => format!(", {:.1} GB/s", per_s(w) / 1e9),
+            Some((w, _)) => format!(", {:.2} MB/s", per_s(w) / 1e6),
             None => String::new(),
         };
+        let time = if self.runs > 1 {
+            format!(
+                "{:.3} ms median of {} (min {:.3}, max {:.3})",
+                self.ms_median, self.runs, self.ms_min, self.ms_max
+            )
+        } else {
+            format!("{:.1} ms", self.ms_median)
+        };
         format!(
-            "{} {} on {}: rel. error {:.2e} ({}), {:.3} ms median (min {:.3}, max {:.3}), {rate}",
+            "{} {} on {}: rel. error {:.2e} ({}), {time}{rate}",
             self.kernel,
             self.dims,
             self.device,
             self.error,
             if self.passed() { "ok" } else { "MISMATCH" },
-            self.ms_median,
-            self.ms_min,
-            self.ms_max
         )
     }
 }
@@ -156,7 +166,8 @@ pub fn tolerance(elem: Elem) -> f64 {
     }
 }
 
-/// Plans, fills, runs on the GPU, and compares with the reference.
+/// Plans, fills, runs on the GPU, and compares with the reference; returns
+/// the report and the kernel's output tensor.
 pub fn run_gpu(
     gpu: &gpu::Gpu,
     ptx: &str,
@@ -164,7 +175,7 @@ pub fn run_gpu(
     dims: &Dims,
     seed: u64,
     iters: usize,
-) -> Result<Report, RuntimeError> {
+) -> Result<(Report, HostBuffer), RuntimeError> {
     let plan = plan::plan(m, dims)?;
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
@@ -177,7 +188,7 @@ pub fn run_gpu(
     let error = relative_error(out, &expected.values, &expected.offsets);
     times.sort_by(f32::total_cmp);
     let elem = out.elem();
-    Ok(Report {
+    let report = Report {
         device: gpu.name.clone(),
         kernel: m.kernel.clone(),
         dims: dims
@@ -191,6 +202,8 @@ pub fn run_gpu(
         ms_median: times[times.len() / 2] as f64,
         ms_min: times[0] as f64,
         ms_max: times[times.len() - 1] as f64,
+        runs: times.len(),
         work: reference::work(m, &plan),
-    })
+    };
+    Ok((report, out.clone()))
 }

@@ -39,6 +39,15 @@ pub struct ParamSpec {
     pub kind: ParamKind,
 }
 
+impl ParamSpec {
+    /// The element type (tensors and scalars alike).
+    pub fn elem(&self) -> Elem {
+        match &self.kind {
+            ParamKind::Tensor { elem, .. } | ParamKind::Scalar { elem } => *elem,
+        }
+    }
+}
+
 /// A fact about the extents that must hold for the launch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaunchCondition {

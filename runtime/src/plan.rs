@@ -42,7 +42,22 @@ pub struct LaunchPlan {
     pub lens: Vec<Option<usize>>,
 }
 
+/// Plans a GPU launch: every check, the bounds of every global access included.
 pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
+    let p = plan_sizes(m, dims)?;
+    let values: HashMap<&str, i64> = m
+        .extents
+        .iter()
+        .map(String::as_str)
+        .zip(p.extents.iter().copied())
+        .collect();
+    check_bounds(m, &p, &values)?;
+    Ok(p)
+}
+
+/// Plans without bounding the accesses ahead of time: for the CPU
+/// executor, which checks every access as it happens and names the line.
+pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
     let mut extents = Vec::new();
     for e in &m.extents {
         let v = dims.get(e).ok_or_else(|| {
@@ -112,14 +127,12 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
             ParamKind::Scalar { .. } => None,
         });
     }
-    let plan = LaunchPlan {
+    Ok(LaunchPlan {
         grid,
         block,
         extents,
         lens,
-    };
-    check_bounds(m, &plan, &values)?;
-    Ok(plan)
+    })
 }
 
 /// Every global access of every thread of every block, in every loop

@@ -9,6 +9,7 @@ use tilec_runtime::manifest as m;
 /// A compiled kernel.
 pub struct Compiled {
     pub kernel: Kernel,
+    pub lowered: Lowered,
     pub ptx: String,
     pub manifest: m::Manifest,
 }
@@ -40,6 +41,7 @@ pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
             let manifest = manifest(&kernel, &lowered, arch);
             Ok(Compiled {
                 kernel,
+                lowered,
                 ptx,
                 manifest,
             })

@@ -1,13 +1,19 @@
-//! `tilec run FILE.tile --dims M=..,N=..,K=.. [--seed S]`: compiles, fills
-//! the inputs with seeded random values, runs on the GPU, compares with the
+//! `tilec run FILE.tile --dims M=..,N=..,K=.. [--seed S] [--cpu]`: compiles,
+//! fills the inputs with seeded random values, runs on the GPU when there is
+//! one (else, or with `--cpu`, on the CPU executor), compares with the
 //! kernel's reference; prints the error, the time and the throughput. Exits
-//! 1 when the result does not match.
+//! 1 when the result does not match or the CPU executor finds a bug.
 
-use crate::compile::{compile, read, report};
+use crate::compile::{Compiled, Failure, compile, lower_source, manifest, read, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
+use tilec::exec;
 use tilec_runtime::gpu::Gpu;
+use tilec_runtime::host::{HostBuffer, relative_error};
 use tilec_runtime::plan::Dims;
+use tilec_runtime::reference::{Arg, expected, work};
+use tilec_runtime::{Report, check_args, random_args, tolerance};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,9 +24,16 @@ pub struct Args {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Timed runs (after warm-up); the median is reported.
+    /// Timed runs on the GPU (after warm-up); the median is reported.
     #[arg(long, default_value_t = 20)]
     iters: usize,
+    /// Run on the CPU executor even when a GPU is present.
+    #[arg(long)]
+    cpu: bool,
+    /// After a GPU run, run the CPU executor on the same inputs and compare
+    /// the two outputs element by element.
+    #[arg(long)]
+    check_cpu: bool,
     #[arg(long, default_value = "sm_90")]
     arch: String,
 }
@@ -31,40 +44,85 @@ pub fn run(a: Args) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let compiled = match compile(&src, &a.arch) {
-        Ok(c) => c,
-        Err(f) => return report(&name, &src, f),
-    };
     let dims = match Dims::parse(&a.dims) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(&e.to_string()),
     };
-    let gpu = match Gpu::open() {
-        Ok(Some(g)) => g,
-        Ok(None) => {
-            eprintln!(
-                "error: no GPU on this machine (no CUDA driver or no device); `tilec build` still writes the PTX"
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+    let gpu = if a.cpu {
+        None
+    } else {
+        match Gpu::open() {
+            Ok(g) => g,
+            Err(e) => return fail(&e.to_string()),
         }
     };
     let mut all_ok = true;
-    for c in &compiled {
-        match tilec_runtime::run_gpu(&gpu, &c.ptx, &c.manifest, &dims, a.seed, a.iters) {
-            Ok(r) => {
-                println!("{}", r.line());
-                all_ok &= r.passed();
+    match gpu {
+        Some(gpu) => {
+            let compiled = match compile(&src, &a.arch) {
+                Ok(c) => c,
+                Err(f) => return report(&name, &src, f),
+            };
+            for c in &compiled {
+                match tilec_runtime::run_gpu(&gpu, &c.ptx, &c.manifest, &dims, a.seed, a.iters) {
+                    Ok((r, gpu_out)) => {
+                        println!("{}", r.line());
+                        all_ok &= r.passed();
+                        if a.check_cpu {
+                            match run_cpu(c, &dims, a.seed) {
+                                Ok((_, cpu_out)) => {
+                                    let differ = (0..gpu_out.len())
+                                        .filter(|&i| {
+                                            gpu_out.get(i).to_bits() != cpu_out.get(i).to_bits()
+                                        })
+                                        .count();
+                                    println!(
+                                        "  CPU executor vs GPU on the same inputs: {differ} of {} elements differ",
+                                        gpu_out.len()
+                                    );
+                                    all_ok &= differ == 0;
+                                }
+                                Err(CpuFailure::Runtime(e)) => return fail(&e.to_string()),
+                                Err(CpuFailure::Kernel(e)) => {
+                                    return report(
+                                        &name,
+                                        &src,
+                                        Failure::Source(vec![e.diagnostic()]),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
+                }
             }
-            Err(e) => {
-                eprintln!("error: {}: {e}", c.kernel.name);
-                return ExitCode::from(2);
+        }
+        None => {
+            if !a.cpu {
+                eprintln!("note: no GPU on this machine; running on the CPU executor");
+            }
+            let lowered = match lower_source(&src) {
+                Ok(l) => l,
+                Err(f) => return report(&name, &src, f),
+            };
+            for (kernel, l) in lowered {
+                let m = manifest(&kernel, &l, &a.arch);
+                let c = Compiled {
+                    kernel,
+                    lowered: l,
+                    ptx: String::new(),
+                    manifest: m,
+                };
+                match run_cpu(&c, &dims, a.seed) {
+                    Ok((r, _)) => {
+                        println!("{}", r.line());
+                        all_ok &= r.passed();
+                    }
+                    Err(CpuFailure::Runtime(e)) => return fail(&format!("{}: {e}", c.kernel.name)),
+                    Err(CpuFailure::Kernel(e)) => {
+                        return report(&name, &src, Failure::Source(vec![e.diagnostic()]));
+                    }
+                }
             }
         }
     }
@@ -72,5 +130,99 @@ pub fn run(a: Args) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+pub enum CpuFailure {
+    Runtime(tilec_runtime::RuntimeError),
+    /// A bug the executor found in the kernel, with its span.
+    Kernel(exec::ExecError),
+}
+
+impl From<tilec_runtime::RuntimeError> for CpuFailure {
+    fn from(e: tilec_runtime::RuntimeError) -> Self {
+        CpuFailure::Runtime(e)
+    }
+}
+
+/// Runs one kernel on the CPU executor against its reference; returns the
+/// report and the output tensor.
+pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuffer), CpuFailure> {
+    let m = &c.manifest;
+    let plan = tilec_runtime::plan::plan_sizes(m, dims)?;
+    let args = random_args(m, &plan, seed);
+    check_args(m, &plan, &args)?;
+    let want = expected(m, &plan, &args)?;
+    let mut tensors: Vec<Option<exec::Tensor>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => Some(exec::Tensor {
+                elem: elem_of(t),
+                data: (0..t.len()).map(|i| t.get(i)).collect(),
+            }),
+            Arg::Scalar(_) => None,
+        })
+        .collect();
+    let scalars = args
+        .iter()
+        .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
+        .collect();
+    let launch = exec::Launch {
+        grid: plan.grid,
+        extents: plan.extents.clone(),
+        scalars,
+    };
+    let start = Instant::now();
+    exec::execute(&c.lowered.ir, &launch, &mut tensors).map_err(CpuFailure::Kernel)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let out = tensors[want.output]
+        .as_ref()
+        .ok_or_else(|| tilec_runtime::RuntimeError::Manifest("output".into()))?;
+    let out = to_host(out);
+    let error = relative_error(&out, &want.values, &want.offsets);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let report = Report {
+        device: format!("the CPU executor ({threads} threads)"),
+        kernel: c.kernel.name.clone(),
+        dims: dims
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        error,
+        tolerance: tolerance(m.params[want.output].elem()),
+        ms_median: ms,
+        ms_min: ms,
+        ms_max: ms,
+        runs: 1,
+        work: work(m, &plan),
+    };
+    Ok((report, out))
+}
+
+/// The executor's tensor in the runtime's typed form.
+fn to_host(t: &exec::Tensor) -> HostBuffer {
+    use tilec::check::program::Elem;
+    match t.elem {
+        Elem::F32 => HostBuffer::F32(t.data.iter().map(|&v| v as f32).collect()),
+        Elem::F16 => HostBuffer::F16(t.data.iter().map(|&v| half::f16::from_f64(v)).collect()),
+        Elem::Bf16 => HostBuffer::Bf16(t.data.iter().map(|&v| half::bf16::from_f64(v)).collect()),
+        Elem::I32 => HostBuffer::I32(t.data.iter().map(|&v| v as i32).collect()),
+    }
+}
+
+fn elem_of(t: &HostBuffer) -> tilec::check::program::Elem {
+    use tilec::check::program::Elem;
+    match t {
+        HostBuffer::F32(_) => Elem::F32,
+        HostBuffer::F16(_) => Elem::F16,
+        HostBuffer::Bf16(_) => Elem::Bf16,
+        HostBuffer::I32(_) => Elem::I32,
     }
 }

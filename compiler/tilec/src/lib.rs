@@ -3,6 +3,7 @@
 //! - [`syntax`]: source -> tokens -> syntax tree;
 //! - [`check`]: syntax tree -> values and shapes, with diagnostics;
 //! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
+//! - [`exec`]: kernel IR run on the CPU with the GPU's semantics, and its checks;
 //! - [`picture`]: layouts -> terminal grids and SVG pictures;
 //! - [`diagnostic`]: the diagnostics every stage reports.
 //!
@@ -12,6 +13,7 @@
 
 pub mod check;
 pub mod diagnostic;
+pub mod exec;
 pub mod lower;
 pub mod picture;
 pub mod syntax;

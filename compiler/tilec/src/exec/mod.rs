@@ -1,0 +1,563 @@
+//! Exec: runs kernel IR on the CPU with the GPU's semantics.
+//!
+//! In: a [`KernelIr`], the launch (grid, extents, scalars) and the global
+//! tensors. Out: the tensors as the kernel leaves them, or the first error,
+//! with the span of the `.tile` statement that made it. Blocks run in
+//! parallel on the host's cores; the threads of a block run in lockstep, one
+//! instruction for all threads at a time, with per-block shared memory,
+//! per-thread registers and barriers. Arithmetic rounds as the GPU's does
+//! (f32 `fma`, products rounded before they are added), so results match the
+//! GPU's bit for bit.
+//!
+//! It catches what a GPU hides: an access outside a tensor; a shared-memory
+//! race (two threads touching one element between two barriers, at least one
+//! writing); a read of shared memory or registers that nothing wrote; two
+//! blocks writing one global element.
+
+use crate::check::program::Elem;
+use crate::lower::ir::{Addr, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
+use crate::lower::ir::{CopyAtom, Inst};
+use crate::syntax::ast::Span;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tilec_layout::int::Op as IntOp;
+
+/// A global tensor: its values (each exactly representable in `elem`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub elem: Elem,
+    pub data: Vec<f64>,
+}
+
+/// Everything a launch needs besides the tensors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    /// Values of the kernel's extents, in order.
+    pub extents: Vec<i64>,
+    /// Per kernel parameter: the scalar's value (ignored for tensors).
+    pub scalars: Vec<f64>,
+}
+
+/// What went wrong, where in the source, and (for races) the other access.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecError {
+    pub message: String,
+    pub span: Span,
+    pub label: String,
+    pub other: Option<(Span, String)>,
+}
+
+impl ExecError {
+    pub fn diagnostic(&self) -> crate::diagnostic::Diagnostic {
+        let mut d = crate::diagnostic::Diagnostic::new(self.message.clone(), self.span)
+            .with_label(self.label.clone());
+        match &self.other {
+            // Both accesses in one statement: one label says it all.
+            Some((s, l)) if *s == self.span => d.label = format!("{}; {l}", self.label),
+            Some((s, l)) => d = d.with_related(*s, l.clone()),
+            None => {}
+        }
+        d.with_help(match &self.other {
+            Some(_) => "put a sync() between the two accesses, or give each thread its own elements",
+            None => "the kernel reads or writes where it should not; check the tiler, thread layout and launch that led here",
+        })
+    }
+}
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Runs the kernel; on success the tensors hold its results.
+pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
+    let blocks: Vec<[u32; 3]> = (0..launch.grid[2])
+        .flat_map(|z| {
+            (0..launch.grid[1]).flat_map(move |y| (0..launch.grid[0]).map(move |x| [x, y, z]))
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Result<Vec<Write>>)>> = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(blocks.len().max(1));
+    let inputs: &[Option<Tensor>] = tensors;
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    if b >= blocks.len() {
+                        break;
+                    }
+                    let r = Block::new(ir, launch, inputs, blocks[b]).run();
+                    let failed = r.is_err();
+                    results.lock().expect("no poisoning").push((b, r));
+                    if failed {
+                        // Stop handing out blocks: one error is reported.
+                        next.store(blocks.len(), Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no poisoning");
+    results.sort_by_key(|(b, _)| *b);
+    let mut writer: HashMap<(usize, usize), (usize, Span)> = HashMap::new();
+    let mut logs = Vec::new();
+    for (b, r) in results {
+        let log = r?;
+        for w in &log {
+            if let Some((other, span)) = writer.insert((w.param, w.index), (b, w.span)) {
+                if other != b {
+                    return Err(ExecError {
+                        message: format!(
+                            "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
+                            blocks[other],
+                            blocks[b],
+                            w.index,
+                            param_name(ir, w.param)
+                        ),
+                        span: w.span,
+                        label: format!("block {:?} writes it here", blocks[b]),
+                        other: Some((span, "the other block's write".into())),
+                    });
+                }
+            }
+        }
+        logs.push(log);
+    }
+    for log in logs {
+        for w in log {
+            if let Some(t) = tensors[w.param].as_mut() {
+                t.data[w.index] = w.value;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A global write of one block, applied after every block has run.
+struct Write {
+    param: usize,
+    index: usize,
+    value: f64,
+    span: Span,
+}
+
+fn param_name(ir: &KernelIr, p: usize) -> &str {
+    match &ir.params[p] {
+        Param::Tensor { name, .. } | Param::Scalar { name, .. } => name,
+    }
+}
+
+/// Who touched a shared element in the current barrier epoch: the last
+/// writer, and up to two distinct readers (enough to name one that is not
+/// the thread writing now).
+#[derive(Clone, Copy, Default)]
+struct Touch {
+    epoch: u32,
+    writer: Option<(u32, Span)>,
+    readers: [Option<(u32, Span)>; 2],
+}
+
+struct Buffer {
+    values: Vec<f64>,
+    written: Vec<bool>,
+}
+
+impl Buffer {
+    fn new(len: usize, init: Option<f64>) -> Buffer {
+        Buffer {
+            values: vec![init.unwrap_or(0.0); len],
+            written: vec![init.is_some(); len],
+        }
+    }
+}
+
+struct Block<'a> {
+    ir: &'a KernelIr,
+    launch: &'a Launch,
+    globals: &'a [Option<Tensor>],
+    block: [u32; 3],
+    threads: usize,
+    /// Per thread, every integer value computed so far.
+    ints: Vec<Vec<i64>>,
+    shared: Vec<Buffer>,
+    touches: Vec<Vec<Touch>>,
+    epoch: u32,
+    /// Per thread, per register array.
+    registers: Vec<Vec<Buffer>>,
+    /// This block's global writes, in order, and the latest value of each.
+    writes: Vec<Write>,
+    overlay: HashMap<(usize, usize), f64>,
+    counters: HashMap<usize, i64>,
+}
+
+impl<'a> Block<'a> {
+    fn new(
+        ir: &'a KernelIr,
+        launch: &'a Launch,
+        globals: &'a [Option<Tensor>],
+        block: [u32; 3],
+    ) -> Block<'a> {
+        let threads = ir.block_threads.max(1) as usize;
+        Block {
+            ir,
+            launch,
+            globals,
+            block,
+            threads,
+            ints: vec![vec![0; ir.ints.len()]; threads],
+            shared: ir
+                .shared
+                .iter()
+                .map(|b| Buffer::new(b.len as usize, None))
+                .collect(),
+            touches: ir
+                .shared
+                .iter()
+                .map(|b| vec![Touch::default(); b.len as usize])
+                .collect(),
+            epoch: 1,
+            registers: (0..threads)
+                .map(|_| {
+                    ir.registers
+                        .iter()
+                        .map(|b| Buffer::new(b.len as usize, b.init))
+                        .collect()
+                })
+                .collect(),
+            writes: Vec::new(),
+            overlay: HashMap::new(),
+            counters: HashMap::new(),
+        }
+    }
+
+    fn run(mut self) -> Result<Vec<Write>> {
+        self.scope_ints(None, Span { start: 0, end: 0 })?;
+        self.insts(&self.ir.body)?;
+        Ok(self.writes)
+    }
+
+    /// Computes, for every thread, the integer values of `scope`.
+    fn scope_ints(&mut self, scope: Option<usize>, span: Span) -> Result<()> {
+        for t in 0..self.threads {
+            for (id, v) in self.ir.ints.iter().enumerate() {
+                if v.scope != scope {
+                    continue;
+                }
+                let ints = &self.ints[t];
+                let value = match &v.def {
+                    IntDef::Const(c) => Some(*c),
+                    IntDef::ThreadIdx => Some(t as i64),
+                    IntDef::BlockIdx(d) => Some(self.block[*d as usize] as i64),
+                    IntDef::Extent(e) => self.launch.extents.get(*e).copied(),
+                    IntDef::LoopVar(l) => self.counters.get(l).copied(),
+                    IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
+                };
+                let value = value.ok_or_else(|| ExecError {
+                    message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
+                    span,
+                    label: "computing an index here".into(),
+                    other: None,
+                })?;
+                self.ints[t][id] = value;
+            }
+        }
+        Ok(())
+    }
+
+    fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
+        for inst in insts {
+            match &inst.kind {
+                InstKind::Barrier => self.epoch += 1,
+                InstKind::Loop {
+                    id,
+                    start,
+                    end,
+                    body,
+                    ..
+                } => {
+                    let (s, e) = (
+                        self.uniform(*start, inst.span)?,
+                        self.uniform(*end, inst.span)?,
+                    );
+                    for k in s..e {
+                        self.counters.insert(*id, k);
+                        self.scope_ints(Some(*id), inst.span)?;
+                        self.insts(body)?;
+                    }
+                }
+                kind => {
+                    for t in 0..self.threads {
+                        self.atom(kind, t, inst.span)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A value every thread agrees on (loop bounds), or an error.
+    fn uniform(&self, id: usize, span: Span) -> Result<i64> {
+        let v = self.ints[0][id];
+        if self.ints.iter().any(|t| t[id] != v) {
+            return Err(ExecError {
+                message: "loop bounds differ between the threads of a block".into(),
+                span,
+                label: "this loop".into(),
+                other: None,
+            });
+        }
+        Ok(v)
+    }
+
+    fn atom(&mut self, kind: &InstKind, t: usize, span: Span) -> Result<()> {
+        match kind {
+            InstKind::Copy {
+                atom: CopyAtom::Scalar(_),
+                src,
+                dst,
+            } => {
+                let v = self.read(src, t, span)?;
+                self.write(dst, t, v, span)
+            }
+            InstKind::Mma {
+                atom: MmaAtom::Fma(elem),
+                a,
+                b,
+                c,
+            } => {
+                let (x, y, z) = (
+                    self.read(a, t, span)?,
+                    self.read(b, t, span)?,
+                    self.read(c, t, span)?,
+                );
+                let r = match elem {
+                    Elem::I32 => (x as i32).wrapping_mul(y as i32).wrapping_add(z as i32) as f64,
+                    _ => round(*elem, (x as f32).mul_add(y as f32, z as f32) as f64),
+                };
+                self.write(c, t, r, span)
+            }
+            InstKind::Axpby {
+                elem,
+                alpha,
+                x,
+                beta,
+                y,
+            } => {
+                let (xv, yv) = (self.read(x, t, span)?, self.read(y, t, span)?);
+                let (al, be) = (self.scalar(alpha), self.scalar(beta));
+                let r = match elem {
+                    Elem::I32 => (al as i32)
+                        .wrapping_mul(xv as i32)
+                        .wrapping_add((be as i32).wrapping_mul(yv as i32))
+                        as f64,
+                    _ => {
+                        let ax = (al as f32) * (xv as f32);
+                        round(*elem, (be as f32).mul_add(yv as f32, ax) as f64)
+                    }
+                };
+                self.write(y, t, r, span)
+            }
+            InstKind::Fill { elem, dst, value } => self.write(dst, t, round(*elem, *value), span),
+            InstKind::Barrier | InstKind::Loop { .. } => Ok(()),
+        }
+    }
+
+    fn scalar(&self, s: &ScalarRef) -> f64 {
+        match s {
+            ScalarRef::Param(p) => self.launch.scalars.get(*p).copied().unwrap_or(0.0),
+            ScalarRef::Literal(v) => *v,
+        }
+    }
+
+    fn index(&self, a: &Addr, t: usize) -> i64 {
+        self.ints[t][a.index]
+    }
+
+    fn read(&mut self, a: &Addr, t: usize, span: Span) -> Result<f64> {
+        let i = self.index(a, t);
+        match a.space {
+            Space::Global(p) => {
+                let i = self.global_index(p, i, t, span, "read")?;
+                if let Some(v) = self.overlay.get(&(p, i)) {
+                    return Ok(*v);
+                }
+                Ok(self.globals[p].as_ref().map_or(0.0, |g| g.data[i]))
+            }
+            Space::Shared(s) => {
+                let i = self.local_index(
+                    i,
+                    self.shared[s].values.len(),
+                    t,
+                    span,
+                    &format!("shared buffer s{s}"),
+                )?;
+                if !self.shared[s].written[i] {
+                    return Err(self.err(
+                        t,
+                        span,
+                        format!("reads s{s}[{i}] of shared memory, which nothing wrote"),
+                    ));
+                }
+                self.touch(s, i, t as u32, false, span)?;
+                Ok(self.shared[s].values[i])
+            }
+            Space::Registers(r) => {
+                let len = self.registers[t][r].values.len();
+                let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
+                if !self.registers[t][r].written[i] {
+                    return Err(self.err(
+                        t,
+                        span,
+                        format!("reads register r{r}[{i}], which nothing wrote"),
+                    ));
+                }
+                Ok(self.registers[t][r].values[i])
+            }
+        }
+    }
+
+    fn write(&mut self, a: &Addr, t: usize, v: f64, span: Span) -> Result<()> {
+        let i = self.index(a, t);
+        match a.space {
+            Space::Global(p) => {
+                let i = self.global_index(p, i, t, span, "write")?;
+                self.overlay.insert((p, i), v);
+                self.writes.push(Write {
+                    param: p,
+                    index: i,
+                    value: v,
+                    span,
+                });
+            }
+            Space::Shared(s) => {
+                let i = self.local_index(
+                    i,
+                    self.shared[s].values.len(),
+                    t,
+                    span,
+                    &format!("shared buffer s{s}"),
+                )?;
+                self.touch(s, i, t as u32, true, span)?;
+                self.shared[s].values[i] = v;
+                self.shared[s].written[i] = true;
+            }
+            Space::Registers(r) => {
+                let len = self.registers[t][r].values.len();
+                let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
+                self.registers[t][r].values[i] = v;
+                self.registers[t][r].written[i] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records an access to shared element `i`; two threads in one epoch
+    /// with at least one write is a race.
+    fn touch(&mut self, s: usize, i: usize, t: u32, write: bool, span: Span) -> Result<()> {
+        let epoch = self.epoch;
+        let e = &mut self.touches[s][i];
+        if e.epoch != epoch {
+            *e = Touch {
+                epoch,
+                ..Touch::default()
+            };
+        }
+        let conflict = if write {
+            match e.writer {
+                Some((w, ws)) if w != t => Some((w, ws, "writes")),
+                _ => e
+                    .readers
+                    .iter()
+                    .flatten()
+                    .find(|(r, _)| *r != t)
+                    .map(|&(r, rs)| (r, rs, "reads")),
+            }
+        } else {
+            e.writer
+                .filter(|(w, _)| *w != t)
+                .map(|(w, ws)| (w, ws, "writes"))
+        };
+        if let Some((other, other_span, what)) = conflict {
+            let mine = if write { "writes" } else { "reads" };
+            return Err(ExecError {
+                message: format!(
+                    "shared-memory race on s{s}[{i}] in block {:?}: thread {other} {what} it and thread {t} {mine} it with no barrier between",
+                    self.block
+                ),
+                span,
+                label: format!("thread {t} {mine} it here"),
+                other: Some((other_span, format!("thread {other} {what} it here"))),
+            });
+        }
+        if write {
+            e.writer = Some((t, span));
+        } else {
+            match e.readers {
+                [None, _] => e.readers[0] = Some((t, span)),
+                [Some((r, _)), None] if r != t => e.readers[1] = Some((t, span)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn global_index(&self, p: usize, i: i64, t: usize, span: Span, what: &str) -> Result<usize> {
+        let len = self.globals[p].as_ref().map_or(0, |g| g.data.len());
+        usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
+            self.err(
+                t,
+                span,
+                format!(
+                    "{what}s element {i} of `{}`, outside its {len} elements",
+                    param_name(self.ir, p)
+                ),
+            )
+        })
+    }
+
+    fn local_index(&self, i: i64, len: usize, t: usize, span: Span, what: &str) -> Result<usize> {
+        usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
+            self.err(
+                t,
+                span,
+                format!("accesses element {i} of {what}, outside its {len} elements"),
+            )
+        })
+    }
+
+    fn err(&self, t: usize, span: Span, what: String) -> ExecError {
+        ExecError {
+            message: format!("thread {t} of block {:?} {what}", self.block),
+            span,
+            label: "here".into(),
+            other: None,
+        }
+    }
+}
+
+/// Rounds to the element type, as a store on the GPU does.
+fn round(elem: Elem, v: f64) -> f64 {
+    match elem {
+        Elem::F32 => v as f32 as f64,
+        Elem::F16 => half::f16::from_f64(v).to_f64(),
+        Elem::Bf16 => half::bf16::from_f64(v).to_f64(),
+        Elem::I32 => v.trunc(),
+    }
+}
+
+/// Integer operations as the generated code does them (index values are non-negative).
+fn apply(op: IntOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        IntOp::Add => a.checked_add(b),
+        IntOp::Sub => a.checked_sub(b),
+        IntOp::Mul => a.checked_mul(b),
+        IntOp::Div => a.checked_div(b),
+        IntOp::CeilDiv => a.checked_add(b.checked_sub(1)?)?.checked_div(b),
+        IntOp::Mod => a.checked_rem(b),
+        IntOp::Min => Some(a.min(b)),
+        IntOp::Max => Some(a.max(b)),
+    }
+}
