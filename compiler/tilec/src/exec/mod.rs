@@ -107,21 +107,21 @@ pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -
     for (b, r) in results {
         let log = r?;
         for w in &log {
-            if let Some((other, span)) = writer.insert((w.param, w.index), (b, w.span)) {
-                if other != b {
-                    return Err(ExecError {
-                        message: format!(
-                            "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
-                            blocks[other],
-                            blocks[b],
-                            w.index,
-                            param_name(ir, w.param)
-                        ),
-                        span: w.span,
-                        label: format!("block {:?} writes it here", blocks[b]),
-                        other: Some((span, "the other block's write".into())),
-                    });
-                }
+            if let Some((other, span)) = writer.insert((w.param, w.index), (b, w.span))
+                && other != b
+            {
+                return Err(ExecError {
+                    message: format!(
+                        "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
+                        blocks[other],
+                        blocks[b],
+                        w.index,
+                        param_name(ir, w.param)
+                    ),
+                    span: w.span,
+                    label: format!("block {:?} writes it here", blocks[b]),
+                    other: Some((span, "the other block's write".into())),
+                });
             }
         }
         logs.push(log);
