@@ -24,6 +24,32 @@ impl From<cudarc::driver::DriverError> for RuntimeError {
     }
 }
 
+/// The device copies of a kernel's arguments, in order.
+pub struct DeviceArgs(Vec<DeviceArg>);
+
+impl DeviceArgs {
+    /// Three distinct f32 tensor arguments: two to read, one to write.
+    pub fn gemm_operands(
+        &mut self,
+        a: usize,
+        b: usize,
+        c: usize,
+    ) -> Option<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
+        let (mut ra, mut rb, mut rc) = (None, None, None);
+        for (i, x) in self.0.iter_mut().enumerate() {
+            if let DeviceArg::F32(s) = x {
+                match i {
+                    _ if i == c => rc = Some(s),
+                    _ if i == a => ra = Some(&*s),
+                    _ if i == b => rb = Some(&*s),
+                    _ => {}
+                }
+            }
+        }
+        Some((ra?, rb?, rc?))
+    }
+}
+
 /// A device copy of one argument.
 enum DeviceArg {
     F32(CudaSlice<f32>),
@@ -57,18 +83,8 @@ impl Gpu {
         Ok(module.load_function(kernel)?)
     }
 
-    /// Runs the kernel `warmup + iters` times on the arguments; returns the
-    /// outputs (every tensor, copied back after the first run) and the
-    /// event-timed milliseconds of the timed runs.
-    pub fn run(
-        &self,
-        f: &CudaFunction,
-        plan: &LaunchPlan,
-        m: &Manifest,
-        args: &[Arg],
-        warmup: usize,
-        iters: usize,
-    ) -> Result<(Vec<Option<HostBuffer>>, Vec<f32>), RuntimeError> {
+    /// Copies the arguments to the device.
+    pub fn upload(&self, m: &Manifest, args: &[Arg]) -> Result<DeviceArgs, RuntimeError> {
         let s = &self.stream;
         let mut dev = Vec::new();
         for (a, p) in args.iter().zip(&m.params) {
@@ -92,65 +108,93 @@ impl Gpu {
                 },
             });
         }
+        Ok(DeviceArgs(dev))
+    }
+
+    /// Launches a planned kernel on uploaded arguments (asynchronously).
+    pub fn launch(
+        &self,
+        f: &CudaFunction,
+        plan: &LaunchPlan,
+        d: &DeviceArgs,
+    ) -> Result<(), RuntimeError> {
         let cfg = LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
             shared_mem_bytes: 0,
         };
-        let launch = |dev: &Vec<DeviceArg>| -> Result<(), RuntimeError> {
-            let mut b = s.launch_builder(f);
-            for d in dev {
-                match d {
-                    DeviceArg::F32(x) => b.arg(x),
-                    DeviceArg::F16(x) => b.arg(x),
-                    DeviceArg::Bf16(x) => b.arg(x),
-                    DeviceArg::I32(x) => b.arg(x),
-                    DeviceArg::F32Scalar(x) => b.arg(x),
-                    DeviceArg::F16Scalar(x) => b.arg(x),
-                    DeviceArg::Bf16Scalar(x) => b.arg(x),
-                    DeviceArg::I32Scalar(x) => b.arg(x),
-                };
-            }
-            for e in &plan.extents {
-                b.arg(e);
-            }
-            // Safety: the plan checked every argument's size and every access's bounds.
-            unsafe { b.launch(cfg) }?;
-            Ok(())
-        };
-        // The first run's results are the ones checked.
-        launch(&dev)?;
-        s.synchronize()?;
-        let mut outs = Vec::new();
-        for d in &dev {
-            outs.push(match d {
-                DeviceArg::F32(x) => Some(HostBuffer::F32(s.clone_dtoh(x)?)),
-                DeviceArg::F16(x) => Some(HostBuffer::F16(s.clone_dtoh(x)?)),
-                DeviceArg::Bf16(x) => Some(HostBuffer::Bf16(s.clone_dtoh(x)?)),
-                DeviceArg::I32(x) => Some(HostBuffer::I32(s.clone_dtoh(x)?)),
-                DeviceArg::F32Scalar(_)
-                | DeviceArg::F16Scalar(_)
-                | DeviceArg::Bf16Scalar(_)
-                | DeviceArg::I32Scalar(_) => None,
-            });
+        let mut b = self.stream.launch_builder(f);
+        for a in &d.0 {
+            match a {
+                DeviceArg::F32(x) => b.arg(x),
+                DeviceArg::F16(x) => b.arg(x),
+                DeviceArg::Bf16(x) => b.arg(x),
+                DeviceArg::I32(x) => b.arg(x),
+                DeviceArg::F32Scalar(x) => b.arg(x),
+                DeviceArg::F16Scalar(x) => b.arg(x),
+                DeviceArg::Bf16Scalar(x) => b.arg(x),
+                DeviceArg::I32Scalar(x) => b.arg(x),
+            };
         }
+        for e in &plan.extents {
+            b.arg(e);
+        }
+        // Safety: the plan checked every argument's size and every access's bounds.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Copies every tensor back (scalars are `None`).
+    pub fn download(&self, d: &DeviceArgs) -> Result<Vec<Option<HostBuffer>>, RuntimeError> {
+        let s = &self.stream;
+        s.synchronize()?;
+        d.0.iter()
+            .map(|a| {
+                Ok(match a {
+                    DeviceArg::F32(x) => Some(HostBuffer::F32(s.clone_dtoh(x)?)),
+                    DeviceArg::F16(x) => Some(HostBuffer::F16(s.clone_dtoh(x)?)),
+                    DeviceArg::Bf16(x) => Some(HostBuffer::Bf16(s.clone_dtoh(x)?)),
+                    DeviceArg::I32(x) => Some(HostBuffer::I32(s.clone_dtoh(x)?)),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    /// Milliseconds that `work` takes on the stream, by CUDA events.
+    pub fn time_ms(
+        &self,
+        work: impl FnOnce() -> Result<(), RuntimeError>,
+    ) -> Result<f32, RuntimeError> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (start, end) = (self.ctx.new_event(timing)?, self.ctx.new_event(timing)?);
+        start.record(&self.stream)?;
+        work()?;
+        end.record(&self.stream)?;
+        Ok(start.elapsed_ms(&end)?)
+    }
+
+    /// Runs the kernel once for its results, then `warmup` times, then
+    /// `iters` timed times; returns the first run's tensors and the times.
+    pub fn run(
+        &self,
+        f: &CudaFunction,
+        plan: &LaunchPlan,
+        m: &Manifest,
+        args: &[Arg],
+        warmup: usize,
+        iters: usize,
+    ) -> Result<(Vec<Option<HostBuffer>>, Vec<f32>), RuntimeError> {
+        let dev = self.upload(m, args)?;
+        self.launch(f, plan, &dev)?;
+        let outs = self.download(&dev)?;
         for _ in 0..warmup {
-            launch(&dev)?;
+            self.launch(f, plan, &dev)?;
         }
-        let mut times = Vec::with_capacity(iters);
-        for _ in 0..iters {
-            let start = self
-                .ctx
-                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-            let end = self
-                .ctx
-                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-            start.record(s)?;
-            launch(&dev)?;
-            end.record(s)?;
-            times.push(start.elapsed_ms(&end)?);
-        }
-        s.synchronize()?;
+        let times = (0..iters)
+            .map(|_| self.time_ms(|| self.launch(f, plan, &dev)))
+            .collect::<Result<_, _>>()?;
+        self.stream.synchronize()?;
         Ok((outs, times))
     }
 }

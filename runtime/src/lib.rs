@@ -5,8 +5,9 @@
 //! its event-timed speed. Data flow: [`manifest`] -> [`plan`] (every check
 //! before a launch: extents, launch conditions, buffer sizes, the bounds of
 //! every global access) -> [`gpu`] (cudarc) -> [`reference`] and [`host`]
-//! (comparison on the CPU).
+//! (comparison on the CPU); [`bench`] times a kernel against cuBLAS.
 
+pub mod bench;
 pub mod gpu;
 pub mod host;
 pub mod manifest;

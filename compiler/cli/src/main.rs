@@ -2,6 +2,7 @@
 //! each in its own module.
 
 mod algebra;
+mod bench;
 mod build;
 mod check;
 mod compile;
@@ -32,6 +33,8 @@ enum Command {
     Build(build::Args),
     /// Compile and run on the GPU against the kernel's reference.
     Run(run::Args),
+    /// Check against the reference, then time the kernel and cuBLAS, interleaved.
+    Bench(bench::Args),
     /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
     Show(show::Args),
 }
@@ -44,5 +47,6 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Build(a) => build::run(a),
         Command::Run(a) => run::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }

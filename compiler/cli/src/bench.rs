@@ -1,0 +1,76 @@
+//! `tilec bench FILE.tile --dims ... [--iters N] [--json]`: checks the
+//! kernel against its reference, then times it and cuBLAS on the same
+//! shapes and layouts, interleaved; prints both and their ratio.
+
+use crate::compile::{compile, read, report};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilec_runtime::gpu::Gpu;
+use tilec_runtime::plan::Dims;
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    /// Extents, e.g. M=4096,N=4096,K=4096.
+    #[arg(long, default_value = "")]
+    dims: String,
+    /// Timed runs of each (after warm-up); median, min and max are reported.
+    #[arg(long, default_value_t = 30)]
+    iters: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// One JSON object per kernel instead of the table.
+    #[arg(long)]
+    json: bool,
+    #[arg(long, default_value = "sm_90")]
+    arch: String,
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let name = a.file.display().to_string();
+    let src = match read(&a.file) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let dims = match Dims::parse(&a.dims) {
+        Ok(d) => d,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let gpu = match Gpu::open() {
+        Ok(Some(g)) => g,
+        Ok(None) => {
+            return fail(
+                "tilec bench needs a GPU; this machine has none (tilec run --cpu runs on the CPU)",
+            );
+        }
+        Err(e) => return fail(&e.to_string()),
+    };
+    let compiled = match compile(&src, &a.arch) {
+        Ok(c) => c,
+        Err(f) => return report(&name, &src, f),
+    };
+    let mut ok = true;
+    for c in &compiled {
+        match tilec_runtime::bench::bench(&gpu, &c.ptx, &c.manifest, &dims, a.seed, a.iters) {
+            Ok(b) => {
+                if a.json {
+                    println!("{}", serde_json::to_string(&b).unwrap_or_default());
+                } else {
+                    print!("{}", b.table());
+                }
+                ok &= b.passed;
+            }
+            Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}

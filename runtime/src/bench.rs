@@ -1,0 +1,263 @@
+//! Benchmarks: a kernel against cuBLAS, on the same shapes and layouts, in
+//! the same process, interleaved run by run, after checking the kernel's
+//! result against its reference. Inputs rotate among several random sets
+//! when one set fits in L2, so that no run is timed on cache-warm data.
+
+use crate::gpu::{DeviceArgs, Gpu};
+use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
+use crate::plan::{Dims, LaunchPlan, plan};
+use crate::reference::{Arg, expected, work};
+use crate::{RuntimeError, check_args, random_args, tolerance};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
+use tilec_layout::Layout;
+
+/// H200's L2 is 50 MB: input sets are rotated until they cover twice that.
+const L2_BYTES: usize = 50 << 20;
+const MAX_SETS: usize = 8;
+
+/// Median, min and max of event-timed runs, in ms.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Timing {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Timing {
+    fn of(mut v: Vec<f32>) -> Timing {
+        v.sort_by(f32::total_cmp);
+        Timing {
+            median: v[v.len() / 2] as f64,
+            min: v[0] as f64,
+            max: v[v.len() - 1] as f64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchResult {
+    pub kernel: String,
+    pub dims: String,
+    pub device: String,
+    pub error: f64,
+    pub passed: bool,
+    pub runs: usize,
+    pub input_sets: usize,
+    pub tilec: Timing,
+    /// `None` when cuBLAS has no routine for the kernel's reference.
+    pub cublas: Option<Timing>,
+    /// Floating-point operations per run (for TFLOP/s), or bytes moved.
+    pub work: Option<f64>,
+    pub work_unit: Option<String>,
+}
+
+impl BenchResult {
+    fn rate(&self, ms: f64) -> Option<f64> {
+        let w = self.work?;
+        Some(if self.work_unit.as_deref() == Some("flop") {
+            w / (ms * 1e-3) / 1e12
+        } else {
+            w / (ms * 1e-3) / 1e9
+        })
+    }
+
+    /// A short table: the kernel, cuBLAS, and their ratio.
+    pub fn table(&self) -> String {
+        let unit = if self.work_unit.as_deref() == Some("flop") {
+            "TFLOP/s"
+        } else {
+            "GB/s"
+        };
+        let row = |name: &str, t: &Timing| {
+            let r = self
+                .rate(t.median)
+                .map_or(String::new(), |r| format!("{r:8.2} {unit}"));
+            format!(
+                "  {name:<7} {:9.3} ms median  ({:.3} .. {:.3})  {r}\n",
+                t.median, t.min, t.max
+            )
+        };
+        let mut s = format!(
+            "{} {} on {}: rel. error {:.2e} ({}), {} runs, {} input set(s)\n",
+            self.kernel,
+            self.dims,
+            self.device,
+            self.error,
+            if self.passed { "ok" } else { "MISMATCH" },
+            self.runs,
+            self.input_sets
+        );
+        s += &row("tilec", &self.tilec);
+        if let Some(c) = &self.cublas {
+            s += &row("cuBLAS", c);
+            s += &format!("  tilec / cuBLAS = {:.3}\n", c.median / self.tilec.median);
+        }
+        s
+    }
+}
+
+/// cuBLAS's view of `C(M,N) = alpha * A(M,K) * B(N,K)^T + beta * C`: each
+/// operand column-major, possibly transposed, from the layouts.
+fn cublas_config(
+    m: &Manifest,
+    p: &LaunchPlan,
+    args: &[Arg],
+) -> Option<(GemmConfig<f32>, [usize; 3])> {
+    let r = m
+        .reference
+        .as_ref()
+        .filter(|r| r.kind == ReferenceKind::Gemm)?;
+    let ops = &r.operands;
+    let env = |n: &str| m.extents.iter().position(|e| e == n).map(|i| p.extents[i]);
+    let strides = |i: usize| -> Option<(i64, i64, i64, i64)> {
+        let ParamKind::Tensor {
+            layout,
+            elem: Elem::F32,
+        } = &m.params[ops[i]].kind
+        else {
+            return None;
+        };
+        let leaf = |l: &Layout, k: usize| -> Option<(i64, i64)> {
+            let md = l.mode(k).ok()?;
+            let (s, d) = (
+                md.shape().as_int()?.eval(&env)?,
+                md.stride().as_int()?.eval(&env)?,
+            );
+            Some((s, d))
+        };
+        let ((s0, d0), (s1, d1)) = (leaf(layout, 0)?, leaf(layout, 1)?);
+        Some((s0, d0, s1, d1))
+    };
+    let (am, ad0, ak, ad1) = strides(0)?;
+    let (bn, bd0, _, bd1) = strides(1)?;
+    let (_, cd0, _, cd1) = strides(2)?;
+    if cd0 != 1 {
+        return None;
+    }
+    let (transa, lda) = if ad0 == 1 {
+        (cublasOperation_t::CUBLAS_OP_N, ad1)
+    } else if ad1 == 1 {
+        (cublasOperation_t::CUBLAS_OP_T, ad0)
+    } else {
+        return None;
+    };
+    let (transb, ldb) = if bd0 == 1 {
+        (cublasOperation_t::CUBLAS_OP_T, bd1)
+    } else if bd1 == 1 {
+        (cublasOperation_t::CUBLAS_OP_N, bd0)
+    } else {
+        return None;
+    };
+    let scalar = |i: usize| match args[ops[i]] {
+        Arg::Scalar(v) => Some(v as f32),
+        Arg::Tensor(_) => None,
+    };
+    let c = |v: i64| i32::try_from(v).ok();
+    Some((
+        GemmConfig {
+            transa,
+            transb,
+            m: c(am)?,
+            n: c(bn)?,
+            k: c(ak)?,
+            alpha: scalar(3)?,
+            lda: c(lda)?,
+            ldb: c(ldb)?,
+            beta: scalar(4)?,
+            ldc: c(cd1)?,
+        },
+        [ops[0], ops[1], ops[2]],
+    ))
+}
+
+/// Checks, then times the kernel and cuBLAS, interleaved, `iters` runs each.
+pub fn bench(
+    gpu: &Gpu,
+    ptx: &str,
+    m: &Manifest,
+    dims: &Dims,
+    seed: u64,
+    iters: usize,
+) -> Result<BenchResult, RuntimeError> {
+    let p = plan(m, dims)?;
+    let f = gpu.load(ptx, &m.kernel)?;
+    let bytes: usize = m
+        .params
+        .iter()
+        .zip(&p.lens)
+        .map(|(q, n)| match &q.kind {
+            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes(),
+            ParamKind::Scalar { .. } => 0,
+        })
+        .sum();
+    let sets = (2 * L2_BYTES).div_ceil(bytes.max(1)).clamp(1, MAX_SETS);
+    let host: Vec<Vec<Arg>> = (0..sets as u64)
+        .map(|s| random_args(m, &p, seed.wrapping_add(s * 7919)))
+        .collect();
+    check_args(m, &p, &host[0])?;
+    // Correctness first, on the first set.
+    let want = expected(m, &p, &host[0])?;
+    let mut dev: Vec<DeviceArgs> = host
+        .iter()
+        .map(|a| gpu.upload(m, a))
+        .collect::<Result<_, _>>()?;
+    gpu.launch(&f, &p, &dev[0])?;
+    let outs = gpu.download(&dev[0])?;
+    let out = outs[want.output]
+        .as_ref()
+        .ok_or_else(|| RuntimeError::Manifest("the output is not a tensor".into()))?;
+    let error = crate::host::relative_error(out, &want.values, &want.offsets);
+    let elem = out.elem();
+    // The kernel accumulated into its output once; restore it for timing.
+    dev[0] = gpu.upload(m, &host[0])?;
+    let blas = cublas_config(m, &p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
+    let blas = match blas {
+        Some((Ok(b), cfg)) => Some((b, cfg)),
+        Some((Err(e), _)) => return Err(RuntimeError::Cuda(format!("cuBLAS: {e:?}"))),
+        None => None,
+    };
+    let gemm = |blas: &(CudaBlas, (GemmConfig<f32>, [usize; 3])),
+                d: &mut DeviceArgs|
+     -> Result<(), RuntimeError> {
+        let (b, (cfg, [ia, ib, ic])) = blas;
+        let (a, bb, c) = d
+            .gemm_operands(*ia, *ib, *ic)
+            .ok_or_else(|| RuntimeError::Manifest("gemm operands".into()))?;
+        // Safety: the shapes and leading dimensions come from the checked plan.
+        unsafe { b.gemm(*cfg, a, bb, c) }.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
+    };
+    for i in 0..3 {
+        gpu.launch(&f, &p, &dev[i % sets])?;
+        if let Some(b) = &blas {
+            gemm(b, &mut dev[i % sets])?;
+        }
+    }
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    for i in 0..iters.max(1) {
+        let d = i % sets;
+        mine.push(gpu.time_ms(|| gpu.launch(&f, &p, &dev[d]))?);
+        if let Some(b) = &blas {
+            let dv = &mut dev[d];
+            theirs.push(gpu.time_ms(|| gemm(b, dv))?);
+        }
+    }
+    let w = work(m, &p);
+    Ok(BenchResult {
+        kernel: m.kernel.clone(),
+        dims: dims
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        device: gpu.name.clone(),
+        error,
+        passed: error <= tolerance(elem),
+        runs: iters.max(1),
+        input_sets: sets,
+        tilec: Timing::of(mine),
+        cublas: (!theirs.is_empty()).then(|| Timing::of(theirs)),
+        work: w.map(|(x, _)| x),
+        work_unit: w.map(|(_, u)| u.to_string()),
+    })
+}
