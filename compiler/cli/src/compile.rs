@@ -83,6 +83,7 @@ pub fn manifest(k: &Kernel, l: &Lowered, arch: &str) -> m::Manifest {
         conditions: k
             .conditions
             .iter()
+            .chain(&l.conditions)
             .map(|c| m::LaunchCondition {
                 fact: c.fact.clone(),
                 needed_by: c.needed_by.to_string(),

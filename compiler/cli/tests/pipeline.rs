@@ -134,6 +134,28 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
 }
 
 #[test]
+fn copies_vectorize_where_the_layouts_allow() {
+    let f = root().join("examples/sgemm_nt_tv.tile");
+    let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(ir.matches("copy.f32x4").count(), 2, "{ir}");
+    let (_, ptx, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(ptx.matches("ld.global.nc.v4.f32").count(), 2);
+    assert_eq!(ptx.matches("st.shared.v4.f32").count(), 2);
+    // sgemm_nt's copy threads hold elements 32 apart: nothing to vectorize.
+    let f = root().join("examples/sgemm_nt.tile");
+    let (_, ir, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
+    assert!(!ir.contains("copy.f32x"), "{ir}");
+    // The alignment the vectors need is a launch condition.
+    let m = manifest_of("examples/sgemm_nt_tv.tile");
+    assert!(
+        m.conditions
+            .iter()
+            .any(|c| c.needed_by == "a vectorized copy" && c.fact.to_string() == "M % 4 == 0")
+    );
+}
+
+#[test]
 fn the_runtime_refuses_unsafe_launches() {
     let m = manifest_of("examples/sgemm_nt.tile");
     let d = |s: &str| Dims::parse(s).unwrap();
@@ -218,6 +240,7 @@ fn gpu_runs_every_example_when_a_gpu_is_present() {
     for (f, dims) in [
         ("examples/sgemm_nt.tile", "M=256,N=384,K=64"),
         ("examples/sgemm_tn.tile", "M=256,N=384,K=64"),
+        ("examples/sgemm_nt_tv.tile", "M=256,N=384,K=64"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=40"),

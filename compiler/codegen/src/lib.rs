@@ -285,6 +285,23 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let v = self.load(src, *elem)?;
                     self.store(dst, *elem, v)?;
                 }
+                InstKind::Copy {
+                    atom: CopyAtom::Vector(elem, width),
+                    src,
+                    dst,
+                } => {
+                    // Lowering proved both addresses aligned to the vector's size.
+                    let ty = vector_type(self.ctx, *elem, *width);
+                    let align = (*width as i64 * elem_bytes(*elem)) as u32;
+                    let v = self.b.build_load(ty, self.addr_ptr(src, *elem)?, "")?;
+                    let load =
+                        inkwell::values::BasicValue::as_instruction_value(&v).ok_or_else(|| {
+                            CodegenError::Llvm("a load that is no instruction".into())
+                        })?;
+                    set_alignment(load, align)?;
+                    let st = self.b.build_store(self.addr_ptr(dst, *elem)?, v)?;
+                    set_alignment(st, align)?;
+                }
                 InstKind::Mma {
                     atom: MmaAtom::Fma(elem),
                     a,
@@ -548,6 +565,24 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .const_float(v)
                 .into(),
         }
+    }
+}
+
+fn elem_bytes(e: Elem) -> i64 {
+    e.bytes()
+}
+
+fn set_alignment(i: inkwell::values::InstructionValue<'_>, align: u32) -> Result<()> {
+    i.set_alignment(align)
+        .map_err(|e| CodegenError::Llvm(e.to_string()))
+}
+
+fn vector_type(ctx: &Context, e: Elem, width: u32) -> BasicTypeEnum<'_> {
+    match e {
+        Elem::F32 => ctx.f32_type().vec_type(width).into(),
+        Elem::F16 => ctx.f16_type().vec_type(width).into(),
+        Elem::Bf16 => ctx.bf16_type().vec_type(width).into(),
+        Elem::I32 => ctx.i32_type().vec_type(width).into(),
     }
 }
 

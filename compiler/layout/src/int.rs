@@ -154,6 +154,45 @@ impl Int {
         }
     }
 
+    /// The facts under which `self` is a multiple of `w`, when it can be
+    /// shown: `Some(vec![])` if always, `Some(facts)` if the names in
+    /// `facts` (for which `divisible` says a run-time fact may be required)
+    /// satisfy them, `None` if it cannot be shown.
+    pub fn multiple_of(
+        &self,
+        w: i64,
+        divisible: &dyn Fn(&str) -> bool,
+    ) -> Option<Vec<crate::Fact>> {
+        if w <= 1 {
+            return Some(vec![]);
+        }
+        match self {
+            Int::Static(v) => (v % w == 0).then(Vec::new),
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(n) => {
+                    divisible(n).then(|| vec![crate::Fact::divides(&Int::Static(w), self)])
+                }
+                Sym::Bin(Op::Add | Op::Sub | Op::Mod, a, b) => {
+                    let mut f = a.multiple_of(w, divisible)?;
+                    f.extend(b.multiple_of(w, divisible)?);
+                    Some(f)
+                }
+                Sym::Bin(Op::Mul, a, b) => {
+                    // c * x is a multiple of w when x is a multiple of w / gcd(c, w).
+                    let try_side = |c: &Int, x: &Int| -> Option<Vec<crate::Fact>> {
+                        let g = gcd(c.as_static()?.abs(), w);
+                        x.multiple_of(w / g, divisible)
+                    };
+                    try_side(a, b)
+                        .or_else(|| try_side(b, a))
+                        .or_else(|| a.multiple_of(w, divisible))
+                        .or_else(|| b.multiple_of(w, divisible))
+                }
+                Sym::Bin(..) => None,
+            },
+        }
+    }
+
     pub fn add(&self, o: &Int) -> Int {
         match (self.as_static(), o.as_static()) {
             (Some(0), _) => o.clone(),
@@ -290,6 +329,10 @@ impl Int {
         }
         None
     }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
 fn bin(op: Op, a: &Int, b: &Int) -> Int {
@@ -467,6 +510,28 @@ mod tests {
         assert_eq!(a.ceil_div(&Int::from(5)), Int::from(3));
         assert_eq!(Int::from(-7).div(&Int::from(2)), Int::from(-3));
         assert_eq!(Int::from(-7).rem(&Int::from(2)), Int::from(-1));
+    }
+
+    #[test]
+    fn multiples_are_shown_or_conditioned() {
+        let t = Int::var("thread.x");
+        let m = Int::var("M");
+        let extents = |n: &str| n == "M";
+        // 4*(t%32) + 128*(t/32)*M is a multiple of 4 whatever t and M are.
+        let off = Int::from(4)
+            .mul(&t.rem(&Int::from(32)))
+            .add(&t.div(&Int::from(32)).mul(&Int::from(128)).mul(&m));
+        assert_eq!(off.multiple_of(4, &extents), Some(vec![]));
+        // t + 4 is not, for every thread.
+        assert_eq!(t.add(&Int::from(4)).multiple_of(4, &extents), None);
+        // 8*bx + 2*M needs M even for a multiple of 4.
+        let x = Int::from(8)
+            .mul(&Int::var("block.x"))
+            .add(&Int::from(2).mul(&m));
+        assert_eq!(
+            x.multiple_of(4, &extents),
+            Some(vec![crate::Fact::divides(&Int::from(2), &m)])
+        );
     }
 
     #[test]

@@ -83,9 +83,14 @@ pub struct View {
 
 impl View {
     /// The sub-tensor at `coord`: the modes opposite `_` stay, the fixed
-    /// coordinates move the offset.
+    /// coordinates move the offset. A single kept mode that is itself a
+    /// tuple becomes the tensor's modes: `t[thread.x, _]` of a thread-value
+    /// tensor `(thr, (m, k))` is the `(m, k)` tensor that gemm takes.
     pub fn slice(&self, coord: &Coord) -> Result<View, AlgebraError> {
-        let layout = self.layout.slice(coord)?;
+        let mut layout = self.layout.slice(coord)?;
+        if layout.rank() == 1 && layout.shape().get(0).is_some_and(|m| m.is_tuple()) {
+            layout = layout.mode(0)?;
+        }
         let offset = self.offset.add(&self.layout.slice_offset(coord)?);
         Ok(View {
             layout,

@@ -15,8 +15,8 @@
 //! blocks writing one global element.
 
 use crate::check::program::Elem;
+use crate::lower::ir::Inst;
 use crate::lower::ir::{Addr, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
-use crate::lower::ir::{CopyAtom, Inst};
 use crate::syntax::ast::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -314,13 +314,17 @@ impl<'a> Block<'a> {
 
     fn atom(&mut self, kind: &InstKind, t: usize, span: Span) -> Result<()> {
         match kind {
-            InstKind::Copy {
-                atom: CopyAtom::Scalar(_),
-                src,
-                dst,
-            } => {
-                let v = self.read(src, t, span)?;
-                self.write(dst, t, v, span)
+            InstKind::Copy { atom, src, dst } => {
+                // A vector reads all its elements, then writes them all.
+                let w = atom.width();
+                let mut v = Vec::with_capacity(w as usize);
+                for r in 0..w {
+                    v.push(self.read_at(src, r, t, span)?);
+                }
+                for (r, x) in v.into_iter().enumerate() {
+                    self.write_at(dst, r as i64, t, x, span)?;
+                }
+                Ok(())
             }
             InstKind::Mma {
                 atom: MmaAtom::Fma(elem),
@@ -372,12 +376,17 @@ impl<'a> Block<'a> {
         }
     }
 
-    fn index(&self, a: &Addr, t: usize) -> i64 {
-        self.ints[t][a.index]
+    fn read(&mut self, a: &Addr, t: usize, span: Span) -> Result<f64> {
+        self.read_at(a, 0, t, span)
     }
 
-    fn read(&mut self, a: &Addr, t: usize, span: Span) -> Result<f64> {
-        let i = self.index(a, t);
+    fn write(&mut self, a: &Addr, t: usize, v: f64, span: Span) -> Result<()> {
+        self.write_at(a, 0, t, v, span)
+    }
+
+    /// Reads the element `delta` past `a` (the lanes of a vector).
+    fn read_at(&mut self, a: &Addr, delta: i64, t: usize, span: Span) -> Result<f64> {
+        let i = self.ints[t][a.index] + delta;
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "read")?;
@@ -419,8 +428,8 @@ impl<'a> Block<'a> {
         }
     }
 
-    fn write(&mut self, a: &Addr, t: usize, v: f64, span: Span) -> Result<()> {
-        let i = self.index(a, t);
+    fn write_at(&mut self, a: &Addr, delta: i64, t: usize, v: f64, span: Span) -> Result<()> {
+        let i = self.ints[t][a.index] + delta;
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "write")?;

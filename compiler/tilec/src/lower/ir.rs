@@ -53,11 +53,24 @@ pub struct Addr {
     pub index: IntId,
 }
 
-/// How one element (or, later, one vector) moves.
+/// How one element, or one vector of consecutive elements, moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyAtom {
     /// One element load and store.
     Scalar(Elem),
+    /// `width` consecutive elements in one load and one store (up to 128
+    /// bits), both addresses aligned to the vector's size.
+    Vector(Elem, u32),
+}
+
+impl CopyAtom {
+    /// Elements per copy.
+    pub fn width(self) -> i64 {
+        match self {
+            CopyAtom::Scalar(_) => 1,
+            CopyAtom::Vector(_, w) => w as i64,
+        }
+    }
 }
 
 /// How one multiply-accumulate happens.
@@ -239,14 +252,14 @@ impl KernelIr {
         let pad = "  ".repeat(depth);
         for inst in insts {
             let _ = match &inst.kind {
-                InstKind::Copy {
-                    atom: CopyAtom::Scalar(e),
-                    src,
-                    dst,
-                } => {
+                InstKind::Copy { atom, src, dst } => {
+                    let suffix = match atom {
+                        CopyAtom::Scalar(e) => e.to_string(),
+                        CopyAtom::Vector(e, w) => format!("{e}x{w}"),
+                    };
                     writeln!(
                         out,
-                        "{pad}copy.{e} {} -> {}",
+                        "{pad}copy.{suffix} {} -> {}",
                         self.addr(src),
                         self.addr(dst)
                     )

@@ -29,6 +29,9 @@ pub struct Lowered {
     pub global_accesses: Vec<GlobalAccess>,
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
+    /// Facts about the extents that lowering relies on (the alignment of
+    /// vectorized copies), checked at launch like the checker's.
+    pub conditions: Vec<tilec_layout::Condition>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -63,6 +66,7 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
         active: Vec::new(),
         accesses: Vec::new(),
         loops: Vec::new(),
+        conditions: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let params = k
@@ -111,6 +115,7 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
         ir,
         global_accesses: dedup(accesses),
         loops: l.loops,
+        conditions: l.conditions,
     })
 }
 
@@ -135,6 +140,7 @@ struct Lowerer<'k> {
     active: Vec<usize>,
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
+    conditions: Vec<tilec_layout::Condition>,
 }
 
 impl Lowerer<'_> {
@@ -153,17 +159,25 @@ impl Lowerer<'_> {
         match &s.op {
             Op::Sync => out.push(Inst::at(s.span, InstKind::Barrier)),
             Op::Copy { src, dst } => {
-                for i in 0..static_size(src)? {
-                    let (src, dst) = (
-                        self.element(src, &Coord::from(i))?,
-                        self.element(dst, &Coord::from(i))?,
+                let n = static_size(src)?;
+                let elem = dst.elem;
+                let width = self.vector_width(src, dst, n, elem);
+                let atom = if width > 1 {
+                    CopyAtom::Vector(elem, width as u32)
+                } else {
+                    CopyAtom::Scalar(elem)
+                };
+                for i in (0..n).step_by(width as usize) {
+                    let (src_a, dst_a) = (
+                        self.element(src, &Coord::from(i), width)?,
+                        self.element(dst, &Coord::from(i), width)?,
                     );
                     out.push(Inst::at(
                         s.span,
                         InstKind::Copy {
-                            atom: CopyAtom::Scalar(s_elem(s)),
-                            src,
-                            dst,
+                            atom,
+                            src: src_a,
+                            dst: dst_a,
                         },
                     ));
                 }
@@ -175,9 +189,9 @@ impl Lowerer<'_> {
                     for mi in 0..m {
                         for ni in 0..n {
                             let (a_, b_, c_) = (
-                                self.element(a, &coord2(mi, k))?,
-                                self.element(b, &coord2(ni, k))?,
-                                self.element(c, &coord2(mi, ni))?,
+                                self.element(a, &coord2(mi, k), 1)?,
+                                self.element(b, &coord2(ni, k), 1)?,
+                                self.element(c, &coord2(mi, ni), 1)?,
                             );
                             out.push(Inst::at(
                                 s.span,
@@ -195,8 +209,8 @@ impl Lowerer<'_> {
             Op::Axpby { alpha, x, beta, y } => {
                 for i in 0..static_size(y)? {
                     let (xa, ya) = (
-                        self.element(x, &Coord::from(i))?,
-                        self.element(y, &Coord::from(i))?,
+                        self.element(x, &Coord::from(i), 1)?,
+                        self.element(y, &Coord::from(i), 1)?,
                     );
                     out.push(Inst::at(
                         s.span,
@@ -212,7 +226,7 @@ impl Lowerer<'_> {
             }
             Op::Fill { dst, value } => {
                 for i in 0..static_size(dst)? {
-                    let d = self.element(dst, &Coord::from(i))?;
+                    let d = self.element(dst, &Coord::from(i), 1)?;
                     out.push(Inst::at(
                         s.span,
                         InstKind::Fill {
@@ -256,8 +270,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The address of element `c` of a view.
-    fn element(&mut self, v: &View, c: &Coord) -> Result<Addr, String> {
+    /// The address of element `c` of a view, the first of `width` consecutive ones.
+    fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, String> {
         let index = v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?);
         let space = match v.base {
             Base::Param(p) => {
@@ -265,9 +279,16 @@ impl Lowerer<'_> {
                     param: p,
                     index: index.clone(),
                 });
+                if width > 1 {
+                    self.accesses.push(GlobalAccess {
+                        param: p,
+                        index: index.add(&Int::Static(width - 1)),
+                    });
+                }
                 Space::Global(p)
             }
             Base::Shared(s) => {
+                self.within_shared(&index.add(&Int::Static(width - 1)), self.k.shared[s].len)?;
                 self.within_shared(&index, self.k.shared[s].len)?;
                 Space::Shared(s)
             }
@@ -284,6 +305,58 @@ impl Lowerer<'_> {
             space,
             index: self.int(&index)?,
         })
+    }
+
+    /// The widest copy atom for `src -> dst`: CuTe's `max_common_vector` of
+    /// the two layouts, at most 128 bits, narrowed until every group of
+    /// elements is consecutive in both tensors and starts at an address
+    /// aligned to the vector for every thread; alignment that depends on
+    /// the extents becomes a launch condition.
+    fn vector_width(&mut self, src: &View, dst: &View, n: i64, elem: Elem) -> i64 {
+        let mut scratch = tilec_layout::Conditions::new();
+        let common = tilec_layout::max_common_vector(&src.layout, &dst.layout, &mut scratch)
+            .ok()
+            .and_then(|v| v.as_static())
+            .unwrap_or(1);
+        let mut w = 1;
+        while w * 2 <= common.min(16 / elem.bytes()) && n % (w * 2) == 0 {
+            w *= 2;
+        }
+        let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        while w > 1 {
+            let mut facts = Vec::new();
+            let fits = [src, dst].iter().all(|v| {
+                (0..n).step_by(w as usize).all(|i| {
+                    let Ok(first) = v.layout.at(i) else {
+                        return false;
+                    };
+                    let consecutive = (1..w).all(|r| {
+                        v.layout.at(i + r).ok().map(|x| x.sub(&first)) == Some(Int::Static(r))
+                    });
+                    match v.offset.add(&first).multiple_of(w, &extents) {
+                        Some(f) if consecutive => {
+                            facts.extend(f);
+                            true
+                        }
+                        _ => false,
+                    }
+                })
+            });
+            if fits {
+                for fact in facts {
+                    let c = tilec_layout::Condition {
+                        fact,
+                        needed_by: "a vectorized copy",
+                    };
+                    if !self.conditions.contains(&c) {
+                        self.conditions.push(c);
+                    }
+                }
+                return w;
+            }
+            w /= 2;
+        }
+        1
     }
 
     /// A shared-memory index stays inside its buffer for every thread and
@@ -373,13 +446,6 @@ impl Lowerer<'_> {
             }),
             (x, None) | (None, x) => x,
         }
-    }
-}
-
-fn s_elem(s: &Stmt) -> Elem {
-    match &s.op {
-        Op::Copy { dst, .. } => dst.elem,
-        _ => Elem::F32,
     }
 }
 

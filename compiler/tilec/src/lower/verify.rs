@@ -32,9 +32,14 @@ fn insts(
 ) -> Result<(), String> {
     for inst in body {
         match &inst.kind {
-            InstKind::Copy { src, dst, .. } => {
-                addr(ir, src, open)?;
-                addr(ir, dst, open)?;
+            InstKind::Copy { src, dst, atom } => {
+                for a in [src, dst] {
+                    addr(ir, a, open)?;
+                    if atom.width() > 1 {
+                        // The vector's last element lies inside too.
+                        last_in_bounds(ir, a, atom.width())?;
+                    }
+                }
             }
             InstKind::Mma { a, b, c, .. } => {
                 for x in [a, b, c] {
@@ -65,6 +70,23 @@ fn insts(
                 open.pop();
             }
         }
+    }
+    Ok(())
+}
+
+fn last_in_bounds(ir: &KernelIr, a: &Addr, width: i64) -> Result<(), String> {
+    let IntDef::Const(c) = ir.ints[a.index].def else {
+        return Ok(());
+    };
+    let len = match a.space {
+        Space::Registers(r) => ir.registers[r].len,
+        Space::Shared(s) => ir.shared[s].len,
+        Space::Global(_) => return Ok(()),
+    };
+    if c % width != 0 || c + width > len {
+        return Err(format!(
+            "a vector of {width} at {c} is misaligned or outside 0..{len}"
+        ));
     }
     Ok(())
 }
