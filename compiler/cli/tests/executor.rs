@@ -27,6 +27,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/sgemm_nt.tile", "M=256,N=128,K=40"),
         ("examples/sgemm_tn.tile", "M=128,N=256,K=24"),
         ("examples/sgemm_nt_tv.tile", "M=256,N=128,K=16"),
+        ("examples/sgemm_tn_tv.tile", "M=128,N=256,K=16"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=24"),

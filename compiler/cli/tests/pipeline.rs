@@ -241,6 +241,7 @@ fn gpu_runs_every_example_when_a_gpu_is_present() {
         ("examples/sgemm_nt.tile", "M=256,N=384,K=64"),
         ("examples/sgemm_tn.tile", "M=256,N=384,K=64"),
         ("examples/sgemm_nt_tv.tile", "M=256,N=384,K=64"),
+        ("examples/sgemm_tn_tv.tile", "M=256,N=384,K=64"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=40"),

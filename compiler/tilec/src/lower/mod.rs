@@ -326,28 +326,26 @@ impl Lowerer<'_> {
         while w > 1 {
             let mut facts = Vec::new();
             let fits = [src, dst].iter().all(|v| {
-                (0..n).step_by(w as usize).all(|i| {
-                    let Ok(first) = v.layout.at(i) else {
-                        return false;
-                    };
-                    let consecutive = (1..w).all(|r| {
-                        v.layout.at(i + r).ok().map(|x| x.sub(&first)) == Some(Int::Static(r))
-                    });
-                    match v.offset.add(&first).multiple_of(w, &extents) {
-                        Some(f) if consecutive => {
+                // Groups of w are consecutive when the coalesced layout's first
+                // mode has stride 1 and an extent that w divides.
+                let c = v.layout.coalesce();
+                let Ok(first) = c.mode(0) else { return false };
+                let run = first.stride().as_int().is_some_and(|d| d.is_const(1))
+                    && first.shape().as_int().and_then(Int::as_static).is_some_and(|s| s % w == 0);
+                run && (0..n).step_by(w as usize).all(|i| {
+                    let Ok(start) = v.layout.at(i) else { return false };
+                    match v.offset.add(&start).multiple_of(w, &extents) {
+                        Some(f) => {
                             facts.extend(f);
                             true
                         }
-                        _ => false,
+                        None => false,
                     }
                 })
             });
             if fits {
                 for fact in facts {
-                    let c = tilec_layout::Condition {
-                        fact,
-                        needed_by: "a vectorized copy",
-                    };
+                    let c = tilec_layout::Condition { fact, needed_by: "a vectorized copy" };
                     if !self.conditions.contains(&c) {
                         self.conditions.push(c);
                     }
