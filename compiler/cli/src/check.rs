@@ -13,6 +13,13 @@ pub struct Args {
     /// Print every `let` with its shape and layout, and the launch conditions.
     #[arg(long)]
     shapes: bool,
+    /// Print what each access costs a warp: sectors per global request
+    /// (coalescing) and wavefronts per shared request (bank conflicts).
+    #[arg(long)]
+    perf: bool,
+    /// Extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
+    #[arg(long, default_value = "")]
+    dims: String,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -28,6 +35,24 @@ pub fn run(args: Args) -> ExitCode {
         Ok(kernels) => {
             if args.shapes {
                 print!("{}", shapes_report(&kernels));
+            }
+            if args.perf {
+                let dims = match tilec_runtime::plan::Dims::parse(&args.dims) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::from(2);
+                    }
+                };
+                for k in &kernels {
+                    match tilec::lower::lower(k) {
+                        Ok(l) => print!("{}", tilec::perf::report(&l.ir, &dims.0, &src, &name)),
+                        Err(d) => {
+                            eprintln!("{:?}", d.report(&name, &src));
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
             }
             ExitCode::SUCCESS
         }

@@ -4,6 +4,7 @@
 //! - [`check`]: syntax tree -> values and shapes, with diagnostics;
 //! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
 //! - [`exec`]: kernel IR run on the CPU with the GPU's semantics, and its checks;
+//! - [`perf`]: kernel IR -> what a warp's accesses cost (coalescing, bank conflicts);
 //! - [`picture`]: layouts -> terminal grids and SVG pictures;
 //! - [`diagnostic`]: the diagnostics every stage reports.
 //!
@@ -15,5 +16,6 @@ pub mod check;
 pub mod diagnostic;
 pub mod exec;
 pub mod lower;
+pub mod perf;
 pub mod picture;
 pub mod syntax;

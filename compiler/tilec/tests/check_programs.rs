@@ -53,3 +53,45 @@ fn every_wrong_program_gets_its_diagnostics() {
         insta::assert_snapshot!(format!("error_{}", stem(&f)), rendered);
     }
 }
+
+#[test]
+fn perf_analysis_of_the_gemms() {
+    for name in [
+        "sgemm_nt",
+        "sgemm_tn",
+        "sgemm_nt_tv",
+        "sgemm_tn_tv",
+        "transpose",
+    ] {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
+        let src = std::fs::read_to_string(&path).unwrap();
+        let kernels = check_source(&src).unwrap_or_else(|d| panic!("{}", d[0].render(name, &src)));
+        let lowered = tilec::lower::lower(&kernels[0]).unwrap();
+        let report = tilec::perf::report(&lowered.ir, &[], &src, &format!("{name}.tile"));
+        insta::assert_snapshot!(format!("perf_{name}"), report);
+    }
+    // The claims that explain the measured speeds (docs/performance.md).
+    let tn = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile"),
+    )
+    .unwrap();
+    let l = tilec::lower::lower(&check_source(&tn).unwrap()[0]).unwrap();
+    let costs = tilec::perf::analyze(&l.ir, &[4096, 4096, 4096]);
+    let gemm_a = costs
+        .iter()
+        .find(|c| c.op == "gemm" && c.target == "s0")
+        .unwrap();
+    assert_eq!(
+        (gemm_a.worst, gemm_a.ideal),
+        (4, 1),
+        "TN's gemm reads of sA have 4-way bank conflicts"
+    );
+    assert!(
+        costs
+            .iter()
+            .filter(|c| !c.shared)
+            .all(|c| c.worst == c.ideal),
+        "TN's global accesses are coalesced"
+    );
+}

@@ -331,9 +331,15 @@ impl Lowerer<'_> {
                 let c = v.layout.coalesce();
                 let Ok(first) = c.mode(0) else { return false };
                 let run = first.stride().as_int().is_some_and(|d| d.is_const(1))
-                    && first.shape().as_int().and_then(Int::as_static).is_some_and(|s| s % w == 0);
+                    && first
+                        .shape()
+                        .as_int()
+                        .and_then(Int::as_static)
+                        .is_some_and(|s| s % w == 0);
                 run && (0..n).step_by(w as usize).all(|i| {
-                    let Ok(start) = v.layout.at(i) else { return false };
+                    let Ok(start) = v.layout.at(i) else {
+                        return false;
+                    };
                     match v.offset.add(&start).multiple_of(w, &extents) {
                         Some(f) => {
                             facts.extend(f);
@@ -345,7 +351,10 @@ impl Lowerer<'_> {
             });
             if fits {
                 for fact in facts {
-                    let c = tilec_layout::Condition { fact, needed_by: "a vectorized copy" };
+                    let c = tilec_layout::Condition {
+                        fact,
+                        needed_by: "a vectorized copy",
+                    };
                     if !self.conditions.contains(&c) {
                         self.conditions.push(c);
                     }

@@ -1,0 +1,284 @@
+//! Perf: what a warp's memory accesses cost, computed from the kernel IR.
+//!
+//! In: a kernel's IR and example extents. Out: for every statement and each
+//! tensor it reads or writes, the 32-byte sectors a warp's global request
+//! touches (against the fewest possible: coalescing), and the wavefronts a
+//! warp's shared request takes (against one per phase: bank conflicts).
+//! Warp 0 of block (0,0,0), first iteration of every loop; shared memory has
+//! 32 banks of 4 bytes, and a request of 8 or 16 bytes a thread is served in
+//! phases of 16 or 8 threads.
+
+use crate::check::program::Elem;
+use crate::lower::ir::{Addr, Inst, InstKind, IntDef, KernelIr, Space};
+use crate::syntax::ast::Span;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use tilec_layout::int::Op as IntOp;
+
+const WARP: usize = 32;
+const SECTOR_BYTES: i64 = 32;
+const BANKS: i64 = 32;
+
+/// One kind of access of one statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessCost {
+    pub span: Span,
+    /// `copy`, `gemm`, `axpby`, `fill`.
+    pub op: &'static str,
+    pub store: bool,
+    /// `A` (a tensor parameter), `s0` (a shared buffer).
+    pub target: String,
+    pub shared: bool,
+    /// Bytes one thread moves per request.
+    pub bytes: i64,
+    pub requests: usize,
+    /// Sectors (global) or wavefronts (shared) per request, averaged and worst.
+    pub mean: f64,
+    pub worst: i64,
+    /// The fewest possible per request.
+    pub ideal: i64,
+}
+
+impl AccessCost {
+    /// A one-line verdict: coalesced or not, conflicts or none.
+    pub fn verdict(&self) -> String {
+        let ratio = self.mean / self.ideal as f64;
+        if self.shared {
+            if self.worst <= self.ideal {
+                "no bank conflicts".into()
+            } else {
+                format!("{:.0}-way bank conflicts", ratio.max(1.0))
+            }
+        } else if self.worst <= self.ideal {
+            "coalesced".into()
+        } else {
+            format!("{:.1}x the sectors of a coalesced access", ratio)
+        }
+    }
+}
+
+/// Costs of every shared and global access, by statement, in source order.
+pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
+    let mut loop_start = HashMap::new();
+    starts(&ir.body, &mut loop_start);
+    let lanes = WARP.min(ir.block_threads.max(1) as usize);
+    let ints: Vec<Vec<Option<i64>>> = (0..lanes)
+        .map(|t| values(ir, extents, t as i64, &loop_start))
+        .collect();
+    let mut costs: BTreeMap<(usize, usize, bool, String), AccessCost> = BTreeMap::new();
+    visit(&ir.body, &mut |inst: &Inst| {
+        let (op, list): (&'static str, Vec<(&Addr, bool, i64)>) = match &inst.kind {
+            InstKind::Copy { atom, src, dst } => (
+                "copy",
+                vec![(src, false, atom.width()), (dst, true, atom.width())],
+            ),
+            InstKind::Mma { a, b, c, .. } => (
+                "gemm",
+                vec![(a, false, 1), (b, false, 1), (c, false, 1), (c, true, 1)],
+            ),
+            InstKind::Axpby { x, y, .. } => {
+                ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
+            }
+            InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
+            InstKind::Barrier | InstKind::Loop { .. } => return,
+        };
+        for (a, store, width) in list {
+            let (shared, target, elem) = match a.space {
+                Space::Global(p) => (false, param_name(ir, p), param_elem(ir, p)),
+                Space::Shared(s) => (true, format!("s{s}"), ir.shared[s].elem),
+                Space::Registers(_) => continue,
+            };
+            let bytes = width * elem.bytes();
+            let addrs: Vec<i64> = ints
+                .iter()
+                .filter_map(|v| v[a.index])
+                .map(|i| i * elem.bytes())
+                .collect();
+            if addrs.len() != lanes {
+                continue;
+            }
+            let (cost, ideal) = if shared {
+                wavefronts(&addrs, bytes)
+            } else {
+                sectors(&addrs, bytes)
+            };
+            let key = (inst.span.start, inst.span.end, store, target.clone());
+            let e = costs.entry(key).or_insert(AccessCost {
+                span: inst.span,
+                op,
+                store,
+                target,
+                shared,
+                bytes,
+                requests: 0,
+                mean: 0.0,
+                worst: 0,
+                ideal,
+            });
+            e.mean = (e.mean * e.requests as f64 + cost as f64) / (e.requests + 1) as f64;
+            e.requests += 1;
+            e.worst = e.worst.max(cost);
+            e.ideal = e.ideal.max(ideal);
+        }
+    });
+    costs.into_values().collect()
+}
+
+/// 32-byte sectors the lanes' accesses touch, and the fewest possible.
+fn sectors(addrs: &[i64], bytes: i64) -> (i64, i64) {
+    let mut set = HashSet::new();
+    for &a in addrs {
+        for b in (0..bytes).step_by(4) {
+            set.insert((a + b).div_euclid(SECTOR_BYTES));
+        }
+    }
+    let total = addrs.len() as i64 * bytes;
+    (set.len() as i64, (total + SECTOR_BYTES - 1) / SECTOR_BYTES)
+}
+
+/// Wavefronts a shared request takes: per phase, the most distinct 4-byte
+/// words that fall in one bank; and the fewest possible (one per phase).
+fn wavefronts(addrs: &[i64], bytes: i64) -> (i64, i64) {
+    let per_phase = (WARP as i64 * 4 / bytes.max(4)).clamp(1, WARP as i64) as usize;
+    let mut total = 0;
+    let mut phases = 0;
+    for phase in addrs.chunks(per_phase) {
+        let mut banks: HashMap<i64, HashSet<i64>> = HashMap::new();
+        for &a in phase {
+            for b in (0..bytes.max(4)).step_by(4) {
+                let word = (a + b).div_euclid(4);
+                banks
+                    .entry(word.rem_euclid(BANKS))
+                    .or_default()
+                    .insert(word);
+            }
+        }
+        total += banks.values().map(|w| w.len() as i64).max().unwrap_or(1);
+        phases += 1;
+    }
+    (total, phases)
+}
+
+/// Every integer value for lane `t` of block (0,0,0), loop counters at their start.
+fn values(
+    ir: &KernelIr,
+    extents: &[i64],
+    t: i64,
+    loop_start: &HashMap<usize, usize>,
+) -> Vec<Option<i64>> {
+    let mut v: Vec<Option<i64>> = vec![None; ir.ints.len()];
+    for (id, x) in ir.ints.iter().enumerate() {
+        v[id] = match &x.def {
+            IntDef::Const(c) => Some(*c),
+            IntDef::ThreadIdx => Some(t),
+            IntDef::BlockIdx(_) => Some(0),
+            IntDef::Extent(e) => extents.get(*e).copied(),
+            IntDef::LoopVar(l) => loop_start.get(l).and_then(|&s| v[s]),
+            IntDef::Bin(op, a, b) => match (v[*a], v[*b]) {
+                (Some(x), Some(y)) => apply(*op, x, y),
+                _ => None,
+            },
+        };
+    }
+    v
+}
+
+fn apply(op: IntOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        IntOp::Add => a.checked_add(b),
+        IntOp::Sub => a.checked_sub(b),
+        IntOp::Mul => a.checked_mul(b),
+        IntOp::Div => a.checked_div(b),
+        IntOp::CeilDiv => a.checked_add(b - 1)?.checked_div(b),
+        IntOp::Mod => a.checked_rem(b),
+        IntOp::Min => Some(a.min(b)),
+        IntOp::Max => Some(a.max(b)),
+    }
+}
+
+fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
+    for i in insts {
+        if let InstKind::Loop {
+            id, start, body, ..
+        } = &i.kind
+        {
+            out.insert(*id, *start);
+            starts(body, out);
+        }
+    }
+}
+
+/// Every instruction, loops entered once.
+fn visit(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
+    for i in insts {
+        match &i.kind {
+            InstKind::Loop { body, .. } => visit(body, f),
+            _ => f(i),
+        }
+    }
+}
+
+fn param_name(ir: &KernelIr, p: usize) -> String {
+    match &ir.params[p] {
+        crate::lower::ir::Param::Tensor { name, .. }
+        | crate::lower::ir::Param::Scalar { name, .. } => name.clone(),
+    }
+}
+
+fn param_elem(ir: &KernelIr, p: usize) -> Elem {
+    match &ir.params[p] {
+        crate::lower::ir::Param::Tensor { elem, .. }
+        | crate::lower::ir::Param::Scalar { elem, .. } => *elem,
+    }
+}
+
+/// The report `tilec check --perf` prints: one line per access kind, with
+/// its `line:column` in the source.
+pub fn report(ir: &KernelIr, extents: &[(String, i64)], src: &str, file: &str) -> String {
+    let values: Vec<i64> = ir
+        .extents
+        .iter()
+        .map(|e| {
+            extents
+                .iter()
+                .find(|(n, _)| n == e)
+                .map_or(4096, |(_, v)| *v)
+        })
+        .collect();
+    let dims: Vec<String> = ir
+        .extents
+        .iter()
+        .zip(&values)
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    let mut out = format!(
+        "kernel {} (warp 0 of block (0,0,0), first loop iteration; {})\n",
+        ir.name,
+        dims.join(", ")
+    );
+    for c in analyze(ir, &values) {
+        let (line, col) = line_col(src, c.span.start);
+        let unit = if c.shared { "wavefronts" } else { "sectors" };
+        out += &format!(
+            "  {file}:{line}:{col}  {:<5} {:<5} {:<6} {:>3}-bit  {:>5.1} {unit}/request (ideal {}, worst {})  {}\n",
+            c.op,
+            if c.store { "store" } else { "load" },
+            c.target,
+            c.bytes * 8,
+            c.mean,
+            c.ideal,
+            c.worst,
+            c.verdict()
+        );
+    }
+    out
+}
+
+fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let before = &src[..offset.min(src.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
