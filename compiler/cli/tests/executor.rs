@@ -42,6 +42,13 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
 }
 
 #[test]
+fn a_wrong_result_exits_1() {
+    let (code, out, err) = run_cpu("tests/run/skips_a_k_tile.tile", "M=128,N=128,K=32");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("MISMATCH"), "{out}");
+}
+
+#[test]
 fn a_condition_that_fails_stops_the_run() {
     let (code, _, err) = run_cpu("examples/sgemm_nt.tile", "M=200,N=128,K=8");
     assert_eq!(code, 2);
