@@ -244,12 +244,7 @@ pub fn bench(
     let w = work(m, &p);
     Ok(BenchResult {
         kernel: m.kernel.clone(),
-        dims: dims
-            .0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
+        dims: dims.to_string(),
         device: gpu.name.clone(),
         error,
         passed: error <= tolerance(elem),

@@ -192,12 +192,7 @@ pub fn run_gpu(
     let report = Report {
         device: gpu.name.clone(),
         kernel: m.kernel.clone(),
-        dims: dims
-            .0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
+        dims: dims.to_string(),
         error,
         tolerance: tolerance(elem),
         ms_median: times[times.len() / 2] as f64,

@@ -11,6 +11,14 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Dims(pub Vec<(String, i64)>);
 
+/// `M=4096,N=4096,K=4096`.
+impl std::fmt::Display for Dims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
 impl Dims {
     pub fn parse(s: &str) -> Result<Dims, RuntimeError> {
         let mut v = Vec::new();
@@ -89,9 +97,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         if c.fact.eval(&env) != Some(true) {
             return Err(RuntimeError::Condition(format!(
                 "{} does not hold ({}) for {}",
-                c.fact,
-                c.needed_by,
-                describe(dims)
+                c.fact, c.needed_by, dims
             )));
         }
     }
@@ -191,11 +197,4 @@ fn check_bounds(
         }
     }
     Ok(())
-}
-
-fn describe(d: &Dims) -> String {
-    d.0.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
 }

@@ -2,7 +2,7 @@
 //! kernel against its reference, then times it and cuBLAS on the same
 //! shapes and layouts, interleaved; prints both and their ratio.
 
-use crate::compile::{compile, read, report};
+use crate::compile::{compile, fail, read, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilec_runtime::gpu::Gpu;
@@ -68,9 +68,4 @@ pub fn run(a: Args) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn fail(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
 }

@@ -131,6 +131,12 @@ pub fn report(name: &str, src: &str, f: Failure) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
+/// A usage or environment error: the message, exit 2.
+pub fn fail(msg: &str) -> std::process::ExitCode {
+    eprintln!("error: {msg}");
+    std::process::ExitCode::from(2)
+}
+
 pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {
     std::fs::read_to_string(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());

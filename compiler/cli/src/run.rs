@@ -4,7 +4,7 @@
 //! kernel's reference; prints the error, the time and the throughput. Exits
 //! 1 when the result does not match or the CPU executor finds a bug.
 
-use crate::compile::{Compiled, Failure, compile, lower_source, manifest, read, report};
+use crate::compile::{Compiled, Failure, compile, fail, lower_source, manifest, read, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -133,11 +133,6 @@ pub fn run(a: Args) -> ExitCode {
     }
 }
 
-fn fail(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
 pub enum CpuFailure {
     Runtime(tilec_runtime::RuntimeError),
     /// A bug the executor found in the kernel, with its span.
@@ -189,12 +184,7 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
     let report = Report {
         device: format!("the CPU executor ({threads} threads)"),
         kernel: c.kernel.name.clone(),
-        dims: dims
-            .0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
+        dims: dims.to_string(),
         error,
         tolerance: tolerance(m.params[want.output].elem()),
         ms_median: ms,

@@ -345,8 +345,10 @@ fn bin(op: Op, a: &Int, b: &Int) -> Int {
     }
 }
 
-/// C++ semantics for the static case; `None` on division by zero or overflow.
-fn apply(op: Op, a: i64, b: i64) -> Option<i64> {
+/// One operation on values, with C++ semantics (truncating division);
+/// `None` on division by zero or overflow. Generated code and the CPU
+/// executor compute indices exactly so.
+pub fn apply(op: Op, a: i64, b: i64) -> Option<i64> {
     match op {
         Op::Add => a.checked_add(b),
         Op::Sub => a.checked_sub(b),

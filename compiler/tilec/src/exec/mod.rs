@@ -21,7 +21,7 @@ use crate::syntax::ast::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tilec_layout::int::Op as IntOp;
+use tilec_layout::int::apply;
 
 /// A global tensor: its values (each exactly representable in `elem`).
 #[derive(Clone, Debug, PartialEq)]
@@ -554,19 +554,5 @@ fn round(elem: Elem, v: f64) -> f64 {
         Elem::F16 => half::f16::from_f64(v).to_f64(),
         Elem::Bf16 => half::bf16::from_f64(v).to_f64(),
         Elem::I32 => v.trunc(),
-    }
-}
-
-/// Integer operations as the generated code does them (index values are non-negative).
-fn apply(op: IntOp, a: i64, b: i64) -> Option<i64> {
-    match op {
-        IntOp::Add => a.checked_add(b),
-        IntOp::Sub => a.checked_sub(b),
-        IntOp::Mul => a.checked_mul(b),
-        IntOp::Div => a.checked_div(b),
-        IntOp::CeilDiv => a.checked_add(b.checked_sub(1)?)?.checked_div(b),
-        IntOp::Mod => a.checked_rem(b),
-        IntOp::Min => Some(a.min(b)),
-        IntOp::Max => Some(a.max(b)),
     }
 }

@@ -12,7 +12,7 @@ use crate::check::program::Elem;
 use crate::lower::ir::{Addr, Inst, InstKind, IntDef, KernelIr, Space};
 use crate::syntax::ast::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use tilec_layout::int::Op as IntOp;
+use tilec_layout::int::apply;
 
 const WARP: usize = 32;
 const SECTOR_BYTES: i64 = 32;
@@ -180,19 +180,6 @@ fn values(
         };
     }
     v
-}
-
-fn apply(op: IntOp, a: i64, b: i64) -> Option<i64> {
-    match op {
-        IntOp::Add => a.checked_add(b),
-        IntOp::Sub => a.checked_sub(b),
-        IntOp::Mul => a.checked_mul(b),
-        IntOp::Div => a.checked_div(b),
-        IntOp::CeilDiv => a.checked_add(b - 1)?.checked_div(b),
-        IntOp::Mod => a.checked_rem(b),
-        IntOp::Min => Some(a.min(b)),
-        IntOp::Max => Some(a.max(b)),
-    }
 }
 
 fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
