@@ -93,10 +93,20 @@ pub struct Manifest {
     pub grid: Vec<Int>,
     pub block: Vec<Int>,
     pub shared_bytes: i64,
+    /// Entry points in order of preference: the first whose conditions
+    /// hold for the launch's extents runs.
+    pub variants: Vec<VariantSpec>,
+    pub reference: Option<Reference>,
+}
+
+/// One entry point of the kernel: what must hold to launch it, and its
+/// unguarded global accesses, which the runtime bounds before launching.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantSpec {
+    pub entry: String,
     pub conditions: Vec<LaunchCondition>,
     pub accesses: Vec<Access>,
     pub loops: Vec<LoopSpec>,
-    pub reference: Option<Reference>,
 }
 
 impl Manifest {

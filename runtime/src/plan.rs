@@ -43,6 +43,8 @@ impl Dims {
 /// the number of elements each tensor parameter's buffer must hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchPlan {
+    /// The variant that runs: the first whose conditions hold.
+    pub variant: usize,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub extents: Vec<i64>,
@@ -93,14 +95,22 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         .zip(extents.iter().copied())
         .collect();
     let env = |n: &str| values.get(n).copied();
-    for c in &m.conditions {
-        if c.fact.eval(&env) != Some(true) {
-            return Err(RuntimeError::Condition(format!(
-                "{} does not hold ({}) for {}",
-                c.fact, c.needed_by, dims
-            )));
+    let failing = |v: &crate::manifest::VariantSpec| {
+        v.conditions
+            .iter()
+            .find(|c| c.fact.eval(&env) != Some(true))
+            .cloned()
+    };
+    let variant = match m.variants.iter().position(|v| failing(v).is_none()) {
+        Some(i) => i,
+        None => {
+            let c = m.variants.first().and_then(failing);
+            let why = c.map_or("the manifest has no variant".to_string(), |c| {
+                format!("{} does not hold ({})", c.fact, c.needed_by)
+            });
+            return Err(RuntimeError::Condition(format!("{why} for {dims}")));
         }
-    }
+    };
     let dim3 = |v: &[tilec_layout::Int], what: &str| -> Result<[u32; 3], RuntimeError> {
         let mut out = [1u32; 3];
         for (i, x) in v.iter().enumerate().take(3) {
@@ -134,6 +144,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         });
     }
     Ok(LaunchPlan {
+        variant,
         grid,
         block,
         extents,
@@ -158,8 +169,9 @@ fn check_bounds(
     for (i, name) in ["block.x", "block.y", "block.z"].iter().enumerate() {
         ranges.insert(name, (0, plan.grid[i] as i64 - 1));
     }
+    let v = &m.variants[plan.variant];
     let mut empty_loops = Vec::new();
-    for l in &m.loops {
+    for l in &v.loops {
         let eval = |x: &tilec_layout::Int| x.eval(&|n: &str| values.get(n).copied());
         let (Some(s), Some(e)) = (eval(&l.start), eval(&l.end)) else {
             return Err(RuntimeError::Manifest(format!("loop {} bounds", l.name)));
@@ -171,7 +183,7 @@ fn check_bounds(
         let r = ranges.entry(&l.name).or_insert((s, e - 1));
         *r = (r.0.min(s), r.1.max(e - 1));
     }
-    for a in &m.accesses {
+    for a in &v.accesses {
         let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
         let mut names = Vec::new();
         a.index.names(&mut names);

@@ -43,13 +43,17 @@ pub fn run(a: Args) -> ExitCode {
             Err(d) => return report(&name, &src, Failure::Source(d)),
         },
         Some(Emit::Ir) => match lower_source(&src) {
-            Ok(ks) => ks.iter().for_each(|(_, l)| print!("{}", l.ir)),
+            Ok(ks) => ks
+                .iter()
+                .flat_map(|(_, vs)| vs)
+                .for_each(|l| print!("{}", l.ir)),
             Err(f) => return report(&name, &src, f),
         },
         Some(Emit::Llvm) => match lower_source(&src) {
             Ok(ks) => {
-                for (_, l) in &ks {
-                    match tilec_codegen::compile(&l.ir, &a.arch, tilec_codegen::Output::LlvmIr) {
+                for (_, vs) in &ks {
+                    let irs: Vec<_> = vs.iter().map(|l| &l.ir).collect();
+                    match tilec_codegen::compile(&irs, &a.arch, tilec_codegen::Output::LlvmIr) {
                         Ok(t) => print!("{t}"),
                         Err(e) => return report(&name, &src, Failure::Backend(e.to_string())),
                     }

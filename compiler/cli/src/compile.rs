@@ -3,13 +3,14 @@
 
 use tilec::check::program::{self, Elem, Kernel, ParamKind};
 use tilec::diagnostic::Diagnostic;
-use tilec::lower::{Lowered, lower};
+use tilec::lower::{Lowered, Variant, lower_variant};
 use tilec_runtime::manifest as m;
 
-/// A compiled kernel.
+/// A compiled kernel: its variants (full tiles first, then guarded), one
+/// PTX module holding an entry point for each, and the manifest.
 pub struct Compiled {
     pub kernel: Kernel,
-    pub lowered: Lowered,
+    pub lowered: Vec<Lowered>,
     pub ptx: String,
     pub manifest: m::Manifest,
 }
@@ -20,14 +21,17 @@ pub enum Failure {
     Backend(String),
 }
 
-/// Checks and lowers every kernel of a source.
-pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Lowered)>, Failure> {
+/// Checks every kernel of a source and lowers both its variants.
+pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
     let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
     kernels
         .into_iter()
         .map(|k| {
-            let l = lower(&k).map_err(|d| Failure::Source(vec![d]))?;
-            Ok((k, l))
+            let variants = [Variant::Full, Variant::Guarded]
+                .iter()
+                .map(|v| lower_variant(&k, *v).map_err(|d| Failure::Source(vec![d])))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((k, variants))
         })
         .collect()
 }
@@ -36,7 +40,8 @@ pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
     lower_source(src)?
         .into_iter()
         .map(|(kernel, lowered)| {
-            let ptx = tilec_codegen::compile(&lowered.ir, arch, tilec_codegen::Output::Ptx)
+            let irs: Vec<_> = lowered.iter().map(|l| &l.ir).collect();
+            let ptx = tilec_codegen::compile(&irs, arch, tilec_codegen::Output::Ptx)
                 .map_err(|e| Failure::Backend(e.to_string()))?;
             let manifest = manifest(&kernel, &lowered, arch);
             Ok(Compiled {
@@ -58,7 +63,7 @@ fn elem(e: Elem) -> m::Elem {
     }
 }
 
-pub fn manifest(k: &Kernel, l: &Lowered, arch: &str) -> m::Manifest {
+pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
     m::Manifest {
         kernel: k.name.clone(),
         arch: arch.to_string(),
@@ -80,30 +85,35 @@ pub fn manifest(k: &Kernel, l: &Lowered, arch: &str) -> m::Manifest {
         grid: k.launch.grid.clone(),
         block: k.launch.block.clone(),
         shared_bytes: k.shared_bytes(),
-        conditions: k
-            .conditions
+        variants: variants
             .iter()
-            .chain(&l.conditions)
-            .map(|c| m::LaunchCondition {
-                fact: c.fact.clone(),
-                needed_by: c.needed_by.to_string(),
-            })
-            .collect(),
-        accesses: l
-            .global_accesses
-            .iter()
-            .map(|a| m::Access {
-                param: a.param,
-                index: a.index.clone(),
-            })
-            .collect(),
-        loops: l
-            .loops
-            .iter()
-            .map(|r| m::LoopSpec {
-                name: r.name.clone(),
-                start: r.start.clone(),
-                end: r.end.clone(),
+            .map(|l| m::VariantSpec {
+                entry: l.ir.name.clone(),
+                conditions: l
+                    .conditions
+                    .iter()
+                    .map(|c| m::LaunchCondition {
+                        fact: c.fact.clone(),
+                        needed_by: c.needed_by.to_string(),
+                    })
+                    .collect(),
+                accesses: l
+                    .global_accesses
+                    .iter()
+                    .map(|a| m::Access {
+                        param: a.param,
+                        index: a.index.clone(),
+                    })
+                    .collect(),
+                loops: l
+                    .loops
+                    .iter()
+                    .map(|r| m::LoopSpec {
+                        name: r.name.clone(),
+                        start: r.start.clone(),
+                        end: r.end.clone(),
+                    })
+                    .collect(),
             })
             .collect(),
         reference: k.reference.as_ref().map(|r| m::Reference {

@@ -173,7 +173,8 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         scalars,
     };
     let start = Instant::now();
-    exec::execute(&c.lowered.ir, &launch, &mut tensors).map_err(CpuFailure::Kernel)?;
+    exec::execute(&c.lowered[plan.variant].ir, &launch, &mut tensors)
+        .map_err(CpuFailure::Kernel)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let out = tensors[want.output]
         .as_ref()

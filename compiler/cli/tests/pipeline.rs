@@ -101,8 +101,9 @@ fn a_small_kernel_folds_its_offsets() {
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("fold_ptx", ptx);
-    // Shared accesses are one base register plus immediates.
-    let shared: Vec<&str> = ptx.lines().filter(|l| l.contains(".shared.f32")).collect();
+    // Shared accesses are one base register plus immediates (in the full-tile entry).
+    let full = &ptx[..ptx.find(".entry fold_guarded").unwrap_or(ptx.len())];
+    let shared: Vec<&str> = full.lines().filter(|l| l.contains(".shared.f32")).collect();
     assert_eq!(shared.len(), 16, "8 stores and 8 loads:\n{ptx}");
     assert!(
         shared.iter().filter(|l| l.contains('+')).count() >= 14,
@@ -110,11 +111,11 @@ fn a_small_kernel_folds_its_offsets() {
         shared.join("\n")
     );
     // The only multiplications left involve the run-time extent and block index.
-    let muls = ptx
+    let muls = full
         .lines()
         .filter(|l| l.trim_start().starts_with("mul"))
         .count();
-    assert!(muls <= 4, "{muls} multiplications:\n{ptx}");
+    assert!(muls <= 4, "{muls} multiplications:\n{full}");
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
@@ -140,8 +141,9 @@ fn copies_vectorize_where_the_layouts_allow() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(ir.matches("copy.f32x4").count(), 2, "{ir}");
     let (_, ptx, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(ptx.matches("ld.global.nc.v4.f32").count(), 2);
-    assert_eq!(ptx.matches("st.shared.v4.f32").count(), 2);
+    let full = &ptx[..ptx.find(".entry sgemm_nt_tv_guarded").unwrap_or(ptx.len())];
+    assert_eq!(full.matches("ld.global.nc.v4.f32").count(), 2);
+    assert_eq!(full.matches("st.shared.v4.f32").count(), 2);
     // sgemm_nt's copy threads hold elements 32 apart: nothing to vectorize.
     let f = root().join("examples/sgemm_nt.tile");
     let (_, ir, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
@@ -149,7 +151,8 @@ fn copies_vectorize_where_the_layouts_allow() {
     // The alignment the vectors need is a launch condition.
     let m = manifest_of("examples/sgemm_nt_tv.tile");
     assert!(
-        m.conditions
+        m.variants[0]
+            .conditions
             .iter()
             .any(|c| c.needed_by == "a vectorized copy" && c.fact.to_string() == "M % 4 == 0")
     );
@@ -165,8 +168,27 @@ fn the_runtime_refuses_unsafe_launches() {
         p.lens,
         vec![Some(256 * 64), Some(128 * 64), Some(256 * 128), None, None]
     );
-    // A launch condition: 128 must divide M.
-    let e = plan(&m, &d("M=200,N=128,K=64")).unwrap_err();
+    // Full tiles need 128 | M; otherwise the guarded variant runs.
+    assert_eq!(p.variant, 0);
+    let g = plan(&m, &d("M=200,N=128,K=64")).expect("the guarded variant");
+    assert_eq!(
+        (g.variant, m.variants[g.variant].entry.as_str()),
+        (1, "sgemm_nt_guarded")
+    );
+    assert!(
+        m.variants[0]
+            .conditions
+            .iter()
+            .any(|c| c.fact.to_string() == "M % 128 == 0")
+    );
+    assert!(
+        m.variants[1].conditions.is_empty() && m.variants[1].accesses.is_empty(),
+        "guarded accesses need no bounds"
+    );
+    // With only the full-tile variant, the same launch fails its condition.
+    let mut full_only = m.clone();
+    full_only.variants.truncate(1);
+    let e = plan(&full_only, &d("M=200,N=128,K=64")).unwrap_err();
     assert!(
         matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("M % 128 == 0"),
         "{e}"
@@ -184,8 +206,10 @@ fn the_runtime_refuses_unsafe_launches() {
             .to_string()
             .contains("no extent Q")
     );
-    // A grid too large for the tensors: the global bounds check refuses it.
+    // A grid too large for the tensors: the global bounds check refuses it
+    // (with only the unguarded variant, as a hand-edited manifest might have).
     let mut wide = m.clone();
+    wide.variants.truncate(1);
     wide.grid[0] = wide.grid[0].mul(&tilec_layout::Int::from(2));
     let e = plan(&wide, &d("M=256,N=128,K=64")).unwrap_err();
     assert!(matches!(e, RuntimeError::Bounds(_)), "{e}");

@@ -54,8 +54,9 @@ pub enum Output {
     Ptx,
 }
 
-/// Compiles a kernel for `arch` (e.g. `sm_90`).
-pub fn compile(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
+/// Compiles kernels for `arch` (e.g. `sm_90`) into one module: one entry
+/// point each, named by its IR.
+pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> {
     if !arch.starts_with("sm_") || arch.len() < 5 {
         return Err(CodegenError::Arch(arch.to_string()));
     }
@@ -73,10 +74,12 @@ pub fn compile(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
         )
         .ok_or_else(|| CodegenError::Arch(arch.to_string()))?;
     let ctx = Context::create();
-    let module = ctx.create_module(&ir.name);
+    let module = ctx.create_module(irs.first().map_or("tilec", |ir| ir.name.as_str()));
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    KernelBuilder::new(&ctx, &module, ir)?.build()?;
+    for ir in irs {
+        KernelBuilder::new(&ctx, &module, ir)?.build()?;
+    }
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -423,14 +426,57 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.element_ptr(a.space, self.ints[&a.index], elem)
     }
 
-    fn load(&self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
-        let p = self.addr_ptr(a, elem)?;
-        Ok(self.b.build_load(elem_type(self.ctx, elem), p, "")?)
+    /// `guard > 0`, for a guarded access.
+    fn inside(&self, a: &Addr) -> Result<Option<IntValue<'ctx>>> {
+        let Some(g) = a.guard else { return Ok(None) };
+        let zero = self.ctx.i64_type().const_zero();
+        Ok(Some(self.b.build_int_compare(
+            IntPredicate::SGT,
+            self.ints[&g],
+            zero,
+            "",
+        )?))
     }
 
+    /// A load; a guarded one reads element 0 (always there) when outside
+    /// and yields zero, so that no branch is needed.
+    fn load(&self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
+        let ty = elem_type(self.ctx, elem);
+        match self.inside(a)? {
+            None => Ok(self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?),
+            Some(ok) => {
+                let zero = self.ctx.i64_type().const_zero();
+                let index = self
+                    .b
+                    .build_select(ok, self.ints[&a.index], zero, "")?
+                    .into_int_value();
+                let v = self
+                    .b
+                    .build_load(ty, self.element_ptr(a.space, index, elem)?, "")?;
+                Ok(self.b.build_select(ok, v, ty.const_zero(), "")?)
+            }
+        }
+    }
+
+    /// A store; a guarded one is skipped when outside.
     fn store(&self, a: &Addr, elem: Elem, v: BasicValueEnum<'ctx>) -> Result<()> {
         let p = self.addr_ptr(a, elem)?;
-        self.b.build_store(p, v)?;
+        match self.inside(a)? {
+            None => {
+                self.b.build_store(p, v)?;
+            }
+            Some(ok) => {
+                let (then, done) = (
+                    self.ctx.append_basic_block(self.func, "store"),
+                    self.ctx.append_basic_block(self.func, "stored"),
+                );
+                self.b.build_conditional_branch(ok, then, done)?;
+                self.b.position_at_end(then);
+                self.b.build_store(p, v)?;
+                self.b.build_unconditional_branch(done)?;
+                self.b.position_at_end(done);
+            }
+        }
         Ok(())
     }
 

@@ -143,6 +143,17 @@ impl Conditions {
         }
     }
 
+    /// Records `fact` unless it is statically true: a condition that may
+    /// fail, for a caller with a fallback when it does.
+    pub fn record(&mut self, fact: Fact, needed_by: &'static str) {
+        if fact.decide() != Some(true) {
+            let c = Condition { fact, needed_by };
+            if !self.list.contains(&c) {
+                self.list.push(c);
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

@@ -604,16 +604,40 @@ const TENSOR_TRANSFORMS: &[&str] = &[
 ];
 
 impl Evaluator<'_> {
-    fn transform_tensor(&mut self, t: View, mut a: Args) -> Result<Value, Diagnostic> {
-        a.values[0] = Value::Layout(t.layout.clone());
-        let (name, span) = (a.name, a.call);
-        let spans = a.spans.clone();
-        let values = std::mem::take(&mut a.values);
-        let names = std::mem::take(&mut a.names);
-        let out = self.call_values(name, span, values, spans, names)?;
-        match out {
-            Value::Layout(layout) => Ok(Value::Tensor(View { layout, ..t })),
-            other => Ok(other),
+    /// The algebra function applied to the tensor's layout, and to its
+    /// coordinate functions, over the same memory.
+    fn transform_tensor(&mut self, t: View, a: Args) -> Result<Value, Diagnostic> {
+        let (name, span, spans, names) = (a.name, a.call, a.spans, a.names);
+        let rest: Vec<Value> = a.values[1..].to_vec();
+        let mut failure = None;
+        let mut apply = |l: &Layout| -> Result<Layout, tilec_layout::AlgebraError> {
+            let mut values = vec![Value::Layout(l.clone())];
+            values.extend(rest.iter().cloned());
+            match self.call_values(name, span, values, spans.clone(), names.clone()) {
+                Ok(Value::Layout(out)) => Ok(out),
+                Ok(other) => {
+                    failure = Some(Ok(other));
+                    Err(tilec_layout::AlgebraError::Invalid {
+                        op: "tensor",
+                        why: String::new(),
+                    })
+                }
+                Err(d) => {
+                    failure = Some(Err(d));
+                    Err(tilec_layout::AlgebraError::Invalid {
+                        op: "tensor",
+                        why: String::new(),
+                    })
+                }
+            }
+        };
+        match t.map_layout(&mut apply) {
+            Ok(v) => Ok(Value::Tensor(v)),
+            Err(e) => match failure {
+                // Not a layout (e.g. `size`): that value, as for a layout.
+                Some(r) => r,
+                None => Err(algebra_error(e, span)),
+            },
         }
     }
 }

@@ -16,8 +16,8 @@
 
 use super::algebra::{Args, Evaluator, Functions, algebra_error};
 use super::program::{
-    Base, Binding, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference, ReferenceKind,
-    RegisterArray, Scalar, SharedBuffer, Stmt, View,
+    Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference,
+    ReferenceKind, RegisterArray, Scalar, SharedBuffer, Stmt, View,
 };
 use super::value::Value;
 use crate::diagnostic::Diagnostic;
@@ -26,6 +26,9 @@ use std::collections::HashMap;
 use tilec_layout::{
     Condition, Conditions, Coord, Fact, Grouping, Int, IntTuple, Layout, Tiler, divide,
 };
+
+/// What the conditions of full tiles say they are needed by.
+pub const EVEN_PARTITION: &str = "an even partition";
 
 /// Shared memory one block may use on sm_90.
 pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
@@ -193,6 +196,7 @@ impl KernelChecker {
                     elem: e,
                     layout: l.clone(),
                     offset: Int::Static(0),
+                    coords: CoordFn::of_param(&l),
                 };
                 (
                     ParamKind::Tensor { elem: e, layout: l },
@@ -967,6 +971,7 @@ impl KernelState {
             elem,
             layout,
             offset: Int::Static(0),
+            coords: Vec::new(),
         };
         Ok(Value::Tensor(view))
     }
@@ -999,6 +1004,7 @@ impl KernelState {
             elem,
             layout: Layout::col_major(&shape),
             offset: Int::Static(0),
+            coords: Vec::new(),
         };
         Ok(Value::Tensor(view))
     }
@@ -1040,13 +1046,11 @@ impl KernelState {
             threads: thr.size(),
             span: a.call,
         });
-        let divided = divide(
-            &t.layout,
-            &Tiler::from_shape(&IntTuple::Tuple(tiler.clone())),
-            Grouping::Zipped,
-            conds,
-        )
-        .map_err(|e| algebra_error(e, a.call))?;
+        let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
+        let view = t
+            .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
+            .map_err(|e| algebra_error(e, a.call))?;
+        let divided = view.layout.clone();
         // The thread's coordinate in each mode: `(index / stride) % shape` per
         // leaf, then the leaves of a mode combined column-major.
         let mut coord: Vec<Coord> = diced
@@ -1061,10 +1065,6 @@ impl KernelState {
             Coord::Tuple(vec![Coord::Under; rest])
         } else {
             Coord::Under
-        };
-        let view = View {
-            layout: divided,
-            ..t
         };
         let c = Coord::Tuple(vec![Coord::Tuple(coord), rest_coord]);
         view.slice(&c)
@@ -1142,8 +1142,11 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
         })
         .collect();
     even(&t, &sizes, a, conds, "the tile")?;
-    let divided = divide(&t.layout, &Tiler::Tuple(tiler), Grouping::Zipped, conds)
+    let by = Tiler::Tuple(tiler);
+    let view = t
+        .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
         .map_err(|e| algebra_error(e, a.call))?;
+    let divided = view.layout.clone();
     let tile_rank = divided.shape().get(0).map_or(1, IntTuple::rank);
     let rest_rank = divided.shape().get(1).map_or(1, IntTuple::rank);
     let mut rest = coord;
@@ -1157,10 +1160,6 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
         Coord::Tuple(rest)
     } else {
         rest.remove(0)
-    };
-    let view = View {
-        layout: divided,
-        ..t
     };
     view.slice(&Coord::Tuple(vec![tile, rest]))
         .map(Value::Tensor)
@@ -1262,8 +1261,14 @@ fn even(
     for (i, (tile, mode)) in tiles.iter().zip(&modes).enumerate() {
         let (tile, extent) = (tile.product(), mode.product());
         let fact = Fact::divides(&tile, &extent);
+        if !t.coords.is_empty() {
+            // A global tensor: partial tiles are guarded by its coordinates;
+            // full tiles everywhere is the fast variant's launch condition.
+            conds.record(fact, EVEN_PARTITION);
+            continue;
+        }
         conds
-            .require(fact, "an even partition", || {
+            .require(fact, EVEN_PARTITION, || {
                 tilec_layout::AlgebraError::Invalid {
                     op: "partition",
                     why: String::new(),

@@ -10,7 +10,7 @@
 
 use crate::syntax::ast::Span;
 use std::fmt;
-use tilec_layout::{AlgebraError, Condition, Coord, Int, Layout};
+use tilec_layout::{AlgebraError, Condition, Coord, Int, IntTuple, Layout};
 
 /// Element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +79,52 @@ pub struct View {
     pub elem: Elem,
     pub layout: Layout,
     pub offset: Int,
+    /// For a view of a global tensor, where each element sits in the
+    /// parameter: one function per mode of the parameter, transformed with
+    /// `layout` (CuTe's identity tensor). Partial tiles are guarded by them.
+    pub coords: Vec<CoordFn>,
+}
+
+/// One coordinate of the parameter, as a function of the view's coordinate:
+/// `offset + layout(c)`, valid while below `extent`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoordFn {
+    pub layout: Layout,
+    pub offset: Int,
+    pub extent: Int,
+}
+
+impl CoordFn {
+    /// The coordinate functions of a parameter with layout `l`: mode `i`'s
+    /// 1-D coordinate, compact within the mode and 0 elsewhere.
+    pub fn of_param(l: &Layout) -> Vec<CoordFn> {
+        let modes = l.shape().modes();
+        (0..modes.len())
+            .map(|i| {
+                let strides: Vec<IntTuple> = modes
+                    .iter()
+                    .enumerate()
+                    .map(|(j, m)| {
+                        if i == j {
+                            m.compact_col_major(&Int::Static(1))
+                        } else {
+                            m.map(&|_| Int::Static(0))
+                        }
+                    })
+                    .collect();
+                let stride = if l.shape().is_tuple() {
+                    IntTuple::Tuple(strides)
+                } else {
+                    strides.into_iter().next().expect("one mode")
+                };
+                CoordFn {
+                    layout: Layout::new(l.shape().clone(), stride).expect("same profile"),
+                    offset: Int::Static(0),
+                    extent: modes[i].product(),
+                }
+            })
+            .collect()
+    }
 }
 
 impl View {
@@ -87,14 +133,52 @@ impl View {
     /// tuple becomes the tensor's modes: `t[thread.x, _]` of a thread-value
     /// tensor `(thr, (m, k))` is the `(m, k)` tensor that gemm takes.
     pub fn slice(&self, coord: &Coord) -> Result<View, AlgebraError> {
-        let mut layout = self.layout.slice(coord)?;
-        if layout.rank() == 1 && layout.shape().get(0).is_some_and(|m| m.is_tuple()) {
-            layout = layout.mode(0)?;
-        }
-        let offset = self.offset.add(&self.layout.slice_offset(coord)?);
+        let cut = |l: &Layout| -> Result<Layout, AlgebraError> {
+            let s = l.slice(coord)?;
+            if s.rank() == 1 && s.shape().get(0).is_some_and(|m| m.is_tuple()) {
+                s.mode(0)
+            } else {
+                Ok(s)
+            }
+        };
+        let coords = self
+            .coords
+            .iter()
+            .map(|c| {
+                Ok(CoordFn {
+                    layout: cut(&c.layout)?,
+                    offset: c.offset.add(&c.layout.slice_offset(coord)?),
+                    extent: c.extent.clone(),
+                })
+            })
+            .collect::<Result<_, AlgebraError>>()?;
         Ok(View {
-            layout,
-            offset,
+            layout: cut(&self.layout)?,
+            offset: self.offset.add(&self.layout.slice_offset(coord)?),
+            coords,
+            ..self.clone()
+        })
+    }
+
+    /// The same memory seen through `f(layout)`; the coordinate functions
+    /// go through `f` too.
+    pub fn map_layout(
+        &self,
+        f: &mut dyn FnMut(&Layout) -> Result<Layout, AlgebraError>,
+    ) -> Result<View, AlgebraError> {
+        let coords = self
+            .coords
+            .iter()
+            .map(|c| {
+                Ok(CoordFn {
+                    layout: f(&c.layout)?,
+                    ..c.clone()
+                })
+            })
+            .collect::<Result<_, AlgebraError>>()?;
+        Ok(View {
+            layout: f(&self.layout)?,
+            coords,
             ..self.clone()
         })
     }

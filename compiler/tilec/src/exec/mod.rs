@@ -387,6 +387,9 @@ impl<'a> Block<'a> {
     /// Reads the element `delta` past `a` (the lanes of a vector).
     fn read_at(&mut self, a: &Addr, delta: i64, t: usize, span: Span) -> Result<f64> {
         let i = self.ints[t][a.index] + delta;
+        if a.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            return Ok(0.0); // a guarded load outside the tensor reads 0
+        }
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "read")?;
@@ -430,6 +433,9 @@ impl<'a> Block<'a> {
 
     fn write_at(&mut self, a: &Addr, delta: i64, t: usize, v: f64, span: Span) -> Result<()> {
         let i = self.ints[t][a.index] + delta;
+        if a.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            return Ok(()); // a guarded store outside the tensor does nothing
+        }
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "write")?;

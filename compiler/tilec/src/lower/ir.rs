@@ -46,11 +46,14 @@ pub enum Space {
     Registers(usize),
 }
 
-/// An element: `space[index]`.
+/// An element: `space[index]`; with a guard, only while the guard's value
+/// is positive: a guarded load outside gives 0, a guarded store there does
+/// nothing (CuTe's predicated copy, with clearing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Addr {
     pub space: Space,
     pub index: IntId,
+    pub guard: Option<IntId>,
 }
 
 /// How one element, or one vector of consecutive elements, moves.
@@ -236,7 +239,14 @@ impl KernelIr {
             Space::Shared(s) => format!("s{s}"),
             Space::Registers(r) => format!("r{r}"),
         };
-        format!("{base}[{}]", self.operand(a.index))
+        match a.guard {
+            Some(g) => format!(
+                "{base}[{} if {} > 0]",
+                self.operand(a.index),
+                self.operand(g)
+            ),
+            None => format!("{base}[{}]", self.operand(a.index)),
+        }
     }
 
     fn scalar(&self, s: &ScalarRef) -> String {

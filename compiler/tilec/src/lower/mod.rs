@@ -29,8 +29,8 @@ pub struct Lowered {
     pub global_accesses: Vec<GlobalAccess>,
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
-    /// Facts about the extents that lowering relies on (the alignment of
-    /// vectorized copies), checked at launch like the checker's.
+    /// The variant's launch conditions: the checker's (less full tiles for a
+    /// guarded variant) and what lowering relied on (vector alignment).
     pub conditions: Vec<tilec_layout::Condition>,
 }
 
@@ -48,7 +48,31 @@ pub struct LoopRange {
     pub end: Int,
 }
 
+/// Which variant of a kernel to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Every tile full: no guards, the widest copies; its launch conditions
+    /// say when it applies.
+    Full,
+    /// Any extents: every global access guarded by the tensor's
+    /// coordinates, per-element copies.
+    Guarded,
+}
+
+/// The entry-point name of a variant.
+pub fn entry_name(kernel: &str, v: Variant) -> String {
+    match v {
+        Variant::Full => kernel.to_string(),
+        Variant::Guarded => format!("{kernel}_guarded"),
+    }
+}
+
 pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
+    lower_variant(k, Variant::Full)
+}
+
+/// Lowers one variant; the IR's name is the variant's entry point.
+pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic> {
     let block_threads = k
         .launch
         .block
@@ -58,6 +82,7 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
         .unwrap_or(0);
     let mut l = Lowerer {
         k,
+        variant,
         block_threads,
         ints: Vec::new(),
         table: HashMap::new(),
@@ -89,7 +114,7 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
             .collect()
     };
     let ir = KernelIr {
-        name: k.name.clone(),
+        name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
         block_threads,
@@ -109,13 +134,24 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
             span0(),
         )
     })?;
-    let mut accesses = l.accesses;
-    accesses.dedup();
+    // The variant's launch conditions: the checker's, less full tiles for a
+    // guarded variant, plus what lowering relied on.
+    let mut conditions: Vec<tilec_layout::Condition> = k
+        .conditions
+        .iter()
+        .filter(|c| variant == Variant::Full || c.needed_by != crate::check::kernel::EVEN_PARTITION)
+        .cloned()
+        .collect();
+    for c in l.conditions {
+        if !conditions.contains(&c) {
+            conditions.push(c);
+        }
+    }
     Ok(Lowered {
         ir,
-        global_accesses: dedup(accesses),
+        global_accesses: dedup(l.accesses),
         loops: l.loops,
-        conditions: l.conditions,
+        conditions,
     })
 }
 
@@ -130,6 +166,7 @@ fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
 
 struct Lowerer<'k> {
     k: &'k Kernel,
+    variant: Variant,
     block_threads: i64,
     ints: Vec<IntValue>,
     table: HashMap<IntDef, IntId>,
@@ -273,7 +310,25 @@ impl Lowerer<'_> {
     /// The address of element `c` of a view, the first of `width` consecutive ones.
     fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, String> {
         let index = v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?);
+        let mut guard = None;
         let space = match v.base {
+            Base::Param(p) if self.variant == Variant::Guarded && !v.coords.is_empty() => {
+                // Inside while every coordinate is below its extent: the guard
+                // is the smallest room left, min(extent - coordinate).
+                let mut room: Option<Int> = None;
+                for f in &v.coords {
+                    let at = f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?);
+                    let r = f.extent.sub(&at);
+                    room = Some(match room {
+                        None => r,
+                        Some(x) => x.min(&r),
+                    });
+                }
+                if let Some(r) = room {
+                    guard = Some(self.int(&r)?);
+                }
+                Space::Global(p)
+            }
             Base::Param(p) => {
                 self.accesses.push(GlobalAccess {
                     param: p,
@@ -304,6 +359,7 @@ impl Lowerer<'_> {
         Ok(Addr {
             space,
             index: self.int(&index)?,
+            guard,
         })
     }
 
@@ -313,6 +369,9 @@ impl Lowerer<'_> {
     /// aligned to the vector for every thread; alignment that depends on
     /// the extents becomes a launch condition.
     fn vector_width(&mut self, src: &View, dst: &View, n: i64, elem: Elem) -> i64 {
+        if self.variant == Variant::Guarded && !(src.coords.is_empty() && dst.coords.is_empty()) {
+            return 1;
+        }
         let mut scratch = tilec_layout::Conditions::new();
         let common = tilec_layout::max_common_vector(&src.layout, &dst.layout, &mut scratch)
             .ok()

@@ -104,6 +104,12 @@ fn visible(ir: &KernelIr, id: IntId, open: &[usize]) -> Result<(), String> {
 
 fn addr(ir: &KernelIr, a: &Addr, open: &[usize]) -> Result<(), String> {
     visible(ir, a.index, open)?;
+    if let Some(g) = a.guard {
+        visible(ir, g, open)?;
+        if !matches!(a.space, Space::Global(_)) {
+            return Err("only global accesses are guarded".into());
+        }
+    }
     let constant = match ir.ints[a.index].def {
         IntDef::Const(c) => Some(c),
         _ => None,
