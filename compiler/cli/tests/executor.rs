@@ -31,6 +31,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=24"),
+        ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file}: {out}{err}");
@@ -59,6 +60,7 @@ fn any_size_runs_through_the_guarded_variant() {
         ("examples/sgemm_tn_tv.tile", "M=129,N=127,K=3"),
         ("examples/copy.tile", "M=127,N=33"),
         ("examples/transpose.tile", "M=33,N=1"),
+        ("tests/codegen/prefetch.tile", "M=200,N=33,K=9"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");

@@ -159,6 +159,16 @@ fn copies_vectorize_where_the_layouts_allow() {
 }
 
 #[test]
+fn launch_bounds_reach_the_ptx() {
+    // `min_blocks(2)` asks for two blocks per multiprocessor: ptxas then caps registers at 128.
+    let f = root().join("tests/codegen/prefetch.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(ptx.matches(".minnctapersm 2").count(), 2, "both entries");
+    assert_eq!(ptx.matches(".maxntid 256, 1, 1").count(), 2);
+}
+
+#[test]
 fn the_runtime_refuses_unsafe_launches() {
     let m = manifest_of("examples/sgemm_nt.tile");
     let d = |s: &str| Dims::parse(s).unwrap();

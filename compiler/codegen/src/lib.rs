@@ -145,7 +145,10 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .expect("declared")
                 .set_name(e);
         }
-        launch_bounds(ctx, module, func, ir.block_threads)?;
+        launch_bounds(ctx, module, func, "maxntidx", ir.block_threads)?;
+        if let Some(n) = ir.min_blocks {
+            launch_bounds(ctx, module, func, "minctasm", n)?;
+        }
         let b = ctx.create_builder();
         let entry = ctx.append_basic_block(func, "entry");
         b.position_at_end(entry);
@@ -641,21 +644,23 @@ fn elem_type(ctx: &Context, e: Elem) -> BasicTypeEnum<'_> {
     }
 }
 
-/// `!nvvm.annotations = !{!{ptr @kernel, !"maxntidx", i32 N}}`: the block
-/// size bounds the registers a thread may use.
+/// `!nvvm.annotations = !{!{ptr @kernel, !"maxntidx", i32 N}}` (the block
+/// size) or `"minctasm"` (blocks per multiprocessor): both bound the
+/// registers a thread may use.
 fn launch_bounds<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     f: FunctionValue<'ctx>,
-    threads: i64,
+    key: &str,
+    value: i64,
 ) -> Result<()> {
-    if threads <= 0 {
+    if value <= 0 {
         return Ok(());
     }
     let node = ctx.metadata_node(&[
         f.as_global_value().as_pointer_value().into(),
-        ctx.metadata_string("maxntidx").into(),
-        ctx.i32_type().const_int(threads as u64, false).into(),
+        ctx.metadata_string(key).into(),
+        ctx.i32_type().const_int(value as u64, false).into(),
     ]);
     module
         .add_global_metadata("nvvm.annotations", &node)

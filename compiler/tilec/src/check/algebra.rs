@@ -94,6 +94,8 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("max_common_layout", "max_common_layout(A, B)"),
     ("Swizzle", "Swizzle(B, M, S)"),
     ("ceil_div", "ceil_div(A, B) with A, B integers or tuples"),
+    ("min", "min(a, b) of integers"),
+    ("max", "max(a, b) of integers"),
     (
         "step",
         "step(1, X, 1): which modes a local_tile or local_partition keeps",
@@ -212,6 +214,24 @@ impl<'a> Evaluator<'a> {
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Value::Int(Int::Static(*v))),
+            ExprKind::Binary(op, a, b) => {
+                let (x, y) = (self.eval(a)?, self.eval(b)?);
+                let int = |v: &Value, span: Span| {
+                    v.to_int().ok_or_else(|| {
+                        Diagnostic::new("arithmetic works on integers", span)
+                            .with_label(format!("this is {}", v.kind()))
+                            .with_help(
+                                "+, - and * combine integers such as loop counters and sizes",
+                            )
+                    })
+                };
+                let (x, y) = (int(&x, a.span)?, int(&y, b.span)?);
+                Ok(Value::Int(match op {
+                    crate::syntax::ast::BinOp::Add => x.add(&y),
+                    crate::syntax::ast::BinOp::Sub => x.sub(&y),
+                    crate::syntax::ast::BinOp::Mul => x.mul(&y),
+                }))
+            }
             ExprKind::Float(text) => text
                 .parse()
                 .map(Value::Float)
@@ -413,6 +433,11 @@ impl<'a> Evaluator<'a> {
         let fail = |err: AlgebraError| algebra_error(err, span);
         let v: Value = match name {
             "step" => Value::Tuple(a.values),
+            "min" | "max" => {
+                a.arity(&[2])?;
+                let (x, y) = (a.int(0)?, a.int(1)?);
+                Value::Int(if name == "min" { x.min(&y) } else { x.max(&y) })
+            }
             "ceil_div" => {
                 a.arity(&[2])?;
                 let (x, y) = (a.int_tuple(0)?, a.int_tuple(1)?);

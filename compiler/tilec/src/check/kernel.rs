@@ -125,6 +125,7 @@ impl KernelChecker {
             None if self.launch_written => Launch {
                 grid: vec![],
                 block: vec![],
+                min_blocks: None,
             },
             None => {
                 self.diags.push(
@@ -134,6 +135,7 @@ impl KernelChecker {
                 Launch {
                     grid: vec![],
                     block: vec![],
+                    min_blocks: None,
                 }
             }
         };
@@ -468,10 +470,13 @@ impl KernelChecker {
         }
         let mut grid = None;
         let mut block = None;
+        let mut min_blocks = None;
         for p in parts {
             let (which, args) = match &p.kind {
                 ExprKind::Call(f, args) => match &f.kind {
-                    ExprKind::Name(n) if n == "grid" || n == "block" => (n.as_str(), args),
+                    ExprKind::Name(n) if n == "grid" || n == "block" || n == "min_blocks" => {
+                        (n.as_str(), args)
+                    }
                     _ => return self.diags.push(launch_help(p.span)),
                 },
                 _ => return self.diags.push(launch_help(p.span)),
@@ -506,14 +511,31 @@ impl KernelChecker {
                         .with_help("thread layouts are static; use block(size(tC))"),
                 );
             }
-            if which == "grid" {
-                grid = Some(dims)
-            } else {
-                block = Some(dims)
+            match which {
+                "grid" => grid = Some(dims),
+                "block" => block = Some(dims),
+                _ => match dims.as_slice() {
+                    [Int::Static(n)] if (1..=32).contains(n) => min_blocks = Some(*n),
+                    _ => {
+                        return self.diags.push(
+                            Diagnostic::new("min_blocks takes one static count of blocks per multiprocessor", p.span)
+                                .with_help("e.g. min_blocks(2): registers are then limited so that two blocks fit"),
+                        );
+                    }
+                },
             }
         }
         match (grid, block) {
-            (Some(grid), Some(block)) => self.launch = Some((Launch { grid, block }, span)),
+            (Some(grid), Some(block)) => {
+                self.launch = Some((
+                    Launch {
+                        grid,
+                        block,
+                        min_blocks,
+                    },
+                    span,
+                ))
+            }
             _ => self.diags.push(launch_help(span)),
         }
     }
@@ -790,6 +812,10 @@ fn all_names(e: &Expr, out: &mut Vec<String>, callees: bool) {
                 all_names(f, out, callees);
             }
             args.iter().for_each(|x| all_names(x, out, callees));
+        }
+        ExprKind::Binary(_, a, b) => {
+            all_names(a, out, callees);
+            all_names(b, out, callees);
         }
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Under => {}
     }

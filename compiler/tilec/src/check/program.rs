@@ -276,6 +276,9 @@ pub struct Stmt {
 pub struct Launch {
     pub grid: Vec<Int>,
     pub block: Vec<Int>,
+    /// `min_blocks(n)`: blocks that must fit on one multiprocessor at once
+    /// (CUDA's launch bounds), which caps the registers a thread may use.
+    pub min_blocks: Option<i64>,
 }
 
 /// What a kernel computes, stated in its source, to check its results.

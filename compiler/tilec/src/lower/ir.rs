@@ -162,6 +162,8 @@ pub struct KernelIr {
     pub extents: Vec<String>,
     /// The static block size, for the kernel's launch bounds.
     pub block_threads: i64,
+    /// Blocks that must fit on a multiprocessor at once, if the source asks.
+    pub min_blocks: Option<i64>,
     pub shared: Vec<Buffer>,
     pub registers: Vec<Buffer>,
     pub ints: Vec<IntValue>,

@@ -118,6 +118,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         params,
         extents: k.extents.clone(),
         block_threads,
+        min_blocks: k.launch.min_blocks,
         shared: buffers(k.shared.iter().map(|b| (b.elem, b.len, None)).collect()),
         registers: buffers(
             k.registers

@@ -39,6 +39,15 @@ pub enum ExprKind {
     Call(Box<Expr>, Vec<Expr>),
     /// `t[coord]`: a slice or an element of a tensor.
     Index(Box<Expr>, Vec<Expr>),
+    /// `a + b`, `a - b`, `a * b` on integers.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
 }
 
 /// A `.tile` file: kernels.

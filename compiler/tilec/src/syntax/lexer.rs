@@ -55,6 +55,10 @@ pub enum Tok<'s> {
     Colon,
     #[token("-")]
     Minus,
+    #[token("+")]
+    Plus,
+    #[token("*")]
+    Star,
     #[token("<")]
     Less,
     #[token(">")]
@@ -103,6 +107,8 @@ impl fmt::Display for Tok<'_> {
             Tok::Comma => write!(f, ","),
             Tok::Colon => write!(f, ":"),
             Tok::Minus => write!(f, "-"),
+            Tok::Plus => write!(f, "+"),
+            Tok::Star => write!(f, "*"),
             Tok::Float(s) => write!(f, "{s}"),
             Tok::Kernel => write!(f, "kernel"),
             Tok::Tensor => write!(f, "tensor"),
