@@ -2,11 +2,10 @@
 //! kernel against its reference, then times it and cuBLAS on the same
 //! shapes and layouts, interleaved; prints both and their ratio.
 
-use crate::compile::{compile, fail, read, report};
+use crate::compile::{compile, fail, read_with_dims, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilec_runtime::gpu::Gpu;
-use tilec_runtime::plan::Dims;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,13 +27,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> ExitCode {
     let name = a.file.display().to_string();
-    let src = match read(&a.file) {
-        Ok(s) => s,
+    let (src, dims) = match read_with_dims(&a.file, &a.dims) {
+        Ok(x) => x,
         Err(code) => return code,
-    };
-    let dims = match Dims::parse(&a.dims) {
-        Ok(d) => d,
-        Err(e) => return fail(&e.to_string()),
     };
     let gpu = match Gpu::open() {
         Ok(Some(g)) => g,

@@ -147,6 +147,16 @@ pub fn fail(msg: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
+/// The source of a file and the extents of `--dims`: what `run` and `bench` start from.
+pub fn read_with_dims(
+    path: &std::path::Path,
+    dims: &str,
+) -> Result<(String, tilec_runtime::plan::Dims), std::process::ExitCode> {
+    let src = read(path)?;
+    let dims = tilec_runtime::plan::Dims::parse(dims).map_err(|e| fail(&e.to_string()))?;
+    Ok((src, dims))
+}
+
 pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {
     std::fs::read_to_string(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());

@@ -4,7 +4,9 @@
 //! kernel's reference; prints the error, the time and the throughput. Exits
 //! 1 when the result does not match or the CPU executor finds a bug.
 
-use crate::compile::{Compiled, Failure, compile, fail, lower_source, manifest, read, report};
+use crate::compile::{
+    Compiled, Failure, compile, fail, lower_source, manifest, read_with_dims, report,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -40,13 +42,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> ExitCode {
     let name = a.file.display().to_string();
-    let src = match read(&a.file) {
-        Ok(s) => s,
+    let (src, dims) = match read_with_dims(&a.file, &a.dims) {
+        Ok(x) => x,
         Err(code) => return code,
-    };
-    let dims = match Dims::parse(&a.dims) {
-        Ok(d) => d,
-        Err(e) => return fail(&e.to_string()),
     };
     let gpu = if a.cpu {
         None
