@@ -1,6 +1,6 @@
-//! `tilec build FILE.tile [-o DIR] [--emit ir|llvm|ptx] [--arch sm_90]`:
-//! writes KERNEL.ptx and KERNEL.json (the manifest) per kernel, or prints one
-//! intermediate form.
+//! `tilec build FILE.tile [-o DIR] [--emit tokens|ast|shapes|ir|llvm|ptx]
+//! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
+//! kernel, or prints one intermediate form.
 
 use crate::compile::{Failure, compile, lower_source, read, report};
 use std::path::PathBuf;
@@ -8,6 +8,10 @@ use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Emit {
+    /// The tokens, one a line with their byte spans.
+    Tokens,
+    /// The syntax tree.
+    Ast,
     /// The typed program: every tensor's shape and layout.
     Shapes,
     /// The kernel IR.
@@ -38,6 +42,18 @@ pub fn run(a: Args) -> ExitCode {
         Err(code) => return code,
     };
     match a.emit {
+        Some(Emit::Tokens) => {
+            for t in tilec::syntax::lexer::tokens(&src) {
+                match t {
+                    Ok((l, tok, r)) => println!("{l}..{r} {tok:?}"),
+                    Err((e, span)) => println!("{}..{} error: {e}", span.start, span.end),
+                }
+            }
+        }
+        Some(Emit::Ast) => match tilec::syntax::parse_program(&src) {
+            Ok(p) => println!("{p:#?}"),
+            Err(d) => return report(&name, &src, Failure::Source(vec![d])),
+        },
         Some(Emit::Shapes) => match tilec::check::kernel::check_source(&src) {
             Ok(k) => print!("{}", tilec::check::report::shapes_report(&k)),
             Err(d) => return report(&name, &src, Failure::Source(d)),

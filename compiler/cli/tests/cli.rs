@@ -110,3 +110,20 @@ fn check_exits_0_on_examples_and_1_with_diagnostics() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot read"), "{err}");
 }
+
+#[test]
+fn every_intermediate_form_prints() {
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/codegen/fold.tile");
+    for (form, needle) in [
+        ("tokens", "Kernel"),
+        ("ast", "Kernel {"),
+        ("shapes", "kernel fold"),
+        ("ir", "kernel fold_guarded("),
+        ("llvm", "define ptx_kernel void @fold("),
+        ("ptx", ".entry fold("),
+    ] {
+        let (code, out, err) = tilec(&["build", f, "--emit", form], "");
+        assert_eq!(code, 0, "{form}: {err}");
+        assert!(out.contains(needle), "{form} lacks {needle}:\n{out}");
+    }
+}
