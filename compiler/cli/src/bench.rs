@@ -2,32 +2,24 @@
 //! kernel against its reference, then times it and cuBLAS on the same
 //! shapes and layouts, interleaved; prints both and their ratio.
 
-use crate::compile::{compile, fail, read_with_dims, report};
-use std::path::PathBuf;
+use crate::compile::{LaunchArgs, compile, fail, report};
 use std::process::ExitCode;
 use tilec_runtime::gpu::Gpu;
 
 #[derive(clap::Args)]
 pub struct Args {
-    file: PathBuf,
-    /// Extents, e.g. M=4096,N=4096,K=4096.
-    #[arg(long, default_value = "")]
-    dims: String,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Timed runs of each (after warm-up); median, min and max are reported.
     #[arg(long, default_value_t = 30)]
     iters: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// One JSON object per kernel instead of the table.
     #[arg(long)]
     json: bool,
-    #[arg(long, default_value = "sm_90")]
-    arch: String,
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let name = a.file.display().to_string();
-    let (src, dims) = match read_with_dims(&a.file, &a.dims) {
+    let (name, src, dims) = match a.launch.read() {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -40,13 +32,14 @@ pub fn run(a: Args) -> ExitCode {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let compiled = match compile(&src, &a.arch) {
+    let compiled = match compile(&src, &a.launch.arch) {
         Ok(c) => c,
         Err(f) => return report(&name, &src, f),
     };
     let mut ok = true;
     for c in &compiled {
-        match tilec_runtime::bench::bench(&gpu, &c.ptx, &c.manifest, &dims, a.seed, a.iters) {
+        match tilec_runtime::bench::bench(&gpu, &c.ptx, &c.manifest, &dims, a.launch.seed, a.iters)
+        {
             Ok(b) => {
                 if a.json {
                     println!("{}", serde_json::to_string(&b).unwrap_or_default());

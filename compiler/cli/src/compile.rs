@@ -147,14 +147,30 @@ pub fn fail(msg: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
-/// The source of a file and the extents of `--dims`: what `run` and `bench` start from.
-pub fn read_with_dims(
-    path: &std::path::Path,
-    dims: &str,
-) -> Result<(String, tilec_runtime::plan::Dims), std::process::ExitCode> {
-    let src = read(path)?;
-    let dims = tilec_runtime::plan::Dims::parse(dims).map_err(|e| fail(&e.to_string()))?;
-    Ok((src, dims))
+/// What `run` and `bench` take: a file, its extents, the inputs' seed, the target.
+#[derive(clap::Args)]
+pub struct LaunchArgs {
+    pub file: std::path::PathBuf,
+    /// Extents, e.g. M=4096,N=4096,K=4096.
+    #[arg(long, default_value = "")]
+    pub dims: String,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+}
+
+impl LaunchArgs {
+    /// The file's name and source, and the parsed extents.
+    pub fn read(
+        &self,
+    ) -> Result<(String, String, tilec_runtime::plan::Dims), std::process::ExitCode> {
+        let src = read(&self.file)?;
+        let dims =
+            tilec_runtime::plan::Dims::parse(&self.dims).map_err(|e| fail(&e.to_string()))?;
+        Ok((self.file.display().to_string(), src, dims))
+    }
 }
 
 pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {

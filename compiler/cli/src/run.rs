@@ -5,9 +5,8 @@
 //! 1 when the result does not match or the CPU executor finds a bug.
 
 use crate::compile::{
-    Compiled, Failure, compile, fail, lower_source, manifest, read_with_dims, report,
+    Compiled, Failure, LaunchArgs, compile, fail, lower_source, manifest, report,
 };
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use tilec::exec;
@@ -19,13 +18,8 @@ use tilec_runtime::{Report, check_args, random_args, tolerance};
 
 #[derive(clap::Args)]
 pub struct Args {
-    file: PathBuf,
-    /// Extents, e.g. M=4096,N=4096,K=4096.
-    #[arg(long, default_value = "")]
-    dims: String,
-    /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Timed runs on the GPU (after warm-up); the median is reported.
     #[arg(long, default_value_t = 20)]
     iters: usize,
@@ -36,13 +30,10 @@ pub struct Args {
     /// the two outputs element by element.
     #[arg(long)]
     check_cpu: bool,
-    #[arg(long, default_value = "sm_90")]
-    arch: String,
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let name = a.file.display().to_string();
-    let (src, dims) = match read_with_dims(&a.file, &a.dims) {
+    let (name, src, dims) = match a.launch.read() {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -57,17 +48,24 @@ pub fn run(a: Args) -> ExitCode {
     let mut all_ok = true;
     match gpu {
         Some(gpu) => {
-            let compiled = match compile(&src, &a.arch) {
+            let compiled = match compile(&src, &a.launch.arch) {
                 Ok(c) => c,
                 Err(f) => return report(&name, &src, f),
             };
             for c in &compiled {
-                match tilec_runtime::run_gpu(&gpu, &c.ptx, &c.manifest, &dims, a.seed, a.iters) {
+                match tilec_runtime::run_gpu(
+                    &gpu,
+                    &c.ptx,
+                    &c.manifest,
+                    &dims,
+                    a.launch.seed,
+                    a.iters,
+                ) {
                     Ok((r, gpu_out)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
                         if a.check_cpu {
-                            match run_cpu(c, &dims, a.seed) {
+                            match run_cpu(c, &dims, a.launch.seed) {
                                 Ok((_, cpu_out)) => {
                                     let differ = (0..gpu_out.len())
                                         .filter(|&i| {
@@ -104,14 +102,14 @@ pub fn run(a: Args) -> ExitCode {
                 Err(f) => return report(&name, &src, f),
             };
             for (kernel, l) in lowered {
-                let m = manifest(&kernel, &l, &a.arch);
+                let m = manifest(&kernel, &l, &a.launch.arch);
                 let c = Compiled {
                     kernel,
                     lowered: l,
                     ptx: String::new(),
                     manifest: m,
                 };
-                match run_cpu(&c, &dims, a.seed) {
+                match run_cpu(&c, &dims, a.launch.seed) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
