@@ -31,7 +31,7 @@ enum Command {
     Check(check::Args),
     /// Compile a .tile file to PTX and a manifest, or print an intermediate form (--emit).
     Build(build::Args),
-    /// Compile and run on the GPU against the kernel's reference.
+    /// Compile and run against the kernel's reference: on the GPU, or the CPU executor without one.
     Run(run::Args),
     /// Check against the reference, then time the kernel and cuBLAS, interleaved.
     Bench(bench::Args),
