@@ -78,9 +78,20 @@ impl Gpu {
         Ok(Some(Gpu { ctx, stream, name }))
     }
 
-    pub fn load(&self, ptx: &str, kernel: &str) -> Result<CudaFunction, RuntimeError> {
+    /// Loads an entry point, allowing it the dynamic shared memory it needs.
+    pub fn load(
+        &self,
+        ptx: &str,
+        kernel: &str,
+        dynamic_shared: u32,
+    ) -> Result<CudaFunction, RuntimeError> {
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
-        Ok(module.load_function(kernel)?)
+        let f = module.load_function(kernel)?;
+        if dynamic_shared > 0 {
+            let attr = cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            f.set_attribute(attr, dynamic_shared as i32)?;
+        }
+        Ok(f)
     }
 
     /// Copies the arguments to the device.
@@ -121,7 +132,7 @@ impl Gpu {
         let cfg = LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: plan.dynamic_shared,
         };
         let mut b = self.stream.launch_builder(f);
         for a in &d.0 {

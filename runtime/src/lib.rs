@@ -181,7 +181,7 @@ pub fn run_gpu(
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
     let expected = reference::expected(m, &plan, &args)?;
-    let f = gpu.load(ptx, &m.variants[plan.variant].entry)?;
+    let f = gpu.load(ptx, &m.variants[plan.variant].entry, plan.dynamic_shared)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
     let out = outs[expected.output]
         .as_ref()

@@ -93,6 +93,8 @@ pub struct Manifest {
     pub grid: Vec<Int>,
     pub block: Vec<Int>,
     pub shared_bytes: i64,
+    /// Dynamic shared memory to request at launch (0: all static).
+    pub dynamic_shared_bytes: i64,
     /// Entry points in order of preference: the first whose conditions
     /// hold for the launch's extents runs.
     pub variants: Vec<VariantSpec>,

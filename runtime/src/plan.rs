@@ -45,6 +45,8 @@ impl Dims {
 pub struct LaunchPlan {
     /// The variant that runs: the first whose conditions hold.
     pub variant: usize,
+    /// Dynamic shared memory to request, in bytes.
+    pub dynamic_shared: u32,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub extents: Vec<i64>,
@@ -143,8 +145,15 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
             ParamKind::Scalar { .. } => None,
         });
     }
+    let dynamic_shared = u32::try_from(m.dynamic_shared_bytes).map_err(|_| {
+        RuntimeError::Manifest(format!(
+            "dynamic shared memory of {} bytes",
+            m.dynamic_shared_bytes
+        ))
+    })?;
     Ok(LaunchPlan {
         variant,
+        dynamic_shared,
         grid,
         block,
         extents,

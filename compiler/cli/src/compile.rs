@@ -85,6 +85,9 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
         grid: k.launch.grid.clone(),
         block: k.launch.block.clone(),
         shared_bytes: k.shared_bytes(),
+        dynamic_shared_bytes: variants
+            .first()
+            .map_or(0, |l| tilec_codegen::dynamic_shared_bytes(&l.ir)),
         variants: variants
             .iter()
             .map(|l| m::VariantSpec {

@@ -32,6 +32,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=24"),
         ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
+        ("tests/codegen/big_shared.tile", "M=256,N=200"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file}: {out}{err}");

@@ -159,6 +159,26 @@ fn copies_vectorize_where_the_layouts_allow() {
 }
 
 #[test]
+fn shared_memory_beyond_48_kb_is_dynamic() {
+    let f = root().join("tests/codegen/big_shared.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        ptx.contains(".extern .shared .align 16 .b8 big_shared_smem[];"),
+        "{ptx}"
+    );
+    assert_eq!(
+        manifest_of("tests/codegen/big_shared.tile").dynamic_shared_bytes,
+        65536
+    );
+    // Small kernels keep static shared memory.
+    assert_eq!(
+        manifest_of("examples/sgemm_nt.tile").dynamic_shared_bytes,
+        0
+    );
+}
+
+#[test]
 fn launch_bounds_reach_the_ptx() {
     // `min_blocks(2)` asks for two blocks per multiprocessor: ptxas then caps registers at 128.
     let f = root().join("tests/codegen/prefetch.tile");
@@ -279,6 +299,7 @@ fn gpu_runs_every_example_when_a_gpu_is_present() {
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=40"),
+        ("tests/codegen/big_shared.tile", "M=256,N=200"),
     ] {
         let (code, out, err) = tilec(&[
             "run",

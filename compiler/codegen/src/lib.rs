@@ -25,6 +25,24 @@ use tilec::lower::ir::{
 };
 use tilec_layout::int::Op as IntOp;
 
+/// Static shared memory a block may declare; beyond it, it must be dynamic.
+pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;
+
+/// The dynamic shared memory a kernel needs at launch: 0 when its buffers
+/// fit in static shared memory, else their total (each 16-byte aligned).
+pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
+    let total: i64 = ir
+        .shared
+        .iter()
+        .map(|b| (b.len * b.elem.bytes() + 15) / 16 * 16)
+        .sum();
+    if total > STATIC_SHARED_LIMIT {
+        total
+    } else {
+        0
+    }
+}
+
 /// The PTX ISA version requested from LLVM 19 (`.version 8.5`).
 const PTX_FEATURES: &str = "+ptx85";
 /// The `ptx_kernel` calling convention.
@@ -165,15 +183,41 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     fn build(mut self) -> Result<()> {
-        for (i, buf) in self.ir.shared.iter().enumerate() {
-            let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
-            let g = self
-                .module
-                .add_global(ty, Some(AddressSpace::from(3)), &format!("s{i}"));
-            g.set_linkage(inkwell::module::Linkage::Internal);
-            g.set_initializer(&ty.get_undef());
+        if dynamic_shared_bytes(self.ir) > 0 {
+            // Beyond 48 KB a block's shared memory must be dynamic: one extern
+            // array, each buffer at its 16-byte-aligned offset in it.
+            let bytes = self.ctx.i8_type();
+            let g = self.module.add_global(
+                bytes.array_type(0),
+                Some(AddressSpace::from(3)),
+                &format!("{}_smem", self.ir.name),
+            );
+            g.set_linkage(inkwell::module::Linkage::External);
             g.set_alignment(16);
-            self.shared.push(g.as_pointer_value());
+            let mut offset = 0u64;
+            for buf in &self.ir.shared {
+                let at = self.ctx.i64_type().const_int(offset, false);
+                // Safety: the offset lies inside the dynamic allocation the runtime makes.
+                let p = unsafe {
+                    self.b
+                        .build_in_bounds_gep(bytes, g.as_pointer_value(), &[at], "")?
+                };
+                self.shared.push(p);
+                offset += (buf.len as u64 * elem_bytes(buf.elem) as u64).div_ceil(16) * 16;
+            }
+        } else {
+            for (i, buf) in self.ir.shared.iter().enumerate() {
+                let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
+                let g = self.module.add_global(
+                    ty,
+                    Some(AddressSpace::from(3)),
+                    &format!("{}_s{i}", self.ir.name),
+                );
+                g.set_linkage(inkwell::module::Linkage::Internal);
+                g.set_initializer(&ty.get_undef());
+                g.set_alignment(16);
+                self.shared.push(g.as_pointer_value());
+            }
         }
         for (i, buf) in self.ir.registers.iter().enumerate() {
             let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
