@@ -633,37 +633,19 @@ impl Evaluator<'_> {
     /// coordinate functions, over the same memory.
     fn transform_tensor(&mut self, t: View, a: Args) -> Result<Value, Diagnostic> {
         let (name, span, spans, names) = (a.name, a.call, a.spans, a.names);
-        let rest: Vec<Value> = a.values[1..].to_vec();
-        let mut failure = None;
-        let mut apply = |l: &Layout| -> Result<Layout, tilec_layout::AlgebraError> {
+        let rest = &a.values[1..];
+        let mut apply = |l: &Layout| -> Result<Layout, Diagnostic> {
             let mut values = vec![Value::Layout(l.clone())];
             values.extend(rest.iter().cloned());
-            match self.call_values(name, span, values, spans.clone(), names.clone()) {
-                Ok(Value::Layout(out)) => Ok(out),
-                Ok(other) => {
-                    failure = Some(Ok(other));
-                    Err(tilec_layout::AlgebraError::Invalid {
-                        op: "tensor",
-                        why: String::new(),
-                    })
-                }
-                Err(d) => {
-                    failure = Some(Err(d));
-                    Err(tilec_layout::AlgebraError::Invalid {
-                        op: "tensor",
-                        why: String::new(),
-                    })
-                }
+            match self.call_values(name, span, values, spans.clone(), names.clone())? {
+                Value::Layout(out) => Ok(out),
+                other => Err(Diagnostic::new(
+                    format!("`{name}` of a tensor gave {}, not a layout", other.kind()),
+                    span,
+                )),
             }
         };
-        match t.map_layout(&mut apply) {
-            Ok(v) => Ok(Value::Tensor(v)),
-            Err(e) => match failure {
-                // Not a layout (e.g. `size`): that value, as for a layout.
-                Some(r) => r,
-                None => Err(algebra_error(e, span)),
-            },
-        }
+        t.map_layout(&mut apply).map(Value::Tensor)
     }
 }
 

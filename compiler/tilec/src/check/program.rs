@@ -162,10 +162,10 @@ impl View {
 
     /// The same memory seen through `f(layout)`; the coordinate functions
     /// go through `f` too.
-    pub fn map_layout(
+    pub fn map_layout<E>(
         &self,
-        f: &mut dyn FnMut(&Layout) -> Result<Layout, AlgebraError>,
-    ) -> Result<View, AlgebraError> {
+        f: &mut dyn FnMut(&Layout) -> Result<Layout, E>,
+    ) -> Result<View, E> {
         let coords = self
             .coords
             .iter()
@@ -175,7 +175,7 @@ impl View {
                     ..c.clone()
                 })
             })
-            .collect::<Result<_, AlgebraError>>()?;
+            .collect::<Result<_, E>>()?;
         Ok(View {
             layout: f(&self.layout)?,
             coords,
