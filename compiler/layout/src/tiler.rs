@@ -23,15 +23,6 @@ impl Tiler {
             IntTuple::Tuple(v) => Tiler::Tuple(v.iter().map(Tiler::from_shape).collect()),
         }
     }
-
-    /// The profile used to regroup modes after a divide or product
-    /// (CuTe's `zip2_by` guide): tuples of tilers are tuples, anything else a leaf.
-    pub fn rank(&self) -> usize {
-        match self {
-            Tiler::Tuple(v) => v.len(),
-            _ => 1,
-        }
-    }
 }
 
 impl From<Layout> for Tiler {

@@ -108,24 +108,30 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
             },
         })
         .collect();
-    let buffers = |v: Vec<(Elem, i64, Option<f64>)>| {
-        v.into_iter()
-            .map(|(elem, len, init)| Buffer { elem, len, init })
-            .collect()
-    };
     let ir = KernelIr {
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
         block_threads,
         min_blocks: k.launch.min_blocks,
-        shared: buffers(k.shared.iter().map(|b| (b.elem, b.len, None)).collect()),
-        registers: buffers(
-            k.registers
-                .iter()
-                .map(|r| (r.elem, r.len, r.init))
-                .collect(),
-        ),
+        shared: k
+            .shared
+            .iter()
+            .map(|b| Buffer {
+                elem: b.elem,
+                len: b.len,
+                init: None,
+            })
+            .collect(),
+        registers: k
+            .registers
+            .iter()
+            .map(|r| Buffer {
+                elem: r.elem,
+                len: r.len,
+                init: r.init,
+            })
+            .collect(),
         ints: l.ints,
         body,
     };
