@@ -28,11 +28,14 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/sgemm_tn.tile", "M=128,N=256,K=24"),
         ("examples/sgemm_nt_tv.tile", "M=256,N=128,K=16"),
         ("examples/sgemm_tn_tv.tile", "M=128,N=256,K=16"),
+        ("examples/sgemm_nt_sm80.tile", "M=128,N=256,K=48"),
+        ("examples/sgemm_tn_sm80.tile", "M=256,N=128,K=32"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=24"),
         ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
         ("tests/codegen/big_shared.tile", "M=256,N=200"),
+        ("tests/codegen/cp_async.tile", "M=128,K=12"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file}: {out}{err}");
@@ -62,6 +65,9 @@ fn any_size_runs_through_the_guarded_variant() {
         ("examples/copy.tile", "M=127,N=33"),
         ("examples/transpose.tile", "M=33,N=1"),
         ("tests/codegen/prefetch.tile", "M=200,N=33,K=9"),
+        ("examples/sgemm_nt_sm80.tile", "M=130,N=100,K=33"),
+        ("examples/sgemm_tn_sm80.tile", "M=1,N=129,K=19"),
+        ("tests/codegen/cp_async.tile", "M=100,K=13"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");

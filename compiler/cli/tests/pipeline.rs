@@ -64,10 +64,10 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
             "SKIPPED ptxas acceptance: no ptxas (set TILEC_PTXAS or install nvidia-cuda-nvcc in .venv-cuda)"
         );
     }
-    for f in examples()
-        .into_iter()
-        .chain([root().join("tests/codegen/fold.tile")])
-    {
+    for f in examples().into_iter().chain([
+        root().join("tests/codegen/fold.tile"),
+        root().join("tests/codegen/cp_async.tile"),
+    ]) {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {err}", f.display());
         let name = f.file_stem().unwrap().to_str().unwrap().to_string();
@@ -116,6 +116,41 @@ fn a_small_kernel_folds_its_offsets() {
         .filter(|l| l.trim_start().starts_with("mul"))
         .count();
     assert!(muls <= 4, "{muls} multiplications:\n{full}");
+}
+
+#[test]
+fn async_copies_become_cp_async() {
+    let f = root().join("tests/codegen/cp_async.tile");
+    let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("cp_async_ir", ir);
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("cp_async_ptx", ptx);
+    // The full-tile entry: one 16-byte cp.async per k-tile through L2 only,
+    // a fence after each, a wait for all but the newest group (LLVM unrolls
+    // the loop by the stage count).
+    let full = &ptx[..ptx.find(".entry cp_async_guarded").unwrap_or(ptx.len())];
+    let copies = full.matches("cp.async.cg.shared.global").count();
+    assert!(copies >= 2, "{full}");
+    assert_eq!(full.matches("], 16;").count(), copies, "{full}");
+    assert_eq!(
+        full.matches("cp.async.commit_group").count(),
+        copies,
+        "{full}"
+    );
+    assert_eq!(
+        full.matches("cp.async.wait_group 1;").count(),
+        copies - 1,
+        "{full}"
+    );
+    // The guarded entry copies 4 bytes at a time, zero-filling outside A.
+    let guarded = &ptx[full.len()..];
+    assert!(guarded.contains("cp.async.ca.shared.global") && guarded.contains("], 4, %r"));
+    // Before sm_80 there is no cp.async: a clear error, not an LLVM crash.
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_75"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("needs sm_80 or newer, not sm_75"), "{err}");
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
@@ -296,9 +331,12 @@ fn gpu_runs_every_example_when_a_gpu_is_present() {
         ("examples/sgemm_tn.tile", "M=256,N=384,K=64"),
         ("examples/sgemm_nt_tv.tile", "M=256,N=384,K=64"),
         ("examples/sgemm_tn_tv.tile", "M=256,N=384,K=64"),
+        ("examples/sgemm_nt_sm80.tile", "M=256,N=384,K=64"),
+        ("examples/sgemm_tn_sm80.tile", "M=200,N=130,K=33"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("tests/codegen/fold.tile", "M=40"),
+        ("tests/codegen/cp_async.tile", "M=100,K=13"),
         ("tests/codegen/big_shared.tile", "M=256,N=200"),
     ] {
         let (code, out, err) = tilec(&[

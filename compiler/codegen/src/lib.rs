@@ -54,6 +54,35 @@ pub enum CodegenError {
     Llvm(String),
     #[error("unknown GPU architecture `{0}`; use sm_80, sm_90, sm_90a, ...")]
     Arch(String),
+    #[error("`{kernel}` uses {feature}, which needs sm_{needs} or newer, not {arch}")]
+    Feature {
+        kernel: String,
+        feature: &'static str,
+        needs: u32,
+        arch: String,
+    },
+}
+
+/// The compute capability of `sm_90a` and friends: 90.
+fn arch_number(arch: &str) -> Option<u32> {
+    let digits: String = arch
+        .strip_prefix("sm_")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Whether any instruction of `insts` is a cp.async.
+fn uses_cp_async(insts: &[Inst]) -> bool {
+    insts.iter().any(|i| match &i.kind {
+        InstKind::Copy {
+            atom: CopyAtom::Async(..),
+            ..
+        } => true,
+        InstKind::Loop { body, .. } => uses_cp_async(body),
+        _ => false,
+    })
 }
 
 impl From<inkwell::builder::BuilderError> for CodegenError {
@@ -75,8 +104,18 @@ pub enum Output {
 /// Compiles kernels for `arch` (e.g. `sm_90`) into one module: one entry
 /// point each, named by its IR.
 pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> {
-    if !arch.starts_with("sm_") || arch.len() < 5 {
+    let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));
+    };
+    if let Some(ir) = irs.iter().find(|ir| uses_cp_async(&ir.body))
+        && number < 80
+    {
+        return Err(CodegenError::Feature {
+            kernel: ir.name.clone(),
+            feature: "copy_async (cp.async)",
+            needs: 80,
+            arch: arch.to_string(),
+        });
     }
     Target::initialize_nvptx(&InitializationConfig::default());
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
@@ -352,6 +391,20 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let st = self.b.build_store(self.addr_ptr(dst, *elem)?, v)?;
                     set_alignment(st, align)?;
                 }
+                InstKind::Copy {
+                    atom: CopyAtom::Async(elem, width),
+                    src,
+                    dst,
+                } => self.cp_async(*elem, *width, src, dst)?,
+                InstKind::AsyncFence => {
+                    let f = self.intrinsic("llvm.nvvm.cp.async.commit.group", &[])?;
+                    self.b.build_call(f, &[], "")?;
+                }
+                InstKind::AsyncWait(n) => {
+                    let f = self.intrinsic("llvm.nvvm.cp.async.wait.group", &[])?;
+                    let n = self.ctx.i32_type().const_int(*n as u64, false);
+                    self.b.build_call(f, &[n.into()], "")?;
+                }
                 InstKind::Mma {
                     atom: MmaAtom::Fma(elem),
                     a,
@@ -394,6 +447,46 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     body,
                     name,
                 } => self.loop_(*id, name, *start, *end, body)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One cp.async of `width` elements (4, 8 or 16 bytes, aligned, as the
+    /// verifier checked). 16 bytes go through L2 only (`.cg`): the data is
+    /// bound for shared memory, so L1 would only hold a second copy. A
+    /// guarded source outside its tensor reads 0 bytes from element 0 and
+    /// fills the destination with zeros.
+    fn cp_async(&self, elem: Elem, width: u32, src: &Addr, dst: &Addr) -> Result<()> {
+        let bytes = elem_bytes(elem) as u64 * width as u64;
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        let to = self.addr_ptr(dst, elem)?;
+        match self.inside(src)? {
+            None => {
+                let f = self.intrinsic(
+                    &format!("llvm.nvvm.cp.async.{cache}.shared.global.{bytes}"),
+                    &[],
+                )?;
+                let from = self.addr_ptr(src, elem)?;
+                self.b.build_call(f, &[to.into(), from.into()], "")?;
+            }
+            Some(ok) => {
+                let f = self.intrinsic(
+                    &format!("llvm.nvvm.cp.async.{cache}.shared.global.{bytes}.s"),
+                    &[],
+                )?;
+                let zero = self.ctx.i64_type().const_zero();
+                let index = self
+                    .b
+                    .build_select(ok, self.ints[&src.index], zero, "")?
+                    .into_int_value();
+                let from = self.element_ptr(src.space, index, elem)?;
+                let i32t = self.ctx.i32_type();
+                let size =
+                    self.b
+                        .build_select(ok, i32t.const_int(bytes, false), i32t.const_zero(), "")?;
+                self.b
+                    .build_call(f, &[to.into(), from.into(), size.into()], "")?;
             }
         }
         Ok(())

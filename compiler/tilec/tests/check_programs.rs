@@ -61,6 +61,8 @@ fn perf_analysis_of_the_gemms() {
         "sgemm_tn",
         "sgemm_nt_tv",
         "sgemm_tn_tv",
+        "sgemm_nt_sm80",
+        "sgemm_tn_sm80",
         "transpose",
     ] {
         let path =
@@ -94,4 +96,21 @@ fn perf_analysis_of_the_gemms() {
             .all(|c| c.worst == c.ideal),
         "TN's global accesses are coalesced"
     );
+    // sgemm_tn_sm80 transposes on the way into its padded shared tiles: the
+    // 4-byte cp.async read whole sectors and write 32 different banks.
+    let tn = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn_sm80.tile"),
+    )
+    .unwrap();
+    let l = tilec::lower::lower(&check_source(&tn).unwrap()[0]).unwrap();
+    let copies: Vec<_> = tilec::perf::analyze(&l.ir, &[4096, 4096, 4096])
+        .into_iter()
+        .filter(|c| c.op == "copy_async")
+        .collect();
+    assert_eq!(
+        copies.len(),
+        8,
+        "A and B, load and store, prologue and loop"
+    );
+    assert!(copies.iter().all(|c| c.worst == c.ideal), "{copies:?}");
 }

@@ -221,7 +221,7 @@ impl<'a> Evaluator<'a> {
                         Diagnostic::new("arithmetic works on integers", span)
                             .with_label(format!("this is {}", v.kind()))
                             .with_help(
-                                "+, - and * combine integers such as loop counters and sizes",
+                                "+, -, * and % combine integers such as loop counters and sizes",
                             )
                     })
                 };
@@ -230,6 +230,16 @@ impl<'a> Evaluator<'a> {
                     crate::syntax::ast::BinOp::Add => x.add(&y),
                     crate::syntax::ast::BinOp::Sub => x.sub(&y),
                     crate::syntax::ast::BinOp::Mul => x.mul(&y),
+                    crate::syntax::ast::BinOp::Rem => {
+                        if y.as_static().is_some_and(|d| d <= 0) {
+                            return Err(Diagnostic::new(
+                                format!("`% {y}` has no remainder: the divisor must be positive"),
+                                b.span,
+                            )
+                            .with_help("e.g. k % 3 cycles through 3 pipeline stages"));
+                        }
+                        x.rem(&y)
+                    }
                 }))
             }
             ExprKind::Float(text) => text

@@ -410,10 +410,11 @@ impl KernelChecker {
                         return None;
                     }
                 };
+                let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
                 let body = self.block(body);
-                // The loop variable is not visible after the loop.
-                self.scope.remove(&var.name);
+                // The loop variable and the body's names are not visible after the loop.
+                self.scope.retain(|name, _| outer.contains(name));
                 Some(Stmt {
                     op: Op::For {
                         var: var.name.clone(),
@@ -600,14 +601,40 @@ impl KernelChecker {
                 arity(0, "sync()")?;
                 Ok(Op::Sync)
             }
-            "copy" => {
-                arity(2, "copy(src, dst)")?;
-                let src = self.tensor_arg(&args[0], "copy")?;
-                let dst = self.tensor_arg(&args[1], "copy")?;
+            "copy" | "copy_async" => {
+                arity(2, &format!("{name}(src, dst)"))?;
+                let src = self.tensor_arg(&args[0], name)?;
+                let dst = self.tensor_arg(&args[1], name)?;
                 same_elem(&src, &args[0], &dst, &args[1])?;
-                same_modes(&src, &args[0], &dst, &args[1], "copy")?;
-                writable(&dst, &args[1], "copy")?;
-                Ok(Op::Copy { src, dst })
+                same_modes(&src, &args[0], &dst, &args[1], name)?;
+                writable(&dst, &args[1], name)?;
+                let asynchronous = name == "copy_async";
+                if asynchronous {
+                    async_spaces(&src, &args[0], &dst, &args[1])?;
+                }
+                Ok(Op::Copy {
+                    src,
+                    dst,
+                    asynchronous,
+                })
+            }
+            "cp_async_fence" => {
+                arity(0, "cp_async_fence()")?;
+                Ok(Op::AsyncFence)
+            }
+            "cp_async_wait" => {
+                arity(
+                    1,
+                    "cp_async_wait(N)  waits until at most N fenced groups are in flight",
+                )?;
+                match self.eval(&args[0])?.to_int().and_then(|n| n.as_static()) {
+                    Some(n) if (0..=7).contains(&n) => Ok(Op::AsyncWait(n as u32)),
+                    _ => Err(Diagnostic::new(
+                        "cp_async_wait takes a constant from 0 to 7",
+                        args[0].span,
+                    )
+                    .with_help("the number of fenced groups that may stay in flight: stages - 2 for a pipeline")),
+                }
             }
             "gemm" => {
                 arity(3, "gemm(A (M,K), B (N,K), C (M,N))")?;
@@ -859,7 +886,7 @@ fn launch_help(span: Span) -> Diagnostic {
 
 fn does_nothing(span: Span) -> Diagnostic {
     Diagnostic::new("this statement does nothing", span)
-        .with_help("statements are copy, gemm, axpby, fill, clear and sync; bind values with `let`")
+        .with_help("statements are copy, copy_async, cp_async_fence, cp_async_wait, gemm, axpby, fill, clear and sync; bind values with `let`")
 }
 
 fn same_elem(a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {
@@ -899,6 +926,20 @@ fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), 
         .with_label(format!("shape {}", a.layout.shape()))
         .with_related(be.span, format!("shape {}", b.layout.shape()))
         .with_help("both operands need the same extent in every mode; check the thread layouts and tilers that made them"))
+}
+
+/// cp.async moves global memory into shared memory, nothing else.
+fn async_spaces(src: &View, se: &Expr, dst: &View, de: &Expr) -> Result<(), Diagnostic> {
+    let (at, what) = match (src.base, dst.base) {
+        (Base::Param(_), Base::Shared(_)) => return Ok(()),
+        (Base::Param(_), _) => (de, format!("this is in {}", dst.base.space())),
+        _ => (se, format!("this is in {}", src.base.space())),
+    };
+    Err(
+        Diagnostic::new("`copy_async` copies from global to shared memory", at.span)
+            .with_label(what)
+            .with_help("use copy(src, dst) for other copies"),
+    )
 }
 
 fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {

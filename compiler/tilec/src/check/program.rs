@@ -234,9 +234,12 @@ pub struct RegisterArray {
 /// The statements that remain after checking.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
+    /// `copy(src, dst)`; `copy_async(src, dst)` (global to shared, CuTe's
+    /// SM80_CP_ASYNC) lands only once a `cp_async_wait` retires its group.
     Copy {
         src: View,
         dst: View,
+        asynchronous: bool,
     },
     /// `c += a * b^T` over `a (M,K)`, `b (N,K)`, `c (M,N)`.
     Gemm {
@@ -256,6 +259,10 @@ pub enum Op {
         value: f64,
     },
     Sync,
+    /// `cp_async_fence()`: closes the group of async copies issued so far.
+    AsyncFence,
+    /// `cp_async_wait(n)`: waits until at most `n` fenced groups are in flight.
+    AsyncWait(u32),
     /// `for var in start..end`.
     For {
         var: String,

@@ -12,11 +12,15 @@
 //! It catches what a GPU hides: an access outside a tensor; a shared-memory
 //! race (two threads touching one element between two barriers, at least one
 //! writing); a read of shared memory or registers that nothing wrote; two
-//! blocks writing one global element.
+//! blocks writing one global element; an access to shared memory while a
+//! cp.async to it is in flight (copies land when `cp_async_wait` retires
+//! their group, as late as the GPU may land them).
 
 use crate::check::program::Elem;
 use crate::lower::ir::Inst;
-use crate::lower::ir::{Addr, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
+use crate::lower::ir::{
+    Addr, CopyAtom, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space,
+};
 use crate::syntax::ast::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -47,6 +51,8 @@ pub struct ExecError {
     pub span: Span,
     pub label: String,
     pub other: Option<(Span, String)>,
+    /// What to do about it, when the kind of error does not say.
+    pub help: Option<&'static str>,
 }
 
 impl ExecError {
@@ -59,10 +65,10 @@ impl ExecError {
             Some((s, l)) => d = d.with_related(*s, l.clone()),
             None => {}
         }
-        d.with_help(match &self.other {
+        d.with_help(self.help.unwrap_or(match &self.other {
             Some(_) => "put a sync() between the two accesses, or give each thread its own elements",
             None => "the kernel reads or writes where it should not; check the tiler, thread layout and launch that led here",
-        })
+        }))
     }
 }
 
@@ -121,6 +127,7 @@ pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -
                     span: w.span,
                     label: format!("block {:?} writes it here", blocks[b]),
                     other: Some((span, "the other block's write".into())),
+                    help: None,
                 });
             }
         }
@@ -160,6 +167,21 @@ struct Touch {
     readers: [Option<(u32, Span)>; 2],
 }
 
+/// One element of a cp.async, landing when its group is retired.
+struct Landing {
+    buffer: usize,
+    index: usize,
+    value: f64,
+    span: Span,
+}
+
+/// A thread's cp.async groups: the open one and the fenced ones, oldest first.
+#[derive(Default)]
+struct AsyncGroups {
+    open: Vec<Landing>,
+    fenced: std::collections::VecDeque<Vec<Landing>>,
+}
+
 struct Buffer {
     values: Vec<f64>,
     written: Vec<bool>,
@@ -184,6 +206,10 @@ struct Block<'a> {
     ints: Vec<Vec<i64>>,
     shared: Vec<Buffer>,
     touches: Vec<Vec<Touch>>,
+    /// Per shared element: the thread and copy of a cp.async in flight to it.
+    in_flight: Vec<Vec<Option<(u32, Span)>>>,
+    /// Per thread.
+    asyncs: Vec<AsyncGroups>,
     epoch: u32,
     /// Per thread, per register array.
     registers: Vec<Vec<Buffer>>,
@@ -218,6 +244,12 @@ impl<'a> Block<'a> {
                 .iter()
                 .map(|b| vec![Touch::default(); b.len as usize])
                 .collect(),
+            in_flight: ir
+                .shared
+                .iter()
+                .map(|b| vec![None; b.len as usize])
+                .collect(),
+            asyncs: (0..threads).map(|_| AsyncGroups::default()).collect(),
             epoch: 1,
             registers: (0..threads)
                 .map(|_| {
@@ -260,6 +292,7 @@ impl<'a> Block<'a> {
                     span,
                     label: "computing an index here".into(),
                     other: None,
+                    help: None,
                 })?;
                 self.ints[t][id] = value;
             }
@@ -307,6 +340,7 @@ impl<'a> Block<'a> {
                 span,
                 label: "this loop".into(),
                 other: None,
+                help: None,
             });
         }
         Ok(v)
@@ -322,7 +356,29 @@ impl<'a> Block<'a> {
                     v.push(self.read_at(src, r, t, span)?);
                 }
                 for (r, x) in v.into_iter().enumerate() {
-                    self.write_at(dst, r as i64, t, x, span)?;
+                    if matches!(atom, CopyAtom::Async(..)) {
+                        self.issue(dst, r as i64, t, x, span)?;
+                    } else {
+                        self.write_at(dst, r as i64, t, x, span)?;
+                    }
+                }
+                Ok(())
+            }
+            InstKind::AsyncFence => {
+                let group = std::mem::take(&mut self.asyncs[t].open);
+                self.asyncs[t].fenced.push_back(group);
+                Ok(())
+            }
+            InstKind::AsyncWait(n) => {
+                while self.asyncs[t].fenced.len() > *n as usize {
+                    let group = self.asyncs[t].fenced.pop_front().unwrap_or_default();
+                    for l in group {
+                        // The copy lands now: a write by this thread, in this epoch.
+                        self.in_flight[l.buffer][l.index] = None;
+                        self.touch(l.buffer, l.index, t as u32, true, l.span)?;
+                        self.shared[l.buffer].values[l.index] = l.value;
+                        self.shared[l.buffer].written[l.index] = true;
+                    }
                 }
                 Ok(())
             }
@@ -369,6 +425,50 @@ impl<'a> Block<'a> {
         }
     }
 
+    /// Issues one element of a cp.async: it is in flight until a wait
+    /// retires its group, and no one may touch it before.
+    fn issue(&mut self, a: &Addr, delta: i64, t: usize, value: f64, span: Span) -> Result<()> {
+        let Space::Shared(s) = a.space else {
+            return Err(self.err(
+                t,
+                span,
+                "issues a cp.async to a place outside shared memory".into(),
+            ));
+        };
+        let len = self.shared[s].values.len();
+        let i = self.ints[t][a.index] + delta;
+        let i = self.local_index(i, len, t, span, &format!("shared buffer s{s}"))?;
+        self.check_landed(s, i, t, span, "writes")?;
+        self.in_flight[s][i] = Some((t as u32, span));
+        self.asyncs[t].open.push(Landing {
+            buffer: s,
+            index: i,
+            value,
+            span,
+        });
+        Ok(())
+    }
+
+    /// An access to a shared element with a cp.async still in flight to it
+    /// is an error: what it sees depends on when the copy lands.
+    fn check_landed(&self, s: usize, i: usize, t: usize, span: Span, what: &str) -> Result<()> {
+        match self.in_flight[s][i] {
+            None => Ok(()),
+            Some((owner, at)) => Err(ExecError {
+                message: format!(
+                    "thread {t} of block {:?} {what} s{s}[{i}] while thread {owner}'s cp.async to it is still in flight",
+                    self.block
+                ),
+                span,
+                label: format!("thread {t} {what} it here"),
+                other: Some((at, format!("thread {owner} issued the copy here"))),
+                help: Some(
+                    "retire the copy with cp_async_wait(n), then sync(), before touching its destination",
+                ),
+            }),
+        }
+    }
+
     fn scalar(&self, s: &ScalarRef) -> f64 {
         match s {
             ScalarRef::Param(p) => self.launch.scalars.get(*p).copied().unwrap_or(0.0),
@@ -406,6 +506,7 @@ impl<'a> Block<'a> {
                     span,
                     &format!("shared buffer s{s}"),
                 )?;
+                self.check_landed(s, i, t, span, "reads")?;
                 if !self.shared[s].written[i] {
                     return Err(self.err(
                         t,
@@ -455,6 +556,7 @@ impl<'a> Block<'a> {
                     span,
                     &format!("shared buffer s{s}"),
                 )?;
+                self.check_landed(s, i, t, span, "writes")?;
                 self.touch(s, i, t as u32, true, span)?;
                 self.shared[s].values[i] = v;
                 self.shared[s].written[i] = true;
@@ -505,6 +607,7 @@ impl<'a> Block<'a> {
                 span,
                 label: format!("thread {t} {mine} it here"),
                 other: Some((other_span, format!("thread {other} {what} it here"))),
+                help: None,
             });
         }
         if write {
@@ -549,6 +652,7 @@ impl<'a> Block<'a> {
             span,
             label: "here".into(),
             other: None,
+            help: None,
         }
     }
 }

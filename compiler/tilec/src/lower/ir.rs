@@ -7,8 +7,8 @@
 //! indices, extents and loop counters. A value sits in the outermost scope
 //! where its operands exist, so everything loop-invariant is computed once,
 //! before the loop. Operations on static shapes are unrolled into atoms
-//! (CuTe's Copy_Atom and MMA_Atom): a per-element copy and an FMA today;
-//! vectorized copies, cp.async and mma.sync are new atom kinds.
+//! (CuTe's Copy_Atom and MMA_Atom): per-element, vector and cp.async
+//! copies and an FMA today; mma.sync would be a new atom kind.
 
 use crate::check::program::Elem;
 use crate::syntax::ast::Span;
@@ -64,6 +64,11 @@ pub enum CopyAtom {
     /// `width` consecutive elements in one load and one store (up to 128
     /// bits), both addresses aligned to the vector's size.
     Vector(Elem, u32),
+    /// `width` consecutive elements from global to shared memory by
+    /// `cp.async` (4, 8 or 16 bytes, aligned): issued now, landed once a
+    /// [`InstKind::AsyncWait`] retires its group. A guarded source outside
+    /// its tensor fills zeros.
+    Async(Elem, u32),
 }
 
 impl CopyAtom {
@@ -71,7 +76,7 @@ impl CopyAtom {
     pub fn width(self) -> i64 {
         match self {
             CopyAtom::Scalar(_) => 1,
-            CopyAtom::Vector(_, w) => w as i64,
+            CopyAtom::Vector(_, w) | CopyAtom::Async(_, w) => w as i64,
         }
     }
 }
@@ -131,6 +136,10 @@ pub enum InstKind {
         value: f64,
     },
     Barrier,
+    /// Closes this thread's group of async copies issued so far.
+    AsyncFence,
+    /// Waits until at most this many of the thread's fenced groups are in flight.
+    AsyncWait(u32),
     /// `for var in start..end`, `var` being `IntDef::LoopVar(id)`.
     Loop {
         id: usize,
@@ -268,6 +277,7 @@ impl KernelIr {
                     let suffix = match atom {
                         CopyAtom::Scalar(e) => e.to_string(),
                         CopyAtom::Vector(e, w) => format!("{e}x{w}"),
+                        CopyAtom::Async(e, w) => format!("async.{e}x{w}"),
                     };
                     writeln!(
                         out,
@@ -309,6 +319,8 @@ impl KernelIr {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
                 }
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
+                InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),
+                InstKind::AsyncWait(n) => writeln!(out, "{pad}cp.async.wait {n}"),
                 InstKind::Loop {
                     id,
                     name,

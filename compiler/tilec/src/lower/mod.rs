@@ -88,6 +88,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         table: HashMap::new(),
         loop_names: Vec::new(),
         loop_depth: Vec::new(),
+        loop_ranges: Vec::new(),
         active: Vec::new(),
         accesses: Vec::new(),
         loops: Vec::new(),
@@ -162,8 +163,29 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
     })
 }
 
+/// The upper bound of a counter that runs to a run-time end: large, yet far
+/// enough from overflow for the interval arithmetic on it.
+const UNBOUNDED: i64 = 1 << 40;
+
 fn span0() -> Span {
     Span { start: 0, end: 0 }
+}
+
+/// Why a statement cannot be lowered: a message and a hint for it, or a
+/// diagnostic already made for a statement inside it.
+enum Problem {
+    Here(String, &'static str),
+    Inside(Diagnostic),
+}
+
+impl From<String> for Problem {
+    /// What most lowering failures come down to.
+    fn from(msg: String) -> Problem {
+        Problem::Here(
+            msg,
+            "operations run on static per-thread shapes; partition further",
+        )
+    }
 }
 
 fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
@@ -180,6 +202,8 @@ struct Lowerer<'k> {
     /// Name and depth of every loop, by id.
     loop_names: Vec<String>,
     loop_depth: Vec<usize>,
+    /// The values each loop's counter takes, where known at compile time.
+    loop_ranges: Vec<Option<(i64, i64)>>,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
     accesses: Vec<GlobalAccess>,
@@ -191,25 +215,33 @@ impl Lowerer<'_> {
     fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
         let mut out = Vec::new();
         for s in stmts {
-            self.stmt(s, &mut out).map_err(|msg| {
-                Diagnostic::new(msg, s.span)
-                    .with_help("operations run on static per-thread shapes; partition further")
+            self.stmt(s, &mut out).map_err(|e| match e {
+                Problem::Here(msg, help) => Diagnostic::new(msg, s.span).with_help(help),
+                Problem::Inside(d) => d,
             })?;
         }
         Ok(out)
     }
 
-    fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), String> {
+    fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), Problem> {
         match &s.op {
             Op::Sync => out.push(Inst::at(s.span, InstKind::Barrier)),
-            Op::Copy { src, dst } => {
+            Op::AsyncFence => out.push(Inst::at(s.span, InstKind::AsyncFence)),
+            Op::AsyncWait(n) => out.push(Inst::at(s.span, InstKind::AsyncWait(*n))),
+            Op::Copy {
+                src,
+                dst,
+                asynchronous,
+            } => {
                 let n = static_size(src)?;
                 let elem = dst.elem;
                 let width = self.vector_width(src, dst, n, elem);
-                let atom = if width > 1 {
-                    CopyAtom::Vector(elem, width as u32)
-                } else {
-                    CopyAtom::Scalar(elem)
+                let atom = match (asynchronous, width) {
+                    // cp.async moves at least 4 bytes; a narrower copy may as
+                    // well land at once, which an async copy is allowed to do.
+                    (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
+                    (_, 1) => CopyAtom::Scalar(elem),
+                    (_, w) => CopyAtom::Vector(elem, w as u32),
                 };
                 for i in (0..n).step_by(width as usize) {
                     let (src_a, dst_a) = (
@@ -229,25 +261,23 @@ impl Lowerer<'_> {
             Op::Gemm { a, b, c } => {
                 let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);
                 let kk = mode_size(a, 1)?;
-                for k in 0..kk {
-                    for mi in 0..m {
-                        for ni in 0..n {
-                            let (a_, b_, c_) = (
-                                self.element(a, &coord2(mi, k), 1)?,
-                                self.element(b, &coord2(ni, k), 1)?,
-                                self.element(c, &coord2(mi, ni), 1)?,
-                            );
-                            out.push(Inst::at(
-                                s.span,
-                                InstKind::Mma {
-                                    atom: MmaAtom::Fma(c.elem),
-                                    a: a_,
-                                    b: b_,
-                                    c: c_,
-                                },
-                            ));
-                        }
-                    }
+                for (k, mi, ni) in (0..kk)
+                    .flat_map(|k| (0..m).flat_map(move |mi| (0..n).map(move |ni| (k, mi, ni))))
+                {
+                    let (a_, b_, c_) = (
+                        self.element(a, &coord2(mi, k), 1)?,
+                        self.element(b, &coord2(ni, k), 1)?,
+                        self.element(c, &coord2(mi, ni), 1)?,
+                    );
+                    out.push(Inst::at(
+                        s.span,
+                        InstKind::Mma {
+                            atom: MmaAtom::Fma(c.elem),
+                            a: a_,
+                            b: b_,
+                            c: c_,
+                        },
+                    ));
                 }
             }
             Op::Axpby { alpha, x, beta, y } => {
@@ -296,8 +326,14 @@ impl Lowerer<'_> {
                     end: end.clone(),
                 });
                 let (s_id, e_id) = (self.int(start)?, self.int(end)?);
+                let env = |n: &str| self.name_range(n);
+                let range = start.range(&env).map(|(lo, _)| {
+                    let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
+                    (lo, hi)
+                });
+                self.loop_ranges.push(range);
                 self.active.push(id);
-                let inner = self.stmts(body).map_err(|d| d.message)?;
+                let inner = self.stmts(body).map_err(Problem::Inside)?;
                 self.active.pop();
                 out.push(Inst::at(
                     s.span,
@@ -315,7 +351,7 @@ impl Lowerer<'_> {
     }
 
     /// The address of element `c` of a view, the first of `width` consecutive ones.
-    fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, String> {
+    fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
         let index = v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?);
         let mut guard = None;
         let space = match v.base {
@@ -358,7 +394,8 @@ impl Lowerer<'_> {
                 if !index.is_static() {
                     return Err(format!(
                         "a register tensor is indexed by the run-time value {index}; slice registers with constants"
-                    ));
+                    )
+                    .into());
                 }
                 Space::Registers(r)
             }
@@ -434,29 +471,38 @@ impl Lowerer<'_> {
 
     /// A shared-memory index stays inside its buffer for every thread and
     /// every iteration of the loops around it: checked here, at compile time.
-    fn within_shared(&self, index: &Int, len: i64) -> Result<(), String> {
-        let env = |n: &str| -> Option<(i64, i64)> {
-            if n == "thread.x" {
-                return Some((0, self.block_threads - 1));
-            }
-            let l = self
-                .active
-                .iter()
-                .rev()
-                .find(|&&l| self.loop_names[l] == n)?;
-            let r = &self.loops[*l];
-            let (s, e) = (r.start.as_static()?, r.end.as_static()?);
-            Some((s, e - 1))
-        };
-        match index.range(&env) {
+    fn within_shared(&self, index: &Int, len: i64) -> Result<(), Problem> {
+        const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
+        match index.range(&|n| self.name_range(n)) {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
-            Some((lo, hi)) => Err(format!(
-                "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
+            Some((lo, hi)) => Err(Problem::Here(
+                format!(
+                    "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
+                ),
+                HELP,
             )),
-            None => Err(format!(
-                "the shared-memory index {index} depends on run-time values; it must be bounded at compile time"
+            None => Err(Problem::Here(
+                format!(
+                    "the shared-memory index {index} depends on run-time values; it must be bounded at compile time"
+                ),
+                HELP,
             )),
         }
+    }
+
+    /// The values `thread.x` and the counters of the active loops take. A
+    /// counter whose end is known only at run time is unbounded above, which
+    /// still bounds `k % 3`.
+    fn name_range(&self, n: &str) -> Option<(i64, i64)> {
+        if n == "thread.x" {
+            return Some((0, self.block_threads - 1));
+        }
+        let l = *self
+            .active
+            .iter()
+            .rev()
+            .find(|&&l| self.loop_names[l] == n)?;
+        self.loop_ranges[l]
     }
 
     /// Interns a symbolic integer, and everything it is made of.

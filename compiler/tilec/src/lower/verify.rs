@@ -3,7 +3,7 @@
 //! constants inside their arrays; shared indices that are constants lie
 //! inside their buffers; global accesses name tensor parameters.
 
-use super::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
+use super::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
@@ -40,6 +40,18 @@ fn insts(
                         last_in_bounds(ir, a, atom.width())?;
                     }
                 }
+                if let CopyAtom::Async(e, w) = atom {
+                    let bytes = e.bytes() * *w as i64;
+                    if !matches!(
+                        (src.space, dst.space, bytes),
+                        (Space::Global(_), Space::Shared(_), 4 | 8 | 16)
+                    ) {
+                        return Err(format!(
+                            "cp.async of {bytes} bytes from {:?} to {:?}",
+                            src.space, dst.space
+                        ));
+                    }
+                }
             }
             InstKind::Mma { a, b, c, .. } => {
                 for x in [a, b, c] {
@@ -51,7 +63,7 @@ fn insts(
                 addr(ir, y, open)?;
             }
             InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
-            InstKind::Barrier => {}
+            InstKind::Barrier | InstKind::AsyncFence | InstKind::AsyncWait(_) => {}
             InstKind::Loop {
                 id,
                 start,

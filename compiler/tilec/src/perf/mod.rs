@@ -9,7 +9,7 @@
 //! phases of 16 or 8 threads.
 
 use crate::check::program::Elem;
-use crate::lower::ir::{Addr, Inst, InstKind, IntDef, KernelIr, Space};
+use crate::lower::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, Space};
 use crate::syntax::ast::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use tilec_layout::int::apply;
@@ -68,7 +68,11 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
     visit(&ir.body, &mut |inst: &Inst| {
         let (op, list): (&'static str, Vec<(&Addr, bool, i64)>) = match &inst.kind {
             InstKind::Copy { atom, src, dst } => (
-                "copy",
+                if matches!(atom, CopyAtom::Async(..)) {
+                    "copy_async"
+                } else {
+                    "copy"
+                },
                 vec![(src, false, atom.width()), (dst, true, atom.width())],
             ),
             InstKind::Mma { a, b, c, .. } => (
@@ -79,7 +83,10 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
             }
             InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
-            InstKind::Barrier | InstKind::Loop { .. } => return,
+            InstKind::Barrier
+            | InstKind::AsyncFence
+            | InstKind::AsyncWait(_)
+            | InstKind::Loop { .. } => return,
         };
         for (a, store, width) in list {
             let (shared, target, elem) = match a.space {

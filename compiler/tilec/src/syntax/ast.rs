@@ -39,7 +39,7 @@ pub enum ExprKind {
     Call(Box<Expr>, Vec<Expr>),
     /// `t[coord]`: a slice or an element of a tensor.
     Index(Box<Expr>, Vec<Expr>),
-    /// `a + b`, `a - b`, `a * b` on integers.
+    /// `a + b`, `a - b`, `a * b`, `a % b` on integers.
     Binary(BinOp, Box<Expr>, Box<Expr>),
 }
 
@@ -48,6 +48,8 @@ pub enum BinOp {
     Add,
     Sub,
     Mul,
+    /// The remainder, for cycling through pipeline stages: `k % 3`.
+    Rem,
 }
 
 /// A `.tile` file: kernels.

@@ -59,6 +59,8 @@ pub enum Tok<'s> {
     Plus,
     #[token("*")]
     Star,
+    #[token("%")]
+    Percent,
     #[token("<")]
     Less,
     #[token(">")]
@@ -109,6 +111,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Minus => write!(f, "-"),
             Tok::Plus => write!(f, "+"),
             Tok::Star => write!(f, "*"),
+            Tok::Percent => write!(f, "%"),
             Tok::Float(s) => write!(f, "{s}"),
             Tok::Kernel => write!(f, "kernel"),
             Tok::Tensor => write!(f, "tensor"),
