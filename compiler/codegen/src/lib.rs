@@ -101,8 +101,11 @@ pub enum Output {
     Ptx,
 }
 
-/// Compiles kernels for `arch` (e.g. `sm_90`) into one module: one entry
-/// point each, named by its IR.
+/// Compiles kernels for `arch` (e.g. `sm_90`): one entry point each, named
+/// by its IR, in one PTX module. Each kernel is its own LLVM module, built
+/// and optimized on its own thread (a kernel's variants compile side by
+/// side); the PTX modules are then joined under one header. LLVM IR output
+/// lists the modules one after the other.
 pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> {
     let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));
@@ -118,6 +121,28 @@ pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> 
         });
     }
     Target::initialize_nvptx(&InitializationConfig::default());
+    let texts: Vec<Result<String>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = irs
+            .iter()
+            .map(|ir| scope.spawn(move || compile_one(ir, arch, output)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(CodegenError::Llvm("a codegen thread panicked".into())))
+            })
+            .collect()
+    });
+    let texts = texts.into_iter().collect::<Result<Vec<String>>>()?;
+    Ok(match output {
+        Output::LlvmIr => texts.join("\n"),
+        Output::Ptx => join_ptx(&texts),
+    })
+}
+
+/// One kernel, in a module of its own, through LLVM's O3 pipeline.
+fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
     let tm = target
@@ -131,12 +156,10 @@ pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> 
         )
         .ok_or_else(|| CodegenError::Arch(arch.to_string()))?;
     let ctx = Context::create();
-    let module = ctx.create_module(irs.first().map_or("tilec", |ir| ir.name.as_str()));
+    let module = ctx.create_module(&ir.name);
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    for ir in irs {
-        KernelBuilder::new(&ctx, &module, ir)?.build()?;
-    }
+    KernelBuilder::new(&ctx, &module, ir)?.build()?;
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -152,6 +175,21 @@ pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> 
             Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
         }
     }
+}
+
+/// PTX modules of one target as one: the first whole, the others from the
+/// line after their header's `.address_size` on. Their names cannot clash:
+/// every global a kernel declares carries the kernel's name.
+fn join_ptx(modules: &[String]) -> String {
+    let mut out = String::new();
+    for (i, m) in modules.iter().enumerate() {
+        let body = match m.find(".address_size") {
+            Some(at) if i > 0 => m[at..].split_once('\n').map_or("", |(_, rest)| rest),
+            _ => m.as_str(),
+        };
+        out.push_str(body);
+    }
+    out
 }
 
 struct KernelBuilder<'a, 'ctx> {
