@@ -85,9 +85,9 @@ fn perf_analysis_of_the_gemms() {
         .find(|c| c.op == "gemm" && c.target == "s0")
         .unwrap();
     assert_eq!(
-        (gemm_a.worst, gemm_a.ideal),
-        (4, 1),
-        "TN's gemm reads of sA have 4-way bank conflicts"
+        (gemm_a.bytes, gemm_a.worst, gemm_a.ideal),
+        (16, 8, 4),
+        "TN's gemm reads sA as 128-bit vectors (LDS.128 in the SASS) with 2-way bank conflicts"
     );
     assert!(
         costs

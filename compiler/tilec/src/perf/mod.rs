@@ -65,6 +65,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
         .map(|t| values(ir, extents, t as i64, &loop_start))
         .collect();
     let mut costs: BTreeMap<(usize, usize, bool, String), AccessCost> = BTreeMap::new();
+    let mut gemm_reads: BTreeMap<(usize, usize, usize), (Span, Vec<usize>)> = BTreeMap::new();
     visit(&ir.body, &mut |inst: &Inst| {
         let (op, list): (&'static str, Vec<(&Addr, bool, i64)>) = match &inst.kind {
             InstKind::Copy { atom, src, dst } => (
@@ -75,10 +76,23 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 },
                 vec![(src, false, atom.width()), (dst, true, atom.width())],
             ),
-            InstKind::Mma { a, b, c, .. } => (
-                "gemm",
-                vec![(a, false, 1), (b, false, 1), (c, false, 1), (c, true, 1)],
-            ),
+            InstKind::Mma { a, b, c, .. } => {
+                // Shared operands are read as LLVM's load-store vectorizer
+                // merges them; they are costed after the walk.
+                let mut list = vec![(c, false, 1), (c, true, 1)];
+                for x in [a, b] {
+                    if let Space::Shared(buffer) = x.space {
+                        gemm_reads
+                            .entry((inst.span.start, inst.span.end, buffer))
+                            .or_insert_with(|| (inst.span, Vec::new()))
+                            .1
+                            .push(x.index);
+                    } else {
+                        list.push((x, false, 1));
+                    }
+                }
+                ("gemm", list)
+            }
             InstKind::Axpby { x, y, .. } => {
                 ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
             }
@@ -103,31 +117,120 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             if addrs.len() != lanes {
                 continue;
             }
-            let (cost, ideal) = if shared {
-                wavefronts(&addrs, bytes)
-            } else {
-                sectors(&addrs, bytes)
-            };
-            let key = (inst.span.start, inst.span.end, store, target.clone());
-            let e = costs.entry(key).or_insert(AccessCost {
-                span: inst.span,
-                op,
-                store,
-                target,
-                shared,
-                bytes,
-                requests: 0,
-                mean: 0.0,
-                worst: 0,
-                ideal,
-            });
-            e.mean = (e.mean * e.requests as f64 + cost as f64) / (e.requests + 1) as f64;
-            e.requests += 1;
-            e.worst = e.worst.max(cost);
-            e.ideal = e.ideal.max(ideal);
+            record(
+                &mut costs,
+                Access {
+                    span: inst.span,
+                    op,
+                    store,
+                    target,
+                    shared,
+                    bytes,
+                },
+                &addrs,
+            );
         }
     });
+    // A gemm's shared reads: per lane, the distinct elements it reads, in
+    // order; an element that starts an aligned run of 2 or 4 (up to 16
+    // bytes) in every lane is one vector load, as LLVM emits it.
+    for ((_, _, s), (span, indices)) in gemm_reads {
+        let elem = ir.shared[s].elem;
+        let per_lane: Vec<Vec<i64>> = ints
+            .iter()
+            .map(|v| {
+                let mut seen = HashSet::new();
+                indices
+                    .iter()
+                    .filter_map(|&i| v[i])
+                    .filter(|i| seen.insert(*i))
+                    .collect()
+            })
+            .collect();
+        let Some(first) = per_lane.first() else {
+            continue;
+        };
+        if per_lane.iter().any(|l| l.len() != first.len()) {
+            continue;
+        }
+        let sets: Vec<HashSet<i64>> = per_lane
+            .iter()
+            .map(|l| l.iter().copied().collect())
+            .collect();
+        let mut covered: Vec<HashSet<i64>> = vec![HashSet::new(); per_lane.len()];
+        for p in 0..first.len() {
+            if covered[0].contains(&per_lane[0][p]) {
+                continue;
+            }
+            let mut w = 16 / elem.bytes();
+            while w > 1
+                && !per_lane
+                    .iter()
+                    .zip(&sets)
+                    .all(|(l, set)| l[p] % w == 0 && (1..w).all(|d| set.contains(&(l[p] + d))))
+            {
+                w /= 2;
+            }
+            for (lane, l) in per_lane.iter().enumerate() {
+                covered[lane].extend((0..w).map(|d| l[p] + d));
+            }
+            let addrs: Vec<i64> = per_lane.iter().map(|l| l[p] * elem.bytes()).collect();
+            record(
+                &mut costs,
+                Access {
+                    span,
+                    op: "gemm",
+                    store: false,
+                    target: format!("s{s}"),
+                    shared: true,
+                    bytes: w * elem.bytes(),
+                },
+                &addrs,
+            );
+        }
+    }
     costs.into_values().collect()
+}
+
+/// What one request is: a statement's load or store of one target.
+struct Access {
+    span: Span,
+    op: &'static str,
+    store: bool,
+    target: String,
+    shared: bool,
+    /// Bytes one lane moves.
+    bytes: i64,
+}
+
+/// Adds one request of a warp (one address per lane) to its statement's cost.
+fn record(
+    costs: &mut BTreeMap<(usize, usize, bool, String), AccessCost>,
+    a: Access,
+    addrs: &[i64],
+) {
+    let (cost, ideal) = if a.shared {
+        wavefronts(addrs, a.bytes)
+    } else {
+        sectors(addrs, a.bytes)
+    };
+    let key = (a.span.start, a.span.end, a.store, a.target.clone());
+    let e = costs.entry(key).or_insert(AccessCost {
+        span: a.span,
+        op: a.op,
+        store: a.store,
+        target: a.target,
+        shared: a.shared,
+        bytes: a.bytes,
+        requests: 0,
+        mean: 0.0,
+        worst: 0,
+        ideal,
+    });
+    e.mean = (e.mean * e.requests as f64 + cost as f64) / (e.requests + 1) as f64;
+    e.requests += 1;
+    e.worst = e.worst.max(cost);
+    e.ideal = e.ideal.max(ideal);
 }
 
 /// 32-byte sectors the lanes' accesses touch, and the fewest possible.
