@@ -75,14 +75,17 @@ fn arch_number(arch: &str) -> Option<u32> {
 
 /// Whether any instruction of `insts` is a cp.async.
 fn uses_cp_async(insts: &[Inst]) -> bool {
-    insts.iter().any(|i| match &i.kind {
-        InstKind::Copy {
-            atom: CopyAtom::Async(..),
-            ..
-        } => true,
-        InstKind::Loop { body, .. } => uses_cp_async(body),
-        _ => false,
-    })
+    let mut any = false;
+    tilec::lower::ir::for_each_atom(insts, &mut |i| {
+        any |= matches!(
+            i.kind,
+            InstKind::Copy {
+                atom: CopyAtom::Async(..),
+                ..
+            }
+        );
+    });
+    any
 }
 
 impl From<inkwell::builder::BuilderError> for CodegenError {
@@ -513,12 +516,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     &format!("llvm.nvvm.cp.async.{cache}.shared.global.{bytes}.s"),
                     &[],
                 )?;
-                let zero = self.ctx.i64_type().const_zero();
-                let index = self
-                    .b
-                    .build_select(ok, self.ints[&src.index], zero, "")?
-                    .into_int_value();
-                let from = self.element_ptr(src.space, index, elem)?;
+                let from = self.read_ptr(src, ok, elem)?;
                 let i32t = self.ctx.i32_type();
                 let size =
                     self.b
@@ -616,6 +614,17 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         )?))
     }
 
+    /// Where a guarded read reads: its element while `ok`, else element 0,
+    /// which is always there, so that no branch is needed.
+    fn read_ptr(&self, a: &Addr, ok: IntValue<'ctx>, elem: Elem) -> Result<PointerValue<'ctx>> {
+        let zero = self.ctx.i64_type().const_zero();
+        let index = self
+            .b
+            .build_select(ok, self.ints[&a.index], zero, "")?
+            .into_int_value();
+        self.element_ptr(a.space, index, elem)
+    }
+
     /// A load; a guarded one reads element 0 (always there) when outside
     /// and yields zero, so that no branch is needed.
     fn load(&self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
@@ -623,14 +632,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         match self.inside(a)? {
             None => Ok(self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?),
             Some(ok) => {
-                let zero = self.ctx.i64_type().const_zero();
-                let index = self
-                    .b
-                    .build_select(ok, self.ints[&a.index], zero, "")?
-                    .into_int_value();
-                let v = self
-                    .b
-                    .build_load(ty, self.element_ptr(a.space, index, elem)?, "")?;
+                let v = self.b.build_load(ty, self.read_ptr(a, ok, elem)?, "")?;
                 Ok(self.b.build_select(ok, v, ty.const_zero(), "")?)
             }
         }

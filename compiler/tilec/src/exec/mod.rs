@@ -435,10 +435,7 @@ impl<'a> Block<'a> {
                 "issues a cp.async to a place outside shared memory".into(),
             ));
         };
-        let len = self.shared[s].values.len();
-        let i = self.ints[t][a.index] + delta;
-        let i = self.local_index(i, len, t, span, &format!("shared buffer s{s}"))?;
-        self.check_landed(s, i, t, span, "writes")?;
+        let i = self.shared_slot(s, self.ints[t][a.index] + delta, t, span, "writes")?;
         self.in_flight[s][i] = Some((t as u32, span));
         self.asyncs[t].open.push(Landing {
             buffer: s,
@@ -449,11 +446,14 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
-    /// An access to a shared element with a cp.async still in flight to it
-    /// is an error: what it sees depends on when the copy lands.
-    fn check_landed(&self, s: usize, i: usize, t: usize, span: Span, what: &str) -> Result<()> {
+    /// The element of shared buffer `s` that thread `t` reads or writes at
+    /// `i`: inside the buffer, and with no cp.async in flight to it (what
+    /// the access sees would depend on when the copy lands).
+    fn shared_slot(&self, s: usize, i: i64, t: usize, span: Span, what: &str) -> Result<usize> {
+        let len = self.shared[s].values.len();
+        let i = self.local_index(i, len, t, span, &format!("shared buffer s{s}"))?;
         match self.in_flight[s][i] {
-            None => Ok(()),
+            None => Ok(i),
             Some((owner, at)) => Err(ExecError {
                 message: format!(
                     "thread {t} of block {:?} {what} s{s}[{i}] while thread {owner}'s cp.async to it is still in flight",
@@ -499,14 +499,7 @@ impl<'a> Block<'a> {
                 Ok(self.globals[p].as_ref().map_or(0.0, |g| g.data[i]))
             }
             Space::Shared(s) => {
-                let i = self.local_index(
-                    i,
-                    self.shared[s].values.len(),
-                    t,
-                    span,
-                    &format!("shared buffer s{s}"),
-                )?;
-                self.check_landed(s, i, t, span, "reads")?;
+                let i = self.shared_slot(s, i, t, span, "reads")?;
                 if !self.shared[s].written[i] {
                     return Err(self.err(
                         t,
@@ -549,14 +542,7 @@ impl<'a> Block<'a> {
                 });
             }
             Space::Shared(s) => {
-                let i = self.local_index(
-                    i,
-                    self.shared[s].values.len(),
-                    t,
-                    span,
-                    &format!("shared buffer s{s}"),
-                )?;
-                self.check_landed(s, i, t, span, "writes")?;
+                let i = self.shared_slot(s, i, t, span, "writes")?;
                 self.touch(s, i, t as u32, true, span)?;
                 self.shared[s].values[i] = v;
                 self.shared[s].written[i] = true;

@@ -343,6 +343,17 @@ impl KernelIr {
     }
 }
 
+/// Calls `f` on every instruction of `insts` but loops, in order, inside
+/// loops too (each once, as written, not per iteration).
+pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
+    for i in insts {
+        match &i.kind {
+            InstKind::Loop { body, .. } => for_each_atom(body, f),
+            _ => f(i),
+        }
+    }
+}
+
 pub fn op_name(op: IntOp) -> &'static str {
     match op {
         IntOp::Add => "add",

@@ -261,23 +261,25 @@ impl Lowerer<'_> {
             Op::Gemm { a, b, c } => {
                 let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);
                 let kk = mode_size(a, 1)?;
-                for (k, mi, ni) in (0..kk)
-                    .flat_map(|k| (0..m).flat_map(move |mi| (0..n).map(move |ni| (k, mi, ni))))
-                {
-                    let (a_, b_, c_) = (
-                        self.element(a, &coord2(mi, k), 1)?,
-                        self.element(b, &coord2(ni, k), 1)?,
-                        self.element(c, &coord2(mi, ni), 1)?,
-                    );
-                    out.push(Inst::at(
-                        s.span,
-                        InstKind::Mma {
-                            atom: MmaAtom::Fma(c.elem),
-                            a: a_,
-                            b: b_,
-                            c: c_,
-                        },
-                    ));
+                for k in 0..kk {
+                    for mi in 0..m {
+                        for ni in 0..n {
+                            let (a_, b_, c_) = (
+                                self.element(a, &coord2(mi, k), 1)?,
+                                self.element(b, &coord2(ni, k), 1)?,
+                                self.element(c, &coord2(mi, ni), 1)?,
+                            );
+                            out.push(Inst::at(
+                                s.span,
+                                InstKind::Mma {
+                                    atom: MmaAtom::Fma(c.elem),
+                                    a: a_,
+                                    b: b_,
+                                    c: c_,
+                                },
+                            ));
+                        }
+                    }
                 }
             }
             Op::Axpby { alpha, x, beta, y } => {

@@ -9,7 +9,7 @@
 //! phases of 16 or 8 threads.
 
 use crate::check::program::Elem;
-use crate::lower::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, Space};
+use crate::lower::ir::{self, Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, Space};
 use crate::syntax::ast::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use tilec_layout::int::apply;
@@ -66,7 +66,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
         .collect();
     let mut costs: BTreeMap<(usize, usize, bool, String), AccessCost> = BTreeMap::new();
     let mut gemm_reads: BTreeMap<(usize, usize, usize), (Span, Vec<usize>)> = BTreeMap::new();
-    visit(&ir.body, &mut |inst: &Inst| {
+    ir::for_each_atom(&ir.body, &mut |inst: &Inst| {
         let (op, list): (&'static str, Vec<(&Addr, bool, i64)>) = match &inst.kind {
             InstKind::Copy { atom, src, dst } => (
                 if matches!(atom, CopyAtom::Async(..)) {
@@ -305,15 +305,6 @@ fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
 }
 
 /// Every instruction, loops entered once.
-fn visit(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
-    for i in insts {
-        match &i.kind {
-            InstKind::Loop { body, .. } => visit(body, f),
-            _ => f(i),
-        }
-    }
-}
-
 fn param_name(ir: &KernelIr, p: usize) -> String {
     match &ir.params[p] {
         crate::lower::ir::Param::Tensor { name, .. }
