@@ -111,6 +111,7 @@ pub fn check_args(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<(), R
 #[derive(Clone, Debug)]
 pub struct Report {
     pub device: String,
+    /// The entry point that ran (the variant the launch plan chose).
     pub kernel: String,
     pub dims: String,
     pub error: f64,
@@ -191,7 +192,7 @@ pub fn run_gpu(
     let elem = out.elem();
     let report = Report {
         device: gpu.name.clone(),
-        kernel: m.kernel.clone(),
+        kernel: m.variants[plan.variant].entry.clone(),
         dims: dims.to_string(),
         error,
         tolerance: tolerance(elem),

@@ -3,7 +3,7 @@
 
 use tilec::check::program::{self, Elem, Kernel, ParamKind};
 use tilec::diagnostic::Diagnostic;
-use tilec::lower::{Lowered, Variant, lower_variant};
+use tilec::lower::{Lowered, lower_variant, variants};
 use tilec_runtime::manifest as m;
 
 /// A compiled kernel: its variants (full tiles first, then guarded), one
@@ -27,9 +27,9 @@ pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
     kernels
         .into_iter()
         .map(|k| {
-            let variants = [Variant::Full, Variant::Guarded]
-                .iter()
-                .map(|v| lower_variant(&k, *v).map_err(|d| Failure::Source(vec![d])))
+            let variants = variants(&k)
+                .into_iter()
+                .map(|v| lower_variant(&k, v).map_err(|d| Failure::Source(vec![d])))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((k, variants))
         })

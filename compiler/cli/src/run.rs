@@ -180,7 +180,7 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let report = Report {
         device: format!("the CPU executor ({threads} threads)"),
-        kernel: c.kernel.name.clone(),
+        kernel: c.lowered[plan.variant].ir.name.clone(),
         dims: dims.to_string(),
         error,
         tolerance: tolerance(m.params[want.output].elem()),

@@ -76,6 +76,49 @@ fn any_size_runs_through_the_guarded_variant() {
 }
 
 #[test]
+fn the_runtime_picks_the_variant_the_extents_allow() {
+    // All tiles full: the full-tile entry; some blocks partial but the
+    // vectors aligned: the per-block entry (full blocks unguarded); a
+    // misaligned extent or a partial k-tile (no block full): the guarded
+    // entry. The executor checks every access.
+    for (file, dims, entry) in [
+        (
+            "examples/sgemm_nt_sm80.tile",
+            "M=256,N=384,K=32",
+            "sgemm_nt_sm80 ",
+        ),
+        (
+            "examples/sgemm_nt_sm80.tile",
+            "M=260,N=384,K=32",
+            "sgemm_nt_sm80_per_block ",
+        ),
+        (
+            "examples/sgemm_tn_sm80.tile",
+            "M=260,N=132,K=48",
+            "sgemm_tn_sm80_per_block ",
+        ),
+        (
+            "examples/sgemm_nt_sm80.tile",
+            "M=259,N=384,K=32",
+            "sgemm_nt_sm80_guarded ",
+        ),
+        (
+            "examples/sgemm_nt_sm80.tile",
+            "M=260,N=384,K=40",
+            "sgemm_nt_sm80_guarded ",
+        ),
+        ("examples/copy.tile", "M=260,N=96", "copy_per_block "),
+    ] {
+        let (code, out, err) = run_cpu(file, dims);
+        assert_eq!(code, 0, "{file} {dims}: {out}{err}");
+        assert!(
+            out.starts_with(entry) && out.contains("(ok)"),
+            "{dims}: {out}"
+        );
+    }
+}
+
+#[test]
 fn planted_bugs_are_caught_at_their_line() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/exec"))
         .unwrap()

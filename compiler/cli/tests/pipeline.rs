@@ -92,6 +92,18 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
     }
 }
 
+/// One entry of PTX or one kernel of IR text: from its header (`.entry NAME(`,
+/// `kernel NAME(`) to the next `.entry ` or `kernel `.
+fn part<'a>(text: &'a str, header: &str) -> &'a str {
+    let start = text
+        .find(header)
+        .unwrap_or_else(|| panic!("no {header}:\n{text}"));
+    let kind = &header[..=header.find(' ').unwrap_or(0)];
+    let body = start + header.len();
+    let end = text[body..].find(kind).map_or(text.len(), |e| body + e);
+    &text[start..end]
+}
+
 #[test]
 fn a_small_kernel_folds_its_offsets() {
     let f = root().join("tests/codegen/fold.tile");
@@ -102,7 +114,7 @@ fn a_small_kernel_folds_its_offsets() {
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("fold_ptx", ptx);
     // Shared accesses are one base register plus immediates (in the full-tile entry).
-    let full = &ptx[..ptx.find(".entry fold_guarded").unwrap_or(ptx.len())];
+    let full = part(&ptx, ".entry fold(");
     let shared: Vec<&str> = full.lines().filter(|l| l.contains(".shared.f32")).collect();
     assert_eq!(shared.len(), 16, "8 stores and 8 loads:\n{ptx}");
     assert!(
@@ -130,7 +142,7 @@ fn async_copies_become_cp_async() {
     // The full-tile entry: one 16-byte cp.async per k-tile through L2 only,
     // a fence after each, a wait for all but the newest group (LLVM unrolls
     // the loop by the stage count).
-    let full = &ptx[..ptx.find(".entry cp_async_guarded").unwrap_or(ptx.len())];
+    let full = part(&ptx, ".entry cp_async(");
     let copies = full.matches("cp.async.cg.shared.global").count();
     assert!(copies >= 2, "{full}");
     assert_eq!(full.matches("], 16;").count(), copies, "{full}");
@@ -145,7 +157,7 @@ fn async_copies_become_cp_async() {
         "{full}"
     );
     // The guarded entry copies 4 bytes at a time, zero-filling outside A.
-    let guarded = &ptx[full.len()..];
+    let guarded = part(&ptx, ".entry cp_async_guarded(");
     assert!(guarded.contains("cp.async.ca.shared.global") && guarded.contains("], 4, %r"));
     // Before sm_80 there is no cp.async: a clear error, not an LLVM crash.
     let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_75"]);
@@ -174,9 +186,19 @@ fn copies_vectorize_where_the_layouts_allow() {
     let f = root().join("examples/sgemm_nt_tv.tile");
     let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(ir.matches("copy.f32x4").count(), 2, "{ir}");
+    // Two vector copies in the full-tile entry and in the per-block entry's
+    // fast branch; the guarded entry copies element by element.
+    assert_eq!(
+        part(&ir, "kernel sgemm_nt_tv(")
+            .matches("copy.f32x4")
+            .count(),
+        2
+    );
+    let per_block = part(&ir, "kernel sgemm_nt_tv_per_block(");
+    assert_eq!(per_block.matches("copy.f32x4").count(), 2, "{per_block}");
+    assert!(!part(&ir, "kernel sgemm_nt_tv_guarded(").contains("copy.f32x"));
     let (_, ptx, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    let full = &ptx[..ptx.find(".entry sgemm_nt_tv_guarded").unwrap_or(ptx.len())];
+    let full = part(&ptx, ".entry sgemm_nt_tv(");
     assert_eq!(full.matches("ld.global.nc.v4.f32").count(), 2);
     assert_eq!(full.matches("st.shared.v4.f32").count(), 2);
     // sgemm_nt's copy threads hold elements 32 apart: nothing to vectorize.
@@ -219,8 +241,14 @@ fn launch_bounds_reach_the_ptx() {
     let f = root().join("tests/codegen/prefetch.tile");
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(ptx.matches(".minnctapersm 2").count(), 2, "both entries");
-    assert_eq!(ptx.matches(".maxntid 256, 1, 1").count(), 2);
+    let entries = ptx.matches(".entry").count();
+    assert_eq!(entries, 3, "full, per-block and guarded");
+    assert_eq!(
+        ptx.matches(".minnctapersm 2").count(),
+        entries,
+        "every entry"
+    );
+    assert_eq!(ptx.matches(".maxntid 256, 1, 1").count(), entries);
 }
 
 #[test]
@@ -233,22 +261,33 @@ fn the_runtime_refuses_unsafe_launches() {
         p.lens,
         vec![Some(256 * 64), Some(128 * 64), Some(256 * 128), None, None]
     );
-    // Full tiles need 128 | M; otherwise the guarded variant runs.
+    // Full tiles need 128 | M; otherwise the per-block variant runs (its
+    // full blocks unguarded, the others guarded).
     assert_eq!(p.variant, 0);
-    let g = plan(&m, &d("M=200,N=128,K=64")).expect("the guarded variant");
+    let g = plan(&m, &d("M=200,N=128,K=64")).expect("the per-block variant");
     assert_eq!(
         (g.variant, m.variants[g.variant].entry.as_str()),
-        (1, "sgemm_nt_guarded")
+        (1, "sgemm_nt_per_block")
     );
+    assert_eq!(m.variants[2].entry, "sgemm_nt_guarded");
     assert!(
         m.variants[0]
             .conditions
             .iter()
             .any(|c| c.fact.to_string() == "M % 128 == 0")
     );
+    // Per block: every k-tile full is the same for all blocks, so it is a
+    // launch condition; with M = 200 the blocks at x = 0 are full.
+    let per_block: Vec<String> = m.variants[1]
+        .conditions
+        .iter()
+        .map(|c| c.fact.to_string())
+        .collect();
+    assert_eq!(per_block, ["K % 8 == 0"]);
+    assert!(m.variants[2].conditions.is_empty());
     assert!(
-        m.variants[1].conditions.is_empty() && m.variants[1].accesses.is_empty(),
-        "guarded accesses need no bounds"
+        m.variants[1..].iter().all(|v| v.accesses.is_empty()),
+        "guarded accesses, and those of full blocks, need no launch-time bounds"
     );
     // With only the full-tile variant, the same launch fails its condition.
     let mut full_only = m.clone();

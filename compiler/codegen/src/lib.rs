@@ -481,6 +481,28 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
                     self.b.build_call(f, &[], "")?;
                 }
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let zero = self.ctx.i64_type().const_zero();
+                    let go =
+                        self.b
+                            .build_int_compare(IntPredicate::SGT, self.ints[cond], zero, "")?;
+                    let (yes, no, done) = (
+                        self.ctx.append_basic_block(self.func, "fast"),
+                        self.ctx.append_basic_block(self.func, "guarded"),
+                        self.ctx.append_basic_block(self.func, "joined"),
+                    );
+                    self.b.build_conditional_branch(go, yes, no)?;
+                    for (block, insts) in [(yes, then), (no, otherwise)] {
+                        self.b.position_at_end(block);
+                        self.insts(insts)?;
+                        self.b.build_unconditional_branch(done)?;
+                    }
+                    self.b.position_at_end(done);
+                }
                 InstKind::Loop {
                     id,
                     start,

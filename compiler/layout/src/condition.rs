@@ -44,6 +44,21 @@ impl Fact {
         }
     }
 
+    /// The names the fact mentions, each once, in first-use order.
+    pub fn names(&self, out: &mut Vec<String>) {
+        match self {
+            Fact::Divides { divisor, dividend } => {
+                divisor.names(out);
+                dividend.names(out);
+            }
+            Fact::Le(a, b) => {
+                a.names(out);
+                b.names(out);
+            }
+            Fact::Any(v) | Fact::All(v) => v.iter().for_each(|x| x.names(out)),
+        }
+    }
+
     /// Truth with every name bound; `None` if a name is unbound.
     pub fn eval(&self, env: &dyn Bindings) -> Option<bool> {
         match self {

@@ -30,6 +30,11 @@ use tilec_layout::{
 /// What the conditions of full tiles say they are needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
 
+/// What the conditions of one block's full tiles say they are needed by:
+/// facts about the extents and `block.*`, which the guarded variant tests in
+/// the kernel to run a block on the unguarded fast path.
+pub const FULL_BLOCK: &str = "this block's full tiles";
+
 /// Shared memory one block may use on sm_90.
 pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
 
@@ -276,12 +281,16 @@ impl KernelChecker {
     }
 
     /// Conditions on extents become launch conditions; a condition on a
-    /// block, thread or loop index cannot be checked at launch.
+    /// block, thread or loop index cannot be checked at launch. (A block's
+    /// full tiles are a fact about its `block.*` too, tested in the kernel.)
     fn take_conditions(&mut self, conds: Conditions, span: Span) {
         for c in conds.list {
             let mut names = Vec::new();
-            fact_names(&c.fact, &mut names);
-            match names.iter().find(|n| !self.extents.contains(n)) {
+            c.fact.names(&mut names);
+            let known = |n: &String| {
+                self.extents.contains(n) || (c.needed_by == FULL_BLOCK && is_block_index(n))
+            };
+            match names.iter().find(|n| !known(n)) {
                 None => {
                     if !self.conditions.contains(&c) {
                         self.conditions.push(c);
@@ -806,6 +815,10 @@ impl KernelChecker {
     }
 }
 
+fn is_block_index(n: &str) -> bool {
+    matches!(n, "block.x" | "block.y" | "block.z")
+}
+
 /// The names of `block.x` and friends, run-time values of every thread.
 fn builtin_name(n: &str) -> Option<Value> {
     matches!(n, "block.x" | "block.y" | "block.z" | "thread.x").then(|| Value::Int(Int::var(n)))
@@ -857,20 +870,6 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
         if extent && !out.contains(&n) {
             out.push(n);
         }
-    }
-}
-
-fn fact_names(f: &Fact, out: &mut Vec<String>) {
-    match f {
-        Fact::Divides { divisor, dividend } => {
-            divisor.names(out);
-            dividend.names(out);
-        }
-        Fact::Le(a, b) => {
-            a.names(out);
-            b.names(out);
-        }
-        Fact::Any(v) | Fact::All(v) => v.iter().for_each(|x| fact_names(x, out)),
     }
 }
 
@@ -1107,7 +1106,14 @@ impl KernelState {
         }
         let name = source_name(a, 1);
         let tiler = diced.shape().product_each().modes();
-        even(&t, &tiler, a, conds, &format!("the thread layout `{name}`"))?;
+        even(
+            &t,
+            &tiler,
+            None,
+            a,
+            conds,
+            &format!("the thread layout `{name}`"),
+        )?;
         self.thread_uses.push(ThreadUse {
             name,
             threads: thr.size(),
@@ -1208,7 +1214,7 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
             Tiler::Tuple(_) => IntTuple::from(1),
         })
         .collect();
-    even(&t, &sizes, a, conds, "the tile")?;
+    even(&t, &sizes, Some(&coord), a, conds, "the tile")?;
     let by = Tiler::Tuple(tiler);
     let view = t
         .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
@@ -1317,9 +1323,15 @@ fn flat_coord(m: &Layout, index: &Int) -> Int {
 
 /// Each tile extent divides the tensor's extent in its mode: statically, or
 /// as a launch condition.
+///
+/// For a global tensor, partial tiles are allowed: full tiles everywhere is
+/// the fast variant's launch condition, and what makes this block's tile
+/// full is a [`FULL_BLOCK`] fact: `(c + 1) * tile <= extent` for a mode cut
+/// at the block-uniform coordinate `c` (`at`), else the tile dividing it.
 fn even(
     t: &View,
     tiles: &[IntTuple],
+    at: Option<&[Coord]>,
     a: &Args,
     conds: &mut Conditions,
     what: &str,
@@ -1329,8 +1341,18 @@ fn even(
         let (tile, extent) = (tile.product(), mode.product());
         let fact = Fact::divides(&tile, &extent);
         if !t.coords.is_empty() {
-            // A global tensor: partial tiles are guarded by its coordinates;
-            // full tiles everywhere is the fast variant's launch condition.
+            let block_uniform = |c: &Int| {
+                let mut names = Vec::new();
+                c.names(&mut names);
+                names.iter().all(|n| is_block_index(n))
+            };
+            let here = match at.and_then(|c| c.get(i)) {
+                Some(Coord::Int(c)) if block_uniform(c) => {
+                    Fact::Le(c.add(&Int::Static(1)).mul(&tile), extent.clone())
+                }
+                _ => fact.clone(),
+            };
+            conds.record(here, FULL_BLOCK);
             conds.record(fact, EVEN_PARTITION);
             continue;
         }

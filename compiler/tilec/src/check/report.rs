@@ -32,7 +32,11 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
             );
         }
         for c in &k.conditions {
-            let _ = writeln!(out, "  requires {c}");
+            if c.needed_by == crate::check::kernel::FULL_BLOCK {
+                let _ = writeln!(out, "  fast path where {}", c.fact);
+            } else {
+                let _ = writeln!(out, "  requires {c}");
+            }
         }
     }
     out

@@ -304,6 +304,14 @@ impl<'a> Block<'a> {
         for inst in insts {
             match &inst.kind {
                 InstKind::Barrier => self.epoch += 1,
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let taken = self.uniform(*cond, inst.span, "the branch condition differs")? > 0;
+                    self.insts(if taken { then } else { otherwise })?;
+                }
                 InstKind::Loop {
                     id,
                     start,
@@ -312,8 +320,8 @@ impl<'a> Block<'a> {
                     ..
                 } => {
                     let (s, e) = (
-                        self.uniform(*start, inst.span)?,
-                        self.uniform(*end, inst.span)?,
+                        self.uniform(*start, inst.span, "loop bounds differ")?,
+                        self.uniform(*end, inst.span, "loop bounds differ")?,
                     );
                     for k in s..e {
                         self.counters.insert(*id, k);
@@ -331,14 +339,14 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
-    /// A value every thread agrees on (loop bounds), or an error.
-    fn uniform(&self, id: usize, span: Span) -> Result<i64> {
+    /// A value every thread agrees on (loop bounds, a branch condition), or an error.
+    fn uniform(&self, id: usize, span: Span, what: &str) -> Result<i64> {
         let v = self.ints[0][id];
         if self.ints.iter().any(|t| t[id] != v) {
             return Err(ExecError {
-                message: "loop bounds differ between the threads of a block".into(),
+                message: format!("{what} between the threads of a block"),
                 span,
-                label: "this loop".into(),
+                label: "here".into(),
                 other: None,
                 help: None,
             });
@@ -421,7 +429,7 @@ impl<'a> Block<'a> {
                 self.write(y, t, r, span)
             }
             InstKind::Fill { elem, dst, value } => self.write(dst, t, round(*elem, *value), span),
-            InstKind::Barrier | InstKind::Loop { .. } => Ok(()),
+            InstKind::Barrier | InstKind::If { .. } | InstKind::Loop { .. } => Ok(()),
         }
     }
 

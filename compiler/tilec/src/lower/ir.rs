@@ -140,6 +140,13 @@ pub enum InstKind {
     AsyncFence,
     /// Waits until at most this many of the thread's fenced groups are in flight.
     AsyncWait(u32),
+    /// `then` while `cond` is positive, else `otherwise`; `cond` is the same
+    /// for every thread of a block (a block's tiles being full).
+    If {
+        cond: IntId,
+        then: Vec<Inst>,
+        otherwise: Vec<Inst>,
+    },
     /// `for var in start..end`, `var` being `IntDef::LoopVar(id)`.
     Loop {
         id: usize,
@@ -321,6 +328,17 @@ impl KernelIr {
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
                 InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),
                 InstKind::AsyncWait(n) => writeln!(out, "{pad}cp.async.wait {n}"),
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let _ = writeln!(out, "{pad}if {} > 0 {{", self.operand(*cond));
+                    self.write_insts(out, then, depth + 1);
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    self.write_insts(out, otherwise, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
                 InstKind::Loop {
                     id,
                     name,
@@ -343,12 +361,18 @@ impl KernelIr {
     }
 }
 
-/// Calls `f` on every instruction of `insts` but loops, in order, inside
-/// loops too (each once, as written, not per iteration).
+/// Calls `f` on every instruction of `insts` but loops and branches, in
+/// order, inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         match &i.kind {
             InstKind::Loop { body, .. } => for_each_atom(body, f),
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                for_each_atom(then, f);
+                for_each_atom(otherwise, f);
+            }
             _ => f(i),
         }
     }

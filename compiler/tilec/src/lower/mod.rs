@@ -9,6 +9,7 @@
 pub mod ir;
 pub mod verify;
 
+use crate::check::kernel::{EVEN_PARTITION, FULL_BLOCK};
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
@@ -18,7 +19,7 @@ use ir::{
 };
 use std::collections::HashMap;
 use tilec_layout::int::Sym;
-use tilec_layout::{Coord, Int};
+use tilec_layout::{Coord, Fact, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,15 +55,30 @@ pub enum Variant {
     /// Every tile full: no guards, the widest copies; its launch conditions
     /// say when it applies.
     Full,
+    /// Blocks whose tiles are all full (the checker's [`FULL_BLOCK`] facts,
+    /// tested in the kernel) run the full-tile code, the others the guarded
+    /// code; its launch conditions are the full-tile code's alignment facts.
+    PerBlock,
     /// Any extents: every global access guarded by the tensor's
     /// coordinates, per-element copies.
     Guarded,
+}
+
+/// The variants a kernel compiles to, in the order the runtime tries them:
+/// the per-block one only where some tile can be partial.
+pub fn variants(k: &Kernel) -> Vec<Variant> {
+    let partial = k.conditions.iter().any(|c| c.needed_by == FULL_BLOCK);
+    [Variant::Full, Variant::PerBlock, Variant::Guarded]
+        .into_iter()
+        .filter(|v| partial || *v != Variant::PerBlock)
+        .collect()
 }
 
 /// The entry-point name of a variant.
 pub fn entry_name(kernel: &str, v: Variant) -> String {
     match v {
         Variant::Full => kernel.to_string(),
+        Variant::PerBlock => format!("{kernel}_per_block"),
         Variant::Guarded => format!("{kernel}_guarded"),
     }
 }
@@ -82,19 +98,26 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         .unwrap_or(0);
     let mut l = Lowerer {
         k,
-        variant,
+        variant: match variant {
+            Variant::PerBlock => Variant::Guarded,
+            v => v,
+        },
         block_threads,
         ints: Vec::new(),
         table: HashMap::new(),
         loop_names: Vec::new(),
         loop_depth: Vec::new(),
         loop_ranges: Vec::new(),
+        fast_branch: false,
         active: Vec::new(),
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
     };
-    let body = l.stmts(&k.body)?;
+    let body = match variant {
+        Variant::Full | Variant::Guarded => l.stmts(&k.body)?,
+        Variant::PerBlock => l.per_block(&k.body)?,
+    };
     let params = k
         .params
         .iter()
@@ -147,7 +170,9 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
     let mut conditions: Vec<tilec_layout::Condition> = k
         .conditions
         .iter()
-        .filter(|c| variant == Variant::Full || c.needed_by != crate::check::kernel::EVEN_PARTITION)
+        .filter(|c| {
+            c.needed_by != FULL_BLOCK && (variant == Variant::Full || c.needed_by != EVEN_PARTITION)
+        })
         .cloned()
         .collect();
     for c in l.conditions {
@@ -166,6 +191,26 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
 /// The upper bound of a counter that runs to a run-time end: large, yet far
 /// enough from overflow for the interval arithmetic on it.
 const UNBOUNDED: i64 = 1 << 40;
+
+/// An integer that is positive exactly when `f` holds, for the non-negative
+/// extents and block indices that facts are about.
+fn positive(f: &Fact) -> Int {
+    let one = Int::Static(1);
+    match f {
+        Fact::Divides { divisor, dividend } => one.sub(&dividend.rem(divisor)),
+        Fact::Le(a, b) => b.sub(a).add(&one),
+        Fact::All(fs) => fs
+            .iter()
+            .map(positive)
+            .reduce(|a, b| a.min(&b))
+            .unwrap_or(one),
+        Fact::Any(fs) => fs
+            .iter()
+            .map(positive)
+            .reduce(|a, b| a.max(&b))
+            .unwrap_or(Int::Static(0)),
+    }
+}
 
 fn span0() -> Span {
     Span { start: 0, end: 0 }
@@ -204,6 +249,8 @@ struct Lowerer<'k> {
     loop_depth: Vec<usize>,
     /// The values each loop's counter takes, where known at compile time.
     loop_ranges: Vec<Option<(i64, i64)>>,
+    /// Lowering the unguarded branch of a guarded variant.
+    fast_branch: bool,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
     accesses: Vec<GlobalAccess>,
@@ -212,6 +259,51 @@ struct Lowerer<'k> {
 }
 
 impl Lowerer<'_> {
+    /// The per-block variant's body: blocks whose tiles are all full (the
+    /// checker's [`FULL_BLOCK`] facts about `block.*`) run the full-tile
+    /// variant's code, unguarded and vectorized (its alignment facts become
+    /// the variant's launch conditions); the others run the guarded code.
+    fn per_block(&mut self, body: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
+        let guarded = self.stmts(body)?;
+        // A fact about the extents alone (every k-tile full: `K % 16 == 0`)
+        // is the same for every block: a launch condition, so that a launch
+        // where no block could be fast runs the guarded variant instead.
+        let (uniform, full): (Vec<_>, Vec<_>) = self
+            .k
+            .conditions
+            .iter()
+            .filter(|c| c.needed_by == FULL_BLOCK)
+            .cloned()
+            .partition(|c| {
+                let mut names = Vec::new();
+                c.fact.names(&mut names);
+                names.iter().all(|n| self.k.extents.contains(n))
+            });
+        self.conditions.extend(uniform);
+        let full: Vec<Fact> = full.into_iter().map(|c| c.fact).collect();
+        let (Some(first), Some(last)) = (body.first(), body.last()) else {
+            return Ok(guarded);
+        };
+        (self.variant, self.fast_branch) = (Variant::Full, true);
+        let fast = self.stmts(body);
+        (self.variant, self.fast_branch) = (Variant::Guarded, false);
+        let span = Span {
+            start: first.span.start,
+            end: last.span.end,
+        };
+        let cond = self
+            .int(&positive(&Fact::All(full)))
+            .map_err(|msg| Diagnostic::new(msg, span))?;
+        Ok(vec![Inst::at(
+            span,
+            InstKind::If {
+                cond,
+                then: fast?,
+                otherwise: guarded,
+            },
+        )])
+    }
+
     fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
         let mut out = Vec::new();
         for s in stmts {
@@ -374,6 +466,10 @@ impl Lowerer<'_> {
                 }
                 Space::Global(p)
             }
+            // The fast branch of a guarded variant runs only in blocks whose
+            // tiles are full; the launch-time bound, over every block, does
+            // not apply to it.
+            Base::Param(p) if self.fast_branch => Space::Global(p),
             Base::Param(p) => {
                 self.accesses.push(GlobalAccess {
                     param: p,
