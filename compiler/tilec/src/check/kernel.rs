@@ -31,8 +31,8 @@ use tilec_layout::{
 pub const EVEN_PARTITION: &str = "an even partition";
 
 /// What the conditions of one block's full tiles say they are needed by:
-/// facts about the extents and `block.*`, which the guarded variant tests in
-/// the kernel to run a block on the unguarded fast path.
+/// facts about the extents and `block.*`, which the per-block variant tests
+/// in the kernel to run a block on the unguarded fast path.
 pub const FULL_BLOCK: &str = "this block's full tiles";
 
 /// Shared memory one block may use on sm_90.

@@ -55,9 +55,10 @@ pub enum Variant {
     /// Every tile full: no guards, the widest copies; its launch conditions
     /// say when it applies.
     Full,
-    /// Blocks whose tiles are all full (the checker's [`FULL_BLOCK`] facts,
-    /// tested in the kernel) run the full-tile code, the others the guarded
-    /// code; its launch conditions are the full-tile code's alignment facts.
+    /// Blocks whose tiles are all full (the checker's [`FULL_BLOCK`] facts
+    /// about `block.*`, tested in the kernel) run the full-tile code, the
+    /// others the guarded code; its launch conditions are the facts the same
+    /// for every block (full k-tiles) and the full-tile code's alignment.
     PerBlock,
     /// Any extents: every global access guarded by the tensor's
     /// coordinates, per-element copies.
@@ -98,6 +99,8 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         .unwrap_or(0);
     let mut l = Lowerer {
         k,
+        // How the code being lowered accesses memory: the per-block variant
+        // lowers its body guarded, then full (`per_block`).
         variant: match variant {
             Variant::PerBlock => Variant::Guarded,
             v => v,
@@ -249,7 +252,7 @@ struct Lowerer<'k> {
     loop_depth: Vec<usize>,
     /// The values each loop's counter takes, where known at compile time.
     loop_ranges: Vec<Option<(i64, i64)>>,
-    /// Lowering the unguarded branch of a guarded variant.
+    /// Lowering the unguarded branch of the per-block variant.
     fast_branch: bool,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
@@ -466,7 +469,7 @@ impl Lowerer<'_> {
                 }
                 Space::Global(p)
             }
-            // The fast branch of a guarded variant runs only in blocks whose
+            // The per-block variant's fast branch runs only in blocks whose
             // tiles are full; the launch-time bound, over every block, does
             // not apply to it.
             Base::Param(p) if self.fast_branch => Space::Global(p),
