@@ -31,7 +31,7 @@ pub struct Lowered {
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
     /// The variant's launch conditions: the checker's (less full tiles for a
-    /// guarded variant) and what lowering relied on (vector alignment).
+    /// guarded or per-block variant) and what lowering relied on (vector alignment).
     pub conditions: Vec<tilec_layout::Condition>,
 }
 
@@ -169,7 +169,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         )
     })?;
     // The variant's launch conditions: the checker's, less full tiles for a
-    // guarded variant, plus what lowering relied on.
+    // guarded or per-block variant, plus what lowering relied on.
     let mut conditions: Vec<tilec_layout::Condition> = k
         .conditions
         .iter()
