@@ -130,16 +130,15 @@ pub fn coalesce_shape(shape: &IntTuple) -> IntTuple {
 /// Two points of `a` with one offset make the complement meaningless.
 fn check_injective(a: &Layout) -> Result<()> {
     let f = a.filter();
-    let Some(n) = f
-        .size()
-        .as_static()
-        .filter(|&n| n <= ENUMERATION_LIMIT && f.is_static())
-    else {
+    let (Some(n), Some(sf)) = (
+        f.size().as_static().filter(|&n| n <= ENUMERATION_LIMIT),
+        f.to_static(),
+    ) else {
         return Ok(());
     };
     let mut seen = HashMap::new();
     for i in 0..n {
-        let off = f.at_static(i).unwrap_or(i64::MIN);
+        let off = sf.at(i).unwrap_or(i64::MIN);
         if seen.insert(off, i).is_some() {
             return Err(AlgebraError::NotInjective {
                 layout: a.clone(),
@@ -153,16 +152,21 @@ fn check_injective(a: &Layout) -> Result<()> {
 /// CuTe's post-condition: the complement is ordered and, past its origin,
 /// never hits an offset of `a`.
 fn check_complement(a: &Layout, r: &Layout) -> Result<()> {
-    let (Some(n), Some(m)) = (a.size().as_static(), r.size().as_static()) else {
+    let (Some(n), Some(m), Some(sa), Some(sr)) = (
+        a.size().as_static(),
+        r.size().as_static(),
+        a.to_static(),
+        r.to_static(),
+    ) else {
         return Ok(());
     };
-    if !(a.is_static() && r.is_static()) || n > ENUMERATION_LIMIT || m > ENUMERATION_LIMIT {
+    if n > ENUMERATION_LIMIT || m > ENUMERATION_LIMIT {
         return Ok(());
     }
-    let image: std::collections::HashSet<i64> = (0..n).filter_map(|i| a.at_static(i)).collect();
+    let image: std::collections::HashSet<i64> = (0..n).filter_map(|i| sa.at(i)).collect();
     let mut prev = None;
     for i in 0..m {
-        let off = r.at_static(i).unwrap_or(i64::MIN);
+        let off = sr.at(i).unwrap_or(i64::MIN);
         if i > 0 && (image.contains(&off) || prev.is_some_and(|p| off <= p)) {
             return Err(AlgebraError::Invalid {
                 op: "complement",

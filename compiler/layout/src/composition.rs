@@ -178,12 +178,13 @@ fn verify(
     if !b.shape().compatible(r.shape()) {
         return Err(invalid(format!("result {r} is not compatible with {b}")));
     }
-    let size = b.size().as_static();
-    let enumerable = a.is_static() && b.is_static() && size.is_some_and(|n| n <= ENUMERATION_LIMIT);
-    if enumerable {
-        for i in 0..size.unwrap_or(0) {
-            let expected = b.at_static(i).and_then(|x| a.at_static(x));
-            let got = r.at_static(i);
+    let size = b.size().as_static().filter(|&n| n <= ENUMERATION_LIMIT);
+    if let (Some(n), Some(sa), Some(sb), Some(sr)) =
+        (size, a.to_static(), b.to_static(), r.to_static())
+    {
+        for i in 0..n {
+            let expected = sb.at(i).and_then(|x| sa.at(x));
+            let got = sr.at(i);
             if expected != got {
                 return Err(AlgebraError::NotAComposition {
                     a: a.clone(),

@@ -199,6 +199,12 @@ impl Layout {
         self.at(index).ok()?.as_static()
     }
 
+    /// The layout in plain integers, when it is static: the same function
+    /// as [`Layout::at`], for the post-conditions that evaluate every point.
+    pub fn to_static(&self) -> Option<StaticLayout> {
+        static_node(&self.shape, &self.stride).map(StaticLayout)
+    }
+
     /// The natural coordinate of a 1-D index (CuTe's `idx2crd`).
     pub fn idx2crd(&self, index: &Int) -> Coord {
         idx2crd(index, &self.shape)
@@ -343,6 +349,63 @@ fn bw_coalesce(s: &[Int], d: &[Int], front_s: Int, front_d: Int) -> Layout {
 }
 
 /// CuTe's `crd2idx(coord, shape, stride)`.
+/// A static layout as plain integers ([`Layout::to_static`]).
+#[derive(Clone, Debug)]
+pub struct StaticLayout(StaticNode);
+
+#[derive(Clone, Debug)]
+enum StaticNode {
+    Leaf {
+        stride: i64,
+    },
+    /// Each mode with its extent (the product of its shape).
+    Modes(Vec<(i64, StaticNode)>),
+}
+
+fn static_node(shape: &IntTuple, stride: &IntTuple) -> Option<StaticNode> {
+    match (shape, stride) {
+        (IntTuple::Int(_), IntTuple::Int(d)) => Some(StaticNode::Leaf {
+            stride: d.as_static()?,
+        }),
+        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => ss
+            .iter()
+            .zip(ds)
+            .map(|(s, d)| Some((s.product().as_static()?, static_node(s, d)?)))
+            .collect::<Option<Vec<_>>>()
+            .map(StaticNode::Modes),
+        _ => None,
+    }
+}
+
+impl StaticLayout {
+    /// The offset of a 1-D index, as [`crd2idx`] computes it: every mode but
+    /// the last takes its remainder (C's truncating `%`), the last the rest;
+    /// `None` on overflow.
+    pub fn at(&self, index: i64) -> Option<i64> {
+        fn eval(node: &StaticNode, c: i64) -> Option<i64> {
+            match node {
+                StaticNode::Leaf { stride } => c.checked_mul(*stride),
+                StaticNode::Modes(modes) => {
+                    let mut rest = c;
+                    let mut idx = 0i64;
+                    for (i, (extent, m)) in modes.iter().enumerate() {
+                        let here = if i + 1 == modes.len() {
+                            rest
+                        } else {
+                            let r = rest.checked_rem(*extent)?;
+                            rest = rest.checked_div(*extent)?;
+                            r
+                        };
+                        idx = idx.checked_add(eval(m, here)?)?;
+                    }
+                    Some(idx)
+                }
+            }
+        }
+        eval(&self.0, index)
+    }
+}
+
 pub fn crd2idx(coord: &Coord, shape: &IntTuple, stride: &IntTuple) -> Result<Int> {
     let bad = |why| AlgebraError::BadCoordinate {
         coord: coord.to_string(),

@@ -30,7 +30,7 @@ pub use composition::{composition, composition_tiler};
 pub use condition::{Condition, Conditions, Fact};
 pub use error::{AlgebraError, Result};
 pub use int::{Bindings, Int};
-pub use layout::{Coord, Layout, crd2idx, idx2crd};
+pub use layout::{Coord, Layout, StaticLayout, crd2idx, idx2crd};
 pub use swizzle::{ComposedLayout, Swizzle};
 pub use tiler::Tiler;
 pub use tiling::{
