@@ -180,7 +180,7 @@ pub fn bench(
     iters: usize,
 ) -> Result<BenchResult, RuntimeError> {
     let p = plan(m, dims)?;
-    let f = gpu.load(ptx, &m.variants[p.variant].entry, p.dynamic_shared)?;
+    let f = gpu.load(ptx, m, &p)?;
     let bytes: usize = m
         .params
         .iter()

@@ -50,6 +50,10 @@ impl DeviceArgs {
     }
 }
 
+/// The entry points of a plan's launches, each with whether it takes a
+/// block offset.
+pub struct Loaded(Vec<(CudaFunction, bool)>);
+
 /// A device copy of one argument.
 enum DeviceArg {
     F32(CudaSlice<f32>),
@@ -78,20 +82,21 @@ impl Gpu {
         Ok(Some(Gpu { ctx, stream, name }))
     }
 
-    /// Loads an entry point, allowing it the dynamic shared memory it needs.
-    pub fn load(
-        &self,
-        ptx: &str,
-        kernel: &str,
-        dynamic_shared: u32,
-    ) -> Result<CudaFunction, RuntimeError> {
+    /// Loads the entry points a plan launches, allowing each the dynamic
+    /// shared memory it needs.
+    pub fn load(&self, ptx: &str, m: &Manifest, plan: &LaunchPlan) -> Result<Loaded, RuntimeError> {
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
-        let f = module.load_function(kernel)?;
-        if dynamic_shared > 0 {
-            let attr = cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-            f.set_attribute(attr, dynamic_shared as i32)?;
+        let mut entries = Vec::new();
+        for l in &plan.launches {
+            let v = &m.variants[l.variant];
+            let f = module.load_function(&v.entry)?;
+            if plan.dynamic_shared > 0 {
+                let attr = cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                f.set_attribute(attr, plan.dynamic_shared as i32)?;
+            }
+            entries.push((f, v.block_offset));
         }
-        Ok(f)
+        Ok(Loaded(entries))
     }
 
     /// Copies the arguments to the device.
@@ -122,15 +127,30 @@ impl Gpu {
         Ok(DeviceArgs(dev))
     }
 
-    /// Launches a planned kernel on uploaded arguments (asynchronously).
+    /// Launches a planned kernel on uploaded arguments (asynchronously):
+    /// each of the plan's launches, in order, on one stream.
     pub fn launch(
         &self,
+        k: &Loaded,
+        plan: &LaunchPlan,
+        d: &DeviceArgs,
+    ) -> Result<(), RuntimeError> {
+        for ((f, offset), l) in k.0.iter().zip(&plan.launches) {
+            self.launch_one(f, offset.then_some(&l.offset), l.grid, plan, d)?;
+        }
+        Ok(())
+    }
+
+    fn launch_one(
+        &self,
         f: &CudaFunction,
+        offset: Option<&[u32; 3]>,
+        grid: [u32; 3],
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
         let cfg = LaunchConfig {
-            grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
+            grid_dim: (grid[0], grid[1], grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
             shared_mem_bytes: plan.dynamic_shared,
         };
@@ -149,6 +169,9 @@ impl Gpu {
         }
         for e in &plan.extents {
             b.arg(e);
+        }
+        for o in offset.into_iter().flatten() {
+            b.arg(o);
         }
         // Safety: the plan checked every argument's size and every access's bounds.
         unsafe { b.launch(cfg) }?;
@@ -189,7 +212,7 @@ impl Gpu {
     /// `iters` timed times; returns the first run's tensors and the times.
     pub fn run(
         &self,
-        f: &CudaFunction,
+        f: &Loaded,
         plan: &LaunchPlan,
         m: &Manifest,
         args: &[Arg],

@@ -182,7 +182,7 @@ pub fn run_gpu(
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
     let expected = reference::expected(m, &plan, &args)?;
-    let f = gpu.load(ptx, &m.variants[plan.variant].entry, plan.dynamic_shared)?;
+    let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
     let out = outs[expected.output]
         .as_ref()
@@ -192,7 +192,7 @@ pub fn run_gpu(
     let elem = out.elem();
     let report = Report {
         device: gpu.name.clone(),
-        kernel: m.variants[plan.variant].entry.clone(),
+        kernel: plan.entries(m),
         dims: dims.to_string(),
         error,
         tolerance: tolerance(elem),

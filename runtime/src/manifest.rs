@@ -96,7 +96,8 @@ pub struct Manifest {
     /// Dynamic shared memory to request at launch (0: all static).
     pub dynamic_shared_bytes: i64,
     /// Entry points in order of preference: the first whose conditions
-    /// hold for the launch's extents runs.
+    /// hold for the launch's extents runs, on the blocks its block
+    /// conditions allow; the next one the rest of the grid.
     pub variants: Vec<VariantSpec>,
     pub reference: Option<Reference>,
 }
@@ -107,6 +108,12 @@ pub struct Manifest {
 pub struct VariantSpec {
     pub entry: String,
     pub conditions: Vec<LaunchCondition>,
+    /// Facts about `block.*` that must hold for every block it runs
+    /// (its tiles are full); empty: any block.
+    pub block_conditions: Vec<LaunchCondition>,
+    /// Whether the entry takes a block offset (three u32s after the
+    /// extents), so that it can run on part of the grid.
+    pub block_offset: bool,
     pub accesses: Vec<Access>,
     pub loops: Vec<LoopSpec>,
 }

@@ -4,7 +4,7 @@
 //! buffer.
 
 use crate::RuntimeError;
-use crate::manifest::{Manifest, ParamKind};
+use crate::manifest::{LaunchCondition, Manifest, ParamKind};
 use std::collections::HashMap;
 
 /// Extents by name, e.g. parsed from `M=4096,N=4096,K=4096`.
@@ -39,19 +39,46 @@ impl Dims {
     }
 }
 
-/// A checked launch: grid and block sizes, extent values in ABI order, and
-/// the number of elements each tensor parameter's buffer must hold.
+/// A checked launch: the entry points that run and on which blocks, grid
+/// and block sizes, extent values in ABI order, and the number of elements
+/// each tensor parameter's buffer must hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchPlan {
-    /// The variant that runs: the first whose conditions hold.
-    pub variant: usize,
+    /// In order: the first variant whose conditions hold, on the blocks
+    /// its block conditions allow (all of them, or a box from block 0);
+    /// then the next variant that runs any block, on the boxes left.
+    pub launches: Vec<Launch>,
     /// Dynamic shared memory to request, in bytes.
     pub dynamic_shared: u32,
+    /// The whole grid, which the launches cover exactly once.
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub extents: Vec<i64>,
     /// Per parameter: `Some(elements)` for tensors, `None` for scalars.
     pub lens: Vec<Option<usize>>,
+}
+
+impl LaunchPlan {
+    /// The entry points that run, each once, in launch order: `sgemm` or
+    /// `sgemm + sgemm_guarded`.
+    pub fn entries(&self, m: &Manifest) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for l in &self.launches {
+            let name = m.variants[l.variant].entry.as_str();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names.join(" + ")
+    }
+}
+
+/// One launch of an entry point: `grid` blocks from block `offset` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub variant: usize,
+    pub grid: [u32; 3],
+    pub offset: [u32; 3],
 }
 
 /// Plans a GPU launch: every check, the bounds of every global access included.
@@ -63,7 +90,9 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
         .map(String::as_str)
         .zip(p.extents.iter().copied())
         .collect();
-    check_bounds(m, &p, &values)?;
+    for l in &p.launches {
+        check_bounds(m, &p, l, &values)?;
+    }
     Ok(p)
 }
 
@@ -103,16 +132,16 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
             .find(|c| c.fact.eval(&env) != Some(true))
             .cloned()
     };
-    let variant = match m.variants.iter().position(|v| failing(v).is_none()) {
-        Some(i) => i,
-        None => {
-            let c = m.variants.first().and_then(failing);
-            let why = c.map_or("the manifest has no variant".to_string(), |c| {
-                format!("{} does not hold ({})", c.fact, c.needed_by)
-            });
-            return Err(RuntimeError::Condition(format!("{why} for {dims}")));
-        }
-    };
+    let usable: Vec<usize> = (0..m.variants.len())
+        .filter(|&i| failing(&m.variants[i]).is_none())
+        .collect();
+    if usable.is_empty() {
+        let c = m.variants.first().and_then(failing);
+        let why = c.map_or("the manifest has no variant".to_string(), |c| {
+            format!("{} does not hold ({})", c.fact, c.needed_by)
+        });
+        return Err(RuntimeError::Condition(format!("{why} for {dims}")));
+    }
     let dim3 = |v: &[tilec_layout::Int], what: &str| -> Result<[u32; 3], RuntimeError> {
         let mut out = [1u32; 3];
         for (i, x) in v.iter().enumerate().take(3) {
@@ -128,6 +157,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
     };
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
+    let launches = launches(m, &usable, grid, &env)?;
     let mut lens = Vec::new();
     for p in &m.params {
         lens.push(match &p.kind {
@@ -152,7 +182,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         ))
     })?;
     Ok(LaunchPlan {
-        variant,
+        launches,
         dynamic_shared,
         grid,
         block,
@@ -161,12 +191,124 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
     })
 }
 
-/// Every global access of every thread of every block, in every loop
-/// iteration, is inside its parameter's buffer (interval arithmetic on the
-/// symbolic indices, with the launch's actual sizes).
+const BLOCK: [&str; 3] = ["block.x", "block.y", "block.z"];
+
+/// Which entry points run on which blocks (see [`LaunchPlan::launches`]);
+/// `usable`: the variants whose launch conditions hold, in order.
+fn launches(
+    m: &Manifest,
+    usable: &[usize],
+    grid: [u32; 3],
+    extent: &dyn Fn(&str) -> Option<i64>,
+) -> Result<Vec<Launch>, RuntimeError> {
+    let mut out = Vec::new();
+    let mut rest = vec![(grid, [0; 3])];
+    for &i in usable {
+        let v = &m.variants[i];
+        if v.block_conditions.is_empty() {
+            for (g, offset) in rest {
+                if offset != [0; 3] && !v.block_offset {
+                    return Err(RuntimeError::Manifest(format!(
+                        "{} cannot run part of the grid (no block offset)",
+                        v.entry
+                    )));
+                }
+                out.push(Launch {
+                    variant: i,
+                    grid: g,
+                    offset,
+                });
+            }
+            return Ok(out);
+        }
+        if out.is_empty() {
+            let full = full_blocks(&v.block_conditions, grid, extent);
+            if !full.contains(&0) {
+                out.push(Launch {
+                    variant: i,
+                    grid: full,
+                    offset: [0; 3],
+                });
+                rest = edges(grid, full);
+                if rest.is_empty() {
+                    return Ok(out);
+                }
+            }
+        }
+    }
+    let blocks: u32 = rest.iter().map(|(g, _)| g.iter().product::<u32>()).sum();
+    Err(RuntimeError::Condition(format!(
+        "{blocks} blocks have partial tiles, and no variant whose conditions hold runs them"
+    )))
+}
+
+/// The box of blocks from block 0 on where every fact holds for every
+/// block: per dimension, the most blocks on which the facts about it hold
+/// (a fact that holds on more blocks holds on fewer), found by bisection
+/// and proved by interval arithmetic. A zero somewhere: no such block.
+fn full_blocks(
+    facts: &[LaunchCondition],
+    grid: [u32; 3],
+    extent: &dyn Fn(&str) -> Option<i64>,
+) -> [u32; 3] {
+    let mut full = grid;
+    for d in 0..3 {
+        // The facts about this dimension, and earlier ones only.
+        let last_dim = |c: &&LaunchCondition| {
+            let mut names = Vec::new();
+            c.fact.names(&mut names);
+            (0..3).rev().find(|&e| names.iter().any(|n| n == BLOCK[e]))
+        };
+        let here: Vec<&LaunchCondition> = facts.iter().filter(|c| last_dim(c) == Some(d)).collect();
+        let holds = |n: u32| {
+            let range = |name: &str| match BLOCK.iter().position(|b| *b == name) {
+                Some(e) if e == d => Some((0, n as i64 - 1)),
+                Some(e) => Some((0, full[e] as i64 - 1)),
+                None => extent(name).map(|v| (v, v)),
+            };
+            n == 0 || here.iter().all(|c| c.fact.holds_throughout(&range))
+        };
+        let (mut lo, mut hi) = (0, grid[d]);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if holds(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        full[d] = lo;
+        if lo == 0 {
+            return [0; 3];
+        }
+    }
+    full
+}
+
+/// The blocks of `grid` outside the box `full` (from block 0), as disjoint
+/// boxes (size, offset): past it in x; then, within its x range, past it
+/// in y; then within both, past it in z.
+fn edges(grid: [u32; 3], full: [u32; 3]) -> Vec<([u32; 3], [u32; 3])> {
+    (0..3)
+        .map(|d| {
+            let mut size = grid;
+            let mut offset = [0; 3];
+            size[..d].copy_from_slice(&full[..d]);
+            size[d] = grid[d] - full[d];
+            offset[d] = full[d];
+            (size, offset)
+        })
+        .filter(|(size, _)| !size.contains(&0))
+        .collect()
+}
+
+/// Every global access of every thread of every block of one launch, in
+/// every loop iteration, is inside its parameter's buffer (interval
+/// arithmetic on the symbolic indices, with the launch's actual sizes).
 fn check_bounds(
     m: &Manifest,
     plan: &LaunchPlan,
+    launch: &Launch,
     values: &HashMap<&str, i64>,
 ) -> Result<(), RuntimeError> {
     let extent = |n: &str| values.get(n).map(|&v| (v, v));
@@ -175,10 +317,11 @@ fn check_bounds(
         "thread.x",
         (0, plan.block.iter().map(|&b| b as i64).product::<i64>() - 1),
     );
-    for (i, name) in ["block.x", "block.y", "block.z"].iter().enumerate() {
-        ranges.insert(name, (0, plan.grid[i] as i64 - 1));
+    for (i, name) in BLOCK.iter().enumerate() {
+        let first = launch.offset[i] as i64;
+        ranges.insert(name, (first, first + launch.grid[i] as i64 - 1));
     }
-    let v = &m.variants[plan.variant];
+    let v = &m.variants[launch.variant];
     let mut empty_loops = Vec::new();
     for l in &v.loops {
         let eval = |x: &tilec_layout::Int| x.eval(&|n: &str| values.get(n).copied());

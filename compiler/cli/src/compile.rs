@@ -21,7 +21,7 @@ pub enum Failure {
     Backend(String),
 }
 
-/// Checks every kernel of a source and lowers both its variants.
+/// Checks every kernel of a source and lowers its variants.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
     let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
     kernels
@@ -92,14 +92,9 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .iter()
             .map(|l| m::VariantSpec {
                 entry: l.ir.name.clone(),
-                conditions: l
-                    .conditions
-                    .iter()
-                    .map(|c| m::LaunchCondition {
-                        fact: c.fact.clone(),
-                        needed_by: c.needed_by.to_string(),
-                    })
-                    .collect(),
+                conditions: launch_conditions(&l.conditions),
+                block_conditions: launch_conditions(&l.block_conditions),
+                block_offset: l.ir.block_offset,
                 accesses: l
                     .global_accesses
                     .iter()
@@ -128,6 +123,15 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             operands: r.operands.clone(),
         }),
     }
+}
+
+fn launch_conditions(cs: &[tilec_layout::Condition]) -> Vec<m::LaunchCondition> {
+    cs.iter()
+        .map(|c| m::LaunchCondition {
+            fact: c.fact.clone(),
+            needed_by: c.needed_by.to_string(),
+        })
+        .collect()
 }
 
 /// Prints a failure against its source; returns the exit code.

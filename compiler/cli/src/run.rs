@@ -164,13 +164,20 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
         .collect();
     let launch = exec::Launch {
-        grid: plan.grid,
+        parts: plan
+            .launches
+            .iter()
+            .map(|l| exec::Part {
+                ir: &c.lowered[l.variant].ir,
+                grid: l.grid,
+                offset: l.offset,
+            })
+            .collect(),
         extents: plan.extents.clone(),
         scalars,
     };
     let start = Instant::now();
-    exec::execute(&c.lowered[plan.variant].ir, &launch, &mut tensors)
-        .map_err(CpuFailure::Kernel)?;
+    exec::execute(&launch, &mut tensors).map_err(CpuFailure::Kernel)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let out = tensors[want.output]
         .as_ref()
@@ -180,7 +187,7 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let report = Report {
         device: format!("the CPU executor ({threads} threads)"),
-        kernel: c.lowered[plan.variant].ir.name.clone(),
+        kernel: plan.entries(m),
         dims: dims.to_string(),
         error,
         tolerance: tolerance(m.params[want.output].elem()),

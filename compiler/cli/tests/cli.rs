@@ -93,7 +93,10 @@ fn check_exits_0_on_examples_and_1_with_diagnostics() {
     );
     assert_eq!(code, 0);
     assert!(out.contains("tAgA  (4,1,ceil_div(K,8))"), "{out}");
-    assert!(out.contains("requires M % 128 == 0"), "{out}");
+    assert!(
+        out.contains("fast path where (128*(block.x+1)) <= M"),
+        "{out}"
+    );
     let (code, _, err) = tilec(
         &[
             "check",

@@ -48,9 +48,24 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
 
 #[test]
 fn a_wrong_result_exits_1() {
-    let (code, out, err) = run_cpu("tests/run/skips_a_k_tile.tile", "M=128,N=128,K=32");
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("MISMATCH"), "{out}");
+    for file in [
+        "tests/run/skips_a_k_tile.tile",
+        "tests/run/swapped_tile_coordinates.tile",
+    ] {
+        let (code, out, err) = run_cpu(file, "M=256,N=384,K=32");
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains("MISMATCH"), "{out}");
+    }
+}
+
+#[test]
+fn a_block_without_a_tile_runs_guarded_and_touches_nothing() {
+    let (code, out, err) = run_cpu("tests/run/a_block_too_many.tile", "M=256,N=384,K=32");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("sgemm_nt + sgemm_nt_guarded ") && out.contains("(ok)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -78,24 +93,25 @@ fn any_size_runs_through_the_guarded_variant() {
 #[test]
 fn the_runtime_picks_the_variant_the_extents_allow() {
     // All tiles full: the full-tile entry; some blocks partial but the
-    // vectors aligned: the per-block entry (full blocks unguarded); a
-    // misaligned extent or a partial k-tile (no block full): the guarded
-    // entry. The executor checks every access.
+    // vectors aligned: the full-tile entry on the full blocks, the guarded
+    // one on the others (one launch to the executor, which checks that no
+    // two blocks write one element); a misaligned extent or a partial
+    // k-tile: the guarded entry alone. The executor checks every access.
     for (file, dims, entry) in [
         (
             "examples/sgemm_nt_sm80.tile",
             "M=256,N=384,K=32",
-            "sgemm_nt_sm80 ",
+            "sgemm_nt_sm80 M",
         ),
         (
             "examples/sgemm_nt_sm80.tile",
             "M=260,N=384,K=32",
-            "sgemm_nt_sm80_per_block ",
+            "sgemm_nt_sm80 + sgemm_nt_sm80_guarded ",
         ),
         (
             "examples/sgemm_tn_sm80.tile",
             "M=260,N=132,K=48",
-            "sgemm_tn_sm80_per_block ",
+            "sgemm_tn_sm80 + sgemm_tn_sm80_guarded ",
         ),
         (
             "examples/sgemm_nt_sm80.tile",
@@ -107,7 +123,7 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
             "M=260,N=384,K=40",
             "sgemm_nt_sm80_guarded ",
         ),
-        ("examples/copy.tile", "M=260,N=96", "copy_per_block "),
+        ("examples/copy.tile", "M=260,N=96", "copy + copy_guarded "),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tilec_runtime::plan::{Dims, plan};
+use tilec_runtime::plan::{Dims, Launch, plan};
 use tilec_runtime::reference::Arg;
 use tilec_runtime::{RuntimeError, check_args, random_args};
 
@@ -186,16 +186,14 @@ fn copies_vectorize_where_the_layouts_allow() {
     let f = root().join("examples/sgemm_nt_tv.tile");
     let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
     assert_eq!(code, 0, "{err}");
-    // Two vector copies in the full-tile entry and in the per-block entry's
-    // fast branch; the guarded entry copies element by element.
+    // Two vector copies in the full-tile entry; the guarded entry copies
+    // element by element.
     assert_eq!(
         part(&ir, "kernel sgemm_nt_tv(")
             .matches("copy.f32x4")
             .count(),
         2
     );
-    let per_block = part(&ir, "kernel sgemm_nt_tv_per_block(");
-    assert_eq!(per_block.matches("copy.f32x4").count(), 2, "{per_block}");
     assert!(!part(&ir, "kernel sgemm_nt_tv_guarded(").contains("copy.f32x"));
     let (_, ptx, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     let full = part(&ptx, ".entry sgemm_nt_tv(");
@@ -242,7 +240,7 @@ fn launch_bounds_reach_the_ptx() {
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
     let entries = ptx.matches(".entry").count();
-    assert_eq!(entries, 3, "full, per-block and guarded");
+    assert_eq!(entries, 2, "full and guarded");
     assert_eq!(
         ptx.matches(".minnctapersm 2").count(),
         entries,
@@ -261,40 +259,64 @@ fn the_runtime_refuses_unsafe_launches() {
         p.lens,
         vec![Some(256 * 64), Some(128 * 64), Some(256 * 128), None, None]
     );
-    // Full tiles need 128 | M; otherwise the per-block variant runs (its
-    // full blocks unguarded, the others guarded).
-    assert_eq!(p.variant, 0);
-    let g = plan(&m, &d("M=200,N=128,K=64")).expect("the per-block variant");
+    // Every tile full: the full-tile entry on the whole grid.
+    let launch = |variant, grid, offset| Launch {
+        variant,
+        grid,
+        offset,
+    };
+    assert_eq!(p.launches, [launch(0, [2, 1, 1], [0, 0, 0])]);
+    assert_eq!(p.entries(&m), "sgemm_nt");
+    // Its conditions: every k-tile full (the same for all blocks); its
+    // block conditions: the block's M and N tiles inside the tensors.
+    let facts = |cs: &[tilec_runtime::manifest::LaunchCondition]| -> Vec<String> {
+        cs.iter().map(|c| c.fact.to_string()).collect()
+    };
+    assert_eq!(facts(&m.variants[0].conditions), ["K % 8 == 0"]);
     assert_eq!(
-        (g.variant, m.variants[g.variant].entry.as_str()),
-        (1, "sgemm_nt_per_block")
+        facts(&m.variants[0].block_conditions),
+        ["(128*(block.x+1)) <= M", "(128*(block.y+1)) <= N"]
     );
-    assert_eq!(m.variants[2].entry, "sgemm_nt_guarded");
+    assert_eq!(m.variants[1].entry, "sgemm_nt_guarded");
+    assert!(m.variants[1].conditions.is_empty() && m.variants[1].block_offset);
     assert!(
-        m.variants[0]
-            .conditions
-            .iter()
-            .any(|c| c.fact.to_string() == "M % 128 == 0")
+        m.variants[1].accesses.is_empty(),
+        "guarded accesses need no launch-time bounds"
     );
-    // Per block: every k-tile full is the same for all blocks, so it is a
-    // launch condition; with M = 200 the blocks at x = 0 are full.
-    let per_block: Vec<String> = m.variants[1]
-        .conditions
-        .iter()
-        .map(|c| c.fact.to_string())
-        .collect();
-    assert_eq!(per_block, ["K % 8 == 0"]);
-    assert!(m.variants[2].conditions.is_empty());
-    assert!(
-        m.variants[1..].iter().all(|v| v.accesses.is_empty()),
-        "guarded accesses, and those of full blocks, need no launch-time bounds"
+    // Partial tiles at the edges: the full blocks unguarded, the rest guarded
+    // from its block offset on: past the full box in x, then below it in y.
+    let g = plan(&m, &d("M=200,N=128,K=64")).unwrap();
+    assert_eq!(
+        g.launches,
+        [
+            launch(0, [1, 1, 1], [0, 0, 0]),
+            launch(1, [1, 1, 1], [1, 0, 0])
+        ]
     );
-    // With only the full-tile variant, the same launch fails its condition.
+    assert_eq!(g.entries(&m), "sgemm_nt + sgemm_nt_guarded");
+    let g = plan(&m, &d("M=300,N=300,K=64")).unwrap();
+    assert_eq!(
+        g.launches,
+        [
+            launch(0, [2, 2, 1], [0, 0, 0]),
+            launch(1, [1, 3, 1], [2, 0, 0]),
+            launch(1, [2, 1, 1], [0, 2, 0])
+        ]
+    );
+    // No full block, or a partial k-tile: the guarded entry on everything.
+    for (dims, grid) in [
+        ("M=100,N=300,K=64", [1, 3, 1]),
+        ("M=300,N=300,K=60", [3, 3, 1]),
+    ] {
+        let g = plan(&m, &d(dims)).unwrap();
+        assert_eq!(g.launches, [launch(1, grid, [0, 0, 0])], "{dims}");
+    }
+    // With only the full-tile variant, the edge blocks cannot run.
     let mut full_only = m.clone();
     full_only.variants.truncate(1);
     let e = plan(&full_only, &d("M=200,N=128,K=64")).unwrap_err();
     assert!(
-        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("M % 128 == 0"),
+        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("partial tiles"),
         "{e}"
     );
     // A missing and an unknown extent.
@@ -311,9 +333,11 @@ fn the_runtime_refuses_unsafe_launches() {
             .contains("no extent Q")
     );
     // A grid too large for the tensors: the global bounds check refuses it
-    // (with only the unguarded variant, as a hand-edited manifest might have).
+    // (with only the unguarded variant and no block conditions, as a
+    // hand-edited manifest might have).
     let mut wide = m.clone();
     wide.variants.truncate(1);
+    wide.variants[0].block_conditions.clear();
     wide.grid[0] = wide.grid[0].mul(&tilec_layout::Int::from(2));
     let e = plan(&wide, &d("M=256,N=128,K=64")).unwrap_err();
     assert!(matches!(e, RuntimeError::Bounds(_)), "{e}");

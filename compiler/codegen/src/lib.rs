@@ -170,15 +170,25 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    if let Ok(d) = std::env::var("TILEC_RAW") {
+        module.print_to_file(format!("{d}/{}.ll", ir.name)).unwrap();
+    }
+    let t0 = std::time::Instant::now();
     module
-        .run_passes("default<O3>", &tm, PassBuilderOptions::create())
+        .run_passes(
+            &std::env::var("TILEC_PIPE").unwrap_or("default<O3>".into()),
+            &tm,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
         Output::Ptx => {
+            let t1 = std::time::Instant::now();
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            eprintln!("{} opt {:?} isel {:?}", ir.name, t1 - t0, t1.elapsed());
             Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
         }
     }
@@ -226,6 +236,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .iter()
                 .map(|_| BasicMetadataTypeEnum::from(ctx.i64_type())),
         );
+        if ir.block_offset {
+            types.extend([BasicMetadataTypeEnum::from(ctx.i32_type()); 3]);
+        }
         let func = module.add_function(&ir.name, ctx.void_type().fn_type(&types, false), None);
         func.set_call_conventions(PTX_KERNEL_CC);
         // Tensor parameters never overlap (the runtime allocates each); this
@@ -246,6 +259,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             func.get_nth_param((ir.params.len() + i) as u32)
                 .expect("declared")
                 .set_name(e);
+        }
+        if ir.block_offset {
+            for (d, name) in ["offset.x", "offset.y", "offset.z"].iter().enumerate() {
+                func.get_nth_param((ir.params.len() + ir.extents.len() + d) as u32)
+                    .expect("declared")
+                    .set_name(name);
+            }
         }
         launch_bounds(ctx, module, func, "maxntidx", ir.block_threads)?;
         if let Some(n) = ir.min_blocks {
@@ -344,13 +364,26 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(match def {
             IntDef::Const(c) => i64t.const_int(*c as u64, true),
             IntDef::ThreadIdx => self.special("llvm.nvvm.read.ptx.sreg.tid.x")?,
-            IntDef::BlockIdx(d) => self.special(
-                [
-                    "llvm.nvvm.read.ptx.sreg.ctaid.x",
-                    "llvm.nvvm.read.ptx.sreg.ctaid.y",
-                    "llvm.nvvm.read.ptx.sreg.ctaid.z",
-                ][*d as usize],
-            )?,
+            IntDef::BlockIdx(d) => {
+                let hardware = self.special(
+                    [
+                        "llvm.nvvm.read.ptx.sreg.ctaid.x",
+                        "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                        "llvm.nvvm.read.ptx.sreg.ctaid.z",
+                    ][*d as usize],
+                )?;
+                if !self.ir.block_offset {
+                    return Ok(hardware);
+                }
+                let at = self.ir.params.len() + self.ir.extents.len() + *d as usize;
+                let offset = self
+                    .func
+                    .get_nth_param(at as u32)
+                    .expect("declared")
+                    .into_int_value();
+                let offset = self.b.build_int_z_extend(offset, i64t, "")?;
+                self.b.build_int_nuw_add(hardware, offset, "")?
+            }
             IntDef::Extent(e) => self
                 .func
                 .get_nth_param((self.ir.params.len() + e) as u32)
@@ -484,28 +517,6 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::Barrier => {
                     let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
                     self.b.build_call(f, &[], "")?;
-                }
-                InstKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    let zero = self.ctx.i64_type().const_zero();
-                    let go =
-                        self.b
-                            .build_int_compare(IntPredicate::SGT, self.ints[cond], zero, "")?;
-                    let (yes, no, done) = (
-                        self.ctx.append_basic_block(self.func, "fast"),
-                        self.ctx.append_basic_block(self.func, "guarded"),
-                        self.ctx.append_basic_block(self.func, "joined"),
-                    );
-                    self.b.build_conditional_branch(go, yes, no)?;
-                    for (block, insts) in [(yes, then), (no, otherwise)] {
-                        self.b.position_at_end(block);
-                        self.insts(insts)?;
-                        self.b.build_unconditional_branch(done)?;
-                    }
-                    self.b.position_at_end(done);
                 }
                 InstKind::Loop {
                     id,

@@ -59,6 +59,20 @@ impl Fact {
         }
     }
 
+    /// Whether the fact provably holds for every value of its names in
+    /// their ranges (interval arithmetic: `false` may mean "not provable").
+    /// A divisibility is decided only where every name has one value.
+    pub fn holds_throughout(&self, ranges: &dyn Fn(&str) -> Option<(i64, i64)>) -> bool {
+        match self {
+            Fact::Divides { .. } => self
+                .eval(&|n: &str| ranges(n).filter(|(lo, hi)| lo == hi).map(|(v, _)| v))
+                .unwrap_or(false),
+            Fact::Le(a, b) => b.sub(a).range(ranges).is_some_and(|(lo, _)| lo >= 0),
+            Fact::Any(fs) => fs.iter().any(|f| f.holds_throughout(ranges)),
+            Fact::All(fs) => fs.iter().all(|f| f.holds_throughout(ranges)),
+        }
+    }
+
     /// Truth with every name bound; `None` if a name is unbound.
     pub fn eval(&self, env: &dyn Bindings) -> Option<bool> {
         match self {

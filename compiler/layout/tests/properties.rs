@@ -201,4 +201,32 @@ proptest! {
         // Whatever the symbolic divide needed must hold for these extents.
         prop_assert!(conds.list.iter().all(|c| c.fact.eval(&env) == Some(true)));
     }
+
+    #[test]
+    fn a_fact_that_holds_throughout_holds_at_every_point(
+        m in 1i64..2000, tile in 1i64..300, blocks in 1i64..20, k in 1i64..100
+    ) {
+        // The runtime's proof that a box of blocks has full tiles: wherever
+        // it claims one, every block in the box satisfies the facts, and it
+        // claims the largest box (`(tile * (b + 1)) <= M` up to b = M/tile - 1).
+        let b = Int::var("block.x");
+        let full = Fact::Le(b.add(&Int::from(1)).mul(&Int::from(tile)), Int::var("M"));
+        let k_tiles = Fact::divides(&Int::from(8), &Int::var("K"));
+        let both = Fact::All(vec![full.clone(), k_tiles.clone()]);
+        let ranges = |n: &str| match n {
+            "block.x" => Some((0, blocks - 1)),
+            "M" => Some((m, m)),
+            "K" => Some((k, k)),
+            _ => None,
+        };
+        let everywhere = (0..blocks).all(|x| {
+            both.eval(&|n: &str| match n { "block.x" => Some(x), "M" => Some(m), "K" => Some(k), _ => None })
+                == Some(true)
+        });
+        prop_assert_eq!(both.holds_throughout(&ranges), everywhere);
+        prop_assert_eq!(full.holds_throughout(&ranges), blocks <= m / tile);
+        // A divisibility over a range of values is not claimed.
+        let some_k = |n: &str| if n == "K" { Some((8, 16)) } else { None };
+        prop_assert!(!k_tiles.holds_throughout(&some_k));
+    }
 }

@@ -27,13 +27,14 @@ use tilec_layout::{
     Condition, Conditions, Coord, Fact, Grouping, Int, IntTuple, Layout, Tiler, divide,
 };
 
-/// What the conditions of full tiles say they are needed by.
+/// What a partition that must divide evenly (no fallback) is needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
 
-/// What the conditions of one block's full tiles say they are needed by:
-/// facts about the extents and `block.*`, which the per-block variant tests
-/// in the kernel to run a block on the unguarded fast path.
-pub const FULL_BLOCK: &str = "this block's full tiles";
+/// What the facts that make a block's tiles of global tensors full are
+/// needed by: about the extents (every k-tile full) or about `block.*` too
+/// (this block's tile is inside the tensor). The unguarded variant runs
+/// where they hold; the guarded variant runs anywhere.
+pub const FULL_TILES: &str = "full tiles";
 
 /// Shared memory one block may use on sm_90.
 pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
@@ -282,13 +283,14 @@ impl KernelChecker {
 
     /// Conditions on extents become launch conditions; a condition on a
     /// block, thread or loop index cannot be checked at launch. (A block's
-    /// full tiles are a fact about its `block.*` too, tested in the kernel.)
+    /// full tiles are a fact about its `block.*` too: the runtime launches
+    /// the unguarded variant on the blocks where it holds.)
     fn take_conditions(&mut self, conds: Conditions, span: Span) {
         for c in conds.list {
             let mut names = Vec::new();
             c.fact.names(&mut names);
             let known = |n: &String| {
-                self.extents.contains(n) || (c.needed_by == FULL_BLOCK && is_block_index(n))
+                self.extents.contains(n) || (c.needed_by == FULL_TILES && is_block_index(n))
             };
             match names.iter().find(|n| !known(n)) {
                 None => {
@@ -1324,10 +1326,9 @@ fn flat_coord(m: &Layout, index: &Int) -> Int {
 /// Each tile extent divides the tensor's extent in its mode: statically, or
 /// as a launch condition.
 ///
-/// For a global tensor, partial tiles are allowed: full tiles everywhere is
-/// the fast variant's launch condition, and what makes this block's tile
-/// full is a [`FULL_BLOCK`] fact: `(c + 1) * tile <= extent` for a mode cut
-/// at the block-uniform coordinate `c` (`at`), else the tile dividing it.
+/// For a global tensor, partial tiles are allowed: what makes this block's
+/// tile full is a [`FULL_TILES`] fact, `(c + 1) * tile <= extent` for a mode
+/// cut at the block-uniform coordinate `c` (`at`), else the tile dividing it.
 fn even(
     t: &View,
     tiles: &[IntTuple],
@@ -1352,8 +1353,7 @@ fn even(
                 }
                 _ => fact.clone(),
             };
-            conds.record(here, FULL_BLOCK);
-            conds.record(fact, EVEN_PARTITION);
+            conds.record(here, FULL_TILES);
             continue;
         }
         conds

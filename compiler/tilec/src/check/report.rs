@@ -32,7 +32,7 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
             );
         }
         for c in &k.conditions {
-            if c.needed_by == crate::check::kernel::FULL_BLOCK {
+            if c.needed_by == crate::check::kernel::FULL_TILES {
                 let _ = writeln!(out, "  fast path where {}", c.fact);
             } else {
                 let _ = writeln!(out, "  requires {c}");

@@ -1,7 +1,7 @@
 //! Exec: runs kernel IR on the CPU with the GPU's semantics.
 //!
-//! In: a [`KernelIr`], the launch (grid, extents, scalars) and the global
-//! tensors. Out: the tensors as the kernel leaves them, or the first error,
+//! In: the launch (entry points, each on its part of the grid; extents,
+//! scalars) and the global tensors. Out: the tensors as the kernel leaves them, or the first error,
 //! with the span of the `.tile` statement that made it. Blocks run in
 //! parallel on the host's cores; the threads of a block run in lockstep, one
 //! instruction for all threads at a time, with per-block shared memory,
@@ -36,8 +36,10 @@ pub struct Tensor {
 
 /// Everything a launch needs besides the tensors.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Launch {
-    pub grid: [u32; 3],
+pub struct Launch<'a> {
+    /// The entry points that run, each on its part of the grid (the
+    /// runtime's plan: full tiles unguarded, the edges guarded).
+    pub parts: Vec<Part<'a>>,
     /// Values of the kernel's extents, in order.
     pub extents: Vec<i64>,
     /// Per kernel parameter: the scalar's value (ignored for tensors).
@@ -72,13 +74,28 @@ impl ExecError {
     }
 }
 
+/// One entry point on a box of blocks: `grid` blocks from `offset` on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part<'a> {
+    pub ir: &'a KernelIr,
+    pub grid: [u32; 3],
+    pub offset: [u32; 3],
+}
+
 type Result<T> = std::result::Result<T, ExecError>;
 
-/// Runs the kernel; on success the tensors hold its results.
-pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
-    let blocks: Vec<[u32; 3]> = (0..launch.grid[2])
-        .flat_map(|z| {
-            (0..launch.grid[1]).flat_map(move |y| (0..launch.grid[0]).map(move |x| [x, y, z]))
+/// Runs the kernel; on success the tensors hold its results. The parts run
+/// as one launch: two blocks writing one element conflict across parts too.
+pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
+    let blocks: Vec<(&KernelIr, [u32; 3])> = launch
+        .parts
+        .iter()
+        .flat_map(|p| {
+            let [gx, gy, gz] = p.grid;
+            let [ox, oy, oz] = p.offset;
+            (0..gz).flat_map(move |z| {
+                (0..gy).flat_map(move |y| (0..gx).map(move |x| (p.ir, [ox + x, oy + y, oz + z])))
+            })
         })
         .collect();
     let next = AtomicUsize::new(0);
@@ -95,7 +112,8 @@ pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -
                     if b >= blocks.len() {
                         break;
                     }
-                    let r = Block::new(ir, launch, inputs, blocks[b]).run();
+                    let (ir, at) = blocks[b];
+                    let r = Block::new(ir, launch, inputs, at).run();
                     let failed = r.is_err();
                     results.lock().expect("no poisoning").push((b, r));
                     if failed {
@@ -119,13 +137,13 @@ pub fn execute(ir: &KernelIr, launch: &Launch, tensors: &mut [Option<Tensor>]) -
                 return Err(ExecError {
                     message: format!(
                         "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
-                        blocks[other],
-                        blocks[b],
+                        blocks[other].1,
+                        blocks[b].1,
                         w.index,
-                        param_name(ir, w.param)
+                        param_name(blocks[b].0, w.param)
                     ),
                     span: w.span,
-                    label: format!("block {:?} writes it here", blocks[b]),
+                    label: format!("block {:?} writes it here", blocks[b].1),
                     other: Some((span, "the other block's write".into())),
                     help: None,
                 });
@@ -198,7 +216,7 @@ impl Buffer {
 
 struct Block<'a> {
     ir: &'a KernelIr,
-    launch: &'a Launch,
+    launch: &'a Launch<'a>,
     globals: &'a [Option<Tensor>],
     block: [u32; 3],
     threads: usize,
@@ -222,7 +240,7 @@ struct Block<'a> {
 impl<'a> Block<'a> {
     fn new(
         ir: &'a KernelIr,
-        launch: &'a Launch,
+        launch: &'a Launch<'a>,
         globals: &'a [Option<Tensor>],
         block: [u32; 3],
     ) -> Block<'a> {
@@ -304,14 +322,6 @@ impl<'a> Block<'a> {
         for inst in insts {
             match &inst.kind {
                 InstKind::Barrier => self.epoch += 1,
-                InstKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    let taken = self.uniform(*cond, inst.span, "the branch condition differs")? > 0;
-                    self.insts(if taken { then } else { otherwise })?;
-                }
                 InstKind::Loop {
                     id,
                     start,
@@ -339,7 +349,7 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
-    /// A value every thread agrees on (loop bounds, a branch condition), or an error.
+    /// A value every thread agrees on (loop bounds), or an error.
     fn uniform(&self, id: usize, span: Span, what: &str) -> Result<i64> {
         let v = self.ints[0][id];
         if self.ints.iter().any(|t| t[id] != v) {
@@ -429,7 +439,7 @@ impl<'a> Block<'a> {
                 self.write(y, t, r, span)
             }
             InstKind::Fill { elem, dst, value } => self.write(dst, t, round(*elem, *value), span),
-            InstKind::Barrier | InstKind::If { .. } | InstKind::Loop { .. } => Ok(()),
+            InstKind::Barrier | InstKind::Loop { .. } => Ok(()),
         }
     }
 

@@ -140,13 +140,6 @@ pub enum InstKind {
     AsyncFence,
     /// Waits until at most this many of the thread's fenced groups are in flight.
     AsyncWait(u32),
-    /// `then` while `cond` is positive, else `otherwise`; `cond` is the same
-    /// for every thread of a block (a block's tiles being full).
-    If {
-        cond: IntId,
-        then: Vec<Inst>,
-        otherwise: Vec<Inst>,
-    },
     /// `for var in start..end`, `var` being `IntDef::LoopVar(id)`.
     Loop {
         id: usize,
@@ -176,6 +169,10 @@ pub struct KernelIr {
     /// Tensors and scalars in source order; the extents follow them in the ABI.
     pub params: Vec<Param>,
     pub extents: Vec<String>,
+    /// Whether the entry takes a block offset after the extents (three
+    /// u32s): `block.*` is then the hardware block index plus the offset,
+    /// so that the runtime can launch it on part of the grid.
+    pub block_offset: bool,
     /// The static block size, for the kernel's launch bounds.
     pub block_threads: i64,
     /// Blocks that must fit on a multiprocessor at once, if the source asks.
@@ -198,6 +195,7 @@ impl KernelIr {
                 Param::Scalar { name, elem } => format!("{name}: {elem}"),
             })
             .chain(self.extents.iter().map(|e| format!("{e}: i64")))
+            .chain(self.block_offset.then(|| "block_offset: u32x3".to_string()))
             .collect();
         let _ = writeln!(
             out,
@@ -328,17 +326,6 @@ impl KernelIr {
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
                 InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),
                 InstKind::AsyncWait(n) => writeln!(out, "{pad}cp.async.wait {n}"),
-                InstKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    let _ = writeln!(out, "{pad}if {} > 0 {{", self.operand(*cond));
-                    self.write_insts(out, then, depth + 1);
-                    let _ = writeln!(out, "{pad}}} else {{");
-                    self.write_insts(out, otherwise, depth + 1);
-                    writeln!(out, "{pad}}}")
-                }
                 InstKind::Loop {
                     id,
                     name,
@@ -361,18 +348,12 @@ impl KernelIr {
     }
 }
 
-/// Calls `f` on every instruction of `insts` but loops and branches, in
-/// order, inside them too (each once, as written, not per iteration).
+/// Calls `f` on every instruction of `insts` but loops, in order, inside
+/// loops too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         match &i.kind {
             InstKind::Loop { body, .. } => for_each_atom(body, f),
-            InstKind::If {
-                then, otherwise, ..
-            } => {
-                for_each_atom(then, f);
-                for_each_atom(otherwise, f);
-            }
             _ => f(i),
         }
     }

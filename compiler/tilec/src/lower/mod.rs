@@ -9,7 +9,7 @@
 pub mod ir;
 pub mod verify;
 
-use crate::check::kernel::{EVEN_PARTITION, FULL_BLOCK};
+use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
@@ -19,7 +19,7 @@ use ir::{
 };
 use std::collections::HashMap;
 use tilec_layout::int::Sym;
-use tilec_layout::{Coord, Fact, Int};
+use tilec_layout::{Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,9 +30,13 @@ pub struct Lowered {
     pub global_accesses: Vec<GlobalAccess>,
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
-    /// The variant's launch conditions: the checker's (less full tiles for a
-    /// guarded or per-block variant) and what lowering relied on (vector alignment).
+    /// The variant's launch conditions: the checker's (less full tiles for
+    /// the guarded variant) and what lowering relied on (vector alignment).
     pub conditions: Vec<tilec_layout::Condition>,
+    /// Facts about `block.*` that every block this variant runs must
+    /// satisfy (its tiles are full); empty where any block may run it. The
+    /// runtime launches it on the blocks where they hold.
+    pub block_conditions: Vec<tilec_layout::Condition>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -52,36 +56,36 @@ pub struct LoopRange {
 /// Which variant of a kernel to make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
-    /// Every tile full: no guards, the widest copies; its launch conditions
-    /// say when it applies.
+    /// Full tiles: no guards, the widest copies. Its launch conditions say
+    /// when it applies (every k-tile full, vector alignment); its block
+    /// conditions, on which blocks (those whose tiles are inside the tensors).
     Full,
-    /// Blocks whose tiles are all full (the checker's [`FULL_BLOCK`] facts
-    /// about `block.*`, tested in the kernel) run the full-tile code, the
-    /// others the guarded code; its launch conditions are the facts the same
-    /// for every block (full k-tiles) and the full-tile code's alignment.
-    PerBlock,
-    /// Any extents: every global access guarded by the tensor's
-    /// coordinates, per-element copies.
+    /// Any extents, any block: every global access guarded by the tensor's
+    /// coordinates, per-element copies. Where the full variant has block
+    /// conditions, it takes a block offset, so that the runtime can launch
+    /// it on the edge blocks alone.
     Guarded,
 }
 
-/// The variants a kernel compiles to, in the order the runtime tries them:
-/// the per-block one only where some tile can be partial.
-pub fn variants(k: &Kernel) -> Vec<Variant> {
-    let partial = k.conditions.iter().any(|c| c.needed_by == FULL_BLOCK);
-    [Variant::Full, Variant::PerBlock, Variant::Guarded]
-        .into_iter()
-        .filter(|v| partial || *v != Variant::PerBlock)
-        .collect()
+/// The variants a kernel compiles to, in the order the runtime tries them.
+pub fn variants(_: &Kernel) -> Vec<Variant> {
+    vec![Variant::Full, Variant::Guarded]
 }
 
 /// The entry-point name of a variant.
 pub fn entry_name(kernel: &str, v: Variant) -> String {
     match v {
         Variant::Full => kernel.to_string(),
-        Variant::PerBlock => format!("{kernel}_per_block"),
         Variant::Guarded => format!("{kernel}_guarded"),
     }
+}
+
+/// Whether a full-tile fact is about a block's tile (it names `block.*`),
+/// not about every block alike (a k-tile).
+fn is_block_fact(c: &tilec_layout::Condition) -> bool {
+    let mut names = Vec::new();
+    c.fact.names(&mut names);
+    c.needed_by == FULL_TILES && names.iter().any(|n| n.starts_with("block."))
 }
 
 pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
@@ -99,28 +103,25 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         .unwrap_or(0);
     let mut l = Lowerer {
         k,
-        // How the code being lowered accesses memory: the per-block variant
-        // lowers its body guarded, then full (`per_block`).
-        variant: match variant {
-            Variant::PerBlock => Variant::Guarded,
-            v => v,
-        },
+        variant,
         block_threads,
         ints: Vec::new(),
         table: HashMap::new(),
         loop_names: Vec::new(),
         loop_depth: Vec::new(),
         loop_ranges: Vec::new(),
-        fast_branch: false,
         active: Vec::new(),
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
     };
-    let body = match variant {
-        Variant::Full | Variant::Guarded => l.stmts(&k.body)?,
-        Variant::PerBlock => l.per_block(&k.body)?,
-    };
+    let body = l.stmts(&k.body)?;
+    let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
+        .conditions
+        .iter()
+        .filter(|c| variant == Variant::Full || c.needed_by != FULL_TILES)
+        .cloned()
+        .partition(is_block_fact);
     let params = k
         .params
         .iter()
@@ -139,6 +140,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
+        block_offset: variant == Variant::Guarded && k.conditions.iter().any(is_block_fact),
         block_threads,
         min_blocks: k.launch.min_blocks,
         shared: k
@@ -168,16 +170,9 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
             span0(),
         )
     })?;
-    // The variant's launch conditions: the checker's, less full tiles for a
-    // guarded or per-block variant, plus what lowering relied on.
-    let mut conditions: Vec<tilec_layout::Condition> = k
-        .conditions
-        .iter()
-        .filter(|c| {
-            c.needed_by != FULL_BLOCK && (variant == Variant::Full || c.needed_by != EVEN_PARTITION)
-        })
-        .cloned()
-        .collect();
+    // The variant's launch conditions: the checker's, less full tiles for
+    // the guarded variant, plus what lowering relied on.
+    let mut conditions = conditions;
     for c in l.conditions {
         if !conditions.contains(&c) {
             conditions.push(c);
@@ -188,32 +183,13 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         global_accesses: dedup(l.accesses),
         loops: l.loops,
         conditions,
+        block_conditions,
     })
 }
 
 /// The upper bound of a counter that runs to a run-time end: large, yet far
 /// enough from overflow for the interval arithmetic on it.
 const UNBOUNDED: i64 = 1 << 40;
-
-/// An integer that is positive exactly when `f` holds, for the non-negative
-/// extents and block indices that facts are about.
-fn positive(f: &Fact) -> Int {
-    let one = Int::Static(1);
-    match f {
-        Fact::Divides { divisor, dividend } => one.sub(&dividend.rem(divisor)),
-        Fact::Le(a, b) => b.sub(a).add(&one),
-        Fact::All(fs) => fs
-            .iter()
-            .map(positive)
-            .reduce(|a, b| a.min(&b))
-            .unwrap_or(one),
-        Fact::Any(fs) => fs
-            .iter()
-            .map(positive)
-            .reduce(|a, b| a.max(&b))
-            .unwrap_or(Int::Static(0)),
-    }
-}
 
 fn span0() -> Span {
     Span { start: 0, end: 0 }
@@ -252,8 +228,6 @@ struct Lowerer<'k> {
     loop_depth: Vec<usize>,
     /// The values each loop's counter takes, where known at compile time.
     loop_ranges: Vec<Option<(i64, i64)>>,
-    /// Lowering the unguarded branch of the per-block variant.
-    fast_branch: bool,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
     accesses: Vec<GlobalAccess>,
@@ -262,51 +236,6 @@ struct Lowerer<'k> {
 }
 
 impl Lowerer<'_> {
-    /// The per-block variant's body: blocks whose tiles are all full (the
-    /// checker's [`FULL_BLOCK`] facts about `block.*`) run the full-tile
-    /// variant's code, unguarded and vectorized (its alignment facts become
-    /// the variant's launch conditions); the others run the guarded code.
-    fn per_block(&mut self, body: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
-        let guarded = self.stmts(body)?;
-        // A fact about the extents alone (every k-tile full: `K % 16 == 0`)
-        // is the same for every block: a launch condition, so that a launch
-        // where no block could be fast runs the guarded variant instead.
-        let (uniform, full): (Vec<_>, Vec<_>) = self
-            .k
-            .conditions
-            .iter()
-            .filter(|c| c.needed_by == FULL_BLOCK)
-            .cloned()
-            .partition(|c| {
-                let mut names = Vec::new();
-                c.fact.names(&mut names);
-                names.iter().all(|n| self.k.extents.contains(n))
-            });
-        self.conditions.extend(uniform);
-        let full: Vec<Fact> = full.into_iter().map(|c| c.fact).collect();
-        let (Some(first), Some(last)) = (body.first(), body.last()) else {
-            return Ok(guarded);
-        };
-        (self.variant, self.fast_branch) = (Variant::Full, true);
-        let fast = self.stmts(body);
-        (self.variant, self.fast_branch) = (Variant::Guarded, false);
-        let span = Span {
-            start: first.span.start,
-            end: last.span.end,
-        };
-        let cond = self
-            .int(&positive(&Fact::All(full)))
-            .map_err(|msg| Diagnostic::new(msg, span))?;
-        Ok(vec![Inst::at(
-            span,
-            InstKind::If {
-                cond,
-                then: fast?,
-                otherwise: guarded,
-            },
-        )])
-    }
-
     fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
         let mut out = Vec::new();
         for s in stmts {
@@ -469,10 +398,6 @@ impl Lowerer<'_> {
                 }
                 Space::Global(p)
             }
-            // The per-block variant's fast branch runs only in blocks whose
-            // tiles are full; the launch-time bound, over every block, does
-            // not apply to it.
-            Base::Param(p) if self.fast_branch => Space::Global(p),
             Base::Param(p) => {
                 self.accesses.push(GlobalAccess {
                     param: p,

@@ -64,15 +64,6 @@ fn insts(
             }
             InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
             InstKind::Barrier | InstKind::AsyncFence | InstKind::AsyncWait(_) => {}
-            InstKind::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                visible(ir, *cond, open)?;
-                insts(ir, then, open, seen)?;
-                insts(ir, otherwise, open, seen)?;
-            }
             InstKind::Loop {
                 id,
                 start,

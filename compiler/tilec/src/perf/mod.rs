@@ -100,7 +100,6 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
-            | InstKind::If { .. }
             | InstKind::Loop { .. } => return,
         };
         for (a, store, width) in list {
