@@ -36,6 +36,7 @@ impl Timing {
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct BenchResult {
+    /// The entry points that ran (`sgemm` or `sgemm + sgemm_guarded`).
     pub kernel: String,
     pub dims: String,
     pub device: String,
@@ -243,7 +244,7 @@ pub fn bench(
     }
     let w = work(m, &p);
     Ok(BenchResult {
-        kernel: m.kernel.clone(),
+        kernel: p.entries(m),
         dims: dims.to_string(),
         device: gpu.name.clone(),
         error,

@@ -1,10 +1,10 @@
 //! Codegen: kernel IR -> LLVM IR for `nvptx64-nvidia-cuda` -> PTX.
 //!
 //! In: a verified [`KernelIr`]. Out: LLVM IR text (`--emit llvm`) or PTX
-//! text, after LLVM's O3 pipeline. Global tensors are `addrspace(1)`
-//! pointers, shared buffers `addrspace(3)` arrays, register arrays allocas
-//! that SROA turns into registers; FMAs are `llvm.fma` (contraction on
-//! purpose); the kernel has the `ptx_kernel` calling convention and its
+//! text, after a sinking pass and the NVPTX back end. Global tensors are
+//! `addrspace(1)` pointers, shared buffers `addrspace(3)` arrays, register
+//! arrays SSA values (phis around loops); FMAs are `llvm.fma` (contraction
+//! on purpose); the kernel has the `ptx_kernel` calling convention and its
 //! block size as `maxntidx`. Invariant: the PTX is what LLVM made of a module
 //! that passed LLVM's verifier; nothing is emitted by hand.
 
@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use tilec::check::program::Elem;
 use tilec::lower::ir::{
     Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space,
+    for_each_atom,
 };
 use tilec_layout::int::Op as IntOp;
 
@@ -144,7 +145,18 @@ pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> 
     })
 }
 
-/// One kernel, in a module of its own, through LLVM's O3 pipeline.
+/// The IR passes a module goes through before the back end. The builder
+/// emits IR that needs no general optimization: registers are SSA values,
+/// each shared element is loaded once between barriers, integer arithmetic
+/// is hash-consed and hoisted by lowering, shared accesses carry their
+/// proved alignment (so the back end's load-store vectorizer merges them),
+/// loops are rotated. What is left is to sink the hoisted arithmetic next
+/// to its uses, which keeps ptxas's register pressure down (the guarded
+/// sm80 GEMMs: 155 registers, no spills; 255 and 500 bytes of spills
+/// without it). LLVM's O3 pipeline made no better PTX and took 10 times as long.
+const IR_PASSES: &str = "function(sink)";
+
+/// One kernel, in a module of its own, through [`IR_PASSES`] and the NVPTX back end.
 fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -153,10 +165,9 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
             &triple,
             arch,
             PTX_FEATURES,
-            // The IR has been through O3 already; instruction selection at
-            // -O2 makes the same PTX (checked on every example) and skips
-            // the second round of GVN that -O3 adds: 40% less time on the
-            // largest modules.
+            // -O2: the back end's own IR passes (the load-store vectorizer
+            // among them) and instruction selection; -O3 only adds a second
+            // round of GVN, which finds nothing here.
             OptimizationLevel::Default,
             RelocMode::Default,
             CodeModel::Default,
@@ -170,25 +181,15 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    if let Ok(d) = std::env::var("TILEC_RAW") {
-        module.print_to_file(format!("{d}/{}.ll", ir.name)).unwrap();
-    }
-    let t0 = std::time::Instant::now();
     module
-        .run_passes(
-            &std::env::var("TILEC_PIPE").unwrap_or("default<O3>".into()),
-            &tm,
-            PassBuilderOptions::create(),
-        )
+        .run_passes(IR_PASSES, &tm, PassBuilderOptions::create())
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
         Output::Ptx => {
-            let t1 = std::time::Instant::now();
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
-            eprintln!("{} opt {:?} isel {:?}", ir.name, t1 - t0, t1.elapsed());
             Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
         }
     }
@@ -217,8 +218,17 @@ struct KernelBuilder<'a, 'ctx> {
     func: FunctionValue<'ctx>,
     /// Integer values emitted so far.
     ints: HashMap<usize, IntValue<'ctx>>,
+    /// A power of two each integer value is a multiple of.
+    divisors: Vec<i64>,
     shared: Vec<PointerValue<'ctx>>,
-    registers: Vec<PointerValue<'ctx>>,
+    /// The current value of every register element: registers are SSA
+    /// values (their indices are constants), carried around loops by phis.
+    registers: Vec<Vec<Option<BasicValueEnum<'ctx>>>>,
+    /// Shared-memory elements this thread has loaded since the last
+    /// barrier, wait or shared store, by (buffer, index): another thread
+    /// writing them meanwhile would be a race, so a second read reuses the
+    /// first (a gemm reads each operand element once per k, not once per FMA).
+    shared_loads: HashMap<(usize, usize), BasicValueEnum<'ctx>>,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -247,9 +257,31 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             inkwell::attributes::Attribute::get_named_enum_kind_id("noalias"),
             0,
         );
+        // A tensor the kernel never writes is read-only too: its loads then
+        // go through the non-coherent cache (`ld.global.nc`).
+        let readonly = ctx.create_enum_attribute(
+            inkwell::attributes::Attribute::get_named_enum_kind_id("readonly"),
+            0,
+        );
+        let mut written = Vec::new();
+        for_each_atom(&ir.body, &mut |i| {
+            let dst = match &i.kind {
+                InstKind::Copy { dst, .. } | InstKind::Fill { dst, .. } => dst,
+                InstKind::Mma { c, .. } => c,
+                InstKind::Axpby { y, .. } => y,
+                _ => return,
+            };
+            if let Space::Global(p) = dst.space {
+                written.push(p);
+            }
+        });
         for (i, p) in ir.params.iter().enumerate() {
             if let Param::Tensor { name, .. } = p {
-                func.add_attribute(inkwell::attributes::AttributeLoc::Param(i as u32), noalias);
+                let at = inkwell::attributes::AttributeLoc::Param(i as u32);
+                func.add_attribute(at, noalias);
+                if !written.contains(&i) {
+                    func.add_attribute(at, readonly);
+                }
                 func.get_nth_param(i as u32)
                     .expect("declared")
                     .set_name(name);
@@ -281,8 +313,17 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             b,
             func,
             ints: HashMap::new(),
+            divisors: ir.divisors(),
             shared: Vec::new(),
-            registers: Vec::new(),
+            registers: ir
+                .registers
+                .iter()
+                .map(|r| {
+                    let init = r.init.map(|v| constant(ctx, r.elem, v));
+                    vec![init; r.len as usize]
+                })
+                .collect(),
+            shared_loads: HashMap::new(),
         })
     }
 
@@ -321,24 +362,6 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 g.set_initializer(&ty.get_undef());
                 g.set_alignment(16);
                 self.shared.push(g.as_pointer_value());
-            }
-        }
-        for (i, buf) in self.ir.registers.iter().enumerate() {
-            let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
-            let p = self.b.build_alloca(ty, &format!("r{i}"))?;
-            self.registers.push(p);
-        }
-        for (i, buf) in self.ir.registers.iter().enumerate() {
-            if let Some(v) = buf.init {
-                for k in 0..buf.len {
-                    let at = self.element_ptr(
-                        Space::Registers(i),
-                        self.ctx.i64_type().const_int(k as u64, false),
-                        buf.elem,
-                    )?;
-                    let c = self.constant(buf.elem, v);
-                    self.b.build_store(at, c)?;
-                }
             }
         }
         self.scope_ints(None)?;
@@ -457,28 +480,23 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     src,
                     dst,
                 } => {
-                    // Lowering proved both addresses aligned to the vector's size.
-                    let ty = vector_type(self.ctx, *elem, *width);
-                    let align = (*width as i64 * elem_bytes(*elem)) as u32;
-                    let v = self.b.build_load(ty, self.addr_ptr(src, *elem)?, "")?;
-                    let load =
-                        inkwell::values::BasicValue::as_instruction_value(&v).ok_or_else(|| {
-                            CodegenError::Llvm("a load that is no instruction".into())
-                        })?;
-                    set_alignment(load, align)?;
-                    let st = self.b.build_store(self.addr_ptr(dst, *elem)?, v)?;
-                    set_alignment(st, align)?;
+                    let v = self.load_vector(src, *elem, *width)?;
+                    self.store_vector(dst, *elem, *width, v)?;
                 }
                 InstKind::Copy {
                     atom: CopyAtom::Async(elem, width),
                     src,
                     dst,
-                } => self.cp_async(*elem, *width, src, dst)?,
+                } => {
+                    self.shared_loads.clear();
+                    self.cp_async(*elem, *width, src, dst)?
+                }
                 InstKind::AsyncFence => {
                     let f = self.intrinsic("llvm.nvvm.cp.async.commit.group", &[])?;
                     self.b.build_call(f, &[], "")?;
                 }
                 InstKind::AsyncWait(n) => {
+                    self.shared_loads.clear();
                     let f = self.intrinsic("llvm.nvvm.cp.async.wait.group", &[])?;
                     let n = self.ctx.i32_type().const_int(*n as u64, false);
                     self.b.build_call(f, &[n.into()], "")?;
@@ -515,6 +533,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.store(dst, *elem, c)?;
                 }
                 InstKind::Barrier => {
+                    self.shared_loads.clear();
                     let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
                     self.b.build_call(f, &[], "")?;
                 }
@@ -565,6 +584,10 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(())
     }
 
+    /// A loop in rotated form (a test before it, then one at the end of
+    /// each iteration), which ptxas schedules best. The counter and the
+    /// registers the body writes are phis in the body, and again at the
+    /// exit, reached from before the loop (no iteration) or from its end.
     fn loop_(
         &mut self,
         id: usize,
@@ -574,26 +597,32 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         body: &[Inst],
     ) -> Result<()> {
         let i64t = self.ctx.i64_type();
+        let (first, last) = (self.ints[&start], self.ints[&end]);
         let pre = self.b.get_insert_block().expect("positioned");
-        let head = self
-            .ctx
-            .append_basic_block(self.func, &format!("{name}.head"));
         let bodyb = self
             .ctx
             .append_basic_block(self.func, &format!("{name}.body"));
         let exit = self
             .ctx
             .append_basic_block(self.func, &format!("{name}.exit"));
-        self.b.build_unconditional_branch(head)?;
-        self.b.position_at_end(head);
-        let phi = self.b.build_phi(i64t, name)?;
-        phi.add_incoming(&[(&self.ints[&start], pre)]);
-        let counter = phi.as_basic_value().into_int_value();
-        let go = self
+        let any = self
             .b
-            .build_int_compare(IntPredicate::SLT, counter, self.ints[&end], "")?;
-        self.b.build_conditional_branch(go, bodyb, exit)?;
+            .build_int_compare(IntPredicate::SLT, first, last, "")?;
+        self.b.build_conditional_branch(any, bodyb, exit)?;
         self.b.position_at_end(bodyb);
+        let phi = self.b.build_phi(i64t, name)?;
+        phi.add_incoming(&[(&first, pre)]);
+        let mut carried = Vec::new();
+        for (r, k) in written_registers(self.ir, body) {
+            let elem = self.ir.registers[r].elem;
+            let before = self.registers[r][k].unwrap_or_else(|| self.constant(elem, 0.0));
+            let p = self.b.build_phi(elem_type(self.ctx, elem), "")?;
+            p.add_incoming(&[(&before, pre)]);
+            self.registers[r][k] = Some(p.as_basic_value());
+            carried.push((r, k, before, p));
+        }
+        self.shared_loads.clear();
+        let counter = phi.as_basic_value().into_int_value();
         let var = self
             .ir
             .ints
@@ -609,8 +638,19 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             .build_int_nsw_add(counter, i64t.const_int(1, false), "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
-        self.b.build_unconditional_branch(head)?;
+        let again = self
+            .b
+            .build_int_compare(IntPredicate::SLT, next, last, "")?;
+        self.b.build_conditional_branch(again, bodyb, exit)?;
         self.b.position_at_end(exit);
+        for (r, k, before, p) in carried {
+            let after = self.registers[r][k].expect("set in the body");
+            p.add_incoming(&[(&after, latch)]);
+            let out = self.b.build_phi(after.get_type(), "")?;
+            out.add_incoming(&[(&before, pre), (&after, latch)]);
+            self.registers[r][k] = Some(out.as_basic_value());
+        }
+        self.shared_loads.clear();
         Ok(())
     }
 
@@ -628,7 +668,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .expect("declared")
                 .into_pointer_value(),
             Space::Shared(s) => self.shared[s],
-            Space::Registers(r) => self.registers[r],
+            Space::Registers(_) => {
+                return Err(CodegenError::Llvm(
+                    "registers are values, not memory".into(),
+                ));
+            }
         };
         // Safety: indices are in bounds: registers and shared by the verifier
         // and lowering, global ones by the runtime's launch-time bound check.
@@ -662,10 +706,42 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.element_ptr(a.space, index, elem)
     }
 
+    /// Register element `k` of the array at `a`'s index (a constant, as
+    /// the verifier checked), plus `k`.
+    fn register_slot(&self, a: &Addr, k: usize) -> Result<(usize, usize)> {
+        match (a.space, &self.ir.ints[a.index].def) {
+            (Space::Registers(r), IntDef::Const(at)) => Ok((r, *at as usize + k)),
+            _ => Err(CodegenError::Llvm(
+                "a register index that is no constant".into(),
+            )),
+        }
+    }
+
+    /// The alignment in bytes a shared access at `a` has for every thread:
+    /// its index's known divisor, within the buffer's 16-byte alignment.
+    fn shared_align(&self, a: &Addr, elem: Elem) -> u32 {
+        (self.divisors[a.index] * elem_bytes(elem)).clamp(1, 16) as u32
+    }
+
     /// A load; a guarded one reads element 0 (always there) when outside
-    /// and yields zero, so that no branch is needed.
-    fn load(&self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
+    /// and yields zero, so that no branch is needed. Registers are values;
+    /// a shared element already loaded is reused.
+    fn load(&mut self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
         let ty = elem_type(self.ctx, elem);
+        if let Space::Registers(_) = a.space {
+            let (r, k) = self.register_slot(a, 0)?;
+            // Never written: the CPU executor reports such a read.
+            return Ok(self.registers[r][k].unwrap_or_else(|| ty.const_zero()));
+        }
+        if let (Space::Shared(s), None) = (a.space, a.guard) {
+            if let Some(v) = self.shared_loads.get(&(s, a.index)) {
+                return Ok(*v);
+            }
+            let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
+            set_alignment(instruction(&v)?, self.shared_align(a, elem))?;
+            self.shared_loads.insert((s, a.index), v);
+            return Ok(v);
+        }
         match self.inside(a)? {
             None => Ok(self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?),
             Some(ok) => {
@@ -675,9 +751,64 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         }
     }
 
+    /// `width` consecutive elements as one vector (lowering proved a
+    /// memory address aligned to the vector's size).
+    fn load_vector(&mut self, a: &Addr, elem: Elem, width: u32) -> Result<BasicValueEnum<'ctx>> {
+        let ty = vector_type(self.ctx, elem, width);
+        if let Space::Registers(_) = a.space {
+            let mut v = ty.into_vector_type().get_undef();
+            for k in 0..width {
+                let (r, slot) = self.register_slot(a, k as usize)?;
+                let x = self.registers[r][slot]
+                    .unwrap_or_else(|| elem_type(self.ctx, elem).const_zero());
+                let at = self.ctx.i32_type().const_int(k as u64, false);
+                v = self.b.build_insert_element(v, x, at, "")?;
+            }
+            return Ok(v.into());
+        }
+        let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
+        set_alignment(instruction(&v)?, width * elem_bytes(elem) as u32)?;
+        Ok(v)
+    }
+
+    fn store_vector(
+        &mut self,
+        a: &Addr,
+        elem: Elem,
+        width: u32,
+        v: BasicValueEnum<'ctx>,
+    ) -> Result<()> {
+        if let Space::Registers(_) = a.space {
+            for k in 0..width {
+                let (r, slot) = self.register_slot(a, k as usize)?;
+                let at = self.ctx.i32_type().const_int(k as u64, false);
+                let x = self
+                    .b
+                    .build_extract_element(v.into_vector_value(), at, "")?;
+                self.registers[r][slot] = Some(x);
+            }
+            return Ok(());
+        }
+        if let Space::Shared(_) = a.space {
+            self.shared_loads.clear();
+        }
+        let st = self.b.build_store(self.addr_ptr(a, elem)?, v)?;
+        set_alignment(st, width * elem_bytes(elem) as u32)
+    }
+
     /// A store; a guarded one is skipped when outside.
-    fn store(&self, a: &Addr, elem: Elem, v: BasicValueEnum<'ctx>) -> Result<()> {
+    fn store(&mut self, a: &Addr, elem: Elem, v: BasicValueEnum<'ctx>) -> Result<()> {
+        if let Space::Registers(_) = a.space {
+            let (r, k) = self.register_slot(a, 0)?;
+            self.registers[r][k] = Some(v);
+            return Ok(());
+        }
         let p = self.addr_ptr(a, elem)?;
+        if let Space::Shared(_) = a.space {
+            self.shared_loads.clear();
+            let st = self.b.build_store(p, v)?;
+            return set_alignment(st, self.shared_align(a, elem));
+        }
         match self.inside(a)? {
             None => {
                 self.b.build_store(p, v)?;
@@ -698,7 +829,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     /// Loads in the accumulation type: f32 for every float type, i32 for i32.
-    fn load_acc(&self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
+    fn load_acc(&mut self, a: &Addr, elem: Elem) -> Result<BasicValueEnum<'ctx>> {
         let v = self.load(a, elem)?;
         Ok(match elem {
             Elem::F16 | Elem::Bf16 => self
@@ -709,7 +840,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         })
     }
 
-    fn store_acc(&self, a: &Addr, elem: Elem, v: BasicValueEnum<'ctx>) -> Result<()> {
+    fn store_acc(&mut self, a: &Addr, elem: Elem, v: BasicValueEnum<'ctx>) -> Result<()> {
         let v = match elem {
             Elem::F16 | Elem::Bf16 => {
                 let t = elem_type(self.ctx, elem).into_float_type();
@@ -821,14 +952,44 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     fn constant(&self, elem: Elem, v: f64) -> BasicValueEnum<'ctx> {
-        match elem {
-            Elem::I32 => self.ctx.i32_type().const_int(v as i64 as u64, true).into(),
-            _ => elem_type(self.ctx, elem)
-                .into_float_type()
-                .const_float(v)
-                .into(),
-        }
+        constant(self.ctx, elem, v)
     }
+}
+
+fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
+    match elem {
+        Elem::I32 => ctx.i32_type().const_int(v as i64 as u64, true).into(),
+        _ => elem_type(ctx, elem).into_float_type().const_float(v).into(),
+    }
+}
+
+/// The register elements `insts` write, by (array, index), loops included.
+fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for_each_atom(insts, &mut |i| {
+        let (dst, width) = match &i.kind {
+            InstKind::Copy { atom, dst, .. } => (dst, atom.width()),
+            InstKind::Mma { c, .. } => (c, 1),
+            InstKind::Axpby { y, .. } => (y, 1),
+            InstKind::Fill { dst, .. } => (dst, 1),
+            _ => return,
+        };
+        if let (Space::Registers(r), IntDef::Const(at)) = (dst.space, &ir.ints[dst.index].def) {
+            for k in 0..width as usize {
+                let slot = (r, *at as usize + k);
+                if !out.contains(&slot) {
+                    out.push(slot);
+                }
+            }
+        }
+    });
+    out
+}
+
+/// The instruction behind a value a builder call just made.
+fn instruction<'ctx>(v: &BasicValueEnum<'ctx>) -> Result<inkwell::values::InstructionValue<'ctx>> {
+    inkwell::values::BasicValue::as_instruction_value(v)
+        .ok_or_else(|| CodegenError::Llvm("a load that is no instruction".into()))
 }
 
 fn elem_bytes(e: Elem) -> i64 {

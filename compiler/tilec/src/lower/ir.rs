@@ -184,6 +184,43 @@ pub struct KernelIr {
 }
 
 impl KernelIr {
+    /// For every value of the table, a power of two it is always a
+    /// multiple of (capped at 2^20): what the address alignment of an
+    /// access at that index can rely on.
+    pub fn divisors(&self) -> Vec<i64> {
+        const CAP: i64 = 1 << 20;
+        let pow2 = |c: i64| {
+            if c == 0 {
+                CAP
+            } else {
+                (1i64 << c.trailing_zeros()).min(CAP)
+            }
+        };
+        let mut d: Vec<i64> = Vec::with_capacity(self.ints.len());
+        for v in &self.ints {
+            let x = match v.def {
+                IntDef::Const(c) => pow2(c),
+                IntDef::Bin(op, a, b) => {
+                    let (da, db) = (d[a], d[b]);
+                    match op {
+                        // A sum, a remainder (a - q*b), or either operand.
+                        IntOp::Add | IntOp::Sub | IntOp::Mod | IntOp::Min | IntOp::Max => {
+                            da.min(db)
+                        }
+                        IntOp::Mul => (da * db).min(CAP),
+                        IntOp::Div | IntOp::CeilDiv => 1,
+                    }
+                }
+                IntDef::ThreadIdx
+                | IntDef::BlockIdx(_)
+                | IntDef::Extent(_)
+                | IntDef::LoopVar(_) => 1,
+            };
+            d.push(x);
+        }
+        d
+    }
+
     /// The text form (`tilec build --emit ir`).
     pub fn to_text(&self) -> String {
         let mut out = String::new();
