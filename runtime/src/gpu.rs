@@ -7,7 +7,7 @@ use crate::manifest::{Elem, Manifest, ParamKind};
 use crate::plan::LaunchPlan;
 use crate::reference::Arg;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use half::{bf16, f16};
 use std::sync::Arc;
@@ -51,8 +51,14 @@ impl DeviceArgs {
 }
 
 /// The entry points of a plan's launches, each with whether it takes a
-/// block offset.
-pub struct Loaded(Vec<(CudaFunction, bool)>);
+/// block offset, and a stream for each launch after the first.
+pub struct Loaded {
+    entries: Vec<(CudaFunction, bool)>,
+    /// Per launch after the first: its stream, and the event of its end.
+    side: Vec<(Arc<CudaStream>, CudaEvent)>,
+    /// Where the side streams start: the main stream's work so far.
+    start: CudaEvent,
+}
 
 /// A device copy of one argument.
 enum DeviceArg {
@@ -83,7 +89,7 @@ impl Gpu {
     }
 
     /// Loads the entry points a plan launches, allowing each the dynamic
-    /// shared memory it needs.
+    /// shared memory it needs, with a stream for each launch after the first.
     pub fn load(&self, ptx: &str, m: &Manifest, plan: &LaunchPlan) -> Result<Loaded, RuntimeError> {
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
         let mut entries = Vec::new();
@@ -96,7 +102,19 @@ impl Gpu {
             }
             entries.push((f, v.block_offset));
         }
-        Ok(Loaded(entries))
+        // Events without timing are the cheapest to record and wait on.
+        let event = || {
+            let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+            self.ctx.new_event(Some(flags))
+        };
+        let side = (1..plan.launches.len())
+            .map(|_| Ok((self.ctx.new_stream()?, event()?)))
+            .collect::<Result<_, RuntimeError>>()?;
+        Ok(Loaded {
+            entries,
+            side,
+            start: event()?,
+        })
     }
 
     /// Copies the arguments to the device.
@@ -127,22 +145,46 @@ impl Gpu {
         Ok(DeviceArgs(dev))
     }
 
-    /// Launches a planned kernel on uploaded arguments (asynchronously):
-    /// each of the plan's launches, in order, on one stream.
+    /// Launches a planned kernel on uploaded arguments (asynchronously).
+    /// The plan's launches write the tiles of disjoint blocks, so they run
+    /// side by side: the edge launches, on their own streams, start first,
+    /// and the full-tile launch's blocks fill the multiprocessors around
+    /// them (one after the other, the edges would add a wave). The stream
+    /// then waits for all of them.
     pub fn launch(
         &self,
         k: &Loaded,
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
-        for ((f, offset), l) in k.0.iter().zip(&plan.launches) {
-            self.launch_one(f, offset.then_some(&l.offset), l.grid, plan, d)?;
+        if !k.side.is_empty() {
+            k.start.record(&self.stream)?;
+        }
+        let parts = k.entries.iter().zip(&plan.launches);
+        for ((s, _), ((f, offset), l)) in k.side.iter().zip(parts.clone().skip(1)) {
+            s.wait(&k.start)?;
+            self.launch_one(s, f, offset.then_some(&l.offset), l.grid, plan, d)?;
+        }
+        for ((f, offset), l) in parts.take(1) {
+            self.launch_one(
+                &self.stream,
+                f,
+                offset.then_some(&l.offset),
+                l.grid,
+                plan,
+                d,
+            )?;
+        }
+        for (s, done) in &k.side {
+            done.record(s)?;
+            self.stream.wait(done)?;
         }
         Ok(())
     }
 
     fn launch_one(
         &self,
+        stream: &CudaStream,
         f: &CudaFunction,
         offset: Option<&[u32; 3]>,
         grid: [u32; 3],
@@ -154,7 +196,7 @@ impl Gpu {
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
             shared_mem_bytes: plan.dynamic_shared,
         };
-        let mut b = self.stream.launch_builder(f);
+        let mut b = stream.launch_builder(f);
         for a in &d.0 {
             match a {
                 DeviceArg::F32(x) => b.arg(x),
