@@ -4,6 +4,7 @@
 use tilec::check::program::{self, Elem, Kernel, ParamKind};
 use tilec::diagnostic::Diagnostic;
 use tilec::lower::{Lowered, lower_variant, variants};
+use tilec_codegen::Output;
 use tilec_runtime::manifest as m;
 
 /// A compiled kernel: its variants (full tiles first, then guarded), one
@@ -36,13 +37,42 @@ pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
         .collect()
 }
 
+/// Checks, lowers and compiles every kernel of a source. A kernel's
+/// variants share nothing after the check: each is lowered and compiled on
+/// a thread of its own.
 pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
-    lower_source(src)?
+    let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
+    kernels
         .into_iter()
-        .map(|(kernel, lowered)| {
-            let irs: Vec<_> = lowered.iter().map(|l| &l.ir).collect();
-            let ptx = tilec_codegen::compile(&irs, arch, tilec_codegen::Output::Ptx)
-                .map_err(|e| Failure::Backend(e.to_string()))?;
+        .map(|kernel| {
+            let done: Vec<Result<(Lowered, String), Failure>> = std::thread::scope(|s| {
+                let workers: Vec<_> = variants(&kernel)
+                    .into_iter()
+                    .map(|v| {
+                        let k = &kernel;
+                        s.spawn(move || {
+                            let l = lower_variant(k, v).map_err(|d| Failure::Source(vec![d]))?;
+                            let ptx = tilec_codegen::compile_variant(&l.ir, arch, Output::Ptx)
+                                .map_err(|e| Failure::Backend(e.to_string()))?;
+                            Ok((l, ptx))
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| {
+                        w.join().unwrap_or_else(|_| {
+                            Err(Failure::Backend("a compile thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+            let (lowered, texts): (Vec<Lowered>, Vec<String>) = done
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .unzip();
+            let ptx = tilec_codegen::join(&texts, Output::Ptx);
             let manifest = manifest(&kernel, &lowered, arch);
             Ok(Compiled {
                 kernel,

@@ -111,24 +111,10 @@ pub enum Output {
 /// side); the PTX modules are then joined under one header. LLVM IR output
 /// lists the modules one after the other.
 pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> {
-    let Some(number) = arch_number(arch) else {
-        return Err(CodegenError::Arch(arch.to_string()));
-    };
-    if let Some(ir) = irs.iter().find(|ir| uses_cp_async(&ir.body))
-        && number < 80
-    {
-        return Err(CodegenError::Feature {
-            kernel: ir.name.clone(),
-            feature: "copy_async (cp.async)",
-            needs: 80,
-            arch: arch.to_string(),
-        });
-    }
-    Target::initialize_nvptx(&InitializationConfig::default());
     let texts: Vec<Result<String>> = std::thread::scope(|scope| {
         let workers: Vec<_> = irs
             .iter()
-            .map(|ir| scope.spawn(move || compile_one(ir, arch, output)))
+            .map(|ir| scope.spawn(move || compile_variant(ir, arch, output)))
             .collect();
         workers
             .into_iter()
@@ -138,11 +124,37 @@ pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> 
             })
             .collect()
     });
-    let texts = texts.into_iter().collect::<Result<Vec<String>>>()?;
-    Ok(match output {
+    Ok(join(
+        &texts.into_iter().collect::<Result<Vec<String>>>()?,
+        output,
+    ))
+}
+
+/// One variant's module, for [`join`]: what [`compile`] does on each thread,
+/// for a caller that lowers and compiles each variant on a thread of its own.
+pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
+    let Some(number) = arch_number(arch) else {
+        return Err(CodegenError::Arch(arch.to_string()));
+    };
+    if uses_cp_async(&ir.body) && number < 80 {
+        return Err(CodegenError::Feature {
+            kernel: ir.name.clone(),
+            feature: "copy_async (cp.async)",
+            needs: 80,
+            arch: arch.to_string(),
+        });
+    }
+    Target::initialize_nvptx(&InitializationConfig::default());
+    compile_one(ir, arch, output)
+}
+
+/// The texts of one kernel's variants as one: PTX modules under one header,
+/// LLVM modules one after the other.
+pub fn join(texts: &[String], output: Output) -> String {
+    match output {
         Output::LlvmIr => texts.join("\n"),
-        Output::Ptx => join_ptx(&texts),
-    })
+        Output::Ptx => join_ptx(texts),
+    }
 }
 
 /// The IR passes a module goes through before the back end. The builder
@@ -229,6 +241,8 @@ struct KernelBuilder<'a, 'ctx> {
     /// writing them meanwhile would be a race, so a second read reuses the
     /// first (a gemm reads each operand element once per k, not once per FMA).
     shared_loads: HashMap<(usize, usize), BasicValueEnum<'ctx>>,
+    /// The tests `value > 0` made so far in the current loop body.
+    predicates: HashMap<usize, IntValue<'ctx>>,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -324,6 +338,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 })
                 .collect(),
             shared_loads: HashMap::new(),
+            predicates: HashMap::new(),
         })
     }
 
@@ -554,7 +569,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     /// bound for shared memory, so L1 would only hold a second copy. A
     /// guarded source outside its tensor reads 0 bytes from element 0 and
     /// fills the destination with zeros.
-    fn cp_async(&self, elem: Elem, width: u32, src: &Addr, dst: &Addr) -> Result<()> {
+    fn cp_async(&mut self, elem: Elem, width: u32, src: &Addr, dst: &Addr) -> Result<()> {
         let bytes = elem_bytes(elem) as u64 * width as u64;
         let cache = if bytes == 16 { "cg" } else { "ca" };
         let to = self.addr_ptr(dst, elem)?;
@@ -622,6 +637,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             carried.push((r, k, before, p));
         }
         self.shared_loads.clear();
+        self.predicates.clear();
         let counter = phi.as_basic_value().into_int_value();
         let var = self
             .ir
@@ -651,6 +667,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             self.registers[r][k] = Some(out.as_basic_value());
         }
         self.shared_loads.clear();
+        self.predicates.clear();
         Ok(())
     }
 
@@ -684,15 +701,31 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     /// `guard > 0`, for a guarded access.
-    fn inside(&self, a: &Addr) -> Result<Option<IntValue<'ctx>>> {
-        let Some(g) = a.guard else { return Ok(None) };
-        let zero = self.ctx.i64_type().const_zero();
-        Ok(Some(self.b.build_int_compare(
-            IntPredicate::SGT,
-            self.ints[&g],
-            zero,
-            "",
-        )?))
+    fn inside(&mut self, a: &Addr) -> Result<Option<IntValue<'ctx>>> {
+        a.guard.map(|g| self.positive(g)).transpose()
+    }
+
+    /// `value > 0` as an i1, made once per value and loop body. A guard is
+    /// the minimum of a row's and a column's room (`min(M - m, N - n)`):
+    /// its test is the two tests joined, so an 8x8 fragment needs 16
+    /// comparisons, not 64 minimums and 64 comparisons.
+    fn positive(&mut self, id: usize) -> Result<IntValue<'ctx>> {
+        if let Some(p) = self.predicates.get(&id) {
+            return Ok(*p);
+        }
+        let p = match self.ir.ints[id].def {
+            IntDef::Bin(IntOp::Min, x, y) => {
+                let (px, py) = (self.positive(x)?, self.positive(y)?);
+                self.b.build_and(px, py, "")?
+            }
+            _ => {
+                let zero = self.ctx.i64_type().const_zero();
+                self.b
+                    .build_int_compare(IntPredicate::SGT, self.ints[&id], zero, "")?
+            }
+        };
+        self.predicates.insert(id, p);
+        Ok(p)
     }
 
     /// Where a guarded read reads: its element while `ok`, else element 0,
