@@ -362,3 +362,58 @@ fn check_bounds(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilec_layout::{Fact, Int};
+
+    #[test]
+    fn the_full_box_and_the_edges_cover_the_grid_once() {
+        for gx in 1..5u32 {
+            for gy in 1..4u32 {
+                for gz in 1..3u32 {
+                    let grid = [gx, gy, gz];
+                    for full in (1..=gx)
+                        .flat_map(|x| (1..=gy).flat_map(move |y| (1..=gz).map(move |z| [x, y, z])))
+                    {
+                        let mut count = vec![0; (gx * gy * gz) as usize];
+                        let boxes = std::iter::once((full, [0; 3])).chain(edges(grid, full));
+                        for (size, offset) in boxes {
+                            for z in offset[2]..offset[2] + size[2] {
+                                for y in offset[1]..offset[1] + size[1] {
+                                    for x in offset[0]..offset[0] + size[0] {
+                                        count[(x + gx * (y + gy * z)) as usize] += 1;
+                                    }
+                                }
+                            }
+                        }
+                        assert!(count.iter().all(|&c| c == 1), "{grid:?} {full:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_blocks_are_the_most_the_facts_allow_in_each_dimension() {
+        // (64*(block.x+1)) <= M and (32*(block.z+1)) <= P, nothing about y.
+        let fact = |b: &str, tile: i64, e: &str| LaunchCondition {
+            fact: Fact::Le(
+                Int::var(b).add(&Int::from(1)).mul(&Int::from(tile)),
+                Int::var(e),
+            ),
+            needed_by: "full tiles".into(),
+        };
+        let facts = [fact("block.x", 64, "M"), fact("block.z", 32, "P")];
+        let extent = |n: &str| match n {
+            "M" => Some(200),
+            "P" => Some(96),
+            _ => None,
+        };
+        assert_eq!(full_blocks(&facts, [4, 5, 4], &extent), [3, 5, 3]);
+        // No full block in x: no box at all.
+        let small = |n: &str| if n == "M" { Some(63) } else { extent(n) };
+        assert_eq!(full_blocks(&facts, [1, 5, 4], &small), [0; 3]);
+    }
+}
