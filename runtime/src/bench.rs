@@ -187,7 +187,7 @@ pub fn bench(
         .iter()
         .zip(&p.lens)
         .map(|(q, n)| match &q.kind {
-            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes(),
+            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes() as usize,
             ParamKind::Scalar { .. } => 0,
         })
         .sum();

@@ -44,17 +44,27 @@ impl HostBuffer {
         }
     }
 
+    /// `values` as elements of `elem` (floats rounded to nearest, integers
+    /// truncated).
+    pub fn from_f64(elem: Elem, values: impl Iterator<Item = f64>) -> HostBuffer {
+        match elem {
+            Elem::F32 => HostBuffer::F32(values.map(|v| v as f32).collect()),
+            Elem::F16 => HostBuffer::F16(values.map(f16::from_f64).collect()),
+            Elem::Bf16 => HostBuffer::Bf16(values.map(bf16::from_f64).collect()),
+            Elem::I32 => HostBuffer::I32(values.map(|v| v as i32).collect()),
+        }
+    }
+
     /// `len` values uniform in [-1, 1) (integers in [-8, 8)), from `seed`:
     /// never zeros, never the same twice for different seeds.
     pub fn random(elem: Elem, len: usize, seed: u64) -> HostBuffer {
         let mut s = SplitMix(seed);
-        let mut unit = || (s.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-        match elem {
-            Elem::F32 => HostBuffer::F32((0..len).map(|_| unit() as f32).collect()),
-            Elem::F16 => HostBuffer::F16((0..len).map(|_| f16::from_f64(unit())).collect()),
-            Elem::Bf16 => HostBuffer::Bf16((0..len).map(|_| bf16::from_f64(unit())).collect()),
-            Elem::I32 => HostBuffer::I32((0..len).map(|_| (unit() * 8.0).floor() as i32).collect()),
-        }
+        let mut unit = move || (s.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        let values = (0..len).map(move |_| match elem {
+            Elem::I32 => (unit() * 8.0).floor(),
+            _ => unit(),
+        });
+        HostBuffer::from_f64(elem, values)
     }
 }
 

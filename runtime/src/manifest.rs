@@ -4,22 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tilec_layout::{Fact, Int, Layout};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Elem {
-    F32,
-    F16,
-    Bf16,
-    I32,
-}
-
-impl Elem {
-    pub fn bytes(self) -> usize {
-        match self {
-            Elem::F32 | Elem::I32 => 4,
-            Elem::F16 | Elem::Bf16 => 2,
-        }
-    }
-}
+pub use tilec_layout::Elem;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ParamKind {

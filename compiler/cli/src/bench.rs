@@ -38,7 +38,7 @@ pub fn run(a: Args) -> ExitCode {
     };
     let mut ok = true;
     for c in &compiled {
-        match tilec_runtime::bench::bench(&gpu, &c.ptx, &c.manifest, &dims, a.launch.seed, a.iters)
+        match tilec_runtime::bench::bench(&gpu, &c.code, &c.manifest, &dims, a.launch.seed, a.iters)
         {
             Ok(b) => {
                 if a.json {

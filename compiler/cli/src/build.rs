@@ -2,7 +2,7 @@
 //! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
 //! kernel, or prints one intermediate form.
 
-use crate::compile::{Failure, compile, lower_source, read, report};
+use crate::compile::{Failure, compile, compile_as, lower_source, read, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,20 +65,12 @@ pub fn run(a: Args) -> ExitCode {
                 .for_each(|l| print!("{}", l.ir)),
             Err(f) => return report(&name, &src, f),
         },
-        Some(Emit::Llvm) => match lower_source(&src) {
-            Ok(ks) => {
-                for (_, vs) in &ks {
-                    let irs: Vec<_> = vs.iter().map(|l| &l.ir).collect();
-                    match tilec_codegen::compile(&irs, &a.arch, tilec_codegen::Output::LlvmIr) {
-                        Ok(t) => print!("{t}"),
-                        Err(e) => return report(&name, &src, Failure::Backend(e.to_string())),
-                    }
-                }
-            }
+        Some(Emit::Llvm) => match compile_as(&src, &a.arch, tilec_codegen::Output::LlvmIr) {
+            Ok(cs) => cs.iter().for_each(|c| print!("{}", c.code)),
             Err(f) => return report(&name, &src, f),
         },
         Some(Emit::Ptx) => match compile(&src, &a.arch) {
-            Ok(cs) => cs.iter().for_each(|c| print!("{}", c.ptx)),
+            Ok(cs) => cs.iter().for_each(|c| print!("{}", c.code)),
             Err(f) => return report(&name, &src, f),
         },
         None => match compile(&src, &a.arch) {
@@ -90,7 +82,7 @@ pub fn run(a: Args) -> ExitCode {
                 for c in cs {
                     let base = a.out.join(&c.kernel.name);
                     let (ptx, json) = (base.with_extension("ptx"), base.with_extension("json"));
-                    if let Err(e) = std::fs::write(&ptx, &c.ptx)
+                    if let Err(e) = std::fs::write(&ptx, &c.code)
                         .and_then(|_| std::fs::write(&json, c.manifest.to_json()))
                     {
                         eprintln!("error: cannot write {}: {e}", base.display());

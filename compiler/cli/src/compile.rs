@@ -1,18 +1,19 @@
 //! The whole pipeline for one file: source -> typed program -> kernel IR ->
-//! PTX, with the manifest the runtime needs.
+//! PTX (or LLVM IR), with the manifest the runtime needs.
 
-use tilec::check::program::{self, Elem, Kernel, ParamKind};
+use tilec::check::program::{self, Kernel, ParamKind};
 use tilec::diagnostic::Diagnostic;
 use tilec::lower::{Lowered, lower_variant, variants};
 use tilec_codegen::Output;
 use tilec_runtime::manifest as m;
 
 /// A compiled kernel: its variants (full tiles first, then guarded), one
-/// PTX module holding an entry point for each, and the manifest.
+/// module holding an entry point for each (PTX, or the LLVM modules one
+/// after the other), and the manifest.
 pub struct Compiled {
     pub kernel: Kernel,
     pub lowered: Vec<Lowered>,
-    pub ptx: String,
+    pub code: String,
     pub manifest: m::Manifest,
 }
 
@@ -37,10 +38,15 @@ pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
         .collect()
 }
 
-/// Checks, lowers and compiles every kernel of a source. A kernel's
-/// variants share nothing after the check: each is lowered and compiled on
-/// a thread of its own.
+/// Checks, lowers and compiles every kernel of a source to PTX.
 pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
+    compile_as(src, arch, Output::Ptx)
+}
+
+/// Checks, lowers and compiles every kernel of a source to `output`. A
+/// kernel's variants share nothing after the check: each is lowered and
+/// compiled on a thread of its own.
+pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>, Failure> {
     let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
     kernels
         .into_iter()
@@ -52,9 +58,9 @@ pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
                         let k = &kernel;
                         s.spawn(move || {
                             let l = lower_variant(k, v).map_err(|d| Failure::Source(vec![d]))?;
-                            let ptx = tilec_codegen::compile_variant(&l.ir, arch, Output::Ptx)
+                            let code = tilec_codegen::compile_variant(&l.ir, arch, output)
                                 .map_err(|e| Failure::Backend(e.to_string()))?;
-                            Ok((l, ptx))
+                            Ok((l, code))
                         })
                     })
                     .collect();
@@ -72,25 +78,16 @@ pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
                 .collect::<Result<Vec<_>, _>>()?
                 .into_iter()
                 .unzip();
-            let ptx = tilec_codegen::join(&texts, Output::Ptx);
+            let code = tilec_codegen::join(&texts, output);
             let manifest = manifest(&kernel, &lowered, arch);
             Ok(Compiled {
                 kernel,
                 lowered,
-                ptx,
+                code,
                 manifest,
             })
         })
         .collect()
-}
-
-fn elem(e: Elem) -> m::Elem {
-    match e {
-        Elem::F32 => m::Elem::F32,
-        Elem::F16 => m::Elem::F16,
-        Elem::Bf16 => m::Elem::Bf16,
-        Elem::I32 => m::Elem::I32,
-    }
 }
 
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
@@ -104,10 +101,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 name: p.name.clone(),
                 kind: match &p.kind {
                     ParamKind::Tensor { elem: e, layout } => m::ParamKind::Tensor {
-                        elem: elem(*e),
+                        elem: *e,
                         layout: layout.clone(),
                     },
-                    ParamKind::Scalar(e) => m::ParamKind::Scalar { elem: elem(*e) },
+                    ParamKind::Scalar(e) => m::ParamKind::Scalar { elem: *e },
                 },
             })
             .collect(),

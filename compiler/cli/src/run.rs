@@ -55,7 +55,7 @@ pub fn run(a: Args) -> ExitCode {
             for c in &compiled {
                 match tilec_runtime::run_gpu(
                     &gpu,
-                    &c.ptx,
+                    &c.code,
                     &c.manifest,
                     &dims,
                     a.launch.seed,
@@ -106,7 +106,7 @@ pub fn run(a: Args) -> ExitCode {
                 let c = Compiled {
                     kernel,
                     lowered: l,
-                    ptx: String::new(),
+                    code: String::new(),
                     manifest: m,
                 };
                 match run_cpu(&c, &dims, a.launch.seed) {
@@ -153,7 +153,7 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         .iter()
         .map(|a| match a {
             Arg::Tensor(t) => Some(exec::Tensor {
-                elem: elem_of(t),
+                elem: t.elem(),
                 data: (0..t.len()).map(|i| t.get(i)).collect(),
             }),
             Arg::Scalar(_) => None,
@@ -182,7 +182,7 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
     let out = tensors[want.output]
         .as_ref()
         .ok_or_else(|| tilec_runtime::RuntimeError::Manifest("output".into()))?;
-    let out = to_host(out);
+    let out = HostBuffer::from_f64(out.elem, out.data.iter().copied());
     let error = relative_error(&out, &want.values, &want.offsets);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let report = Report {
@@ -198,25 +198,4 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         work: work(m, &plan),
     };
     Ok((report, out))
-}
-
-/// The executor's tensor in the runtime's typed form.
-fn to_host(t: &exec::Tensor) -> HostBuffer {
-    use tilec::check::program::Elem;
-    match t.elem {
-        Elem::F32 => HostBuffer::F32(t.data.iter().map(|&v| v as f32).collect()),
-        Elem::F16 => HostBuffer::F16(t.data.iter().map(|&v| half::f16::from_f64(v)).collect()),
-        Elem::Bf16 => HostBuffer::Bf16(t.data.iter().map(|&v| half::bf16::from_f64(v)).collect()),
-        Elem::I32 => HostBuffer::I32(t.data.iter().map(|&v| v as i32).collect()),
-    }
-}
-
-fn elem_of(t: &HostBuffer) -> tilec::check::program::Elem {
-    use tilec::check::program::Elem;
-    match t {
-        HostBuffer::F32(_) => Elem::F32,
-        HostBuffer::F16(_) => Elem::F16,
-        HostBuffer::Bf16(_) => Elem::Bf16,
-        HostBuffer::I32(_) => Elem::I32,
-    }
 }

@@ -105,33 +105,10 @@ pub enum Output {
     Ptx,
 }
 
-/// Compiles kernels for `arch` (e.g. `sm_90`): one entry point each, named
-/// by its IR, in one PTX module. Each kernel is its own LLVM module, built
-/// and optimized on its own thread (a kernel's variants compile side by
-/// side); the PTX modules are then joined under one header. LLVM IR output
-/// lists the modules one after the other.
-pub fn compile(irs: &[&KernelIr], arch: &str, output: Output) -> Result<String> {
-    let texts: Vec<Result<String>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = irs
-            .iter()
-            .map(|ir| scope.spawn(move || compile_variant(ir, arch, output)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(CodegenError::Llvm("a codegen thread panicked".into())))
-            })
-            .collect()
-    });
-    Ok(join(
-        &texts.into_iter().collect::<Result<Vec<String>>>()?,
-        output,
-    ))
-}
-
-/// One variant's module, for [`join`]: what [`compile`] does on each thread,
-/// for a caller that lowers and compiles each variant on a thread of its own.
+/// Compiles one kernel variant for `arch` (e.g. `sm_90`) into a module of
+/// its own, with one entry point named by its IR. Modules share nothing, so
+/// a caller compiles a kernel's variants side by side, on threads, and
+/// [`join`]s the texts.
 pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));

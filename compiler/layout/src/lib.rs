@@ -16,6 +16,7 @@
 pub mod complement;
 pub mod composition;
 pub mod condition;
+pub mod elem;
 pub mod error;
 pub mod int;
 pub mod layout;
@@ -28,6 +29,7 @@ pub mod vector;
 pub use complement::{coalesce_shape, complement, complement_full, left_inverse, right_inverse};
 pub use composition::{composition, composition_tiler};
 pub use condition::{Condition, Conditions, Fact};
+pub use elem::Elem;
 pub use error::{AlgebraError, Result};
 pub use int::{Bindings, Int};
 pub use layout::{Coord, Layout, StaticLayout, crd2idx, idx2crd};
