@@ -256,13 +256,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         );
         let mut written = Vec::new();
         for_each_atom(&ir.body, &mut |i| {
-            let dst = match &i.kind {
-                InstKind::Copy { dst, .. } | InstKind::Fill { dst, .. } => dst,
-                InstKind::Mma { c, .. } => c,
-                InstKind::Axpby { y, .. } => y,
-                _ => return,
-            };
-            if let Space::Global(p) = dst.space {
+            if let Some((dst, _)) = i.written()
+                && let Space::Global(p) = dst.space
+            {
                 written.push(p);
             }
         });
@@ -340,7 +336,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                         .build_in_bounds_gep(bytes, g.as_pointer_value(), &[at], "")?
                 };
                 self.shared.push(p);
-                offset += (buf.len as u64 * elem_bytes(buf.elem) as u64).div_ceil(16) * 16;
+                offset += (buf.len as u64 * buf.elem.bytes() as u64).div_ceil(16) * 16;
             }
         } else {
             for (i, buf) in self.ir.shared.iter().enumerate() {
@@ -521,7 +517,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.store_acc(y, *elem, r)?;
                 }
                 InstKind::Fill { elem, dst, value } => {
-                    let c = self.constant(*elem, *value);
+                    let c = constant(self.ctx, *elem, *value);
                     self.store(dst, *elem, c)?;
                 }
                 InstKind::Barrier => {
@@ -547,7 +543,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     /// guarded source outside its tensor reads 0 bytes from element 0 and
     /// fills the destination with zeros.
     fn cp_async(&mut self, elem: Elem, width: u32, src: &Addr, dst: &Addr) -> Result<()> {
-        let bytes = elem_bytes(elem) as u64 * width as u64;
+        let bytes = elem.bytes() as u64 * width as u64;
         let cache = if bytes == 16 { "cg" } else { "ca" };
         let to = self.addr_ptr(dst, elem)?;
         match self.inside(src)? {
@@ -607,7 +603,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         let mut carried = Vec::new();
         for (r, k) in written_registers(self.ir, body) {
             let elem = self.ir.registers[r].elem;
-            let before = self.registers[r][k].unwrap_or_else(|| self.constant(elem, 0.0));
+            let before = self.registers[r][k].unwrap_or_else(|| constant(self.ctx, elem, 0.0));
             let p = self.b.build_phi(elem_type(self.ctx, elem), "")?;
             p.add_incoming(&[(&before, pre)]);
             self.registers[r][k] = Some(p.as_basic_value());
@@ -730,7 +726,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     /// The alignment in bytes a shared access at `a` has for every thread:
     /// its index's known divisor, within the buffer's 16-byte alignment.
     fn shared_align(&self, a: &Addr, elem: Elem) -> u32 {
-        (self.divisors[a.index] * elem_bytes(elem)).clamp(1, 16) as u32
+        (self.divisors[a.index] * elem.bytes()).clamp(1, 16) as u32
     }
 
     /// A load; a guarded one reads element 0 (always there) when outside
@@ -777,7 +773,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             return Ok(v.into());
         }
         let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
-        set_alignment(instruction(&v)?, width * elem_bytes(elem) as u32)?;
+        set_alignment(instruction(&v)?, width * elem.bytes() as u32)?;
         Ok(v)
     }
 
@@ -803,7 +799,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             self.shared_loads.clear();
         }
         let st = self.b.build_store(self.addr_ptr(a, elem)?, v)?;
-        set_alignment(st, width * elem_bytes(elem) as u32)
+        set_alignment(st, width * elem.bytes() as u32)
     }
 
     /// A store; a guarded one is skipped when outside.
@@ -960,10 +956,6 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             _ => v.into_float_value(),
         })
     }
-
-    fn constant(&self, elem: Elem, v: f64) -> BasicValueEnum<'ctx> {
-        constant(self.ctx, elem, v)
-    }
 }
 
 fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
@@ -977,12 +969,8 @@ fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
 fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for_each_atom(insts, &mut |i| {
-        let (dst, width) = match &i.kind {
-            InstKind::Copy { atom, dst, .. } => (dst, atom.width()),
-            InstKind::Mma { c, .. } => (c, 1),
-            InstKind::Axpby { y, .. } => (y, 1),
-            InstKind::Fill { dst, .. } => (dst, 1),
-            _ => return,
+        let Some((dst, width)) = i.written() else {
+            return;
         };
         if let (Space::Registers(r), IntDef::Const(at)) = (dst.space, &ir.ints[dst.index].def) {
             for k in 0..width as usize {
@@ -1000,10 +988,6 @@ fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
 fn instruction<'ctx>(v: &BasicValueEnum<'ctx>) -> Result<inkwell::values::InstructionValue<'ctx>> {
     inkwell::values::BasicValue::as_instruction_value(v)
         .ok_or_else(|| CodegenError::Llvm("a load that is no instruction".into()))
-}
-
-fn elem_bytes(e: Elem) -> i64 {
-    e.bytes()
 }
 
 fn set_alignment(i: inkwell::values::InstructionValue<'_>, align: u32) -> Result<()> {

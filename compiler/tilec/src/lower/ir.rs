@@ -107,6 +107,21 @@ impl Inst {
     pub fn at(span: Span, kind: InstKind) -> Inst {
         Inst { kind, span }
     }
+
+    /// Where an atom writes, and how many consecutive elements; `None` for
+    /// barriers, fences, waits and loops.
+    pub fn written(&self) -> Option<(&Addr, i64)> {
+        match &self.kind {
+            InstKind::Copy { atom, dst, .. } => Some((dst, atom.width())),
+            InstKind::Fill { dst, .. } => Some((dst, 1)),
+            InstKind::Mma { c, .. } => Some((c, 1)),
+            InstKind::Axpby { y, .. } => Some((y, 1)),
+            InstKind::Barrier
+            | InstKind::AsyncFence
+            | InstKind::AsyncWait(_)
+            | InstKind::Loop { .. } => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
