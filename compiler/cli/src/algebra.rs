@@ -1,8 +1,11 @@
 //! `tilec algebra`: the calculator.
 //!
 //! One expression: its value on stdout, exit 0; or a diagnostic on stderr,
-//! exit 1. `--batch`: one line of output per line of stdin, the value or
-//! `error: <message>`, exit 0.
+//! exit 1. `--batch`: one line of output per expression of stdin, the value
+//! or `error: <message>` in its place, so that the answers line up with the
+//! questions; blank lines and `#` comments are echoed as they are (a file of
+//! expressions with their answers reads the same as its input); exit 1 when
+//! any line failed.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -12,7 +15,8 @@ use tilec::check::algebra::eval_static;
 pub struct Args {
     /// The expression (omit with --batch).
     expr: Option<String>,
-    /// Read one expression per line from stdin.
+    /// Read one expression per line from stdin and answer each on its own
+    /// line (blank lines and `#` comments are echoed); exit 1 if any failed.
     #[arg(long)]
     batch: bool,
 }
@@ -43,6 +47,7 @@ fn batch() -> ExitCode {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut failed = 0;
     for line in stdin.lock().lines() {
         let line = match line {
             Ok(l) => l,
@@ -51,13 +56,28 @@ fn batch() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let answer = match eval_static(&line) {
-            Ok(v) => v.to_string(),
-            Err(d) => format!("error: {}", d.message.replace('\n', " ")),
+        let trimmed = line.trim();
+        let answer = if trimmed.is_empty() || trimmed.starts_with('#') {
+            line
+        } else {
+            match eval_static(&line) {
+                Ok(v) => v.to_string(),
+                Err(d) => {
+                    failed += 1;
+                    format!("error: {}", d.message.replace('\n', " "))
+                }
+            }
         };
         if writeln!(out, "{answer}").is_err() {
             return ExitCode::FAILURE;
         }
+    }
+    if out.flush().is_err() {
+        return ExitCode::FAILURE;
+    }
+    if failed > 0 {
+        eprintln!("error: {failed} line(s) failed");
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }

@@ -38,8 +38,14 @@ pub fn run(a: Args) -> ExitCode {
     };
     let mut ok = true;
     for c in &compiled {
-        match tilec_runtime::bench::bench(&gpu, &c.code, &c.manifest, &dims, a.launch.seed, a.iters)
-        {
+        if let Err(code) = crate::run::check_launch(&c.manifest, &dims, false) {
+            return code;
+        }
+        let waiting = crate::run::spinner("checking against the reference, then timing");
+        let timed =
+            tilec_runtime::bench::bench(&gpu, &c.code, &c.manifest, &dims, a.launch.seed, a.iters);
+        waiting.finish_and_clear();
+        match timed {
             Ok(b) => {
                 if a.json {
                     println!("{}", serde_json::to_string(&b).unwrap_or_default());

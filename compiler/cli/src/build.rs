@@ -1,9 +1,10 @@
-//! `tilec build FILE.tile [-o DIR] [--emit tokens|ast|shapes|ir|llvm|ptx]
+//! `tilec build FILE.tile [-o FILE.ptx | -o DIR/] [--emit tokens|ast|shapes|ir|llvm|ptx]
 //! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
 //! kernel, or prints one intermediate form.
 
-use crate::compile::{Failure, compile, compile_as, lower_source, read, report};
-use std::path::PathBuf;
+use crate::compile::{Compiled, Failure, compile, compile_as, lower_source, read, report};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -18,19 +19,23 @@ pub enum Emit {
     Ir,
     /// LLVM IR after optimization.
     Llvm,
+    /// The PTX that `tilec build` writes.
     Ptx,
 }
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The .tile file.
     file: PathBuf,
-    /// Directory for KERNEL.ptx and KERNEL.json.
-    #[arg(short, long, default_value = ".")]
-    out: PathBuf,
+    /// Where to write: a file (`k.ptx`, the manifest beside it as `k.json`;
+    /// one kernel only), or a directory (`out/`, or one that exists) for
+    /// KERNEL.ptx and KERNEL.json of every kernel [default: .]
+    #[arg(short, long, value_name = "FILE|DIR")]
+    out: Option<PathBuf>,
     /// Print one intermediate form instead of writing files.
     #[arg(long, value_enum)]
     emit: Option<Emit>,
-    /// GPU architecture.
+    /// GPU architecture of the PTX.
     #[arg(long, default_value = "sm_90")]
     arch: String,
 }
@@ -74,25 +79,88 @@ pub fn run(a: Args) -> ExitCode {
             Err(f) => return report(&name, &src, f),
         },
         None => match compile(&src, &a.arch) {
-            Ok(cs) => {
-                if let Err(e) = std::fs::create_dir_all(&a.out) {
-                    eprintln!("error: cannot create {}: {e}", a.out.display());
-                    return ExitCode::from(2);
-                }
-                for c in cs {
-                    let base = a.out.join(&c.kernel.name);
-                    let (ptx, json) = (base.with_extension("ptx"), base.with_extension("json"));
-                    if let Err(e) = std::fs::write(&ptx, &c.code)
-                        .and_then(|_| std::fs::write(&json, c.manifest.to_json()))
-                    {
-                        eprintln!("error: cannot write {}: {e}", base.display());
-                        return ExitCode::from(2);
-                    }
-                    println!("{} -> {} {}", c.kernel.name, ptx.display(), json.display());
-                }
-            }
+            Ok(cs) => return write_all(&cs, a.out.as_deref()),
             Err(f) => return report(&name, &src, f),
         },
     }
     ExitCode::SUCCESS
+}
+
+/// Writes each kernel's PTX and manifest where `-o` says, and names them.
+fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
+    let out = out.unwrap_or(Path::new("."));
+    // A trailing separator or an existing directory means a directory, as
+    // `cp` reads its last argument; anything else names the PTX file.
+    let is_dir = out.is_dir() || out.as_os_str().to_string_lossy().ends_with(['/', '\\']);
+    let targets: Vec<(PathBuf, PathBuf)> = if is_dir {
+        if let Err(e) = std::fs::create_dir_all(out) {
+            eprintln!("error: cannot create {}: {e}", out.display());
+            return ExitCode::from(2);
+        }
+        cs.iter()
+            .map(|c| {
+                let base = out.join(&c.kernel.name);
+                (base.with_extension("ptx"), base.with_extension("json"))
+            })
+            .collect()
+    } else {
+        if cs.len() != 1 {
+            let names: Vec<&str> = cs.iter().map(|c| c.kernel.name.as_str()).collect();
+            eprintln!(
+                "error: the file has {} kernels ({}), each with its own PTX and manifest: give -o a directory, e.g. -o out/",
+                cs.len(),
+                names.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+        if out.extension().is_some_and(|e| e == "json") {
+            eprintln!(
+                "error: -o {} would be overwritten by the manifest: name the PTX file, e.g. -o {}",
+                out.display(),
+                out.with_extension("ptx").display()
+            );
+            return ExitCode::from(2);
+        }
+        vec![(out.to_path_buf(), out.with_extension("json"))]
+    };
+    for (c, (ptx, json)) in cs.iter().zip(&targets) {
+        if let Err(e) = write_pair(ptx, &c.code, json, &c.manifest.to_json()) {
+            eprintln!("error: cannot write {}: {e}", ptx.display());
+            return ExitCode::from(2);
+        }
+        println!("{} -> {} {}", c.kernel.name, ptx.display(), json.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes the PTX and its manifest together: both go to fresh temporary
+/// files beside their targets and are renamed over them only once both are
+/// written, so that a failed write leaves the old pair, never a new PTX
+/// beside a stale manifest. A rename replaces a symlink at the target
+/// rather than writing through it, so nothing outside the folder changes.
+fn write_pair(ptx: &Path, ptx_text: &str, json: &Path, json_text: &str) -> std::io::Result<()> {
+    let temp = |p: &Path| {
+        let mut name = p.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.tmp", std::process::id()));
+        p.with_file_name(name)
+    };
+    let (ptx_tmp, json_tmp) = (temp(ptx), temp(json));
+    let written = write_new(&ptx_tmp, ptx_text)
+        .and_then(|_| write_new(&json_tmp, json_text))
+        .and_then(|_| std::fs::rename(&json_tmp, json))
+        .and_then(|_| std::fs::rename(&ptx_tmp, ptx));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&ptx_tmp);
+        let _ = std::fs::remove_file(&json_tmp);
+    }
+    written
+}
+
+/// Creates `path`, which must not exist (not even as a symlink), with `text`.
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())
 }

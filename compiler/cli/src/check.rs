@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long)]
     perf: bool,
     /// Extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
 }
 

@@ -9,7 +9,8 @@ mod compile;
 mod run;
 mod show;
 
-use clap::{Parser, Subcommand};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -37,10 +38,19 @@ enum Command {
     Bench(bench::Args),
     /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
     Show(show::Args),
+    /// Print a completion script for a shell, e.g. `tilec completions bash > ~/.local/share/bash-completion/completions/tilec`.
+    Completions { shell: clap_complete::Shell },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => explain(e).exit(),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Algebra(a) => algebra::run(a),
         Command::Show(a) => show::run(a),
@@ -48,5 +58,68 @@ fn main() -> ExitCode {
         Command::Build(a) => build::run(a),
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut command(), "tilec", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
     }
+}
+
+/// The command line, with the help of the arguments `run` and `bench` share
+/// (`compile::LaunchArgs`, which documents only some of them).
+fn command() -> clap::Command {
+    let launch = |c: clap::Command| {
+        c.mut_arg("file", |a| a.help("The .tile file."))
+            .mut_arg("dims", |a| {
+                a.hide_default_value(true)
+                    .help("Extents, comma-separated, e.g. M=4096,N=4096,K=4096.")
+            })
+            .mut_arg("arch", |a| a.help("GPU architecture of the PTX."))
+    };
+    Cli::command()
+        .mut_subcommand("run", launch)
+        .mut_subcommand("bench", launch)
+}
+
+/// Adds what clap does not say to its usage errors: the subcommand meant by
+/// a near miss (clap suggests only close spellings of long names, not `rn`),
+/// and that extents are one comma-separated argument.
+fn explain(mut e: clap::Error) -> clap::Error {
+    let invalid = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match e.kind() {
+        ErrorKind::InvalidSubcommand if e.get(ContextKind::SuggestedSubcommand).is_none() => {
+            let typed = invalid(ContextKind::InvalidSubcommand).unwrap_or_default();
+            let names: Vec<String> = command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            if let Some(best) = names
+                .into_iter()
+                .filter(|n| strsim::damerau_levenshtein(&typed, n) <= 2)
+                .min_by_key(|n| strsim::damerau_levenshtein(&typed, n))
+            {
+                e.insert(
+                    ContextKind::SuggestedSubcommand,
+                    ContextValue::Strings(vec![best]),
+                );
+            }
+        }
+        ErrorKind::UnknownArgument => {
+            let arg = invalid(ContextKind::InvalidArg).unwrap_or_default();
+            if !arg.starts_with('-') && arg.contains('=') {
+                e.insert(
+                    ContextKind::Suggested,
+                    ContextValue::StyledStrs(vec![
+                        format!("separate extents with commas, e.g. --dims M=64,N=64 (`{arg}` is a second word)")
+                            .into(),
+                    ]),
+                );
+            }
+        }
+        _ => {}
+    }
+    e
 }

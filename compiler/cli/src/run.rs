@@ -3,18 +3,32 @@
 //! one (else, or with `--cpu`, on the CPU executor), compares with the
 //! kernel's reference; prints the error, the time and the throughput. Exits
 //! 1 when the result does not match or the CPU executor finds a bug.
+//!
+//! Before anything is allocated, the extents are checked against the
+//! kernel's (every problem at once) and the host memory they need against
+//! what the machine has. Without a GPU and without `--cpu`, work the CPU
+//! executor would take more than a minute on is refused with the estimate;
+//! what does run shows its progress: a bar on a terminal, a line every ten
+//! seconds otherwise.
 
 use crate::compile::{
     Compiled, Failure, LaunchArgs, compile, fail, lower_source, manifest, report,
 };
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use tilec::exec;
 use tilec_runtime::gpu::Gpu;
 use tilec_runtime::host::{HostBuffer, relative_error};
-use tilec_runtime::plan::Dims;
+use tilec_runtime::manifest::{Manifest, ParamKind};
+use tilec_runtime::plan::{Dims, LaunchPlan, plan_sizes};
 use tilec_runtime::reference::{Arg, expected, work};
 use tilec_runtime::{Report, check_args, random_args, tolerance};
+
+/// Work the CPU executor may start on without being asked (`--cpu`).
+const CPU_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,7 +37,8 @@ pub struct Args {
     /// Timed runs on the GPU (after warm-up); the median is reported.
     #[arg(long, default_value_t = 20)]
     iters: usize,
-    /// Run on the CPU executor even when a GPU is present.
+    /// Run on the CPU executor even when a GPU is present, however long it
+    /// takes (without a GPU, work estimated above a minute needs it).
     #[arg(long)]
     cpu: bool,
     /// After a GPU run, run the CPU executor on the same inputs and compare
@@ -53,14 +68,20 @@ pub fn run(a: Args) -> ExitCode {
                 Err(f) => return report(&name, &src, f),
             };
             for c in &compiled {
-                match tilec_runtime::run_gpu(
+                if let Err(code) = check_launch(&c.manifest, &dims, a.check_cpu) {
+                    return code;
+                }
+                let waiting = spinner("running on the GPU and checking against the reference");
+                let ran = tilec_runtime::run_gpu(
                     &gpu,
                     &c.code,
                     &c.manifest,
                     &dims,
                     a.launch.seed,
                     a.iters,
-                ) {
+                );
+                waiting.finish_and_clear();
+                match ran {
                     Ok((r, gpu_out)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
@@ -109,6 +130,28 @@ pub fn run(a: Args) -> ExitCode {
                     code: String::new(),
                     manifest: m,
                 };
+                let plan = match check_launch(&c.manifest, &dims, true) {
+                    Ok(p) => p,
+                    Err(code) => return code,
+                };
+                if let Some(est) = estimate(&c, &dims, &plan) {
+                    if !a.cpu && est.time > CPU_LIMIT {
+                        return fail(&format!(
+                            "the CPU executor would take about {} for {} at {dims} (no GPU on this machine; measured at {} and scaled by the work)\n  \
+                             run it anyway with --cpu (a progress bar shows the time left), or give smaller --dims",
+                            human(est.time),
+                            c.kernel.name,
+                            est.measured_at
+                        ));
+                    }
+                    if est.time > Duration::from_secs(10) {
+                        eprintln!(
+                            "note: the CPU executor will take about {} (measured at {})",
+                            human(est.time),
+                            est.measured_at
+                        );
+                    }
+                }
                 match run_cpu(&c, &dims, a.launch.seed) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
@@ -145,7 +188,8 @@ impl From<tilec_runtime::RuntimeError> for CpuFailure {
 /// report and the output tensor.
 pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuffer), CpuFailure> {
     let m = &c.manifest;
-    let plan = tilec_runtime::plan::plan_sizes(m, dims)?;
+    let plan = plan_sizes(m, dims)?;
+    let waiting = spinner("making the inputs and computing the reference");
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
     let want = expected(m, &plan, &args)?;
@@ -163,30 +207,17 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         .iter()
         .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
         .collect();
-    let launch = exec::Launch {
-        parts: plan
-            .launches
-            .iter()
-            .map(|l| exec::Part {
-                ir: &c.lowered[l.variant].ir,
-                grid: l.grid,
-                offset: l.offset,
-            })
-            .collect(),
-        extents: plan.extents.clone(),
-        scalars,
-    };
+    waiting.finish_and_clear();
     let start = Instant::now();
-    exec::execute(&launch, &mut tensors).map_err(CpuFailure::Kernel)?;
+    execute_shown(c, &plan, scalars, &mut tensors).map_err(CpuFailure::Kernel)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let out = tensors[want.output]
         .as_ref()
         .ok_or_else(|| tilec_runtime::RuntimeError::Manifest("output".into()))?;
     let out = HostBuffer::from_f64(out.elem, out.data.iter().copied());
     let error = relative_error(&out, &want.values, &want.offsets);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let report = Report {
-        device: format!("the CPU executor ({threads} threads)"),
+        device: format!("the CPU executor ({} threads)", cores()),
         kernel: plan.entries(m),
         dims: dims.to_string(),
         error,
@@ -198,4 +229,285 @@ pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuff
         work: work(m, &plan),
     };
     Ok((report, out))
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs the plan on the CPU executor, showing the blocks done: a bar with
+/// the time left on a terminal, else a line every ten seconds (so that a
+/// short run prints nothing).
+fn execute_shown(
+    c: &Compiled,
+    plan: &LaunchPlan,
+    scalars: Vec<f64>,
+    tensors: &mut [Option<exec::Tensor>],
+) -> Result<(), exec::ExecError> {
+    let done = AtomicUsize::new(0);
+    let finished = AtomicBool::new(false);
+    let launch = cpu_launch(c, plan, scalars, Some(&done));
+    let total = blocks(plan) as u64;
+    let name = &c.kernel.name;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let start = Instant::now();
+            let bar = std::io::stderr().is_terminal().then(|| {
+                let bar = ProgressBar::new(total).with_message(format!("{name}: blocks"));
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{msg} {bar:30} {pos}/{len}, {elapsed} gone, about {eta} left",
+                    )
+                    .expect("a valid template"),
+                );
+                bar
+            });
+            let mut said = Duration::ZERO;
+            while !finished.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                let n = done.load(Ordering::Relaxed) as u64;
+                match &bar {
+                    Some(bar) => bar.set_position(n),
+                    None if start.elapsed() >= said + Duration::from_secs(10) => {
+                        said = start.elapsed();
+                        let left = (n > 0)
+                            .then(|| said.mul_f64((total - n) as f64 / n as f64))
+                            .map_or("unknown".into(), human);
+                        eprintln!(
+                            "{name}: {n}/{total} blocks, {} gone, about {left} left",
+                            human(said)
+                        );
+                    }
+                    None => {}
+                }
+            }
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+        });
+        let r = exec::execute(&launch, tensors);
+        finished.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+/// The executor's launch of a plan.
+fn cpu_launch<'a>(
+    c: &'a Compiled,
+    plan: &LaunchPlan,
+    scalars: Vec<f64>,
+    blocks_done: Option<&'a AtomicUsize>,
+) -> exec::Launch<'a> {
+    exec::Launch {
+        parts: plan
+            .launches
+            .iter()
+            .map(|l| exec::Part {
+                ir: &c.lowered[l.variant].ir,
+                grid: l.grid,
+                offset: l.offset,
+            })
+            .collect(),
+        extents: plan.extents.clone(),
+        scalars,
+        blocks_done,
+    }
+}
+
+fn blocks(plan: &LaunchPlan) -> usize {
+    plan.launches
+        .iter()
+        .map(|l| l.grid.iter().map(|&g| g as usize).product::<usize>())
+        .sum()
+}
+
+/// What the CPU executor will take, and the extents it was measured at.
+struct Estimate {
+    time: Duration,
+    measured_at: Dims,
+}
+
+/// Work below this runs without an estimate: a second or less.
+const SMALL_WORK: f64 = (1u64 << 22) as f64;
+
+/// Estimates the CPU executor's time at `dims`: runs the kernel at every
+/// extent halved until the work is small (a fraction of a second), on
+/// zero-filled tensors, and scales the time by the work (the reference's
+/// flops or bytes, else the threads launched) and by the cores each run
+/// can use. `None` when the work is small anyway, or no smaller launch is
+/// valid.
+fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
+    let m = &c.manifest;
+    let amount = |p: &LaunchPlan| {
+        work(m, p).map_or_else(
+            || (blocks(p) * p.block.iter().product::<u32>() as usize) as f64,
+            |(w, _)| w,
+        )
+    };
+    let full = amount(plan);
+    if full <= SMALL_WORK {
+        return None;
+    }
+    let mut small = Dims(dims.0.clone());
+    let small_plan = loop {
+        if small.0.iter().all(|(_, v)| *v <= 1) {
+            return None;
+        }
+        for (_, v) in &mut small.0 {
+            *v = (*v + 1) / 2;
+        }
+        let p = plan_sizes(m, &small).ok()?;
+        if amount(&p) <= SMALL_WORK {
+            break p;
+        }
+    };
+    let mut tensors: Vec<Option<exec::Tensor>> = m
+        .params
+        .iter()
+        .zip(&small_plan.lens)
+        .map(|(p, len)| match (&p.kind, len) {
+            (ParamKind::Tensor { elem, .. }, Some(len)) => Some(exec::Tensor {
+                elem: *elem,
+                data: vec![0.0; *len],
+            }),
+            _ => None,
+        })
+        .collect();
+    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None);
+    let start = Instant::now();
+    exec::execute(&launch, &mut tensors).ok()?;
+    let took = start.elapsed();
+    let parallel = |p: &LaunchPlan| cores().min(blocks(p)).max(1) as f64;
+    let scale = full / amount(&small_plan) * parallel(&small_plan) / parallel(plan);
+    Some(Estimate {
+        time: took.mul_f64(scale),
+        measured_at: small,
+    })
+}
+
+/// `2h 05m`, `3m 20s`, `12 s`.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
+/// A spinner with the time gone while something long happens out of
+/// sight, on a terminal; hidden otherwise.
+pub fn spinner(what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let s = ProgressBar::new_spinner().with_message(what.to_string());
+    s.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("a valid template"),
+    );
+    s.enable_steady_tick(Duration::from_millis(120));
+    s
+}
+
+/// Checks the extents against the kernel's, all problems at once, and the
+/// host memory the tensors need (with the executor's copies when `cpu`)
+/// against what the machine has, before anything is allocated; returns the
+/// plan, or prints why not and gives the exit code.
+pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, ExitCode> {
+    let problems = dims_problems(m, dims);
+    if !problems.is_empty() {
+        for p in &problems {
+            eprintln!("error: {p}");
+        }
+        return Err(ExitCode::from(2));
+    }
+    let plan = plan_sizes(m, dims).map_err(|e| fail(&format!("{}: {e}", m.kernel)))?;
+    let per_elem = |elem: tilec_layout::Elem| elem.bytes() as u128 + if cpu { 8 } else { 0 };
+    let need: u128 = m
+        .params
+        .iter()
+        .zip(&plan.lens)
+        .filter_map(|(p, len)| match (&p.kind, len) {
+            // The host's copy, the executor's, and the reference's values
+            // of the output (counted for every tensor: an upper bound).
+            (ParamKind::Tensor { elem, .. }, Some(len)) => {
+                Some(*len as u128 * (per_elem(*elem) + 8))
+            }
+            _ => None,
+        })
+        .sum();
+    if let Some(have) = available_memory()
+        && need > have as u128
+    {
+        return Err(fail(&format!(
+            "{} at {dims} needs about {} of host memory for its tensors; this machine has {} available",
+            m.kernel,
+            bytes(need),
+            bytes(have as u128)
+        )));
+    }
+    Ok(plan)
+}
+
+/// Every problem of `dims` for the kernel: names given twice, names the
+/// kernel does not have (with the one probably meant), extents missing.
+fn dims_problems(m: &Manifest, dims: &Dims) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, (k, v)) in dims.0.iter().enumerate() {
+        if let Some((_, w)) = dims.0[..i].iter().find(|(j, _)| j == k) {
+            problems.push(format!("--dims gives {k} twice ({k}={w} and {k}={v})"));
+        }
+    }
+    let given = |e: &String| dims.0.iter().any(|(k, _)| k == e);
+    let missing: Vec<&String> = m.extents.iter().filter(|e| !given(e)).collect();
+    for (k, _) in &dims.0 {
+        if m.extents.contains(k) {
+            continue;
+        }
+        // The same name in another case, else a missing one a typo away
+        // (not for one- and two-letter names, which are all a typo apart).
+        let meant = m
+            .extents
+            .iter()
+            .find(|e| e.eq_ignore_ascii_case(k))
+            .or_else(|| {
+                missing
+                    .iter()
+                    .copied()
+                    .filter(|e| e.len() > 2 && strsim::damerau_levenshtein(e, k) <= 1)
+                    .min_by_key(|e| strsim::damerau_levenshtein(e, k))
+            });
+        problems.push(match meant {
+            Some(e) => format!("the kernel has no extent {k}; did you mean {e}?"),
+            None => format!(
+                "the kernel has no extent {k}; its extents are {}",
+                m.extents.join(", ")
+            ),
+        });
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|e| e.as_str()).collect();
+        let example: Vec<String> = m.extents.iter().map(|e| format!("{e}=..")).collect();
+        problems.push(format!(
+            "{} needs the extent{} {}: pass --dims {}",
+            m.kernel,
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", "),
+            example.join(",")
+        ));
+    }
+    problems
+}
+
+/// Bytes of memory available to a new process (Linux's estimate), if known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `206.2 GB`.
+fn bytes(n: u128) -> String {
+    format!("{:.1} GB", n as f64 / 1e9)
 }

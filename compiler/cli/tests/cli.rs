@@ -44,16 +44,24 @@ fn an_inadmissible_expression_exits_1_with_a_diagnostic() {
 }
 
 #[test]
-fn batch_answers_every_line_in_order_and_exits_0() {
+fn batch_answers_every_line_in_place_and_exits_1_if_one_failed() {
     let input = "size((4,3):(3,1))\ncomposition((4,3):(1,8), (3,4):(1,3))\nnot an expression(\nlogical_divide(12:1, 4)\n";
-    let (code, out, _) = tilec(&["algebra", "--batch"], input);
-    assert_eq!(code, 0);
+    let (code, out, err) = tilec(&["algebra", "--batch"], input);
+    assert_eq!(code, 1);
+    assert!(err.contains("2 line(s) failed"), "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[0], "12");
     assert!(lines[1].starts_with("error: "), "{}", lines[1]);
     assert!(lines[2].starts_with("error: "), "{}", lines[2]);
     assert_eq!(lines[3], "(4,3):(1,4)");
+}
+
+#[test]
+fn batch_echoes_blank_lines_and_comments_and_exits_0() {
+    let input = "# a comment\n\nsize((4,3):(3,1))\n   # indented\n";
+    let (code, out, err) = tilec(&["algebra", "--batch"], input);
+    assert_eq!((code, out.as_str()), (0, "# a comment\n\n12\n   # indented\n"), "{err}");
 }
 
 #[test]

@@ -35,7 +35,7 @@ pub struct Tensor {
 }
 
 /// Everything a launch needs besides the tensors.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Launch<'a> {
     /// The entry points that run, each on its part of the grid (the
     /// runtime's plan: full tiles unguarded, the edges guarded).
@@ -44,6 +44,8 @@ pub struct Launch<'a> {
     pub extents: Vec<i64>,
     /// Per kernel parameter: the scalar's value (ignored for tensors).
     pub scalars: Vec<f64>,
+    /// Counts the blocks run so far, for the caller's progress report.
+    pub blocks_done: Option<&'a AtomicUsize>,
 }
 
 /// What went wrong, where in the source, and (for races) the other access.
@@ -114,6 +116,9 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
                     }
                     let (ir, at) = blocks[b];
                     let r = Block::new(ir, launch, inputs, at).run();
+                    if let Some(done) = launch.blocks_done {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
                     let failed = r.is_err();
                     results.lock().expect("no poisoning").push((b, r));
                     if failed {
