@@ -83,6 +83,13 @@ fn any_size_runs_through_the_guarded_variant() {
         ("examples/sgemm_nt_sm80.tile", "M=130,N=100,K=33"),
         ("examples/sgemm_tn_sm80.tile", "M=1,N=129,K=19"),
         ("tests/codegen/cp_async.tile", "M=100,K=13"),
+        ("tests/run/size_one_mode.tile", "N=1"),
+        ("tests/run/size_one_mode.tile", "N=40"),
+        ("tests/run/size_one_mode.tile", "N=1000"),
+        ("tests/run/eight_rows.tile", "N=40"),
+        ("tests/run/eight_rows.tile", "N=1000"),
+        ("tests/run/threads_past_a_tile_mode.tile", "M=64,N=3"),
+        ("tests/run/threads_past_a_tile_mode.tile", "M=31,N=2"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");
@@ -145,7 +152,14 @@ fn planted_bugs_are_caught_at_their_line() {
     assert!(files.len() >= 5);
     for f in files {
         let rel = format!("tests/exec/{}", f.file_name().unwrap().to_string_lossy());
-        let (code, out, err) = run_cpu(&rel, "M=256,N=384,K=64");
+        // A `// dims: ...` first line names the extents of a kernel that is no GEMM.
+        let text = std::fs::read_to_string(&f).unwrap();
+        let dims = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// dims: "))
+            .unwrap_or("M=256,N=384,K=64");
+        let (code, out, err) = run_cpu(&rel, dims);
         assert_eq!(code, 1, "{rel} should fail: {out}{err}");
         insta::assert_snapshot!(f.file_stem().unwrap().to_string_lossy().into_owned(), err);
     }

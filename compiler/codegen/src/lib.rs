@@ -401,6 +401,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .expect("declared")
                 .into_int_value(),
             IntDef::LoopVar(_) => unreachable!("loop counters are phis, made by the loop"),
+            IntDef::Below(a, e) => self.b.build_int_z_extend(self.below(*a, *e)?, i64t, "")?,
             IntDef::Bin(op, a, c) => {
                 let (x, y) = (self.ints[a], self.ints[c]);
                 // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
@@ -679,9 +680,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     /// `value > 0` as an i1, made once per value and loop body. A guard is
-    /// the minimum of a row's and a column's room (`min(M - m, N - n)`):
-    /// its test is the two tests joined, so an 8x8 fragment needs 16
-    /// comparisons, not 64 minimums and 64 comparisons.
+    /// a `min` of per-mode tests (`below m, M` and `below n, N`): its test
+    /// is the tests joined, each made once, so an 8x8 fragment needs 16
+    /// comparisons, not 64.
     fn positive(&mut self, id: usize) -> Result<IntValue<'ctx>> {
         if let Some(p) = self.predicates.get(&id) {
             return Ok(*p);
@@ -691,6 +692,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 let (px, py) = (self.positive(x)?, self.positive(y)?);
                 self.b.build_and(px, py, "")?
             }
+            IntDef::Below(a, e) => self.below(a, e)?,
             _ => {
                 let zero = self.ctx.i64_type().const_zero();
                 self.b
@@ -699,6 +701,14 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         };
         self.predicates.insert(id, p);
         Ok(p)
+    }
+
+    /// `0 <= a < e` as an i1: one unsigned comparison, which a negative
+    /// `a` fails too.
+    fn below(&self, a: usize, e: usize) -> Result<IntValue<'ctx>> {
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::ULT, self.ints[&a], self.ints[&e], "")?)
     }
 
     /// Where a guarded read reads: its element while `ok`, else element 0,

@@ -1108,8 +1108,8 @@ impl KernelState {
         }
         let name = source_name(a, 1);
         let tiler = diced.shape().product_each().modes();
-        even(
-            &t,
+        let t = even(
+            t,
             &tiler,
             None,
             a,
@@ -1216,7 +1216,7 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
             Tiler::Tuple(_) => IntTuple::from(1),
         })
         .collect();
-    even(&t, &sizes, Some(&coord), a, conds, "the tile")?;
+    let t = even(t, &sizes, Some(&coord), a, conds, "the tile")?;
     let by = Tiler::Tuple(tiler);
     let view = t
         .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
@@ -1329,15 +1329,20 @@ fn flat_coord(m: &Layout, index: &Int) -> Int {
 /// For a global tensor, partial tiles are allowed: what makes this block's
 /// tile full is a [`FULL_TILES`] fact, `(c + 1) * tile <= extent` for a mode
 /// cut at the block-uniform coordinate `c` (`at`), else the tile dividing it.
+/// A mode that the tiles may overrun also bounds the view's own coordinate
+/// in it: elements past a tile's edge (four threads over a mode of one) are
+/// guarded by the tile, not only by the tensor, whose extent lies further.
+/// Returns the view with those coordinate functions added.
 fn even(
-    t: &View,
+    mut t: View,
     tiles: &[IntTuple],
     at: Option<&[Coord]>,
     a: &Args,
     conds: &mut Conditions,
     what: &str,
-) -> Result<(), Diagnostic> {
+) -> Result<View, Diagnostic> {
     let modes = t.layout.shape().modes();
+    let own = CoordFn::of_param(&t.layout);
     for (i, (tile, mode)) in tiles.iter().zip(&modes).enumerate() {
         let (tile, extent) = (tile.product(), mode.product());
         let fact = Fact::divides(&tile, &extent);
@@ -1353,6 +1358,9 @@ fn even(
                 }
                 _ => fact.clone(),
             };
+            if fact.decide() != Some(true) && !t.coords.contains(&own[i]) {
+                t.coords.push(own[i].clone());
+            }
             conds.record(here, FULL_TILES);
             continue;
         }
@@ -1377,7 +1385,7 @@ fn even(
                 ))
             })?;
     }
-    Ok(())
+    Ok(t)
 }
 
 /// Argument `i` as written if it is a name, else its value, for messages.

@@ -59,7 +59,10 @@ pub struct CoordFn {
 
 impl CoordFn {
     /// The coordinate functions of a parameter with layout `l`: mode `i`'s
-    /// 1-D coordinate, compact within the mode and 0 elsewhere.
+    /// 1-D coordinate, column-major within the mode and 0 elsewhere. A
+    /// size-1 leaf keeps a stride (compact layouts give it 0), so that an
+    /// element a tiling places past it still has a coordinate past the
+    /// extent, which the guard sees.
     pub fn of_param(l: &Layout) -> Vec<CoordFn> {
         let modes = l.shape().modes();
         (0..modes.len())
@@ -69,7 +72,7 @@ impl CoordFn {
                     .enumerate()
                     .map(|(j, m)| {
                         if i == j {
-                            m.compact_col_major(&Int::Static(1))
+                            coordinate_strides(m, &mut Int::Static(1))
                         } else {
                             m.map(&|_| Int::Static(0))
                         }
@@ -87,6 +90,20 @@ impl CoordFn {
                 }
             })
             .collect()
+    }
+}
+
+/// Column-major strides over `m` from `current` on, size-1 leaves included.
+fn coordinate_strides(m: &IntTuple, current: &mut Int) -> IntTuple {
+    match m {
+        IntTuple::Int(s) => {
+            let d = current.clone();
+            *current = current.mul(s);
+            IntTuple::Int(d)
+        }
+        IntTuple::Tuple(v) => {
+            IntTuple::Tuple(v.iter().map(|x| coordinate_strides(x, current)).collect())
+        }
     }
 }
 

@@ -239,6 +239,10 @@ struct Block<'a> {
     /// This block's global writes, in order, and the latest value of each.
     writes: Vec<Write>,
     overlay: HashMap<(usize, usize), f64>,
+    /// Per global element this block wrote: the last writer, the barrier
+    /// epoch and the statement, so that two threads writing it with no
+    /// barrier between them are caught.
+    writers: HashMap<(usize, usize), (u32, u32, Span)>,
     counters: HashMap<usize, i64>,
 }
 
@@ -284,6 +288,7 @@ impl<'a> Block<'a> {
                 .collect(),
             writes: Vec::new(),
             overlay: HashMap::new(),
+            writers: HashMap::new(),
             counters: HashMap::new(),
         }
     }
@@ -309,6 +314,7 @@ impl<'a> Block<'a> {
                     IntDef::Extent(e) => self.launch.extents.get(*e).copied(),
                     IntDef::LoopVar(l) => self.counters.get(l).copied(),
                     IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
+                    IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
                 };
                 let value = value.ok_or_else(|| ExecError {
                     message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
@@ -556,6 +562,25 @@ impl<'a> Block<'a> {
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "write")?;
+                let me = (t as u32, self.epoch, span);
+                if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
+                    && other != t as u32
+                    && epoch == self.epoch
+                {
+                    return Err(ExecError {
+                        message: format!(
+                            "threads {other} and {t} of block {:?} both write element {i} of `{}` with no barrier between: the result depends on their order",
+                            self.block,
+                            param_name(self.ir, p)
+                        ),
+                        span,
+                        label: format!("thread {t} writes it here"),
+                        other: Some((at, format!("thread {other} writes it here"))),
+                        help: Some(
+                            "give each thread its own elements (check that the thread layout does not map two threads to one element), or order the writes with sync()",
+                        ),
+                    });
+                }
                 self.overlay.insert((p, i), v);
                 self.writes.push(Write {
                     param: p,

@@ -29,6 +29,11 @@ pub enum IntDef {
     /// The counter of loop `i`.
     LoopVar(usize),
     Bin(IntOp, IntId, IntId),
+    /// 1 when `0 <= a < b`, else 0: one mode of a guard, coordinate `a`
+    /// against extent `b`. Guards are built from these (joined by `min`)
+    /// and never from symbolic differences, whose folding assumes dynamic
+    /// values positive.
+    Below(IntId, IntId),
 }
 
 /// An integer value and the loop it belongs to (`None`: the kernel's entry).
@@ -47,8 +52,9 @@ pub enum Space {
 }
 
 /// An element: `space[index]`; with a guard, only while the guard's value
-/// is positive: a guarded load outside gives 0, a guarded store there does
-/// nothing (CuTe's predicated copy, with clearing).
+/// is positive (a `min` of [`IntDef::Below`] tests): a guarded load outside
+/// gives 0, a guarded store there does nothing (CuTe's predicated copy, with
+/// clearing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Addr {
     pub space: Space,
@@ -226,6 +232,7 @@ impl KernelIr {
                         IntOp::Div | IntOp::CeilDiv => 1,
                     }
                 }
+                IntDef::Below(..) => 1,
                 IntDef::ThreadIdx
                 | IntDef::BlockIdx(_)
                 | IntDef::Extent(_)
@@ -286,6 +293,9 @@ impl KernelIr {
                     self.operand(*a),
                     self.operand(*b)
                 ),
+                IntDef::Below(a, b) => {
+                    format!("below {}, {}", self.operand(*a), self.operand(*b))
+                }
             };
             let _ = writeln!(out, "{pad}%{i} = {rhs}");
         }

@@ -18,7 +18,7 @@ use ir::{
     ScalarRef, Space,
 };
 use std::collections::HashMap;
-use tilec_layout::int::Sym;
+use tilec_layout::int::{Op as IntOp, Sym};
 use tilec_layout::{Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
@@ -382,20 +382,7 @@ impl Lowerer<'_> {
         let mut guard = None;
         let space = match v.base {
             Base::Param(p) if self.variant == Variant::Guarded && !v.coords.is_empty() => {
-                // Inside while every coordinate is below its extent: the guard
-                // is the smallest room left, min(extent - coordinate).
-                let mut room: Option<Int> = None;
-                for f in &v.coords {
-                    let at = f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?);
-                    let r = f.extent.sub(&at);
-                    room = Some(match room {
-                        None => r,
-                        Some(x) => x.min(&r),
-                    });
-                }
-                if let Some(r) = room {
-                    guard = Some(self.int(&r)?);
-                }
+                guard = self.guard(v, c)?;
                 Space::Global(p)
             }
             Base::Param(p) => {
@@ -431,6 +418,30 @@ impl Lowerer<'_> {
             index: self.int(&index)?,
             guard,
         })
+    }
+
+    /// The guard of element `c` of a global view: every coordinate function
+    /// below its extent, one [`IntDef::Below`] test per mode joined by
+    /// `min`. Tests that hold statically are left out; `None` when all do.
+    /// Built as IR values, never as symbolic `extent - coordinate`, whose
+    /// folding assumes dynamic values positive.
+    fn guard(&mut self, v: &View, c: &Coord) -> Result<Option<IntId>, Problem> {
+        let mut guard: Option<IntId> = None;
+        for f in &v.coords {
+            let at = f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?);
+            if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
+                && (0..e).contains(&x)
+            {
+                continue;
+            }
+            let (at, extent) = (self.int(&at)?, self.int(&f.extent)?);
+            let test = self.def(IntDef::Below(at, extent));
+            guard = Some(match guard {
+                None => test,
+                Some(g) => self.def(IntDef::Bin(IntOp::Min, g, test)),
+            });
+        }
+        Ok(guard)
     }
 
     /// The widest copy atom for `src -> dst`: CuTe's `max_common_vector` of
@@ -570,7 +581,9 @@ impl Lowerer<'_> {
         }
         let scope = match &def {
             IntDef::LoopVar(l) => Some(*l),
-            IntDef::Bin(_, a, b) => self.deeper(self.ints[*a].scope, self.ints[*b].scope),
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) => {
+                self.deeper(self.ints[*a].scope, self.ints[*b].scope)
+            }
             _ => None,
         };
         self.ints.push(IntValue {

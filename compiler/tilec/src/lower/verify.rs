@@ -8,7 +8,7 @@ use super::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
         match &v.def {
-            IntDef::Bin(_, a, b) if *a >= id || *b >= id => {
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) if *a >= id || *b >= id => {
                 return Err(format!("%{id} uses a later value"));
             }
             IntDef::LoopVar(l) if v.scope != Some(*l) => {

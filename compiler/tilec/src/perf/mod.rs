@@ -287,6 +287,10 @@ fn values(
                 (Some(x), Some(y)) => apply(*op, x, y),
                 _ => None,
             },
+            IntDef::Below(a, b) => match (v[*a], v[*b]) {
+                (Some(x), Some(y)) => Some(i64::from((0..y).contains(&x))),
+                _ => None,
+            },
         };
     }
     v
