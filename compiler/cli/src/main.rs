@@ -11,6 +11,7 @@ mod show;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -59,8 +60,14 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut command(), "tilec", &mut std::io::stdout());
-            ExitCode::SUCCESS
+            // Into a buffer first: clap_complete panics on a failed write
+            // (`tilec completions bash | head`).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command(), "tilec", &mut script);
+            match std::io::stdout().write_all(&script) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -69,12 +76,12 @@ fn main() -> ExitCode {
 /// (`compile::LaunchArgs`, which documents only some of them).
 fn command() -> clap::Command {
     let launch = |c: clap::Command| {
-        c.mut_arg("file", |a| a.help("The .tile file."))
+        c.mut_arg("file", |a| a.help("The .tile file"))
             .mut_arg("dims", |a| {
                 a.hide_default_value(true)
-                    .help("Extents, comma-separated, e.g. M=4096,N=4096,K=4096.")
+                    .help("Extents, comma-separated, e.g. M=4096,N=4096,K=4096")
             })
-            .mut_arg("arch", |a| a.help("GPU architecture of the PTX."))
+            .mut_arg("arch", |a| a.help("GPU architecture of the PTX"))
     };
     Cli::command()
         .mut_subcommand("run", launch)

@@ -1,5 +1,7 @@
 //! `tilec show`: a layout as a grid of offsets, or a thread-value layout as
-//! the owner of each tile cell; in the terminal, and as SVG with `--svg`.
+//! the owner of each tile cell; in the terminal, as SVG with `--svg`, and as
+//! PNG with `--png` (the SVG drawn by resvg with a monospace font of the
+//! system's), for places that do not show SVG.
 
 use std::process::ExitCode;
 use tilec::check::algebra::eval_static;
@@ -15,17 +17,32 @@ pub struct Args {
     /// Also write the picture as SVG.
     #[arg(long, value_name = "FILE")]
     svg: Option<std::path::PathBuf>,
+    /// Also write the picture as PNG (needs a font installed, e.g. Debian's
+    /// fonts-dejavu-core).
+    #[arg(long, value_name = "FILE")]
+    png: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
     match picture_of(&args) {
         Ok(p) => {
             print!("{}", picture::text::render(&p));
+            let svg = picture::svg::render(&p);
             if let Some(path) = &args.svg
-                && let Err(e) = std::fs::write(path, picture::svg::render(&p))
+                && let Err(e) = std::fs::write(path, &svg)
             {
                 eprintln!("error: cannot write {}: {e}", path.display());
                 return ExitCode::FAILURE;
+            }
+            if let Some(path) = &args.png {
+                let written = png(&svg).and_then(|bytes| {
+                    std::fs::write(path, bytes)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                });
+                if let Err(e) = written {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
             }
             ExitCode::SUCCESS
         }
@@ -54,4 +71,30 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
         }
     }
     .map_err(|e| format!("error: {e}"))
+}
+
+/// Draws the SVG into a PNG, its labels in the first monospace font the
+/// system has.
+fn png(svg: &str) -> Result<Vec<u8>, String> {
+    let mut options = resvg::usvg::Options::default();
+    let fonts = options.fontdb_mut();
+    fonts.load_system_fonts();
+    let mono = fonts
+        .faces()
+        .find(|f| f.monospaced)
+        .or_else(|| fonts.faces().next())
+        .and_then(|f| f.families.first())
+        .map(|(name, _)| name.clone())
+        .ok_or("no font on this machine to draw the labels with: install one, e.g. apt-get install fonts-dejavu-core")?;
+    fonts.set_monospace_family(mono);
+    let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or("the picture is too large for a PNG")?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| e.to_string())
 }

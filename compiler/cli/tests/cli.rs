@@ -61,7 +61,11 @@ fn batch_answers_every_line_in_place_and_exits_1_if_one_failed() {
 fn batch_echoes_blank_lines_and_comments_and_exits_0() {
     let input = "# a comment\n\nsize((4,3):(3,1))\n   # indented\n";
     let (code, out, err) = tilec(&["algebra", "--batch"], input);
-    assert_eq!((code, out.as_str()), (0, "# a comment\n\n12\n   # indented\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "# a comment\n\n12\n   # indented\n"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -137,4 +141,154 @@ fn every_intermediate_form_prints() {
         assert_eq!(code, 0, "{form}: {err}");
         assert!(out.contains(needle), "{form} lacks {needle}:\n{out}");
     }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilec-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+#[test]
+fn show_sizes_cells_to_their_labels_and_writes_a_png() {
+    let dir = scratch("png");
+    let (svg, png) = (dir.join("t.svg"), dir.join("t.png"));
+    let (code, _, err) = tilec(
+        &[
+            "show",
+            "--tv",
+            "(128,8)",
+            "((32,8),4):((1,128),32)",
+            "--svg",
+            svg.to_str().unwrap(),
+            "--png",
+            png.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // The widest label, T255V3, is 6 characters of 7.2 px: a cell leaves
+    // room on both sides.
+    let width: usize = text
+        .split(r#"<rect x="36" y="60" width=""#)
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("the first cell's width");
+    assert!(width as f64 >= 6.0 * 7.2 + 8.0, "{width}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn build_o_takes_a_file_or_a_directory_and_never_writes_through_a_symlink() {
+    let dir = scratch("build");
+    let k = format!("{ROOT}/examples/sgemm_nt.tile");
+    let ptx = dir.join("k.ptx");
+    let (code, out, err) = tilec(&["build", &k, "-o", ptx.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("k.ptx") && out.contains("k.json"), "{out}");
+    assert!(
+        std::fs::read_to_string(&ptx)
+            .unwrap()
+            .contains(".entry sgemm_nt(")
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("k.json"))
+            .unwrap()
+            .contains("\"kernel\"")
+    );
+    // A directory: named with a trailing slash, or existing.
+    let sub = format!("{}/out/", dir.display());
+    assert_eq!(tilec(&["build", &k, "-o", &sub], "").0, 0);
+    assert!(dir.join("out/sgemm_nt.ptx").is_file());
+    // A symlink in the folder is replaced, not written through.
+    let outside = dir.join("outside.txt");
+    std::fs::write(&outside, "untouched").unwrap();
+    std::fs::remove_file(dir.join("out/sgemm_nt.json")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("out/sgemm_nt.json")).unwrap();
+    assert_eq!(tilec(&["build", &k, "-o", &sub], "").0, 0);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched");
+    assert!(!dir.join("out/sgemm_nt.json").is_symlink());
+    // No temporary files left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn extents_are_checked_at_once_with_suggestions() {
+    let k = format!("{ROOT}/examples/sgemm_nt.tile");
+    let (code, _, err) = tilec(&["run", "--cpu", &k, "--dims", "m=64,K=8,K=16"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("no extent m; did you mean M?"), "{err}");
+    assert!(err.contains("gives K twice"), "{err}");
+    assert!(err.contains("needs the extents M, N"), "{err}");
+    let (code, _, err) = tilec(&["run", "--cpu", &k, "--dims", "M=64", "N=64"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("separate extents with commas"), "{err}");
+    let (code, _, err) = tilec(
+        &["run", "--cpu", &k, "--dims", "M=4294967297,N=128,K=8"],
+        "",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("of host memory"), "{err}");
+}
+
+#[test]
+fn a_mistyped_subcommand_gets_a_suggestion() {
+    let (code, _, err) = tilec(&["rn"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("'run'"), "{err}");
+}
+
+#[test]
+fn completions_and_help_describe_every_argument() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, _) = tilec(&["completions", shell], "");
+        assert_eq!(code, 0);
+        assert!(out.contains("algebra") && out.contains("dims"), "{shell}");
+    }
+    for sub in [
+        "algebra",
+        "check",
+        "build",
+        "run",
+        "bench",
+        "show",
+        "completions",
+    ] {
+        let (code, out, _) = tilec(&[sub, "-h"], "");
+        assert_eq!(code, 0);
+        assert!(!out.contains(r#"[default: ""]"#), "{sub}:\n{out}");
+        // Every argument and option line has a description after its name.
+        for line in out.lines().filter(|l| l.starts_with("  ")) {
+            let words: Vec<&str> = line.split("  ").filter(|w| !w.trim().is_empty()).collect();
+            assert!(words.len() >= 2, "{sub}: `{line}` has no description");
+        }
+    }
+}
+
+/// Without a GPU, the README's 4096^3 line answers at once with an
+/// estimate of the CPU executor's time instead of running for hours.
+#[test]
+fn run_without_a_gpu_refuses_hours_of_cpu_work_with_an_estimate() {
+    if tilec_runtime::gpu::Gpu::open().is_ok_and(|g| g.is_some()) {
+        return;
+    }
+    let k = format!("{ROOT}/examples/sgemm_nt.tile");
+    let start = std::time::Instant::now();
+    let (code, _, err) = tilec(&["run", &k, "--dims", "M=4096,N=4096,K=4096"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the CPU executor would take about") && err.contains("--cpu"),
+        "{err}"
+    );
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
