@@ -94,6 +94,30 @@ impl Int {
         }
     }
 
+    /// The value with `name` replaced by `v`, folded as the operations fold.
+    pub fn substitute(&self, name: &str, v: i64) -> Int {
+        let Int::Dynamic(sym) = self else {
+            return self.clone();
+        };
+        match &**sym {
+            Sym::Var(n) if n == name => Int::Static(v),
+            Sym::Var(_) => self.clone(),
+            Sym::Bin(op, a, b) => {
+                let (a, b) = (a.substitute(name, v), b.substitute(name, v));
+                match op {
+                    Op::Add => a.add(&b),
+                    Op::Sub => a.sub(&b),
+                    Op::Mul => a.mul(&b),
+                    Op::Div => a.div(&b),
+                    Op::CeilDiv => a.ceil_div(&b),
+                    Op::Mod => a.rem(&b),
+                    Op::Min => a.min(&b),
+                    Op::Max => a.max(&b),
+                }
+            }
+        }
+    }
+
     /// Names this value depends on, in first-use order, without repeats.
     pub fn names(&self, out: &mut Vec<String>) {
         if let Int::Dynamic(sym) = self {
@@ -582,5 +606,17 @@ mod tests {
         let env = |n: &str| (n == "M").then_some(1000);
         assert_eq!(t.eval(&env), Some(8));
         assert_eq!(m.min(&Int::from(128)).eval(&env), Some(128));
+    }
+
+    #[test]
+    fn substitution_folds_what_becomes_static() {
+        let k = Int::var("k");
+        let x = k.mul(&Int::from(8)).add(&Int::var("thread.x"));
+        assert_eq!(x.substitute("k", 3).to_string(), "(24+thread.x)");
+        assert_eq!(
+            k.mul(&Int::from(8)).rem(&Int::from(5)).substitute("k", 2),
+            Int::from(1)
+        );
+        assert_eq!(x.substitute("j", 3), x);
     }
 }

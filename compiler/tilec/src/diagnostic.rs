@@ -41,8 +41,23 @@ impl Diagnostic {
         self
     }
 
-    /// A miette report over the named source, for rendering.
+    /// A miette report over the named source, for rendering. A span far
+    /// into a long line is reported by line and column without the snippet:
+    /// the renderer pads to the column, and cannot pad past 65,535.
     pub fn report(&self, name: &str, src: &str) -> miette::Report {
+        let spans = std::iter::once(self.span).chain(self.related.iter().map(|(s, _)| *s));
+        if spans
+            .clone()
+            .any(|s| column(src, s.end) > MAX_SNIPPET_COLUMN)
+        {
+            let (line, col) = (line_of(src, self.span.start), column(src, self.span.start));
+            let mut diag =
+                miette::MietteDiagnostic::new(format!("{} (at {name}:{line}:{col})", self.message));
+            if let Some(h) = &self.help {
+                diag = diag.with_help(h.clone());
+            }
+            return miette::Report::new(diag);
+        }
         let mut labels = vec![LabeledSpan::new_primary_with_span(
             (!self.label.is_empty()).then(|| self.label.clone()),
             self.span,
@@ -71,6 +86,30 @@ impl Diagnostic {
             Err(_) => format!("error: {self}\n"),
         }
     }
+}
+
+/// Beyond this column a diagnostic shows no source snippet.
+const MAX_SNIPPET_COLUMN: usize = 1000;
+
+/// The 1-based column of byte `at` (clamped to the source), in characters.
+fn column(src: &str, at: usize) -> usize {
+    let at = floor_char_boundary(src, at);
+    let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    src[start..at].chars().count() + 1
+}
+
+/// The 1-based line of byte `at`.
+fn line_of(src: &str, at: usize) -> usize {
+    let at = floor_char_boundary(src, at);
+    src[..at].matches('\n').count() + 1
+}
+
+fn floor_char_boundary(src: &str, at: usize) -> usize {
+    let mut at = at.min(src.len());
+    while !src.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 impl fmt::Display for Diagnostic {

@@ -106,6 +106,8 @@ struct KernelChecker {
     declared: HashMap<String, Span>,
     state: KernelState,
     extents: Vec<String>,
+    /// Where each extent is bound: the layout of the first parameter naming it.
+    extent_spans: HashMap<String, Span>,
     params: Vec<KernelParam>,
     launch: Option<(Launch, Span)>,
     /// A launch statement was written, even if it had errors.
@@ -184,6 +186,7 @@ impl KernelChecker {
                 for n in &extents {
                     if !self.extents.contains(n) {
                         self.extents.push(n.clone());
+                        self.extent_spans.insert(n.clone(), layout.span);
                     }
                 }
                 let l = match self.eval_with_extents(layout) {
@@ -308,6 +311,20 @@ impl KernelChecker {
     }
 
     fn define(&mut self, name: &ast::Ident, value: Option<Value>) {
+        // A name that shadowed an extent would change what every layout
+        // naming the extent means below it, silently.
+        if let Some(&bound) = self.extent_spans.get(&name.name) {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("`{}` is a run-time extent of this kernel", name.name),
+                    name.span,
+                )
+                .with_label("defined again here")
+                .with_related(bound, format!("`{}` is bound by this layout", name.name))
+                .with_help("give the new value its own name"),
+            );
+            return;
+        }
         if let Some(first) = self.scope.get(&name.name) {
             let first = first.span;
             self.diags.push(

@@ -111,6 +111,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         loop_depth: Vec::new(),
         loop_ranges: Vec::new(),
         active: Vec::new(),
+        unrolled: Vec::new(),
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
@@ -230,6 +231,9 @@ struct Lowerer<'k> {
     loop_ranges: Vec<Option<(i64, i64)>>,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
+    /// Counters of the unrolled loops enclosing it, with their value in
+    /// the copy of the body being lowered.
+    unrolled: Vec<(String, i64)>,
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
@@ -343,6 +347,29 @@ impl Lowerer<'_> {
                 end,
                 body,
             } => {
+                let (start, end) = (self.fix(start), self.fix(end));
+                if let (Some(a), Some(b)) = (start.as_static(), end.as_static())
+                    && indexes_registers(body, var)
+                {
+                    // Registers are indexed by constants: a static loop that
+                    // slices them by its counter is unrolled, as CuTe's are.
+                    if b - a > MAX_UNROLL {
+                        return Err(Problem::Here(
+                            format!(
+                                "this loop slices registers by `{var}` and would unroll {} times, more than {MAX_UNROLL}",
+                                b - a
+                            ),
+                            "registers are indexed by constants, so such a loop is unrolled; slice registers outside long loops",
+                        ));
+                    }
+                    for v in a..b {
+                        self.unrolled.push((var.clone(), v));
+                        let copy = self.stmts(body).map_err(Problem::Inside);
+                        self.unrolled.pop();
+                        out.extend(copy?);
+                    }
+                    return Ok(());
+                }
                 let id = self.loop_names.len();
                 self.loop_names.push(var.clone());
                 self.loop_depth.push(self.active.len() + 1);
@@ -351,7 +378,7 @@ impl Lowerer<'_> {
                     start: start.clone(),
                     end: end.clone(),
                 });
-                let (s_id, e_id) = (self.int(start)?, self.int(end)?);
+                let (s_id, e_id) = (self.int(&start)?, self.int(&end)?);
                 let env = |n: &str| self.name_range(n);
                 let range = start.range(&env).map(|(lo, _)| {
                     let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
@@ -359,7 +386,7 @@ impl Lowerer<'_> {
                 });
                 self.loop_ranges.push(range);
                 self.active.push(id);
-                let inner = self.stmts(body).map_err(Problem::Inside)?;
+                let inner = self.stmts(body).map_err(Problem::Inside);
                 self.active.pop();
                 out.push(Inst::at(
                     s.span,
@@ -368,7 +395,7 @@ impl Lowerer<'_> {
                         name: var.clone(),
                         start: s_id,
                         end: e_id,
-                        body: inner,
+                        body: inner?,
                     },
                 ));
             }
@@ -376,9 +403,17 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `v` with the counters of the enclosing unrolled loops replaced by
+    /// their values in the copy being lowered.
+    fn fix(&self, v: &Int) -> Int {
+        self.unrolled
+            .iter()
+            .fold(v.clone(), |v, (n, x)| v.substitute(n, *x))
+    }
+
     /// The address of element `c` of a view, the first of `width` consecutive ones.
     fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
-        let index = v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?);
+        let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));
         let mut guard = None;
         let space = match v.base {
             Base::Param(p) if self.variant == Variant::Guarded && !v.coords.is_empty() => {
@@ -428,7 +463,7 @@ impl Lowerer<'_> {
     fn guard(&mut self, v: &View, c: &Coord) -> Result<Option<IntId>, Problem> {
         let mut guard: Option<IntId> = None;
         for f in &v.coords {
-            let at = f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?);
+            let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
             if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
                 && (0..e).contains(&x)
             {
@@ -531,6 +566,9 @@ impl Lowerer<'_> {
     /// counter whose end is known only at run time is unbounded above, which
     /// still bounds `k % 3`.
     fn name_range(&self, n: &str) -> Option<(i64, i64)> {
+        if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
+            return Some((*v, *v));
+        }
         if n == "thread.x" {
             return Some((0, self.block_threads - 1));
         }
@@ -564,7 +602,11 @@ impl Lowerer<'_> {
             "block.y" => IntDef::BlockIdx(1),
             "block.z" => IntDef::BlockIdx(2),
             _ => {
-                if let Some(&l) = self.active.iter().rev().find(|&&l| self.loop_names[l] == n) {
+                if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
+                    IntDef::Const(*v)
+                } else if let Some(&l) =
+                    self.active.iter().rev().find(|&&l| self.loop_names[l] == n)
+                {
                     IntDef::LoopVar(l)
                 } else if let Some(e) = self.k.extents.iter().position(|x| x == n) {
                     IntDef::Extent(e)
@@ -605,6 +647,27 @@ impl Lowerer<'_> {
             (x, None) | (None, x) => x,
         }
     }
+}
+
+/// The most copies of a loop body that unrolling makes.
+const MAX_UNROLL: i64 = 256;
+
+/// Whether a statement of `body` (nested loops included) indexes registers
+/// by the counter `var`.
+fn indexes_registers(body: &[Stmt], var: &str) -> bool {
+    let by_var = |v: &View| {
+        let mut names = Vec::new();
+        v.offset.names(&mut names);
+        matches!(v.base, Base::Registers(_)) && names.iter().any(|n| n == var)
+    };
+    body.iter().any(|s| match &s.op {
+        Op::Copy { src, dst, .. } => by_var(src) || by_var(dst),
+        Op::Gemm { a, b, c } => by_var(a) || by_var(b) || by_var(c),
+        Op::Axpby { x, y, .. } => by_var(x) || by_var(y),
+        Op::Fill { dst, .. } => by_var(dst),
+        Op::For { body, .. } => indexes_registers(body, var),
+        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) => false,
+    })
 }
 
 fn coord2(a: i64, b: i64) -> Coord {

@@ -18,9 +18,63 @@ lalrpop_util::lalrpop_mod!(
     "/tile.rs"
 );
 
+/// How deeply `(`, `[` and `{` may nest.
+pub const MAX_NESTING: usize = 64;
+/// How many tokens one statement (or one algebra expression) may have.
+pub const MAX_STATEMENT_TOKENS: usize = 1024;
+
+/// Refuses input whose tree would be too deep for the recursive stages
+/// after the parser (evaluation, checking, dropping the tree): nesting past
+/// [`MAX_NESTING`], or a statement longer than [`MAX_STATEMENT_TOKENS`]
+/// (a long sum or call chain nests as deeply as it is long). Checked on
+/// the tokens, before any tree exists.
+fn within_limits(src: &str) -> Result<(), Diagnostic> {
+    let (mut depth, mut count, mut start) = (0usize, 0usize, 0usize);
+    for t in lexer::tokens(src) {
+        let Ok((l, t, r)) = t else {
+            return Ok(()); // the parser reports the bad character
+        };
+        let here = Span { start: l, end: r };
+        match t {
+            lexer::Tok::LParen | lexer::Tok::LBracket | lexer::Tok::LBrace => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(Diagnostic::new(
+                        format!("brackets nest deeper than {MAX_NESTING} levels"),
+                        here,
+                    )
+                    .with_label(format!("level {depth}"))
+                    .with_help("name the inner parts with `let`, `layout` or `tiler`"));
+                }
+            }
+            lexer::Tok::RParen | lexer::Tok::RBracket | lexer::Tok::RBrace => {
+                depth = depth.saturating_sub(1)
+            }
+            _ => {}
+        }
+        if matches!(
+            t,
+            lexer::Tok::Semi | lexer::Tok::LBrace | lexer::Tok::RBrace
+        ) {
+            (count, start) = (0, r);
+            continue;
+        }
+        count += 1;
+        if count > MAX_STATEMENT_TOKENS {
+            return Err(Diagnostic::new(
+                format!("this statement is longer than {MAX_STATEMENT_TOKENS} tokens"),
+                Span { start, end: r },
+            )
+            .with_help("split it into several statements with `let`, `layout` or `tiler`"));
+        }
+    }
+    Ok(())
+}
+
 /// Parses one algebra expression, as `tilec algebra` and layout
 /// declarations take it.
 pub fn parse_expr(src: &str) -> Result<Expr, Diagnostic> {
+    within_limits(src)?;
     grammar::ExprParser::new()
         .parse(lexer::tokens(src))
         .map_err(to_diagnostic)
@@ -28,6 +82,7 @@ pub fn parse_expr(src: &str) -> Result<Expr, Diagnostic> {
 
 /// Parses a `.tile` file.
 pub fn parse_program(src: &str) -> Result<Program, Diagnostic> {
+    within_limits(src)?;
     grammar::ProgramParser::new()
         .parse(lexer::tokens(src))
         .map_err(to_diagnostic)

@@ -1,0 +1,56 @@
+//! Input at the limits gets a diagnostic, never a stack overflow or a panic
+//! in the renderer: deep nesting, long statements, far columns. The tests
+//! run on the test harness's threads (2 MB stacks), in debug builds.
+
+use tilec::check::kernel::check_source;
+
+fn kernel_with(expr: &str) -> String {
+    format!("kernel k(A: tensor<f32, (M):(1)>) {{ let x = {expr}; }}")
+}
+
+/// Checks `src` and renders every diagnostic; returns the first message.
+fn first_error(src: &str) -> String {
+    let diags = check_source(src).err().expect("an error");
+    for d in &diags {
+        let text = d.render("t.tile", src);
+        assert!(!text.is_empty());
+    }
+    diags[0].message.clone()
+}
+
+#[test]
+fn deep_nesting_is_refused_before_a_tree_exists() {
+    let deep = format!("{}1{}", "(".repeat(5000), ")".repeat(5000));
+    assert!(first_error(&kernel_with(&deep)).contains("nest deeper than 64"));
+    let calls = format!("{}A{}", "size(".repeat(10_000), ")".repeat(10_000));
+    assert!(first_error(&kernel_with(&calls)).contains("nest deeper"));
+    let loops = format!("kernel k() {{ {} }}", "for i in 0..1 {".repeat(100));
+    assert!(first_error(&loops).contains("nest deeper"));
+}
+
+#[test]
+fn long_statements_are_refused() {
+    let sum = vec!["1"; 10_000].join("+");
+    assert!(first_error(&kernel_with(&sum)).contains("longer than 1024 tokens"));
+    let chain = format!("A{}", "(0)".repeat(10_000));
+    assert!(first_error(&kernel_with(&chain)).contains("longer than 1024 tokens"));
+}
+
+#[test]
+fn the_longest_accepted_statements_check_without_overflow() {
+    // Just under the limits: evaluated (and dropped) recursively.
+    let sum = vec!["1"; 500].join("+");
+    first_error(&kernel_with(&sum)); // no launch: an error, after evaluation
+    let chain = format!("A{}", "(0)".repeat(300));
+    first_error(&kernel_with(&chain));
+    let nested = format!("{}1{}", "(".repeat(60), ")".repeat(60));
+    first_error(&kernel_with(&nested));
+}
+
+#[test]
+fn a_diagnostic_far_into_a_line_renders() {
+    let src = format!("kernel k() {{{} @ }}", " ".repeat(70_000));
+    assert!(first_error(&src).contains("unexpected character"));
+    let d = &check_source(&src).err().unwrap()[0];
+    assert!(d.render("t.tile", &src).contains("t.tile:1:70014"));
+}
