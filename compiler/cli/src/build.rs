@@ -1,4 +1,4 @@
-//! `tilec build FILE.tile [-o FILE.ptx | -o DIR/] [--emit tokens|ast|shapes|ir|llvm|ptx]
+//! `tilec build FILE.tile [-o FILE.ptx | -o DIR] [--emit tokens|ast|shapes|ir|llvm|ptx]
 //! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
 //! kernel, or prints one intermediate form.
 
@@ -27,8 +27,8 @@ pub enum Emit {
 pub struct Args {
     /// The .tile file.
     file: PathBuf,
-    /// Where to write: a file (`k.ptx`, the manifest beside it as `k.json`;
-    /// one kernel only), or a directory (`out/`, or one that exists) for
+    /// Where to write: a file ending in .ptx (`k.ptx`, the manifest beside
+    /// it as `k.json`; one kernel only), or any other name, a directory for
     /// KERNEL.ptx and KERNEL.json of every kernel [default: .]
     #[arg(short, long, value_name = "FILE|DIR")]
     out: Option<PathBuf>,
@@ -89,9 +89,10 @@ pub fn run(a: Args) -> ExitCode {
 /// Writes each kernel's PTX and manifest where `-o` says, and names them.
 fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
     let out = out.unwrap_or(Path::new("."));
-    // A trailing separator or an existing directory means a directory, as
-    // `cp` reads its last argument; anything else names the PTX file.
-    let is_dir = out.is_dir() || out.as_os_str().to_string_lossy().ends_with(['/', '\\']);
+    // A name ending in .ptx is the one file wanted (as nvcc's and clang's
+    // -o), unless it is an existing directory; any other name is a
+    // directory for every kernel's pair, as before.
+    let is_dir = out.is_dir() || out.extension().is_none_or(|e| e != "ptx");
     let targets: Vec<(PathBuf, PathBuf)> = if is_dir {
         if let Err(e) = std::fs::create_dir_all(out) {
             eprintln!("error: cannot create {}: {e}", out.display());
@@ -110,14 +111,6 @@ fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
                 "error: the file has {} kernels ({}), each with its own PTX and manifest: give -o a directory, e.g. -o out/",
                 cs.len(),
                 names.join(", ")
-            );
-            return ExitCode::from(2);
-        }
-        if out.extension().is_some_and(|e| e == "json") {
-            eprintln!(
-                "error: -o {} would be overwritten by the manifest: name the PTX file, e.g. -o {}",
-                out.display(),
-                out.with_extension("ptx").display()
             );
             return ExitCode::from(2);
         }

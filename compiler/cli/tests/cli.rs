@@ -202,7 +202,10 @@ fn build_o_takes_a_file_or_a_directory_and_never_writes_through_a_symlink() {
             .unwrap()
             .contains("\"kernel\"")
     );
-    // A directory: named with a trailing slash, or existing.
+    // Any other name is a directory.
+    let (code, _, err) = tilec(&["build", &k, "-o", dir.join("o").to_str().unwrap()], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(dir.join("o/sgemm_nt.ptx").is_file() && dir.join("o/sgemm_nt.json").is_file());
     let sub = format!("{}/out/", dir.display());
     assert_eq!(tilec(&["build", &k, "-o", &sub], "").0, 0);
     assert!(dir.join("out/sgemm_nt.ptx").is_file());
