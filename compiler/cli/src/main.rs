@@ -116,7 +116,8 @@ fn explain(mut e: clap::Error) -> clap::Error {
         }
         ErrorKind::UnknownArgument => {
             let arg = invalid(ContextKind::InvalidArg).unwrap_or_default();
-            if !arg.starts_with('-') && arg.contains('=') {
+            let dims_given = std::env::args().any(|a| a == "--dims" || a.starts_with("--dims="));
+            if dims_given && !arg.starts_with('-') && arg.contains('=') {
                 e.insert(
                     ContextKind::Suggested,
                     ContextValue::StyledStrs(vec![
