@@ -3,7 +3,7 @@
 
 use tilec::check::program::{self, Kernel, ParamKind};
 use tilec::diagnostic::Diagnostic;
-use tilec::lower::{Lowered, lower_variant, variants};
+use tilec::lower::Lowered;
 use tilec_codegen::Output;
 use tilec_runtime::manifest as m;
 
@@ -25,17 +25,7 @@ pub enum Failure {
 
 /// Checks every kernel of a source and lowers its variants.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
-    let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
-    kernels
-        .into_iter()
-        .map(|k| {
-            let variants = variants(&k)
-                .into_iter()
-                .map(|v| lower_variant(&k, v).map_err(|d| Failure::Source(vec![d])))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((k, variants))
-        })
-        .collect()
+    tilec::pipeline::lower_source(src).map_err(Failure::Source)
 }
 
 /// Checks, lowers and compiles every kernel of a source to PTX.
@@ -44,23 +34,19 @@ pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
 }
 
 /// Checks, lowers and compiles every kernel of a source to `output`. A
-/// kernel's variants share nothing after the check: each is lowered and
-/// compiled on a thread of its own.
+/// kernel's variants share nothing after lowering: each is compiled on a
+/// thread of its own.
 pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>, Failure> {
-    let kernels = tilec::check::kernel::check_source(src).map_err(Failure::Source)?;
-    kernels
+    lower_source(src)?
         .into_iter()
-        .map(|kernel| {
-            let done: Vec<Result<(Lowered, String), Failure>> = std::thread::scope(|s| {
-                let workers: Vec<_> = variants(&kernel)
-                    .into_iter()
-                    .map(|v| {
-                        let k = &kernel;
+        .map(|(kernel, lowered)| {
+            let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
+                let workers: Vec<_> = lowered
+                    .iter()
+                    .map(|l| {
                         s.spawn(move || {
-                            let l = lower_variant(k, v).map_err(|d| Failure::Source(vec![d]))?;
-                            let code = tilec_codegen::compile_variant(&l.ir, arch, output)
-                                .map_err(|e| Failure::Backend(e.to_string()))?;
-                            Ok((l, code))
+                            tilec_codegen::compile_variant(&l.ir, arch, output)
+                                .map_err(|e| Failure::Backend(e.to_string()))
                         })
                     })
                     .collect();
@@ -73,11 +59,7 @@ pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>
                     })
                     .collect()
             });
-            let (lowered, texts): (Vec<Lowered>, Vec<String>) = done
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .unzip();
+            let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
             let code = tilec_codegen::join(&texts, output);
             let manifest = manifest(&kernel, &lowered, arch);
             Ok(Compiled {

@@ -94,6 +94,14 @@ impl Int {
         }
     }
 
+    /// Whether a static operation on this value overflowed 64 bits (or
+    /// divided by zero): such a result stays an expression with no names.
+    pub fn overflowed(&self) -> bool {
+        let mut names = Vec::new();
+        self.names(&mut names);
+        !self.is_static() && names.is_empty()
+    }
+
     /// The value with `name` replaced by `v`, folded as the operations fold.
     pub fn substitute(&self, name: &str, v: i64) -> Int {
         let Int::Dynamic(sym) = self else {

@@ -3,6 +3,7 @@
 //! - [`syntax`]: source -> tokens -> syntax tree;
 //! - [`check`]: syntax tree -> values and shapes, with diagnostics;
 //! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
+//! - [`pipeline`]: source -> typed programs and their lowered variants (check, then lower);
 //! - [`exec`]: kernel IR run on the CPU with the GPU's semantics, and its checks;
 //! - [`perf`]: kernel IR -> what a warp's accesses cost (coalescing, bank conflicts);
 //! - [`picture`]: layouts -> terminal grids and SVG pictures;
@@ -18,4 +19,5 @@ pub mod exec;
 pub mod lower;
 pub mod perf;
 pub mod picture;
+pub mod pipeline;
 pub mod syntax;

@@ -10,7 +10,7 @@ fn kernel_with(expr: &str) -> String {
 
 /// Checks `src` and renders every diagnostic; returns the first message.
 fn first_error(src: &str) -> String {
-    let diags = check_source(src).err().expect("an error");
+    let diags = check_source(src).expect_err("an error");
     for d in &diags {
         let text = d.render("t.tile", src);
         assert!(!text.is_empty());

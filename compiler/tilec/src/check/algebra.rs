@@ -162,6 +162,20 @@ impl Args<'_> {
             .ok_or_else(|| self.wrong(i, "an integer or integer tuple"))
     }
 
+    /// Argument `i` as a shape: every static extent at least 1.
+    pub fn shape(&self, i: usize) -> Result<IntTuple, Diagnostic> {
+        let s = self.int_tuple(i)?;
+        positive_extents(&s, self.spans[i])?;
+        Ok(s)
+    }
+
+    /// Argument `i` as strides: none negative (indices are never below 0).
+    pub fn strides(&self, i: usize) -> Result<IntTuple, Diagnostic> {
+        let s = self.int_tuple(i)?;
+        non_negative_strides(&s, self.spans[i])?;
+        Ok(s)
+    }
+
     pub fn int(&self, i: usize) -> Result<Int, Diagnostic> {
         self.values[i]
             .to_int()
@@ -211,7 +225,19 @@ impl<'a> Evaluator<'a> {
         self
     }
 
+    /// The value of `e`; an integer that overflows 64 bits on the way is
+    /// an error at the smallest expression that overflowed.
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        let v = self.eval_node(e)?;
+        if v.overflowed() {
+            return Err(Diagnostic::new("integer overflow", e.span)
+                .with_label("this value does not fit in 64 bits")
+                .with_help("use smaller extents, strides or tile sizes"));
+        }
+        Ok(v)
+    }
+
+    fn eval_node(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Value::Int(Int::Static(*v))),
             ExprKind::Binary(op, a, b) => {
@@ -298,6 +324,7 @@ impl<'a> Evaluator<'a> {
                 let dt = stride
                     .to_int_tuple()
                     .ok_or_else(|| not_tuple(&stride, d.span, "stride"))?;
+                non_negative_strides(&dt, d.span)?;
                 Layout::new(st.clone(), dt.clone())
                     .map(Value::Layout)
                     .map_err(|_| {
@@ -464,7 +491,7 @@ impl<'a> Evaluator<'a> {
             "make_layout" => make_layout(&a)?,
             "make_ordered_layout" => {
                 a.arity(&[2])?;
-                alg::ordered_layout(&a.int_tuple(0)?, &a.int_tuple(1)?)
+                alg::ordered_layout(&a.shape(0)?, &a.int_tuple(1)?)
                     .map_err(fail)?
                     .into()
             }
@@ -505,13 +532,13 @@ impl<'a> Evaluator<'a> {
             }
             "idx2crd" => {
                 a.arity(&[2])?;
-                coord_value(&alg::idx2crd(&a.int(0)?, &a.int_tuple(1)?))
+                coord_value(&alg::idx2crd(&a.int(0)?, &a.shape(1)?))
             }
             "crd2idx" => {
                 a.arity(&[2, 3])?;
-                let shape = a.int_tuple(1)?;
+                let shape = a.shape(1)?;
                 let stride = if a.values.len() == 3 {
-                    a.int_tuple(2)?
+                    a.strides(2)?
                 } else {
                     shape.compact_col_major(&Int::Static(1))
                 };
@@ -545,7 +572,7 @@ impl<'a> Evaluator<'a> {
                     _ => {
                         let cotarget = match a.values[1].as_layout() {
                             Some(m) => m.shape().clone(),
-                            None => a.int_tuple(1)?,
+                            None => a.shape(1)?,
                         };
                         alg::complement(&l, &cotarget, conds)
                     }
@@ -593,7 +620,7 @@ impl<'a> Evaluator<'a> {
                 } else {
                     None
                 };
-                alg::tile_to_shape(&a.layout(0)?, &a.int_tuple(1)?, order.as_ref(), conds)
+                alg::tile_to_shape(&a.layout(0)?, &a.shape(1)?, order.as_ref(), conds)
                     .map_err(fail)?
                     .into()
             }
@@ -677,12 +704,11 @@ fn make_layout(a: &Args) -> Result<Value, Diagnostic> {
         return Ok(Layout::concat(&parts).into());
     }
     a.arity(&[1, 2])?;
-    let shape = a.int_tuple(0)?;
-    positive_extents(&shape, a.spans[0])?;
+    let shape = a.shape(0)?;
     let layout = match a.values.get(1) {
         None | Some(Value::Major(Major::Left)) => Layout::col_major(&shape),
         Some(Value::Major(Major::Right)) => Layout::row_major(&shape),
-        Some(_) => Layout::new(shape, a.int_tuple(1)?).map_err(|e| algebra_error(e, a.call))?,
+        Some(_) => Layout::new(shape, a.strides(1)?).map_err(|e| algebra_error(e, a.call))?,
     };
     Ok(layout.into())
 }
@@ -699,6 +725,22 @@ fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
             Diagnostic::new(format!("the shape {shape} has the extent {e}"), span)
                 .with_label("extents must be at least 1")
                 .with_help("use 1 for a mode with a single coordinate"),
+        ),
+    }
+}
+
+/// Strides are at least 0: tilec's indices never go below a tensor's base.
+fn non_negative_strides(stride: &IntTuple, span: Span) -> Result<(), Diagnostic> {
+    match stride
+        .leaves()
+        .iter()
+        .find(|e| e.as_static().is_some_and(|v| v < 0))
+    {
+        None => Ok(()),
+        Some(e) => Err(
+            Diagnostic::new(format!("negative stride {e} in {stride}"), span)
+                .with_label("strides must be at least 0")
+                .with_help("tilec's layouts map coordinates to offsets from the start of a tensor; reverse a mode by its coordinates instead"),
         ),
     }
 }

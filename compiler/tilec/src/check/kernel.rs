@@ -152,6 +152,7 @@ impl KernelChecker {
         }
         Ok(Kernel {
             name: k.name.name.clone(),
+            span: k.name.span,
             params: self.params,
             extents: self.extents,
             launch,
@@ -1036,18 +1037,22 @@ impl KernelState {
                 Diagnostic::new("shared memory needs a static layout", a.spans[0])
                     .with_label(format!("layout {layout}"))
             })?;
-        let used: i64 = self
+        // Overflow-checked: a layout of 2^62 floats must not count as 0 bytes.
+        let bytes = len.checked_mul(elem.bytes());
+        let used = self
             .shared
             .iter()
-            .map(|b| b.len * b.elem.bytes())
-            .sum::<i64>()
-            + len * elem.bytes();
-        if used > SHARED_LIMIT_BYTES {
+            .try_fold(bytes.unwrap_or(i64::MAX), |sum, b| {
+                sum.checked_add(b.len.checked_mul(b.elem.bytes())?)
+            });
+        if used.is_none_or(|u| u > SHARED_LIMIT_BYTES) {
+            let used = used.map_or("more than 2^63".into(), |u| u.to_string());
+            let bytes = bytes.map_or("more than 2^63".into(), |b| b.to_string());
             return Err(Diagnostic::new(
                 format!("shared memory exceeds the device limit: {used} bytes of {SHARED_LIMIT_BYTES} (227 KB on sm_90)"),
                 a.call,
             )
-            .with_label(format!("{len} {elem} elements = {} bytes", len * elem.bytes()))
+            .with_label(format!("{len} {elem} elements = {bytes} bytes"))
             .with_help("use smaller tiles, fewer stages, or a narrower element type"));
         }
         self.shared.push(SharedBuffer { elem, len });
@@ -1064,7 +1069,7 @@ impl KernelState {
     fn registers(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
         a.arity(&[1, 2])?;
         let elem = elem_arg(a, ty)?;
-        let shape = a.int_tuple(0)?;
+        let shape = a.shape(0)?;
         let len = shape.product().as_static().filter(|_| shape.is_static()).ok_or_else(|| {
             Diagnostic::new("registers need a static shape", a.spans[0])
                 .with_label(format!("shape {shape}"))

@@ -297,6 +297,9 @@ pub struct Binding {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     pub name: String,
+    /// The kernel's name in the source: where a problem with the kernel as
+    /// a whole is reported.
+    pub span: Span,
     pub params: Vec<KernelParam>,
     /// Run-time extents bound by the tensor parameters' layouts, in order.
     pub extents: Vec<String>,

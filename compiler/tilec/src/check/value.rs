@@ -57,6 +57,25 @@ impl Value {
         }
     }
 
+    /// Whether an integer in the value overflowed 64 bits while computing it.
+    pub fn overflowed(&self) -> bool {
+        let layout = |l: &Layout| {
+            l.shape()
+                .leaves()
+                .iter()
+                .chain(l.stride().leaves().iter())
+                .any(Int::overflowed)
+        };
+        match self {
+            Value::Int(i) => i.overflowed(),
+            Value::Tuple(v) | Value::Tiler(v) => v.iter().any(Value::overflowed),
+            Value::Layout(l) => layout(l),
+            Value::Composed(c) => layout(&c.layout) || c.offset.overflowed(),
+            Value::Tensor(t) => layout(&t.layout) || t.offset.overflowed(),
+            _ => false,
+        }
+    }
+
     pub fn to_int(&self) -> Option<Int> {
         match self {
             Value::Int(i) => Some(i.clone()),

@@ -12,7 +12,6 @@ pub mod verify;
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::Span;
 use ir::{
     Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
     ScalarRef, Space,
@@ -167,9 +166,14 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
     };
     verify::verify(&ir).map_err(|e| {
         Diagnostic::new(
-            format!("internal error: the kernel IR is invalid: {e}"),
-            span0(),
+            format!(
+                "internal error in lowering: the kernel IR of `{}` fails the verifier: {e}",
+                ir.name
+            ),
+            k.span,
         )
+        .with_label("while lowering this kernel")
+        .with_help("this is a bug in tilec, not in the kernel; please report it with this file")
     })?;
     // The variant's launch conditions: the checker's, less full tiles for
     // the guarded variant, plus what lowering relied on.
@@ -191,10 +195,6 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
 /// The upper bound of a counter that runs to a run-time end: large, yet far
 /// enough from overflow for the interval arithmetic on it.
 const UNBOUNDED: i64 = 1 << 40;
-
-fn span0() -> Span {
-    Span { start: 0, end: 0 }
-}
 
 /// Why a statement cannot be lowered: a message and a hint for it, or a
 /// diagnostic already made for a statement inside it.

@@ -47,7 +47,10 @@ fn static_size(t: &IntTuple, what: &str) -> Result<usize, String> {
 /// (flattened, first fastest) across. A rank-1 layout is one column.
 fn grid_dims(l: &Layout) -> Result<(usize, usize), String> {
     let modes = l.shape().modes();
-    let rows = static_size(&modes[0], "mode 0")?;
+    let Some(first) = modes.first() else {
+        return Err(format!("{l} has no modes, so no cells to draw"));
+    };
+    let rows = static_size(first, "mode 0")?;
     let cols = static_size(&IntTuple::Tuple(modes[1..].to_vec()), "the column modes")?;
     if rows * cols > MAX_CELLS as usize {
         return Err(format!(

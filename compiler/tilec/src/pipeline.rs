@@ -1,0 +1,34 @@
+//! The front and middle end for one source: check every kernel, then lower
+//! every variant of each.
+//!
+//! In: source text. Out: each kernel's typed program with its lowered
+//! variants (full tiles first), or every diagnostic. `tilec check` and
+//! `tilec build` both go through here, so whatever lowering refuses,
+//! `check` refuses too, at the statement's span.
+
+use crate::check::kernel::check_source;
+use crate::check::program::Kernel;
+use crate::diagnostic::Diagnostic;
+use crate::lower::{Lowered, lower_variant, variants};
+
+/// Checks and lowers every kernel of `src`.
+pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
+    let kernels = check_source(src)?;
+    let mut out = Vec::with_capacity(kernels.len());
+    let mut diags = Vec::new();
+    for k in kernels {
+        let lowered: Result<Vec<Lowered>, Diagnostic> = variants(&k)
+            .into_iter()
+            .map(|v| lower_variant(&k, v))
+            .collect();
+        match lowered {
+            Ok(l) => out.push((k, l)),
+            Err(d) => diags.push(d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
