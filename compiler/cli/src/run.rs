@@ -68,7 +68,14 @@ pub fn run(a: Args) -> ExitCode {
                 Err(f) => return report(&name, &src, f),
             };
             for c in &compiled {
-                if let Err(code) = check_launch(&c.manifest, &dims, a.check_cpu) {
+                let plan = match check_launch(&c.manifest, &dims, a.check_cpu) {
+                    Ok(p) => p,
+                    Err(code) => return code,
+                };
+                // --check-cpu asks for the executor, however long it takes.
+                if a.check_cpu
+                    && let Err(code) = approve_cpu(c, &dims, &plan, true)
+                {
                     return code;
                 }
                 let waiting = spinner("running on the GPU and checking against the reference");
@@ -134,23 +141,8 @@ pub fn run(a: Args) -> ExitCode {
                     Ok(p) => p,
                     Err(code) => return code,
                 };
-                if let Some(est) = estimate(&c, &dims, &plan) {
-                    if !a.cpu && est.time > CPU_LIMIT {
-                        return fail(&format!(
-                            "the CPU executor would take about {} for {} at {dims} (no GPU on this machine; measured at {} and scaled by the work)\n  \
-                             run it anyway with --cpu (a progress bar shows the time left), or give smaller --dims",
-                            human(est.time),
-                            c.kernel.name,
-                            est.measured_at
-                        ));
-                    }
-                    if est.time > Duration::from_secs(10) {
-                        eprintln!(
-                            "note: the CPU executor will take about {} (measured at {})",
-                            human(est.time),
-                            est.measured_at
-                        );
-                    }
+                if let Err(code) = approve_cpu(&c, &dims, &plan, a.cpu) {
+                    return code;
                 }
                 match run_cpu(&c, &dims, a.launch.seed) {
                     Ok((r, _)) => {
@@ -319,6 +311,31 @@ fn blocks(plan: &LaunchPlan) -> usize {
         .iter()
         .map(|l| l.grid.iter().map(|&g| g as usize).product::<usize>())
         .sum()
+}
+
+/// Refuses a CPU run estimated above [`CPU_LIMIT`] unless `forced`, with
+/// the estimate and how to force it; says the estimate of a long run.
+fn approve_cpu(c: &Compiled, dims: &Dims, plan: &LaunchPlan, forced: bool) -> Result<(), ExitCode> {
+    let Some(est) = estimate(c, dims, plan) else {
+        return Ok(());
+    };
+    if !forced && est.time > CPU_LIMIT {
+        return Err(fail(&format!(
+            "the CPU executor would take about {} for {} at {dims} (no GPU on this machine; measured at {} and scaled by the work)\n  \
+             run it anyway with --cpu (a progress bar shows the time left), or give smaller --dims",
+            human(est.time),
+            c.kernel.name,
+            est.measured_at
+        )));
+    }
+    if est.time > Duration::from_secs(10) {
+        eprintln!(
+            "note: the CPU executor will take about {} (measured at {})",
+            human(est.time),
+            est.measured_at
+        );
+    }
+    Ok(())
 }
 
 /// What the CPU executor will take, and the extents it was measured at.
