@@ -85,6 +85,12 @@ pub struct Manifest {
     /// conditions allow; the next one the rest of the grid.
     pub variants: Vec<VariantSpec>,
     pub reference: Option<Reference>,
+    /// SHA3-256 of the PTX and of this manifest with the seal empty, in
+    /// hex: what ties the two files together. A runtime that loads them
+    /// from disk refuses a pair whose seal does not match (an edited
+    /// layout, access list or PTX).
+    #[serde(default)]
+    pub seal: String,
 }
 
 /// One entry point of the kernel: what must hold to launch it, and its
@@ -108,7 +114,145 @@ impl Manifest {
         serde_json::to_string_pretty(self).expect("a manifest serializes")
     }
 
+    /// Reads a manifest and validates it (see [`Manifest::validate`]).
     pub fn from_json(s: &str) -> Result<Manifest, String> {
-        serde_json::from_str(s).map_err(|e| format!("not a tilec manifest: {e}"))
+        let m: Manifest =
+            serde_json::from_str(s).map_err(|e| format!("not a tilec manifest: {e}"))?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// The seal of this manifest with `ptx` (see [`Manifest::seal`]).
+    pub fn seal_of(&self, ptx: &str) -> String {
+        use sha3::Digest;
+        let unsealed = Manifest {
+            seal: String::new(),
+            ..self.clone()
+        };
+        let mut h = sha3::Sha3_256::new();
+        h.update(ptx.as_bytes());
+        h.update(unsealed.to_json().as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Seals the manifest with the PTX it describes.
+    pub fn seal(&mut self, ptx: &str) {
+        self.seal = self.seal_of(ptx);
+    }
+
+    /// Refuses a PTX that is not the one this manifest was sealed with.
+    pub fn check_seal(&self, ptx: &str) -> Result<(), String> {
+        if self.seal.is_empty() {
+            return Err("the manifest has no seal; rebuild it with `tilec build`".into());
+        }
+        if self.seal_of(ptx) != self.seal {
+            return Err(
+                "the manifest and the PTX do not match their seal (one was edited, or they come from different builds); rebuild both with `tilec build`"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Everything the plan and the launch rely on, checked against the
+    /// manifest's own declarations: parameter indices name tensors, every
+    /// name in an index, a size or a fact is an extent, a block or thread
+    /// index or an enclosing loop counter, at most three grid and block
+    /// dimensions, shared memory within the device, distinct entries.
+    pub fn validate(&self) -> Result<(), String> {
+        const BUILTINS: [&str; 4] = ["thread.x", "block.x", "block.y", "block.z"];
+        let tensor = |p: usize, what: &str| match self.params.get(p).map(|p| &p.kind) {
+            Some(ParamKind::Tensor { .. }) => Ok(()),
+            Some(ParamKind::Scalar { .. }) => Err(format!("{what} names the scalar parameter {p}")),
+            None => Err(format!(
+                "{what} names parameter {p}, but there are {}",
+                self.params.len()
+            )),
+        };
+        let known = |int: &Int, extra: &[&str], what: &str| {
+            let mut names = Vec::new();
+            int.names(&mut names);
+            match names.iter().find(|n| {
+                !self.extents.contains(n)
+                    && !BUILTINS.contains(&n.as_str())
+                    && !extra.contains(&n.as_str())
+            }) {
+                Some(n) => Err(format!(
+                    "{what} uses `{n}`, which is no extent of the kernel"
+                )),
+                None => Ok(()),
+            }
+        };
+        let fact = |f: &Fact, what: &str| {
+            let mut names = Vec::new();
+            f.names(&mut names);
+            match names
+                .iter()
+                .find(|n| !self.extents.contains(n) && !BUILTINS.contains(&n.as_str()))
+            {
+                Some(n) => Err(format!(
+                    "{what} uses `{n}`, which is no extent of the kernel"
+                )),
+                None => Ok(()),
+            }
+        };
+        if self.variants.is_empty() {
+            return Err("no entry points".into());
+        }
+        if self.grid.len() > 3 || self.block.len() > 3 {
+            return Err("more than three grid or block dimensions".into());
+        }
+        for x in self.grid.iter().chain(&self.block) {
+            known(x, &[], "the launch")?;
+        }
+        if !(0..=232_448).contains(&self.dynamic_shared_bytes)
+            || !(0..=232_448).contains(&self.shared_bytes)
+        {
+            return Err(format!(
+                "shared memory of {} bytes ({} dynamic) is beyond the device's 227 KB",
+                self.shared_bytes, self.dynamic_shared_bytes
+            ));
+        }
+        for p in &self.params {
+            if let ParamKind::Tensor { layout, .. } = &p.kind {
+                for x in layout
+                    .shape()
+                    .leaves()
+                    .iter()
+                    .chain(layout.stride().leaves().iter())
+                {
+                    known(x, &[], &format!("the layout of {}", p.name))?;
+                }
+            }
+        }
+        let mut entries = Vec::new();
+        for v in &self.variants {
+            if entries.contains(&&v.entry) {
+                return Err(format!("the entry {} is listed twice", v.entry));
+            }
+            entries.push(&v.entry);
+            for c in v.conditions.iter().chain(&v.block_conditions) {
+                fact(&c.fact, &format!("a condition of {}", v.entry))?;
+            }
+            let loops: Vec<&str> = v.loops.iter().map(|l| l.name.as_str()).collect();
+            for l in &v.loops {
+                known(&l.start, &loops, &format!("loop {} of {}", l.name, v.entry))?;
+                known(&l.end, &loops, &format!("loop {} of {}", l.name, v.entry))?;
+            }
+            for a in &v.accesses {
+                tensor(a.param, &format!("an access of {}", v.entry))?;
+                known(&a.index, &loops, &format!("an access of {}", v.entry))?;
+            }
+        }
+        if let Some(r) = &self.reference {
+            for &o in &r.operands {
+                tensor(o, "the reference").or_else(|e| match (r.kind, self.params.get(o)) {
+                    // A GEMM's alpha and beta are scalars.
+                    (ReferenceKind::Gemm, Some(_)) => Ok(()),
+                    _ => Err(e),
+                })?;
+            }
+        }
+        Ok(())
     }
 }

@@ -61,7 +61,10 @@ pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>
             });
             let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
             let code = tilec_codegen::join(&texts, output);
-            let manifest = manifest(&kernel, &lowered, arch);
+            let mut manifest = manifest(&kernel, &lowered, arch);
+            if output == Output::Ptx {
+                manifest.seal(&code);
+            }
             Ok(Compiled {
                 kernel,
                 lowered,
@@ -131,6 +134,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             },
             operands: r.operands.clone(),
         }),
+        seal: String::new(),
     }
 }
 

@@ -415,3 +415,63 @@ fn gpu_runs_every_example_when_a_gpu_is_present() {
         assert!(out.contains("(ok)"), "{out}");
     }
 }
+
+#[test]
+fn the_runtime_refuses_an_edited_manifest_or_ptx() {
+    use tilec_runtime::manifest::Manifest;
+    let dir = std::env::temp_dir().join(format!("tilec-seal-{}", std::process::id()));
+    let f = root().join("examples/copy.tile");
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json = std::fs::read_to_string(dir.join("copy.json")).unwrap();
+    let ptx = std::fs::read_to_string(dir.join("copy.ptx")).unwrap();
+    let m = Manifest::from_json(&json).unwrap();
+    m.check_seal(&ptx).unwrap();
+    // A shrunk layout, an emptied access list, an edited PTX: refused.
+    let shrunk = Manifest::from_json(&json.replacen(
+        "\"shape\": [\n              \"M\"",
+        "\"shape\": [\n              \"1\"",
+        1,
+    ))
+    .unwrap();
+    assert_ne!(shrunk, m);
+    let mut no_accesses = m.clone();
+    no_accesses.variants[0].accesses.clear();
+    let edited_ptx = ptx.replacen("ld.global", "ld.global ", 1);
+    for (edited, text) in [(&shrunk, &ptx), (&no_accesses, &ptx), (&m, &edited_ptx)] {
+        assert!(
+            edited
+                .check_seal(text)
+                .unwrap_err()
+                .contains("do not match")
+        );
+    }
+    // What the manifest says is checked against its own declarations.
+    for (from, to, why) in [
+        ("\"param\": 0", "\"param\": 7", "names parameter 7"),
+        ("\"param\": 1", "\"param\": 7", "names parameter 7"),
+        (
+            "\"extents\": [\n    \"M\",\n    \"N\"\n  ]",
+            "\"extents\": [\n    \"M\"\n  ]",
+            "no extent",
+        ),
+    ] {
+        let bad = json.replacen(from, to, 1);
+        assert_ne!(bad, json, "{from}");
+        assert!(
+            Manifest::from_json(&bad).unwrap_err().contains(why),
+            "{from}"
+        );
+    }
+    let deep = json.replacen(
+        "\"M\"",
+        &format!("\"{}M{}\"", "(".repeat(50_000), "+1)".repeat(50_000)),
+        1,
+    );
+    // Refused (serde's untagged tuple hides the depth message), not a stack overflow.
+    assert!(
+        Manifest::from_json(&deep)
+            .unwrap_err()
+            .contains("not a tilec manifest")
+    );
+}

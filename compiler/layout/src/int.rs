@@ -440,6 +440,7 @@ impl std::str::FromStr for Int {
         let mut p = IntParser {
             s: s.as_bytes(),
             at: 0,
+            depth: 0,
         };
         let v = p.int()?;
         if p.at != s.len() {
@@ -452,7 +453,13 @@ impl std::str::FromStr for Int {
 struct IntParser<'a> {
     s: &'a [u8],
     at: usize,
+    /// Nesting so far: a text nested deeper than [`MAX_INT_DEPTH`] is
+    /// refused rather than parsed by ever deeper recursion.
+    depth: usize,
 }
+
+/// The deepest nesting the text form may have.
+const MAX_INT_DEPTH: usize = 200;
 
 impl IntParser<'_> {
     fn peek(&self) -> Option<u8> {
@@ -469,6 +476,18 @@ impl IntParser<'_> {
     }
 
     fn int(&mut self) -> Result<Int, String> {
+        self.depth += 1;
+        if self.depth > MAX_INT_DEPTH {
+            return Err(format!(
+                "an integer nested deeper than {MAX_INT_DEPTH} levels"
+            ));
+        }
+        let v = self.term();
+        self.depth -= 1;
+        v
+    }
+
+    fn term(&mut self) -> Result<Int, String> {
         match self.peek() {
             Some(b'(') => {
                 self.at += 1;
@@ -579,7 +598,9 @@ mod tests {
         let y = x.min(&Int::var("K")).max(&Int::from(2));
         for v in [x, y, Int::from(-12), Int::var("thread.x")] {
             assert_eq!(v.to_string().parse::<Int>(), Ok(v.clone()), "{v}");
-        }
+            let deep = format!("{}M{}", "(".repeat(5000), "+1)".repeat(5000));
+        assert!(deep.parse::<Int>().unwrap_err().contains("nested deeper"));
+    }
         assert!("(M+".parse::<Int>().is_err());
     }
 

@@ -44,6 +44,7 @@ fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> 
     let ptx_path = std::path::Path::new(path).with_extension("ptx");
     let ptx =
         std::fs::read_to_string(&ptx_path).map_err(|e| format!("{}: {e}", ptx_path.display()))?;
+    m.check_seal(&ptx).map_err(|e| format!("{path}: {e}"))?;
     let dims = Dims::parse(dims).map_err(|e| e.to_string())?;
     let gpu = Gpu::open()
         .map_err(|e| e.to_string())?
