@@ -85,6 +85,11 @@ pub struct Manifest {
     /// conditions allow; the next one the rest of the grid.
     pub variants: Vec<VariantSpec>,
     pub reference: Option<Reference>,
+    /// A `--checked` build: every global and shared access checks its
+    /// bounds on the device and stops the kernel with its line, so the plan
+    /// launches it without proving the accesses in bounds first.
+    #[serde(default)]
+    pub checked: bool,
     /// SHA3-256 of the PTX and of this manifest with the seal empty, in
     /// hex: what ties the two files together. A runtime that loads them
     /// from disk refuses a pair whose seal does not match (an edited

@@ -32,7 +32,7 @@ pub fn run(a: Args) -> ExitCode {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let compiled = match compile(&src, &a.launch.arch) {
+    let compiled = match compile(&src, &a.launch.arch, a.launch.checked(&name)) {
         Ok(c) => c,
         Err(f) => return report(&name, &src, f),
     };

@@ -2,7 +2,7 @@
 //! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
 //! kernel, or prints one intermediate form.
 
-use crate::compile::{Compiled, Failure, compile, compile_as, lower_source, read, report};
+use crate::compile::{Checked, Compiled, Failure, compile, compile_as, lower_source, read, report};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +38,11 @@ pub struct Args {
     /// GPU architecture of the PTX.
     #[arg(long, default_value = "sm_90")]
     arch: String,
+    /// Build with a bound check before every global and shared access: an
+    /// access outside its tensor stops the kernel and names its `.tile`
+    /// line (slower; for finding bugs).
+    #[arg(long)]
+    checked: bool,
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -46,6 +51,7 @@ pub fn run(a: Args) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let checked = Checked(a.checked.then_some(name.as_str()));
     match a.emit {
         Some(Emit::Tokens) => {
             for t in tilec::syntax::lexer::tokens(&src) {
@@ -63,22 +69,23 @@ pub fn run(a: Args) -> ExitCode {
             Ok(k) => print!("{}", tilec::check::report::shapes_report(&k)),
             Err(d) => return report(&name, &src, Failure::Source(d)),
         },
-        Some(Emit::Ir) => match lower_source(&src) {
+        Some(Emit::Ir) => match lower_source(&src, checked) {
             Ok(ks) => ks
                 .iter()
                 .flat_map(|(_, vs)| vs)
                 .for_each(|l| print!("{}", l.ir)),
             Err(f) => return report(&name, &src, f),
         },
-        Some(Emit::Llvm) => match compile_as(&src, &a.arch, tilec_codegen::Output::LlvmIr) {
+        Some(Emit::Llvm) => match compile_as(&src, &a.arch, tilec_codegen::Output::LlvmIr, checked)
+        {
             Ok(cs) => cs.iter().for_each(|c| print!("{}", c.code)),
             Err(f) => return report(&name, &src, f),
         },
-        Some(Emit::Ptx) => match compile(&src, &a.arch) {
+        Some(Emit::Ptx) => match compile(&src, &a.arch, checked) {
             Ok(cs) => cs.iter().for_each(|c| print!("{}", c.code)),
             Err(f) => return report(&name, &src, f),
         },
-        None => match compile(&src, &a.arch) {
+        None => match compile(&src, &a.arch, checked) {
             Ok(cs) => return write_all(&cs, a.out.as_deref()),
             Err(f) => return report(&name, &src, f),
         },

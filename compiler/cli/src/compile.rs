@@ -24,20 +24,30 @@ pub enum Failure {
 }
 
 /// Checks every kernel of a source and lowers its variants.
-pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
-    tilec::pipeline::lower_source(src).map_err(Failure::Source)
+pub fn lower_source(src: &str, checked: Checked) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
+    tilec::pipeline::lower_source_with(src, checked.0).map_err(Failure::Source)
 }
 
+/// What `--checked` asks for: every access bound-checked, reporting lines
+/// of the named file.
+#[derive(Clone, Copy)]
+pub struct Checked<'a>(pub Option<&'a str>);
+
 /// Checks, lowers and compiles every kernel of a source to PTX.
-pub fn compile(src: &str, arch: &str) -> Result<Vec<Compiled>, Failure> {
-    compile_as(src, arch, Output::Ptx)
+pub fn compile(src: &str, arch: &str, checked: Checked) -> Result<Vec<Compiled>, Failure> {
+    compile_as(src, arch, Output::Ptx, checked)
 }
 
 /// Checks, lowers and compiles every kernel of a source to `output`. A
 /// kernel's variants share nothing after lowering: each is compiled on a
 /// thread of its own.
-pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>, Failure> {
-    lower_source(src)?
+pub fn compile_as(
+    src: &str,
+    arch: &str,
+    output: Output,
+    checked: Checked,
+) -> Result<Vec<Compiled>, Failure> {
+    lower_source(src, checked)?
         .into_iter()
         .map(|(kernel, lowered)| {
             let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
@@ -62,6 +72,7 @@ pub fn compile_as(src: &str, arch: &str, output: Output) -> Result<Vec<Compiled>
             let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
             let code = tilec_codegen::join(&texts, output);
             let mut manifest = manifest(&kernel, &lowered, arch);
+            manifest.checked = checked.0.is_some();
             if output == Output::Ptx {
                 manifest.seal(&code);
             }
@@ -134,6 +145,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             },
             operands: r.operands.clone(),
         }),
+        checked: false,
         seal: String::new(),
     }
 }
@@ -179,6 +191,11 @@ pub struct LaunchArgs {
     pub seed: u64,
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
+    /// Build with a bound check before every global and shared access: an
+    /// access outside its tensor stops the kernel and names its `.tile`
+    /// line (slower; for finding bugs).
+    #[arg(long)]
+    pub checked: bool,
 }
 
 impl LaunchArgs {
@@ -190,6 +207,11 @@ impl LaunchArgs {
         let dims =
             tilec_runtime::plan::Dims::parse(&self.dims).map_err(|e| fail(&e.to_string()))?;
         Ok((self.file.display().to_string(), src, dims))
+    }
+
+    /// The `--checked` request, naming this file.
+    pub fn checked<'a>(&self, name: &'a str) -> Checked<'a> {
+        Checked(self.checked.then_some(name))
     }
 }
 

@@ -63,7 +63,7 @@ pub fn run(a: Args) -> ExitCode {
     let mut all_ok = true;
     match gpu {
         Some(gpu) => {
-            let compiled = match compile(&src, &a.launch.arch) {
+            let compiled = match compile(&src, &a.launch.arch, a.launch.checked(&name)) {
                 Ok(c) => c,
                 Err(f) => return report(&name, &src, f),
             };
@@ -125,7 +125,7 @@ pub fn run(a: Args) -> ExitCode {
             if !a.cpu {
                 eprintln!("note: no GPU on this machine; running on the CPU executor");
             }
-            let lowered = match lower_source(&src) {
+            let lowered = match lower_source(&src, a.launch.checked(&name)) {
                 Ok(l) => l,
                 Err(f) => return report(&name, &src, f),
             };

@@ -164,3 +164,43 @@ fn planted_bugs_are_caught_at_their_line() {
         insta::assert_snapshot!(f.file_stem().unwrap().to_string_lossy().into_owned(), err);
     }
 }
+
+#[test]
+fn a_checked_build_stops_at_the_first_access_outside_and_names_its_line() {
+    let file = "tests/checked/one_k_tile_too_many.tile";
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .current_dir(root())
+        .args([
+            "run",
+            "--cpu",
+            "--checked",
+            file,
+            "--dims",
+            "M=256,N=256,K=64",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("fails its --checked bound check: out-of-bounds read of `A`")
+            && err.contains("one_k_tile_too_many.tile:36:9"),
+        "{err}"
+    );
+    // Every global and shared access of the IR has its assert, with the line.
+    let ir = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .current_dir(root())
+        .args(["build", "--checked", file, "--emit", "ir"])
+        .output()
+        .unwrap();
+    let ir = String::from_utf8_lossy(&ir.stdout);
+    assert!(
+        ir.contains("\"out-of-bounds read of `A`\" at tests/checked/one_k_tile_too_many.tile:36")
+    );
+    assert!(ir.contains(
+        "\"out-of-bounds write of shared buffer s0\" at tests/checked/one_k_tile_too_many.tile:36"
+    ));
+    assert!(
+        ir.contains("\"out-of-bounds write of `C`\" at tests/checked/one_k_tile_too_many.tile:42")
+    );
+}

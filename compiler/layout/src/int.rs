@@ -599,8 +599,8 @@ mod tests {
         for v in [x, y, Int::from(-12), Int::var("thread.x")] {
             assert_eq!(v.to_string().parse::<Int>(), Ok(v.clone()), "{v}");
             let deep = format!("{}M{}", "(".repeat(5000), "+1)".repeat(5000));
-        assert!(deep.parse::<Int>().unwrap_err().contains("nested deeper"));
-    }
+            assert!(deep.parse::<Int>().unwrap_err().contains("nested deeper"));
+        }
         assert!("(M+".parse::<Int>().is_err());
     }
 

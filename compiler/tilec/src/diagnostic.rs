@@ -88,6 +88,31 @@ impl Diagnostic {
     }
 }
 
+/// A source file's name and where its lines start: spans to line numbers,
+/// for code that reports a line at run time (`--checked` builds).
+#[derive(Clone, Debug)]
+pub struct SourceLines {
+    pub file: String,
+    starts: Vec<usize>,
+}
+
+impl SourceLines {
+    pub fn new(file: &str, src: &str) -> SourceLines {
+        let starts = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceLines {
+            file: file.to_string(),
+            starts,
+        }
+    }
+
+    /// The 1-based line of the span's start.
+    pub fn line(&self, span: Span) -> u32 {
+        self.starts.partition_point(|&s| s <= span.start) as u32
+    }
+}
+
 /// Beyond this column a diagnostic shows no source snippet.
 const MAX_SNIPPET_COLUMN: usize = 1000;
 

@@ -8,18 +8,32 @@
 
 use crate::check::kernel::check_source;
 use crate::check::program::Kernel;
-use crate::diagnostic::Diagnostic;
-use crate::lower::{Lowered, lower_variant, variants};
+use crate::diagnostic::{Diagnostic, SourceLines};
+use crate::lower::{Lowered, lower_variant, lower_variant_checked, variants};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
+    lower_source_with(src, None)
+}
+
+/// Checks and lowers every kernel of `src`; with `checked` (the file's
+/// name), every global and shared access asserts its bounds and reports
+/// its line (`--checked`).
+pub fn lower_source_with(
+    src: &str,
+    checked: Option<&str>,
+) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
+    let lines = checked.map(|file| SourceLines::new(file, src));
     let kernels = check_source(src)?;
     let mut out = Vec::with_capacity(kernels.len());
     let mut diags = Vec::new();
     for k in kernels {
         let lowered: Result<Vec<Lowered>, Diagnostic> = variants(&k)
             .into_iter()
-            .map(|v| lower_variant(&k, v))
+            .map(|v| match &lines {
+                None => lower_variant(&k, v),
+                Some(l) => lower_variant_checked(&k, v, l),
+            })
             .collect();
         match lowered {
             Ok(l) => out.push((k, l)),

@@ -131,32 +131,51 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
     });
     let mut results = results.into_inner().expect("no poisoning");
     results.sort_by_key(|(b, _)| *b);
-    let mut writer: HashMap<(usize, usize), (usize, Span)> = HashMap::new();
-    let mut logs = Vec::new();
+    let mut logs = Vec::with_capacity(results.len());
     for (b, r) in results {
-        let log = r?;
-        for w in &log {
-            if let Some((other, span)) = writer.insert((w.param, w.index), (b, w.span))
-                && other != b
-            {
-                return Err(ExecError {
-                    message: format!(
-                        "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
-                        blocks[other].1,
-                        blocks[b].1,
-                        w.index,
-                        param_name(blocks[b].0, w.param)
-                    ),
-                    span: w.span,
-                    label: format!("block {:?} writes it here", blocks[b].1),
-                    other: Some((span, "the other block's write".into())),
-                    help: None,
-                });
+        logs.push((b, r?));
+    }
+    // Per element of each tensor written: the block that wrote it, plus
+    // one (0: none yet). Arrays, not a map: a launch writes every element
+    // of its output, tens of millions at GPU sizes.
+    let mut writer: Vec<Vec<usize>> = vec![Vec::new(); tensors.len()];
+    for (b, log) in &logs {
+        for w in log {
+            let owner = &mut writer[w.param];
+            if owner.is_empty() {
+                let len = tensors[w.param].as_ref().map_or(0, |t| t.data.len());
+                *owner = vec![0; len];
+            }
+            match owner[w.index] {
+                0 => owner[w.index] = b + 1,
+                o if o == b + 1 => {}
+                o => {
+                    let other = o - 1;
+                    let span = logs
+                        .iter()
+                        .find(|(ob, _)| *ob == other)
+                        .and_then(|(_, l)| {
+                            l.iter().find(|x| (x.param, x.index) == (w.param, w.index))
+                        })
+                        .map_or(w.span, |x| x.span);
+                    return Err(ExecError {
+                        message: format!(
+                            "blocks {:?} and {:?} both write element {} of `{}`: the result depends on their order",
+                            blocks[other].1,
+                            blocks[*b].1,
+                            w.index,
+                            param_name(blocks[*b].0, w.param)
+                        ),
+                        span: w.span,
+                        label: format!("block {:?} writes it here", blocks[*b].1),
+                        other: Some((span, "the other block's write".into())),
+                        help: None,
+                    });
+                }
             }
         }
-        logs.push(log);
     }
-    for log in logs {
+    for (_, log) in logs {
         for w in log {
             if let Some(t) = tensors[w.param].as_mut() {
                 t.data[w.index] = w.value;
@@ -450,6 +469,12 @@ impl<'a> Block<'a> {
                 self.write(y, t, r, span)
             }
             InstKind::Fill { elem, dst, value } => self.write(dst, t, round(*elem, *value), span),
+            InstKind::Assert { cond, message, .. } if self.ints[t][*cond] == 0 => Err(self.err(
+                t,
+                span,
+                format!("fails its --checked bound check: {message}"),
+            )),
+            InstKind::Assert { .. } => Ok(()),
             InstKind::Barrier | InstKind::Loop { .. } => Ok(()),
         }
     }

@@ -125,6 +125,7 @@ impl Inst {
             InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
+            | InstKind::Assert { .. }
             | InstKind::Loop { .. } => None,
         }
     }
@@ -132,6 +133,14 @@ impl Inst {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstKind {
+    /// A `--checked` build's bound check: when `cond` is 0, the thread
+    /// reports `message` with the `.tile` line and stops the kernel.
+    Assert {
+        cond: IntId,
+        message: String,
+        file: String,
+        line: u32,
+    },
     Copy {
         atom: CopyAtom,
         src: Addr,
@@ -386,6 +395,16 @@ impl KernelIr {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
                 }
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
+                InstKind::Assert {
+                    cond,
+                    message,
+                    file,
+                    line,
+                } => writeln!(
+                    out,
+                    "{pad}assert {} \"{message}\" at {file}:{line}",
+                    self.operand(*cond)
+                ),
                 InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),
                 InstKind::AsyncWait(n) => writeln!(out, "{pad}cp.async.wait {n}"),
                 InstKind::Loop {

@@ -11,7 +11,7 @@ pub mod verify;
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, SourceLines};
 use ir::{
     Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
     ScalarRef, Space,
@@ -93,6 +93,25 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
 
 /// Lowers one variant; the IR's name is the variant's entry point.
 pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic> {
+    lower_with(k, variant, None)
+}
+
+/// Lowers one variant for a `--checked` build: before every global and
+/// shared access, an [`InstKind::Assert`] that it lies inside its tensor or
+/// buffer, reporting the line of `lines` it comes from.
+pub fn lower_variant_checked(
+    k: &Kernel,
+    variant: Variant,
+    lines: &SourceLines,
+) -> Result<Lowered, Diagnostic> {
+    lower_with(k, variant, Some(lines))
+}
+
+fn lower_with(
+    k: &Kernel,
+    variant: Variant,
+    checks: Option<&SourceLines>,
+) -> Result<Lowered, Diagnostic> {
     let block_threads = k
         .launch
         .block
@@ -111,6 +130,7 @@ pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic
         loop_ranges: Vec::new(),
         active: Vec::new(),
         unrolled: Vec::new(),
+        checks,
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
@@ -234,6 +254,8 @@ struct Lowerer<'k> {
     /// Counters of the unrolled loops enclosing it, with their value in
     /// the copy of the body being lowered.
     unrolled: Vec<(String, i64)>,
+    /// For a `--checked` build, the source's lines.
+    checks: Option<&'k SourceLines>,
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
@@ -243,12 +265,74 @@ impl Lowerer<'_> {
     fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
         let mut out = Vec::new();
         for s in stmts {
-            self.stmt(s, &mut out).map_err(|e| match e {
+            let mut here = Vec::new();
+            self.stmt(s, &mut here).map_err(|e| match e {
                 Problem::Here(msg, help) => Diagnostic::new(msg, s.span).with_help(help),
                 Problem::Inside(d) => d,
             })?;
+            for inst in here {
+                if let Some(lines) = self.checks {
+                    self.bound_checks(&inst, lines, &mut out);
+                }
+                out.push(inst);
+            }
         }
         Ok(out)
+    }
+
+    /// A `--checked` build's asserts before `inst`: each global or shared
+    /// element it touches (a vector's first and last) inside its tensor or
+    /// buffer, unless its guard already skips it.
+    fn bound_checks(&mut self, inst: &Inst, lines: &SourceLines, out: &mut Vec<Inst>) {
+        let touched: Vec<(&Addr, i64, &str)> = match &inst.kind {
+            InstKind::Copy { atom, src, dst } => {
+                vec![(src, atom.width(), "read"), (dst, atom.width(), "write")]
+            }
+            InstKind::Mma { a, b, c, .. } => vec![(a, 1, "read"), (b, 1, "read"), (c, 1, "write")],
+            InstKind::Axpby { x, y, .. } => vec![(x, 1, "read"), (y, 1, "write")],
+            InstKind::Fill { dst, .. } => vec![(dst, 1, "write")],
+            _ => Vec::new(),
+        };
+        for (a, width, what) in touched {
+            let (len, name) = match a.space {
+                Space::Global(p) => {
+                    let ParamKind::Tensor { layout, .. } = &self.k.params[p].kind else {
+                        continue;
+                    };
+                    let Ok(len) = self.int(&layout.cosize()) else {
+                        continue;
+                    };
+                    (len, format!("`{}`", self.k.params[p].name))
+                }
+                Space::Shared(s) => (
+                    self.def(IntDef::Const(self.k.shared[s].len)),
+                    format!("shared buffer s{s}"),
+                ),
+                Space::Registers(_) => continue,
+            };
+            let mut cond = self.def(IntDef::Below(a.index, len));
+            if width > 1 {
+                let last = self.def(IntDef::Const(width - 1));
+                let last = self.def(IntDef::Bin(IntOp::Add, a.index, last));
+                let last = self.def(IntDef::Below(last, len));
+                cond = self.def(IntDef::Bin(IntOp::Min, cond, last));
+            }
+            if let Some(g) = a.guard {
+                // Guards are 0 or 1: outside the guard, nothing to check.
+                let one = self.def(IntDef::Const(1));
+                let skipped = self.def(IntDef::Bin(IntOp::Sub, one, g));
+                cond = self.def(IntDef::Bin(IntOp::Max, skipped, cond));
+            }
+            out.push(Inst::at(
+                inst.span,
+                InstKind::Assert {
+                    cond,
+                    message: format!("out-of-bounds {what} of {name}"),
+                    file: lines.file.clone(),
+                    line: lines.line(inst.span),
+                },
+            ));
+        }
     }
 
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), Problem> {

@@ -64,6 +64,7 @@ fn insts(
             }
             InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
             InstKind::Barrier | InstKind::AsyncFence | InstKind::AsyncWait(_) => {}
+            InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
             InstKind::Loop {
                 id,
                 start,

@@ -100,6 +100,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
+            | InstKind::Assert { .. }
             | InstKind::Loop { .. } => return,
         };
         for (a, store, width) in list {
