@@ -45,6 +45,13 @@ pub fn run(args: Args) -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
+                for (k, _) in &lowered {
+                    let problems = crate::run::dims_problems(&k.name, &k.extents, &dims, false);
+                    if !problems.is_empty() {
+                        problems.iter().for_each(|p| eprintln!("error: {p}"));
+                        return ExitCode::from(2);
+                    }
+                }
                 for (_, variants) in &lowered {
                     // The full-tile variant: the code that runs on most blocks.
                     let full = &variants[0].ir;

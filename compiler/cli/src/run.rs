@@ -431,7 +431,7 @@ pub fn spinner(what: &str) -> ProgressBar {
 /// against what the machine has, before anything is allocated; returns the
 /// plan, or prints why not and gives the exit code.
 pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, ExitCode> {
-    let problems = dims_problems(m, dims);
+    let problems = dims_problems(&m.kernel, &m.extents, dims, true);
     if !problems.is_empty() {
         for p in &problems {
             eprintln!("error: {p}");
@@ -466,9 +466,11 @@ pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, 
     Ok(plan)
 }
 
-/// Every problem of `dims` for the kernel: names given twice, names the
-/// kernel does not have (with the one probably meant), extents missing.
-fn dims_problems(m: &Manifest, dims: &Dims) -> Vec<String> {
+/// Every problem of `dims` for a kernel with `extents`: names given twice,
+/// names the kernel does not have (with the one probably meant), and, when
+/// `all` are needed (a launch; not `check --perf`, which defaults them),
+/// extents missing.
+pub fn dims_problems(kernel: &str, extents: &[String], dims: &Dims, all: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for (i, (k, v)) in dims.0.iter().enumerate() {
         if let Some((_, w)) = dims.0[..i].iter().find(|(j, _)| j == k) {
@@ -476,15 +478,14 @@ fn dims_problems(m: &Manifest, dims: &Dims) -> Vec<String> {
         }
     }
     let given = |e: &String| dims.0.iter().any(|(k, _)| k == e);
-    let missing: Vec<&String> = m.extents.iter().filter(|e| !given(e)).collect();
+    let missing: Vec<&String> = extents.iter().filter(|e| !given(e)).collect();
     for (k, _) in &dims.0 {
-        if m.extents.contains(k) {
+        if extents.contains(k) {
             continue;
         }
         // The same name in another case, else a missing one a typo away
         // (not for one- and two-letter names, which are all a typo apart).
-        let meant = m
-            .extents
+        let meant = extents
             .iter()
             .find(|e| e.eq_ignore_ascii_case(k))
             .or_else(|| {
@@ -498,16 +499,15 @@ fn dims_problems(m: &Manifest, dims: &Dims) -> Vec<String> {
             Some(e) => format!("the kernel has no extent {k}; did you mean {e}?"),
             None => format!(
                 "the kernel has no extent {k}; its extents are {}",
-                m.extents.join(", ")
+                extents.join(", ")
             ),
         });
     }
-    if !missing.is_empty() {
+    if all && !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|e| e.as_str()).collect();
-        let example: Vec<String> = m.extents.iter().map(|e| format!("{e}=..")).collect();
+        let example: Vec<String> = extents.iter().map(|e| format!("{e}=..")).collect();
         problems.push(format!(
-            "{} needs the extent{} {}: pass --dims {}",
-            m.kernel,
+            "{kernel} needs the extent{} {}: pass --dims {}",
             if names.len() > 1 { "s" } else { "" },
             names.join(", "),
             example.join(",")

@@ -233,6 +233,10 @@ fn extents_are_checked_at_once_with_suggestions() {
     assert!(err.contains("no extent m; did you mean M?"), "{err}");
     assert!(err.contains("gives K twice"), "{err}");
     assert!(err.contains("needs the extents M, N"), "{err}");
+    // check --perf defaults missing extents, but not misspelt ones.
+    let (code, _, err) = tilec(&["check", "--perf", &k, "--dims", "m=64"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("no extent m; did you mean M?"), "{err}");
     let (code, _, err) = tilec(&["run", "--cpu", &k, "--dims", "M=64", "N=64"], "");
     assert_eq!(code, 2);
     assert!(err.contains("separate extents with commas"), "{err}");
