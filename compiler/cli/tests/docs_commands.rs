@@ -8,8 +8,8 @@
 //! - extents above 256 in `--dims` become 128 (the CPU executor would take
 //!   hours at GPU sizes), and `run` gets `--cpu` when there is no GPU;
 //! - `bench` and `tilec-run` need a GPU: skipped without one;
-//! - synopsis lines with placeholders (`FILE.tile`, `DIR`, `M=..`, `EXPR`)
-//!   are not commands.
+//! - synopsis lines run with an example in each placeholder (`FILE.tile`,
+//!   `DIR/`, `M=..`, `'EXPR'`); one with a placeholder left is skipped.
 //!
 //! `cargo run --release -p PACKAGE -- ARGS` runs the built binary with ARGS,
 //! after checking that PACKAGE is the one that has it.
@@ -108,7 +108,25 @@ fn commands_of(path: &Path) -> Vec<Doc> {
     found
 }
 
-/// A synopsis, not a command: it names what to put where.
+/// A synopsis names what to put where (`tilec check FILE.tile`): it runs
+/// with an example in each place.
+fn instantiate(command: &str) -> String {
+    command
+        .split(' ')
+        .map(|word| match word {
+            "FILE.tile" => "examples/sgemm_nt.tile",
+            "DIR" | "DIR/" => "target/docs/out/",
+            "K.ptx" => "target/docs/k.ptx",
+            "'EXPR'" => "'composition((6,2):(8,2), (4,3):(3,1))'",
+            "'LAYOUT'" => "'(4,3):(3,1)'",
+            "M=.." | ".." => "M=128,N=128,K=128",
+            w => w,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A synopsis left with a placeholder [`instantiate`] does not fill.
 fn is_synopsis(command: &str) -> bool {
     ["FILE", "DIR", "EXPR", "LAYOUT", "KERNEL", "..", "PACKAGE"]
         .iter()
@@ -174,8 +192,11 @@ fn every_documented_command_runs_as_written() {
     let mut failures = Vec::new();
     for path in documents() {
         for doc in commands_of(&path) {
-            let command = match adapt(&doc.command, gpu) {
-                Ok(c) if is_synopsis(&c) => continue,
+            let command = match adapt(&instantiate(&doc.command), gpu) {
+                Ok(c) if is_synopsis(&c) => {
+                    eprintln!("{}: skipped (a synopsis): {}", doc.at, doc.command);
+                    continue;
+                }
                 Ok(c) => c,
                 Err(why) => {
                     eprintln!("{}: skipped ({why}): {}", doc.at, doc.command);
@@ -233,5 +254,9 @@ fn extraction_reads_comments_continuations_and_sizes() {
         "tilec algebra '4:1'"
     );
     assert!(adapt("$t bench k.tile --dims M=4096", false).is_err());
-    assert!(is_synopsis("tilec check FILE.tile"));
+    assert_eq!(
+        instantiate("tilec run FILE.tile --dims M=.."),
+        "tilec run examples/sgemm_nt.tile --dims M=128,N=128,K=128"
+    );
+    assert!(is_synopsis("tilec check KERNEL.json"));
 }
