@@ -217,6 +217,22 @@ fn build_o_takes_a_file_or_a_directory_and_never_writes_through_a_symlink() {
     assert_eq!(tilec(&["build", &k, "-o", &sub], "").0, 0);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched");
     assert!(!dir.join("out/sgemm_nt.json").is_symlink());
+    // One file for two kernels cannot be: a directory is asked for.
+    let two = dir.join("two.tile");
+    let sources = ["copy", "transpose"]
+        .map(|k| std::fs::read_to_string(format!("{ROOT}/examples/{k}.tile")).unwrap());
+    std::fs::write(&two, sources.concat()).unwrap();
+    let (code, _, err) = tilec(
+        &[
+            "build",
+            two.to_str().unwrap(),
+            "-o",
+            dir.join("two.ptx").to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("give -o a directory"), "{err}");
     // No temporary files left behind.
     let names: Vec<String> = std::fs::read_dir(dir.join("out"))
         .unwrap()
