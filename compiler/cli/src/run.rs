@@ -9,7 +9,7 @@
 //! what the machine has. Without a GPU and without `--cpu`, work the CPU
 //! executor would take more than a minute on is refused with the estimate;
 //! what does run shows its progress: a bar on a terminal, a line every ten
-//! seconds otherwise.
+//! seconds (every minute after the first) otherwise.
 
 use crate::compile::{
     Compiled, Failure, LaunchArgs, compile, fail, lower_source, manifest, report,
@@ -228,8 +228,8 @@ fn cores() -> usize {
 }
 
 /// Runs the plan on the CPU executor, showing the blocks done: a bar with
-/// the time left on a terminal, else a line every ten seconds (so that a
-/// short run prints nothing).
+/// the time left on a terminal, else a line every ten seconds, every minute
+/// after the first (so that a short run prints nothing).
 fn execute_shown(
     c: &Compiled,
     plan: &LaunchPlan,
@@ -258,9 +258,12 @@ fn execute_shown(
             while !finished.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(100));
                 let n = done.load(Ordering::Relaxed) as u64;
+                // Every ten seconds for the first minute, then every minute:
+                // an hour's run leaves a readable log.
+                let every = Duration::from_secs(if said.as_secs() < 60 { 10 } else { 60 });
                 match &bar {
                     Some(bar) => bar.set_position(n),
-                    None if start.elapsed() >= said + Duration::from_secs(10) => {
+                    None if start.elapsed() >= said + every => {
                         said = start.elapsed();
                         let left = (n > 0)
                             .then(|| said.mul_f64((total - n) as f64 / n as f64))
