@@ -182,13 +182,15 @@ pub fn fail(msg: &str) -> std::process::ExitCode {
 /// What `run` and `bench` take: a file, its extents, the inputs' seed, the target.
 #[derive(clap::Args)]
 pub struct LaunchArgs {
+    /// The .tile file.
     pub file: std::path::PathBuf,
-    /// Extents, e.g. M=4096,N=4096,K=4096.
-    #[arg(long, default_value = "")]
+    /// Extents, comma-separated, e.g. M=4096,N=4096,K=4096.
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub dims: String,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// GPU architecture of the PTX.
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
     /// Build with a bound check before every global and shared access: an

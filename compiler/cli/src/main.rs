@@ -44,7 +44,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let matches = match command().try_get_matches() {
+    let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => explain(e).exit(),
     };
@@ -63,29 +63,13 @@ fn main() -> ExitCode {
             // Into a buffer first: clap_complete panics on a failed write
             // (`tilec completions bash | head`).
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut command(), "tilec", &mut script);
+            clap_complete::generate(shell, &mut Cli::command(), "tilec", &mut script);
             match std::io::stdout().write_all(&script) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(_) => ExitCode::FAILURE,
             }
         }
     }
-}
-
-/// The command line, with the help of the arguments `run` and `bench` share
-/// (`compile::LaunchArgs`, which documents only some of them).
-fn command() -> clap::Command {
-    let launch = |c: clap::Command| {
-        c.mut_arg("file", |a| a.help("The .tile file"))
-            .mut_arg("dims", |a| {
-                a.hide_default_value(true)
-                    .help("Extents, comma-separated, e.g. M=4096,N=4096,K=4096")
-            })
-            .mut_arg("arch", |a| a.help("GPU architecture of the PTX"))
-    };
-    Cli::command()
-        .mut_subcommand("run", launch)
-        .mut_subcommand("bench", launch)
 }
 
 /// Adds what clap does not say to its usage errors: the subcommand meant by
@@ -99,7 +83,7 @@ fn explain(mut e: clap::Error) -> clap::Error {
     match e.kind() {
         ErrorKind::InvalidSubcommand if e.get(ContextKind::SuggestedSubcommand).is_none() => {
             let typed = invalid(ContextKind::InvalidSubcommand).unwrap_or_default();
-            let names: Vec<String> = command()
+            let names: Vec<String> = Cli::command()
                 .get_subcommands()
                 .map(|c| c.get_name().to_string())
                 .collect();
