@@ -265,9 +265,12 @@ impl KernelIr {
             .chain(self.extents.iter().map(|e| format!("{e}: i64")))
             .chain(self.block_offset.then(|| "block_offset: u32x3".to_string()))
             .collect();
+        let min_blocks = self
+            .min_blocks
+            .map_or(String::new(), |m| format!(" min_blocks {m}"));
         let _ = writeln!(
             out,
-            "kernel {}({}) block {}",
+            "kernel {}({}) block {}{min_blocks}",
             self.name,
             params.join(", "),
             self.block_threads

@@ -7,6 +7,7 @@
 //! and [`Lowered::loops`]). The verifier ([`verify`]) runs after lowering.
 
 pub mod ir;
+pub mod parse;
 pub mod verify;
 
 use crate::check::kernel::FULL_TILES;

@@ -1,0 +1,537 @@
+//! The kernel IR's text form read back: what [`KernelIr::to_text`] writes
+//! (`tilec build --emit ir`) becomes a [`KernelIr`] again, so that the
+//! verifier, the executor and codegen have file tests of their own,
+//! written as IR, without the front end (as Cranelift's `.clif` files).
+//!
+//! In: the text, one statement a line (`//` comments and blank lines
+//! allowed). Out: the IR, with value numbers renumbered densely (constants,
+//! written inline, get numbers of their own) and every span empty; or the
+//! first problem, with its line. The parser checks only the form; what the
+//! IR means is the verifier's to check.
+
+use super::ir::{
+    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
+    ScalarRef, Space, op_name,
+};
+use crate::syntax::ast::Span;
+use std::collections::HashMap;
+use tilec_layout::Elem;
+use tilec_layout::int::Op as IntOp;
+
+/// Reads the text form of one kernel.
+pub fn parse(text: &str) -> Result<KernelIr> {
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with("//"))
+        .collect();
+    let mut p = Parser {
+        lines,
+        at: 0,
+        names: HashMap::new(),
+        table: HashMap::new(),
+        ir: KernelIr {
+            name: String::new(),
+            params: Vec::new(),
+            extents: Vec::new(),
+            block_offset: false,
+            block_threads: 0,
+            min_blocks: None,
+            shared: Vec::new(),
+            registers: Vec::new(),
+            ints: Vec::new(),
+            body: Vec::new(),
+        },
+    };
+    p.header()?;
+    p.ir.body = p.block(None)?;
+    if let Some((n, l)) = p.lines.get(p.at) {
+        return Err(format!(
+            "line {n}: unexpected `{l}` after the kernel's body"
+        ));
+    }
+    Ok(p.ir)
+}
+
+struct Parser<'t> {
+    lines: Vec<(usize, &'t str)>,
+    at: usize,
+    /// Value numbers as written -> numbers in the table.
+    names: HashMap<usize, IntId>,
+    /// Definitions already in the table (constants are shared).
+    table: HashMap<IntDef, IntId>,
+    ir: KernelIr,
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+impl Parser<'_> {
+    fn line_no(&self) -> usize {
+        self.lines.get(self.at).map_or(0, |(n, _)| *n)
+    }
+
+    fn fail<T>(&self, what: impl std::fmt::Display) -> Result<T> {
+        Err(format!("line {}: {what}", self.line_no()))
+    }
+
+    /// `kernel NAME(PARAMS) block N [min_blocks M]`, then the buffers.
+    fn header(&mut self) -> Result<()> {
+        let Some(&(_, line)) = self.lines.first() else {
+            return self.fail("no kernel");
+        };
+        let rest = line
+            .strip_prefix("kernel ")
+            .ok_or_else(|| format!("line {}: expected `kernel NAME(...)`", self.line_no()))?;
+        let (name, rest) = rest.split_once('(').ok_or("line 1: expected `(`")?;
+        let (params, rest) = rest.rsplit_once(')').ok_or("line 1: expected `)`")?;
+        self.ir.name = name.trim().to_string();
+        for p in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (n, ty) = p
+                .split_once(':')
+                .ok_or(format!("line 1: `{p}` is not NAME: TYPE"))?;
+            let (n, ty) = (n.trim().to_string(), ty.trim());
+            match ty {
+                "i64" => self.ir.extents.push(n),
+                "u32x3" if n == "block_offset" => self.ir.block_offset = true,
+                _ => match ty.strip_prefix("global ").and_then(|t| t.strip_suffix('*')) {
+                    Some(e) => self.ir.params.push(Param::Tensor {
+                        name: n,
+                        elem: elem(e).ok_or(format!("line 1: unknown element type `{e}`"))?,
+                    }),
+                    None => self.ir.params.push(Param::Scalar {
+                        name: n,
+                        elem: elem(ty).ok_or(format!("line 1: unknown type `{ty}`"))?,
+                    }),
+                },
+            }
+        }
+        let mut words = rest.split_whitespace();
+        while let Some(w) = words.next() {
+            let v = words.next().and_then(|v| v.parse::<i64>().ok());
+            match (w, v) {
+                ("block", Some(v)) => self.ir.block_threads = v,
+                ("min_blocks", Some(v)) => self.ir.min_blocks = Some(v),
+                _ => return self.fail(format!("unexpected `{w}` in the kernel's header")),
+            }
+        }
+        self.at = 1;
+        while let Some(&(_, l)) = self.lines.get(self.at) {
+            let (kind, rest) = match l.split_once(' ') {
+                Some(("shared", r)) => (true, r),
+                Some(("registers", r)) => (false, r),
+                _ => break,
+            };
+            let b = self.buffer(rest)?;
+            if kind {
+                self.ir.shared.push(b);
+            } else {
+                self.ir.registers.push(b);
+            }
+            self.at += 1;
+        }
+        Ok(())
+    }
+
+    /// `s0: f32[71]` or `r0: f32[8] = 0.0`.
+    fn buffer(&self, text: &str) -> Result<Buffer> {
+        let (_, ty) = text
+            .split_once(':')
+            .ok_or(format!("line {}: expected `:`", self.line_no()))?;
+        let (ty, init) = match ty.split_once('=') {
+            Some((t, v)) => (t.trim(), Some(self.float(v.trim())?)),
+            None => (ty.trim(), None),
+        };
+        let (e, len) = ty
+            .strip_suffix(']')
+            .and_then(|t| t.split_once('['))
+            .ok_or(format!("line {}: expected ELEM[LEN]", self.line_no()))?;
+        Ok(Buffer {
+            elem: elem(e).ok_or(format!(
+                "line {}: unknown element type `{e}`",
+                self.line_no()
+            ))?,
+            len: len
+                .parse()
+                .map_err(|_| format!("line {}: bad length `{len}`", self.line_no()))?,
+            init,
+        })
+    }
+
+    fn float(&self, s: &str) -> Result<f64> {
+        s.parse()
+            .map_err(|_| format!("line {}: `{s}` is not a number", self.line_no()))
+    }
+
+    /// Values and instructions up to the end of the text or a `}`, which
+    /// closes the loop `scope`.
+    fn block(&mut self, scope: Option<usize>) -> Result<Vec<Inst>> {
+        let mut out = Vec::new();
+        while let Some(&(_, l)) = self.lines.get(self.at) {
+            if l == "}" {
+                if scope.is_none() {
+                    return self.fail("`}` outside a loop");
+                }
+                self.at += 1;
+                return Ok(out);
+            }
+            if let Some(rest) = l.strip_prefix('%') {
+                self.value(rest, scope)?;
+                self.at += 1;
+                continue;
+            }
+            let inst = self.inst(l)?;
+            self.at += 1;
+            if let InstKind::Loop { id, .. } = inst.kind {
+                let body = self.block(Some(id))?;
+                let InstKind::Loop {
+                    id,
+                    name,
+                    start,
+                    end,
+                    ..
+                } = inst.kind
+                else {
+                    unreachable!("matched above")
+                };
+                out.push(Inst::at(
+                    inst.span,
+                    InstKind::Loop {
+                        id,
+                        name,
+                        start,
+                        end,
+                        body,
+                    },
+                ));
+            } else {
+                out.push(inst);
+            }
+        }
+        match scope {
+            Some(l) => self.fail(format!("loop {l} has no closing `}}`")),
+            None => Ok(out),
+        }
+    }
+
+    /// `N = DEF` (the `%` already read).
+    fn value(&mut self, text: &str, scope: Option<usize>) -> Result<()> {
+        let (n, def) = text
+            .split_once('=')
+            .ok_or(format!("line {}: expected `=`", self.line_no()))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("line {}: bad value number", self.line_no()))?;
+        let def = def.trim();
+        let def = match def {
+            "thread.x" => IntDef::ThreadIdx,
+            "block.x" => IntDef::BlockIdx(0),
+            "block.y" => IntDef::BlockIdx(1),
+            "block.z" => IntDef::BlockIdx(2),
+            _ => {
+                let (op, args) = def.split_once(' ').unwrap_or((def, ""));
+                match op {
+                    "extent" => IntDef::Extent(
+                        self.ir
+                            .extents
+                            .iter()
+                            .position(|e| e == args.trim())
+                            .ok_or(format!(
+                                "line {}: no extent `{}`",
+                                self.line_no(),
+                                args.trim()
+                            ))?,
+                    ),
+                    "counter" => IntDef::LoopVar(
+                        args.strip_prefix("of loop ")
+                            .and_then(|l| l.trim().parse().ok())
+                            .ok_or(format!(
+                                "line {}: expected `counter of loop N`",
+                                self.line_no()
+                            ))?,
+                    ),
+                    _ => {
+                        let (a, b) = args
+                            .split_once(',')
+                            .ok_or(format!("line {}: expected two operands", self.line_no()))?;
+                        let (a, b) = (self.operand(a)?, self.operand(b)?);
+                        match op {
+                            "below" => IntDef::Below(a, b),
+                            _ => IntDef::Bin(
+                                int_op(op).ok_or(format!(
+                                    "line {}: unknown operation `{op}`",
+                                    self.line_no()
+                                ))?,
+                                a,
+                                b,
+                            ),
+                        }
+                    }
+                }
+            }
+        };
+        let id = self.ir.ints.len();
+        self.ir.ints.push(IntValue { def, scope });
+        if self.names.insert(n, id).is_some() {
+            return self.fail(format!("%{n} is defined twice"));
+        }
+        Ok(())
+    }
+
+    /// `%N` or a literal integer.
+    fn operand(&mut self, text: &str) -> Result<IntId> {
+        let text = text.trim();
+        if let Some(n) = text.strip_prefix('%') {
+            let n: usize = n
+                .parse()
+                .map_err(|_| format!("line {}: bad operand `{text}`", self.line_no()))?;
+            return self.names.get(&n).copied().ok_or(format!(
+                "line {}: %{n} is used before it is defined",
+                self.line_no()
+            ));
+        }
+        let c: i64 = text
+            .parse()
+            .map_err(|_| format!("line {}: bad operand `{text}`", self.line_no()))?;
+        let def = IntDef::Const(c);
+        if let Some(&id) = self.table.get(&def) {
+            return Ok(id);
+        }
+        self.ir.ints.push(IntValue {
+            def: def.clone(),
+            scope: None,
+        });
+        let id = self.ir.ints.len() - 1;
+        self.table.insert(def, id);
+        Ok(id)
+    }
+
+    /// `BASE[INDEX]` or `BASE[INDEX if GUARD > 0]`.
+    fn addr(&mut self, text: &str) -> Result<Addr> {
+        let text = text.trim();
+        let (base, inner) = text
+            .strip_suffix(']')
+            .and_then(|t| t.split_once('['))
+            .ok_or(format!(
+                "line {}: `{text}` is not BASE[INDEX]",
+                self.line_no()
+            ))?;
+        let space = self.space(base)?;
+        let (index, guard) = match inner.split_once(" if ") {
+            Some((i, g)) => {
+                let g = g.strip_suffix("> 0").ok_or(format!(
+                    "line {}: a guard reads `if %N > 0`",
+                    self.line_no()
+                ))?;
+                (self.operand(i)?, Some(self.operand(g)?))
+            }
+            None => (self.operand(inner)?, None),
+        };
+        Ok(Addr {
+            space,
+            index,
+            guard,
+        })
+    }
+
+    fn space(&self, base: &str) -> Result<Space> {
+        let numbered = |p: &str| base.strip_prefix(p).and_then(|n| n.parse::<usize>().ok());
+        if let Some(p) = self.ir.params.iter().position(|p| match p {
+            Param::Tensor { name, .. } | Param::Scalar { name, .. } => name == base,
+        }) {
+            return Ok(Space::Global(p));
+        }
+        match (numbered("s"), numbered("r")) {
+            (Some(s), _) => Ok(Space::Shared(s)),
+            (_, Some(r)) => Ok(Space::Registers(r)),
+            _ => self.fail(format!(
+                "`{base}` is no parameter, shared buffer or register array"
+            )),
+        }
+    }
+
+    fn scalar(&self, text: &str) -> Result<ScalarRef> {
+        let text = text.trim();
+        match self
+            .ir
+            .params
+            .iter()
+            .position(|p| matches!(p, Param::Scalar { name, .. } if name == text))
+        {
+            Some(p) => Ok(ScalarRef::Param(p)),
+            None => Ok(ScalarRef::Literal(self.float(text)?)),
+        }
+    }
+
+    fn inst(&mut self, l: &str) -> Result<Inst> {
+        let (op, rest) = l.split_once(' ').unwrap_or((l, ""));
+        let elem_of = |suffix: &str| elem(suffix);
+        let kind = match op {
+            "barrier" => InstKind::Barrier,
+            "cp.async.fence" => InstKind::AsyncFence,
+            "cp.async.wait" => InstKind::AsyncWait(
+                rest.trim()
+                    .parse()
+                    .map_err(|_| format!("line {}: bad group count", self.line_no()))?,
+            ),
+            "assert" => {
+                let (cond, rest) = rest
+                    .split_once(' ')
+                    .ok_or(format!("line {}: expected a message", self.line_no()))?;
+                let (message, at) = rest
+                    .strip_prefix('"')
+                    .and_then(|r| r.rsplit_once("\" at "))
+                    .ok_or(format!(
+                        "line {}: expected \"MESSAGE\" at FILE:LINE",
+                        self.line_no()
+                    ))?;
+                let (file, line) = at
+                    .rsplit_once(':')
+                    .ok_or(format!("line {}: expected FILE:LINE", self.line_no()))?;
+                InstKind::Assert {
+                    cond: self.operand(cond)?,
+                    message: message.to_string(),
+                    file: file.to_string(),
+                    line: line
+                        .parse()
+                        .map_err(|_| format!("line {}: bad line number", self.line_no()))?,
+                }
+            }
+            "loop" => {
+                // `loop ID NAME in START..END {`
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let [id, name, "in", range, "{"] = words[..] else {
+                    return self.fail("expected `loop ID NAME in START..END {`");
+                };
+                let (start, end) = range
+                    .split_once("..")
+                    .ok_or(format!("line {}: expected START..END", self.line_no()))?;
+                InstKind::Loop {
+                    id: id
+                        .parse()
+                        .map_err(|_| format!("line {}: bad loop number", self.line_no()))?,
+                    name: name.to_string(),
+                    start: self.operand(start)?,
+                    end: self.operand(end)?,
+                    body: Vec::new(),
+                }
+            }
+            _ => {
+                let (what, suffix) = op.split_once('.').ok_or(format!(
+                    "line {}: unknown instruction `{op}`",
+                    self.line_no()
+                ))?;
+                match what {
+                    "copy" => {
+                        let (src, dst) = rest
+                            .split_once("->")
+                            .ok_or(format!("line {}: expected `->`", self.line_no()))?;
+                        let atom = copy_atom(suffix)
+                            .ok_or(format!("line {}: unknown copy `{op}`", self.line_no()))?;
+                        InstKind::Copy {
+                            atom,
+                            src: self.addr(src)?,
+                            dst: self.addr(dst)?,
+                        }
+                    }
+                    "fma" => {
+                        let (c, ab) = rest
+                            .split_once("+=")
+                            .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
+                        let (a, b) = ab
+                            .split_once(" * ")
+                            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                        InstKind::Mma {
+                            atom: MmaAtom::Fma(
+                                elem_of(suffix).ok_or(format!(
+                                    "line {}: unknown element type",
+                                    self.line_no()
+                                ))?,
+                            ),
+                            a: self.addr(a)?,
+                            b: self.addr(b)?,
+                            c: self.addr(c)?,
+                        }
+                    }
+                    "axpby" => {
+                        // `Y = ALPHA * X + BETA * Y`
+                        let (y, terms) = rest
+                            .split_once(" = ")
+                            .ok_or(format!("line {}: expected `=`", self.line_no()))?;
+                        let (ax, by) = terms
+                            .split_once(" + ")
+                            .ok_or(format!("line {}: expected `+`", self.line_no()))?;
+                        let (alpha, x) = ax
+                            .split_once(" * ")
+                            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                        let (beta, _) = by
+                            .split_once(" * ")
+                            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                        InstKind::Axpby {
+                            elem: elem_of(suffix)
+                                .ok_or(format!("line {}: unknown element type", self.line_no()))?,
+                            alpha: self.scalar(alpha)?,
+                            x: self.addr(x)?,
+                            beta: self.scalar(beta)?,
+                            y: self.addr(y)?,
+                        }
+                    }
+                    "fill" => {
+                        let (dst, v) = rest
+                            .split_once(" = ")
+                            .ok_or(format!("line {}: expected `=`", self.line_no()))?;
+                        InstKind::Fill {
+                            elem: elem_of(suffix)
+                                .ok_or(format!("line {}: unknown element type", self.line_no()))?,
+                            dst: self.addr(dst)?,
+                            value: self.float(v.trim())?,
+                        }
+                    }
+                    _ => return self.fail(format!("unknown instruction `{op}`")),
+                }
+            }
+        };
+        Ok(Inst::at(Span { start: 0, end: 0 }, kind))
+    }
+}
+
+fn elem(s: &str) -> Option<Elem> {
+    Elem::parse(s.trim())
+}
+
+/// `f32`, `f32x4`, `async.f32x4`.
+fn copy_atom(suffix: &str) -> Option<CopyAtom> {
+    let (asynchronous, rest) = match suffix.strip_prefix("async.") {
+        Some(r) => (true, r),
+        None => (false, suffix),
+    };
+    match rest.split_once('x') {
+        Some((e, w)) => {
+            let (e, w) = (elem(e)?, w.parse().ok()?);
+            Some(if asynchronous {
+                CopyAtom::Async(e, w)
+            } else {
+                CopyAtom::Vector(e, w)
+            })
+        }
+        None if !asynchronous => Some(CopyAtom::Scalar(elem(rest)?)),
+        None => None,
+    }
+}
+
+/// The operation `op_name` writes as `name`.
+fn int_op(name: &str) -> Option<IntOp> {
+    [
+        IntOp::Add,
+        IntOp::Sub,
+        IntOp::Mul,
+        IntOp::Div,
+        IntOp::CeilDiv,
+        IntOp::Mod,
+        IntOp::Min,
+        IntOp::Max,
+    ]
+    .into_iter()
+    .find(|&op| op_name(op) == name)
+}

@@ -1,0 +1,148 @@
+//! The kernel IR's text form as a stage boundary: every kernel's IR reads
+//! back to the same IR (value numbers aside) and runs on the executor to
+//! the same bits; the verifier's refusals are file tests written as IR
+//! (`tests/ir/verify/*.ir`, each with a `// expect:` first line).
+
+use std::path::{Path, PathBuf};
+use tilec::exec::{Launch, Part, Tensor, execute};
+use tilec::lower::ir::{KernelIr, Param};
+use tilec::lower::parse::parse;
+use tilec::lower::verify::verify;
+use tilec::lower::{lower_variant, lower_variant_checked, variants};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The text with value numbers renamed in order of first appearance, so
+/// that two numberings of one IR compare equal.
+fn canonical(text: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut n = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            n.push(*d);
+            chars.next();
+        }
+        let i = names.iter().position(|x| *x == n).unwrap_or_else(|| {
+            names.push(n.clone());
+            names.len() - 1
+        });
+        out.push_str(&format!("%{i}"));
+    }
+    out
+}
+
+fn every_ir() -> Vec<(String, KernelIr)> {
+    let mut out = Vec::new();
+    for dir in ["examples", "tests/codegen", "tests/run"] {
+        for f in files(dir, "tile") {
+            let src = std::fs::read_to_string(&f).unwrap();
+            let lines = tilec::diagnostic::SourceLines::new("k.tile", &src);
+            for k in tilec::check::kernel::check_source(&src).unwrap() {
+                for v in variants(&k) {
+                    out.push((f.display().to_string(), lower_variant(&k, v).unwrap().ir));
+                    let checked = lower_variant_checked(&k, v, &lines).unwrap().ir;
+                    out.push((format!("{} --checked", f.display()), checked));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_kernels_ir_reads_back_to_itself() {
+    let all = every_ir();
+    assert!(all.len() >= 40, "{} kernels", all.len());
+    for (what, ir) in all {
+        let text = ir.to_text();
+        let back = parse(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        verify(&back).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(canonical(&back.to_text()), canonical(&text), "{what}");
+        assert_eq!(
+            (back.block_offset, back.block_threads, back.min_blocks),
+            (ir.block_offset, ir.block_threads, ir.min_blocks),
+            "{what}"
+        );
+    }
+}
+
+/// Runs `ir` alone on a `grid`, with seeded inputs; returns every tensor.
+fn run(ir: &KernelIr, grid: [u32; 3], extents: &[i64], lens: &[usize]) -> Vec<Option<Tensor>> {
+    let mut tensors: Vec<Option<Tensor>> = ir
+        .params
+        .iter()
+        .zip(lens)
+        .map(|(p, &n)| match p {
+            Param::Tensor { elem, .. } => Some(Tensor {
+                elem: *elem,
+                data: (0..n)
+                    .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+                    .collect(),
+            }),
+            Param::Scalar { .. } => None,
+        })
+        .collect();
+    let launch = Launch {
+        parts: vec![Part {
+            ir,
+            grid,
+            offset: [0; 3],
+        }],
+        extents: extents.to_vec(),
+        scalars: vec![1.5; ir.params.len()],
+        blocks_done: None,
+    };
+    execute(&launch, &mut tensors).unwrap();
+    tensors
+}
+
+#[test]
+fn a_kernel_read_back_runs_to_the_same_bits() {
+    let src = std::fs::read_to_string(root().join("examples/sgemm_nt_sm80.tile")).unwrap();
+    let k = tilec::check::kernel::check_source(&src).unwrap().remove(0);
+    for v in variants(&k) {
+        let ir = lower_variant(&k, v).unwrap().ir;
+        let back = parse(&ir.to_text()).unwrap();
+        // M = N = 256, K = 32: a 2x2 grid of full tiles.
+        let (extents, lens) = ([256, 32, 256], [256 * 32, 256 * 32, 256 * 256, 0, 0]);
+        let a = run(&ir, [2, 2, 1], &extents, &lens);
+        let b = run(&back, [2, 2, 1], &extents, &lens);
+        assert_eq!(a, b, "{}", ir.name);
+    }
+}
+
+#[test]
+fn the_verifier_refuses_each_wrong_ir_file() {
+    let all = files("tests/ir/verify", "ir");
+    assert!(all.len() >= 4);
+    for f in all {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let expect = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// expect: "))
+            .unwrap_or_else(|| panic!("{}: no `// expect:` line", f.display()));
+        let err = parse(&text)
+            .and_then(|ir| verify(&ir))
+            .expect_err(&f.display().to_string());
+        assert!(err.contains(expect), "{}: {err}", f.display());
+    }
+}
