@@ -1,5 +1,6 @@
 //! The front end on files: the inferred shapes of every example, and the
-//! rendered diagnostics of every wrong program in `tests/check/errors/`.
+//! rendered diagnostics of every wrong program in `tests/check/errors/`
+//! (checked and lowered, as `tilec check` does).
 
 use std::path::{Path, PathBuf};
 use tilec::check::kernel::check_source;
@@ -41,7 +42,8 @@ fn every_wrong_program_gets_its_diagnostics() {
     for f in files {
         let src = std::fs::read_to_string(&f).unwrap();
         let name = format!("{}.tile", stem(&f));
-        let diags = match check_source(&src) {
+        // Through lowering too: `tilec check` refuses what lowering would.
+        let diags = match tilec::pipeline::lower_source(&src) {
             Ok(_) => panic!("{name} should not check"),
             Err(d) => d,
         };

@@ -132,6 +132,7 @@ fn lower_with(
         active: Vec::new(),
         unrolled: Vec::new(),
         checks,
+        atoms: 0,
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
@@ -257,6 +258,8 @@ struct Lowerer<'k> {
     unrolled: Vec<(String, i64)>,
     /// For a `--checked` build, the source's lines.
     checks: Option<&'k SourceLines>,
+    /// Atoms made so far, against [`MAX_ATOMS`].
+    atoms: i64,
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
@@ -347,6 +350,7 @@ impl Lowerer<'_> {
                 asynchronous,
             } => {
                 let n = static_size(src)?;
+                self.spend(n)?;
                 let elem = dst.elem;
                 let width = self.vector_width(src, dst, n, elem);
                 let atom = match (asynchronous, width) {
@@ -374,6 +378,7 @@ impl Lowerer<'_> {
             Op::Gemm { a, b, c } => {
                 let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);
                 let kk = mode_size(a, 1)?;
+                self.spend(m.saturating_mul(n).saturating_mul(kk))?;
                 for k in 0..kk {
                     for mi in 0..m {
                         for ni in 0..n {
@@ -396,6 +401,7 @@ impl Lowerer<'_> {
                 }
             }
             Op::Axpby { alpha, x, beta, y } => {
+                self.spend(static_size(y)?)?;
                 for i in 0..static_size(y)? {
                     let (xa, ya) = (
                         self.element(x, &Coord::from(i), 1)?,
@@ -414,6 +420,7 @@ impl Lowerer<'_> {
                 }
             }
             Op::Fill { dst, value } => {
+                self.spend(static_size(dst)?)?;
                 for i in 0..static_size(dst)? {
                     let d = self.element(dst, &Coord::from(i), 1)?;
                     out.push(Inst::at(
@@ -484,6 +491,20 @@ impl Lowerer<'_> {
                     },
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// Counts `n` more atoms toward [`MAX_ATOMS`], before they are made.
+    fn spend(&mut self, n: i64) -> Result<(), Problem> {
+        self.atoms = self.atoms.saturating_add(n.max(0));
+        if self.atoms > MAX_ATOMS {
+            return Err(Problem::Here(
+                format!(
+                    "the kernel unrolls to more than {MAX_ATOMS} copies and multiply-adds per thread"
+                ),
+                "operations unroll over each thread's static shape: partition the tiles over threads (local_partition) so that each thread holds fewer elements",
+            ));
         }
         Ok(())
     }
@@ -733,6 +754,10 @@ impl Lowerer<'_> {
         }
     }
 }
+
+/// The most atoms (element or vector copies, multiply-adds) one variant of
+/// a kernel unrolls to: each is an instruction of every thread.
+const MAX_ATOMS: i64 = 1 << 16;
 
 /// The most copies of a loop body that unrolling makes.
 const MAX_UNROLL: i64 = 256;
