@@ -181,6 +181,7 @@ pub fn bench(
     iters: usize,
 ) -> Result<BenchResult, RuntimeError> {
     let p = plan(m, dims)?;
+    gpu.check_fits(m, &p)?;
     let f = gpu.load(ptx, m, &p)?;
     let bytes: usize = m
         .params

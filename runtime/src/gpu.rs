@@ -117,6 +117,26 @@ impl Gpu {
         })
     }
 
+    /// Refuses, before anything is allocated, tensors that need more
+    /// device memory than is free, saying how much they need.
+    pub fn check_fits(&self, m: &Manifest, plan: &LaunchPlan) -> Result<(), RuntimeError> {
+        let need: u128 = m
+            .params
+            .iter()
+            .zip(&plan.lens)
+            .map(|(p, n)| n.unwrap_or(0) as u128 * p.elem().bytes() as u128)
+            .sum();
+        self.ctx.bind_to_thread()?;
+        let (free, _) = cudarc::driver::result::mem_get_info()?;
+        if need > free as u128 {
+            return Err(RuntimeError::Condition(format!(
+                "the tensors need {need} bytes of device memory; {} has {free} free",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Copies the arguments to the device.
     pub fn upload(&self, m: &Manifest, args: &[Arg]) -> Result<DeviceArgs, RuntimeError> {
         let s = &self.stream;

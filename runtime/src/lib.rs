@@ -179,6 +179,7 @@ pub fn run_gpu(
     iters: usize,
 ) -> Result<(Report, HostBuffer), RuntimeError> {
     let plan = plan::plan(m, dims)?;
+    gpu.check_fits(m, &plan)?;
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
     let expected = reference::expected(m, &plan, &args)?;
