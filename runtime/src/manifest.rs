@@ -2,7 +2,7 @@
 //! needs to launch a kernel safely without the compiler.
 
 use serde::{Deserialize, Serialize};
-use tilec_layout::{Fact, Int, Layout};
+use tilec_layout::{Builtin, Fact, Int, Layout};
 
 pub use tilec_layout::Elem;
 
@@ -165,7 +165,6 @@ impl Manifest {
     /// index or an enclosing loop counter, at most three grid and block
     /// dimensions, shared memory within the device, distinct entries.
     pub fn validate(&self) -> Result<(), String> {
-        const BUILTINS: [&str; 4] = ["thread.x", "block.x", "block.y", "block.z"];
         let tensor = |p: usize, what: &str| match self.params.get(p).map(|p| &p.kind) {
             Some(ParamKind::Tensor { .. }) => Ok(()),
             Some(ParamKind::Scalar { .. }) => Err(format!("{what} names the scalar parameter {p}")),
@@ -179,7 +178,7 @@ impl Manifest {
             int.names(&mut names);
             match names.iter().find(|n| {
                 !self.extents.contains(n)
-                    && !BUILTINS.contains(&n.as_str())
+                    && Builtin::parse(n).is_none()
                     && !extra.contains(&n.as_str())
             }) {
                 Some(n) => Err(format!(
@@ -193,7 +192,7 @@ impl Manifest {
             f.names(&mut names);
             match names
                 .iter()
-                .find(|n| !self.extents.contains(n) && !BUILTINS.contains(&n.as_str()))
+                .find(|n| !self.extents.contains(n) && Builtin::parse(n).is_none())
             {
                 Some(n) => Err(format!(
                     "{what} uses `{n}`, which is no extent of the kernel"

@@ -6,6 +6,7 @@
 use crate::RuntimeError;
 use crate::manifest::{LaunchCondition, Manifest, ParamKind};
 use std::collections::HashMap;
+use tilec_layout::Builtin;
 
 /// Extents by name, e.g. parsed from `M=4096,N=4096,K=4096`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -194,7 +195,13 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
     })
 }
 
-const BLOCK: [&str; 3] = ["block.x", "block.y", "block.z"];
+/// The dimension `name` indexes, if it is `block.x`, `block.y` or `block.z`.
+fn block_dim(name: &str) -> Option<usize> {
+    match Builtin::parse(name) {
+        Some(Builtin::Block(d)) => Some(d as usize),
+        _ => None,
+    }
+}
 
 /// Which entry points run on which blocks (see [`LaunchPlan::launches`]);
 /// `usable`: the variants whose launch conditions hold, in order.
@@ -260,11 +267,11 @@ fn full_blocks(
         let last_dim = |c: &&LaunchCondition| {
             let mut names = Vec::new();
             c.fact.names(&mut names);
-            (0..3).rev().find(|&e| names.iter().any(|n| n == BLOCK[e]))
+            names.iter().filter_map(|n| block_dim(n)).max()
         };
         let here: Vec<&LaunchCondition> = facts.iter().filter(|c| last_dim(c) == Some(d)).collect();
         let holds = |n: u32| {
-            let range = |name: &str| match BLOCK.iter().position(|b| *b == name) {
+            let range = |name: &str| match block_dim(name) {
                 Some(e) if e == d => Some((0, n as i64 - 1)),
                 Some(e) => Some((0, full[e] as i64 - 1)),
                 None => extent(name).map(|v| (v, v)),
@@ -317,11 +324,12 @@ fn check_bounds(
     let extent = |n: &str| values.get(n).map(|&v| (v, v));
     let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
     ranges.insert(
-        "thread.x",
+        Builtin::Thread.name(),
         (0, plan.block.iter().map(|&b| b as i64).product::<i64>() - 1),
     );
-    for (i, name) in BLOCK.iter().enumerate() {
+    for i in 0..3 {
         let first = launch.offset[i] as i64;
+        let name = Builtin::Block(i as u8).name();
         ranges.insert(name, (first, first + launch.grid[i] as i64 - 1));
     }
     let v = &m.variants[launch.variant];

@@ -13,6 +13,7 @@
 // their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod builtin;
 pub mod complement;
 pub mod composition;
 pub mod condition;
@@ -26,6 +27,7 @@ pub mod tiling;
 pub mod tuple;
 pub mod vector;
 
+pub use builtin::Builtin;
 pub use complement::{coalesce_shape, complement, complement_full, left_inverse, right_inverse};
 pub use composition::{composition, composition_tiler};
 pub use condition::{Condition, Conditions, Fact};

@@ -13,6 +13,7 @@
 use crate::check::program::Elem;
 use crate::syntax::ast::Span;
 use std::fmt::{self, Write};
+use tilec_layout::Builtin;
 use tilec_layout::int::Op as IntOp;
 
 pub type IntId = usize;
@@ -295,8 +296,8 @@ impl KernelIr {
             }
             let rhs = match &v.def {
                 IntDef::Const(c) => c.to_string(),
-                IntDef::ThreadIdx => "thread.x".into(),
-                IntDef::BlockIdx(d) => format!("block.{}", ["x", "y", "z"][*d as usize]),
+                IntDef::ThreadIdx => Builtin::Thread.name().into(),
+                IntDef::BlockIdx(d) => Builtin::Block(*d).name().into(),
                 IntDef::Extent(e) => format!("extent {}", self.extents[*e]),
                 IntDef::LoopVar(l) => format!("counter of loop {l}"),
                 IntDef::Bin(op, a, b) => format!(

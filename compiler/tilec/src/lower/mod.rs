@@ -19,7 +19,7 @@ use ir::{
 };
 use std::collections::HashMap;
 use tilec_layout::int::{Op as IntOp, Sym};
-use tilec_layout::{Coord, Int};
+use tilec_layout::{Builtin, Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,7 +85,7 @@ pub fn entry_name(kernel: &str, v: Variant) -> String {
 fn is_block_fact(c: &tilec_layout::Condition) -> bool {
     let mut names = Vec::new();
     c.fact.names(&mut names);
-    c.needed_by == FULL_TILES && names.iter().any(|n| n.starts_with("block."))
+    c.needed_by == FULL_TILES && names.iter().any(|n| Builtin::is_block(n))
 }
 
 pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
@@ -675,7 +675,7 @@ impl Lowerer<'_> {
         if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
             return Some((*v, *v));
         }
-        if n == "thread.x" {
+        if Builtin::parse(n) == Some(Builtin::Thread) {
             return Some((0, self.block_threads - 1));
         }
         let l = *self
@@ -702,12 +702,10 @@ impl Lowerer<'_> {
     }
 
     fn name(&self, n: &str) -> Result<IntDef, String> {
-        Ok(match n {
-            "thread.x" => IntDef::ThreadIdx,
-            "block.x" => IntDef::BlockIdx(0),
-            "block.y" => IntDef::BlockIdx(1),
-            "block.z" => IntDef::BlockIdx(2),
-            _ => {
+        Ok(match Builtin::parse(n) {
+            Some(Builtin::Thread) => IntDef::ThreadIdx,
+            Some(Builtin::Block(d)) => IntDef::BlockIdx(d),
+            None => {
                 if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
                     IntDef::Const(*v)
                 } else if let Some(&l) =

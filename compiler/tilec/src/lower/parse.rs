@@ -15,8 +15,8 @@ use super::ir::{
 };
 use crate::syntax::ast::Span;
 use std::collections::HashMap;
-use tilec_layout::Elem;
 use tilec_layout::int::Op as IntOp;
+use tilec_layout::{Builtin, Elem};
 
 /// Reads the text form of one kernel.
 pub fn parse(text: &str) -> Result<KernelIr> {
@@ -224,12 +224,10 @@ impl Parser<'_> {
             .parse()
             .map_err(|_| format!("line {}: bad value number", self.line_no()))?;
         let def = def.trim();
-        let def = match def {
-            "thread.x" => IntDef::ThreadIdx,
-            "block.x" => IntDef::BlockIdx(0),
-            "block.y" => IntDef::BlockIdx(1),
-            "block.z" => IntDef::BlockIdx(2),
-            _ => {
+        let def = match Builtin::parse(def) {
+            Some(Builtin::Thread) => IntDef::ThreadIdx,
+            Some(Builtin::Block(d)) => IntDef::BlockIdx(d),
+            None => {
                 let (op, args) = def.split_once(' ').unwrap_or((def, ""));
                 match op {
                     "extent" => IntDef::Extent(

@@ -1,0 +1,62 @@
+//! The run-time indices a kernel can name: `thread.x`, `block.x`, `block.y`
+//! and `block.z`. A closed set, resolved from a name here and nowhere else:
+//! symbolic integers carry them as names (`Int::var`), and the checker, the
+//! lowering, the IR's text form and the runtime's manifest all depend on
+//! this crate.
+
+use crate::int::Int;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `thread.x`: the thread's index in its block (blocks are 1-D).
+    Thread,
+    /// `block.x`, `block.y`, `block.z` (0, 1, 2): the block's index in the grid.
+    Block(u8),
+}
+
+impl Builtin {
+    pub const ALL: [Builtin; 4] = [
+        Builtin::Thread,
+        Builtin::Block(0),
+        Builtin::Block(1),
+        Builtin::Block(2),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Thread => "thread.x",
+            Builtin::Block(0) => "block.x",
+            Builtin::Block(1) => "block.y",
+            _ => "block.z",
+        }
+    }
+
+    /// The builtin called `name`, if it is one.
+    pub fn parse(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether `name` is a block index (`block.x`, `block.y`, `block.z`).
+    pub fn is_block(name: &str) -> bool {
+        matches!(Builtin::parse(name), Some(Builtin::Block(_)))
+    }
+
+    /// The builtin as a symbolic integer.
+    pub fn int(self) -> Int {
+        Int::var(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::parse(b.name()), Some(b));
+        }
+        assert_eq!(Builtin::parse("block.w"), None);
+        assert!(Builtin::is_block("block.z") && !Builtin::is_block("thread.x"));
+    }
+}
