@@ -1039,12 +1039,11 @@ impl KernelState {
             })?;
         // Overflow-checked: a layout of 2^62 floats must not count as 0 bytes.
         let bytes = len.checked_mul(elem.bytes());
-        let used = self
-            .shared
-            .iter()
-            .try_fold(bytes.unwrap_or(i64::MAX), |sum, b| {
+        let used = bytes.and_then(|bytes| {
+            self.shared.iter().try_fold(bytes, |sum, b| {
                 sum.checked_add(b.len.checked_mul(b.elem.bytes())?)
-            });
+            })
+        });
         if used.is_none_or(|u| u > SHARED_LIMIT_BYTES) {
             let used = used.map_or("more than 2^63".into(), |u| u.to_string());
             let bytes = bytes.map_or("more than 2^63".into(), |b| b.to_string());
