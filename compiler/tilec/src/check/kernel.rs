@@ -24,7 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{self, Expr, ExprKind, Span, StmtKind};
 use std::collections::HashMap;
 use tilec_layout::{
-    Condition, Conditions, Coord, Fact, Grouping, Int, IntTuple, Layout, Tiler, divide,
+    Builtin, Condition, Conditions, Coord, Fact, Grouping, Int, IntTuple, Layout, Tiler, divide,
 };
 
 /// What a partition that must divide evenly (no fallback) is needed by.
@@ -294,7 +294,7 @@ impl KernelChecker {
             let mut names = Vec::new();
             c.fact.names(&mut names);
             let known = |n: &String| {
-                self.extents.contains(n) || (c.needed_by == FULL_TILES && is_block_index(n))
+                self.extents.contains(n) || (c.needed_by == FULL_TILES && Builtin::is_block(n))
             };
             match names.iter().find(|n| !known(n)) {
                 None => {
@@ -835,13 +835,9 @@ impl KernelChecker {
     }
 }
 
-fn is_block_index(n: &str) -> bool {
-    matches!(n, "block.x" | "block.y" | "block.z")
-}
-
-/// The names of `block.x` and friends, run-time values of every thread.
+/// `block.x` and friends, run-time values of every thread.
 fn builtin_name(n: &str) -> Option<Value> {
-    matches!(n, "block.x" | "block.y" | "block.z" | "thread.x").then(|| Value::Int(Int::var(n)))
+    Builtin::parse(n).map(|b| Value::Int(b.int()))
 }
 
 fn declare_names(stmts: &[ast::Stmt], out: &mut HashMap<String, Span>) {
@@ -1371,7 +1367,7 @@ fn even(
             let block_uniform = |c: &Int| {
                 let mut names = Vec::new();
                 c.names(&mut names);
-                names.iter().all(|n| is_block_index(n))
+                names.iter().all(|n| Builtin::is_block(n))
             };
             let here = match at.and_then(|c| c.get(i)) {
                 Some(Coord::Int(c)) if block_uniform(c) => {
