@@ -1,9 +1,10 @@
-//! A differential fuzzer of whole programs: random well-typed copy kernels
-//! (tensor layouts with run-time or static extents, tilers, thread layouts
-//! that may or may not divide the tile, a path through shared memory or
-//! registers, a loop over a k mode) are checked, then run on the CPU
-//! executor at random extents (1, primes, tile multiples, off by one)
-//! against their reference. A kernel the checker refuses is fine; one it
+//! A differential fuzzer of whole programs: random well-typed kernels,
+//! copies (tensor layouts with run-time or static extents, tilers, thread
+//! layouts that may or may not divide the tile, a path through shared
+//! memory or registers, a loop over a k mode) and GEMMs (random block
+//! tiles, thread layouts and majors, through shared memory), are checked,
+//! then run on the CPU executor at random extents (1, primes, tile
+//! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
 //! read and the reference's result (`tilec run` exits 0).
 //!
@@ -77,11 +78,120 @@ fn compact(modes: &[String], row_major: bool) -> String {
     format!("({}):({})", modes.join(", "), strides.join(", "))
 }
 
+/// A GEMM in the style of CuTe's sgemm_1 with random block tiles, thread
+/// layouts and majors: `C = alpha * A * B^T + beta * C` through shared
+/// memory, a k loop with barriers, a register accumulator.
+fn generate_gemm(rng: &mut Rng) -> Program {
+    let (bm, bn, bk) = (
+        rng.pick(&[8, 16, 32, 64]),
+        rng.pick(&[8, 16, 32, 64]),
+        rng.pick(&[1, 2, 4, 8]),
+    );
+    // Mostly a thread count every tile can hold, one element a thread or more.
+    let fits: Vec<i64> = [32, 64, 128, 256]
+        .into_iter()
+        .filter(|&t| t <= (bm * bk).min(bn * bk))
+        .collect();
+    let threads: i64 = if !fits.is_empty() && rng.chance(85) {
+        rng.pick(&fits)
+    } else {
+        rng.pick(&[32, 64, 128, 256])
+    };
+    // A thread layout over an (m, n) tile: mostly one that divides it.
+    let split = |rng: &mut Rng, m: i64, n: i64| {
+        let all: Vec<i64> = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+            .into_iter()
+            .filter(|x| threads % x == 0)
+            .collect();
+        let even: Vec<i64> = all
+            .iter()
+            .copied()
+            .filter(|a| m % a == 0 && n % (threads / a) == 0)
+            .collect();
+        let a = if !even.is_empty() && rng.chance(85) {
+            rng.pick(&even)
+        } else {
+            rng.pick(&all)
+        };
+        format!("({a}, {}):(1, {a})", threads / a)
+    };
+    let (ta, tb, tc) = (split(rng, bm, bk), split(rng, bn, bk), split(rng, bm, bn));
+    let major =
+        |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(40));
+    let (la, lb, lc) = (
+        major(rng, "M", "K"),
+        major(rng, "N", "K"),
+        major(rng, "M", "N"),
+    );
+    let (sa, sb) = (
+        compact(&[bm.to_string(), bk.to_string()], rng.chance(30)),
+        compact(&[bn.to_string(), bk.to_string()], rng.chance(30)),
+    );
+    let source = format!(
+        "kernel fz(A: tensor<f32, {la}>, B: tensor<f32, {lb}>, C: tensor<f32, {lc}>, alpha: f32, beta: f32)
+{{
+    tiler cta = ({bm}, {bn}, {bk});
+    layout sA = {sa};
+    layout sB = {sb};
+    layout tA = {ta};
+    layout tB = {tb};
+    layout tC = {tc};
+    reference gemm(A, B, C, alpha, beta);
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block(size(tC));
+    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
+    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
+    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
+    let smA = shared<f32>(sA);
+    let smB = shared<f32>(sB);
+    let tAgA = local_partition(gA, tA, thread.x);
+    let tAsA = local_partition(smA, tA, thread.x);
+    let tBgB = local_partition(gB, tB, thread.x);
+    let tBsB = local_partition(smB, tB, thread.x);
+    let tCsA = local_partition(smA, tC, thread.x, step(1, X));
+    let tCsB = local_partition(smB, tC, thread.x, step(X, 1));
+    let tCgC = local_partition(gC, tC, thread.x, step(1, 1));
+    let tCrC = registers<f32>(shape(tCgC), 0.0);
+    for k in 0..size(gA, 2) {{
+        copy(tAgA[_, _, k], tAsA);
+        copy(tBgB[_, _, k], tBsB);
+        sync();
+        gemm(tCsA, tCsB, tCrC);
+        sync();
+    }}
+    axpby(alpha, tCrC, beta, tCgC);
+}}
+"
+    );
+    let mut extent = |t: i64| {
+        match rng.below(4) {
+            0 => 1,
+            1 => rng.pick(&[3, 7, 13, 31, 61]),
+            2 => t * (1 + rng.below(3) as i64),
+            _ => t * (1 + rng.below(3) as i64) + rng.pick(&[-1, 1]),
+        }
+        .max(1)
+    };
+    let dims = vec![
+        format!("M={}", extent(bm)),
+        format!("N={}", extent(bn)),
+        format!("K={}", extent(bk)),
+    ];
+    Program { source, dims }
+}
+
 fn generate(rng: &mut Rng) -> Program {
+    if rng.chance(35) {
+        generate_gemm(rng)
+    } else {
+        generate_copy(rng)
+    }
+}
+
+/// A copy `B = A` of matrices with run-time or small static extents, tiled,
+/// partitioned over threads, through registers or shared memory.
+fn generate_copy(rng: &mut Rng) -> Program {
     const SIZES: &[i64] = &[1, 2, 3, 4, 8, 16, 32];
-    let with_k = rng.chance(30);
-    // Each mode: a run-time extent, or now and then a small static one.
-    let mut extents = vec![
+    let extents = [
         if rng.chance(80) {
             Extent::Named("M")
         } else {
@@ -93,16 +203,12 @@ fn generate(rng: &mut Rng) -> Program {
             Extent::Static(rng.pick(&[1, 3, 32]))
         },
     ];
-    if with_k {
-        extents.push(Extent::Named("K"));
-    }
     let modes: Vec<String> = extents.iter().map(|e| e.text()).collect();
     let (la, lb) = (
         compact(&modes, rng.chance(40)),
         compact(&modes, rng.chance(40)),
     );
     let (tm, tn) = (rng.pick(SIZES), rng.pick(SIZES));
-    let tk = rng.pick(&[1, 2, 4]);
     // Thread layouts: mostly dividing the tile, sometimes not.
     let thread_mode = |rng: &mut Rng, tile: i64| {
         if rng.chance(75) {
@@ -118,75 +224,45 @@ fn generate(rng: &mut Rng) -> Program {
     } else {
         format!("({pm}, {pn}):({pn}, 1)")
     };
-    let shared = rng.chance(40);
-    let mut s = String::new();
-    s += &format!("kernel fz(A: tensor<f32, {la}>, B: tensor<f32, {lb}>)\n{{\n");
-    if with_k {
-        s += &format!("    tiler tile = ({tm}, {tn}, {tk});\n");
-    } else {
-        s += &format!("    tiler tile = ({tm}, {tn});\n");
-    }
-    s += &format!("    layout thr = {thr};\n    reference copy(A, B);\n");
     let grid = |e: Extent, t: i64| match e {
         Extent::Named(n) => format!("ceil_div({n}, {t})"),
         Extent::Static(v) => ((v + t - 1) / t).to_string(),
     };
-    s += &format!(
-        "    launch grid({}, {}), block(size(thr));\n",
+    let body = if rng.chance(40) {
+        format!(
+            "    let sA = shared<f32>(make_layout(({tm}, {tn})));
+    let tAsA = local_partition(sA, thr, thread.x);
+    copy(local_partition(gA, thr, thread.x), tAsA);
+    sync();
+    let r = registers<f32>(shape(tAsA));
+    copy(tAsA, r);
+    copy(r, local_partition(gB, thr, thread.x));
+"
+        )
+    } else {
+        "    let tA = local_partition(gA, thr, thread.x);
+    let r = registers<f32>(shape(tA));
+    copy(tA, r);
+    copy(r, local_partition(gB, thr, thread.x));
+"
+        .to_string()
+    };
+    let source = format!(
+        "kernel fz(A: tensor<f32, {la}>, B: tensor<f32, {lb}>)
+{{
+    tiler tile = ({tm}, {tn});
+    layout thr = {thr};
+    reference copy(A, B);
+    launch grid({}, {}), block(size(thr));
+    let gA = local_tile(A, tile, (block.x, block.y));
+    let gB = local_tile(B, tile, (block.x, block.y));
+{body}}}
+",
         grid(extents[0], tm),
         grid(extents[1], tn)
     );
-    let at = if with_k {
-        "(block.x, block.y, _)"
-    } else {
-        "(block.x, block.y)"
-    };
-    s += &format!("    let gA = local_tile(A, tile, {at});\n");
-    s += &format!("    let gB = local_tile(B, tile, {at});\n");
-    let slice = |v: &str| {
-        if with_k {
-            format!("{v}[_, _, k]")
-        } else {
-            v.to_string()
-        }
-    };
-    let mut body = String::new();
-    if shared {
-        body += &format!("let sA = shared<f32>(make_layout(({tm}, {tn})));\n");
-        body += "let tAsA = local_partition(sA, thr, thread.x);\n";
-        body += &format!(
-            "copy(local_partition({}, thr, thread.x), tAsA);\n",
-            slice("gA")
-        );
-        body += "sync();\n";
-        body += "let r = registers<f32>(shape(tAsA));\n";
-        body += "copy(tAsA, r);\n";
-        body += &format!(
-            "copy(r, local_partition({}, thr, thread.x));\n",
-            slice("gB")
-        );
-    } else {
-        body += &format!(
-            "let tA = local_partition({}, thr, thread.x);\n",
-            slice("gA")
-        );
-        body += "let r = registers<f32>(shape(tA));\n";
-        body += "copy(tA, r);\n";
-        body += &format!(
-            "copy(r, local_partition({}, thr, thread.x));\n",
-            slice("gB")
-        );
-    }
-    let indent = if with_k { "        " } else { "    " };
-    let body: String = body.lines().map(|l| format!("{indent}{l}\n")).collect();
-    if with_k {
-        s += &format!("    for k in 0..size(gA, 2) {{\n{body}        sync();\n    }}\n}}\n");
-    } else {
-        s += &body;
-        s += "}\n";
-    }
     let mut dims = Vec::new();
-    for (e, t) in extents.iter().zip([tm, tn, tk]) {
+    for (e, t) in extents.iter().zip([tm, tn]) {
         if let Extent::Named(n) = e {
             let v = match rng.below(5) {
                 0 => 1,
@@ -198,7 +274,7 @@ fn generate(rng: &mut Rng) -> Program {
             dims.push(format!("{n}={}", v.max(1)));
         }
     }
-    Program { source: s, dims }
+    Program { source, dims }
 }
 
 fn tilec(args: &[&str]) -> (i32, String) {
@@ -243,6 +319,10 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             0 => {}
             1 => {
                 refused += 1;
+                if std::env::var_os("FUZZ_VERBOSE").is_some() {
+                    let why = text.lines().find(|l| l.contains('×')).unwrap_or("");
+                    eprintln!("refused: {}", why.trim());
+                }
                 std::fs::remove_file(&file).unwrap();
                 continue;
             }
