@@ -72,7 +72,9 @@ pub struct Reference {
 pub struct Manifest {
     pub kernel: String,
     pub arch: String,
-    /// Tensors and scalars in ABI order; the extents follow as i64.
+    /// Tensors and scalars in ABI order; the extents follow as i64, then,
+    /// for a variant with a block offset, three u32s (the contract codegen
+    /// and the launch share; `pipeline.rs` checks it on every example).
     pub params: Vec<ParamSpec>,
     pub extents: Vec<String>,
     pub grid: Vec<Int>,

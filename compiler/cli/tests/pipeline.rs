@@ -475,3 +475,46 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
             .contains("not a tilec manifest")
     );
 }
+
+/// The ABI both sides rely on, stated once and checked on every example:
+/// an entry's parameters are the manifest's parameters in order (a tensor
+/// as a 64-bit pointer, a scalar as its type), then each extent as a u64,
+/// then, for a variant with a block offset, three u32s.
+#[test]
+fn every_entry_takes_the_parameters_its_manifest_declares() {
+    use tilec_runtime::manifest::{Elem, ParamKind};
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    for f in files {
+        let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+        assert_eq!(code, 0, "{err}");
+        let m = manifest_of(f.strip_prefix(root()).unwrap().to_str().unwrap());
+        for v in &m.variants {
+            let mut want: Vec<&str> = m
+                .params
+                .iter()
+                .map(|p| match p.kind {
+                    ParamKind::Tensor { .. } => ".u64",
+                    ParamKind::Scalar { elem: Elem::F32 } => ".f32",
+                    ParamKind::Scalar { elem } => panic!("state the ABI of a {elem} scalar here"),
+                })
+                .collect();
+            want.extend(m.extents.iter().map(|_| ".u64"));
+            if v.block_offset {
+                want.extend([".u32"; 3]);
+            }
+            let entry = part(&ptx, &format!(".entry {}(", v.entry));
+            let head = &entry[..entry.find(')').unwrap()];
+            let got: Vec<&str> = head
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix(".param "))
+                .map(|l| l.split_whitespace().next().unwrap())
+                .collect();
+            assert_eq!(got, want, "{}: {}", f.display(), v.entry);
+        }
+    }
+}
