@@ -1,0 +1,509 @@
+//! The kernel builder: one kernel's IR -> the instructions of one LLVM
+//! function in a module of its own.
+//!
+//! In: a verified [`KernelIr`] and an empty module. Out: the kernel's
+//! function, with its parameters (tensors `noalias`, read-only ones
+//! `readonly`), launch bounds and shared buffers. This file sets the
+//! function up and emits integer values, the instruction sequence and
+//! loops; `memory` emits loads and stores (guards, vectors, registers),
+//! `arith` the accumulation arithmetic, `cp_async` the asynchronous copies
+//! and `checked` the `--checked` bound checks.
+
+mod arith;
+mod checked;
+mod cp_async;
+mod memory;
+
+use crate::{CodegenError, Result, dynamic_shared_bytes};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use std::collections::HashMap;
+use tilec::check::program::Elem;
+use tilec::lower::ir::{
+    CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, Space, for_each_atom,
+};
+use tilec_layout::int::Op as IntOp;
+
+/// The `ptx_kernel` calling convention.
+const PTX_KERNEL_CC: u32 = 71;
+
+/// Builds one kernel's function: the values and memory state that live
+/// while its body is emitted, instruction by instruction.
+pub(crate) struct KernelBuilder<'a, 'ctx> {
+    ctx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    ir: &'a KernelIr,
+    b: Builder<'ctx>,
+    func: FunctionValue<'ctx>,
+    /// Integer values emitted so far.
+    ints: HashMap<usize, IntValue<'ctx>>,
+    /// A power of two each integer value is a multiple of.
+    divisors: Vec<i64>,
+    shared: Vec<PointerValue<'ctx>>,
+    /// The current value of every register element: registers are SSA
+    /// values (their indices are constants), carried around loops by phis.
+    registers: Vec<Vec<Option<BasicValueEnum<'ctx>>>>,
+    /// Shared-memory elements this thread has loaded since the last
+    /// barrier, wait or shared store, by (buffer, index): another thread
+    /// writing them meanwhile would be a race, so a second read reuses the
+    /// first (a gemm reads each operand element once per k, not once per FMA).
+    shared_loads: HashMap<(usize, usize), BasicValueEnum<'ctx>>,
+    /// The tests `value > 0` made so far in the current loop body.
+    predicates: HashMap<usize, IntValue<'ctx>>,
+    /// The `--checked` messages made so far, one global each.
+    messages: HashMap<String, PointerValue<'ctx>>,
+}
+
+impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
+    pub(crate) fn new(
+        ctx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        ir: &'a KernelIr,
+    ) -> Result<Self> {
+        let global_ptr = ctx.ptr_type(AddressSpace::from(1));
+        let mut types: Vec<BasicMetadataTypeEnum> = Vec::new();
+        for p in &ir.params {
+            types.push(match p {
+                Param::Tensor { .. } => global_ptr.into(),
+                Param::Scalar { elem, .. } => elem_type(ctx, *elem).into(),
+            });
+        }
+        types.extend(
+            ir.extents
+                .iter()
+                .map(|_| BasicMetadataTypeEnum::from(ctx.i64_type())),
+        );
+        if ir.block_offset {
+            types.extend([BasicMetadataTypeEnum::from(ctx.i32_type()); 3]);
+        }
+        let func = module.add_function(&ir.name, ctx.void_type().fn_type(&types, false), None);
+        func.set_call_conventions(PTX_KERNEL_CC);
+        // Tensor parameters never overlap (the runtime allocates each); this
+        // lets LLVM keep loads of read-only tensors in the read-only path.
+        let noalias = ctx.create_enum_attribute(
+            inkwell::attributes::Attribute::get_named_enum_kind_id("noalias"),
+            0,
+        );
+        // A tensor the kernel never writes is read-only too: its loads then
+        // go through the non-coherent cache (`ld.global.nc`).
+        let readonly = ctx.create_enum_attribute(
+            inkwell::attributes::Attribute::get_named_enum_kind_id("readonly"),
+            0,
+        );
+        let mut written = Vec::new();
+        for_each_atom(&ir.body, &mut |i| {
+            if let Some((dst, _)) = i.written()
+                && let Space::Global(p) = dst.space
+            {
+                written.push(p);
+            }
+        });
+        for (i, p) in ir.params.iter().enumerate() {
+            if let Param::Tensor { name, .. } = p {
+                let at = inkwell::attributes::AttributeLoc::Param(i as u32);
+                func.add_attribute(at, noalias);
+                if !written.contains(&i) {
+                    func.add_attribute(at, readonly);
+                }
+                func.get_nth_param(i as u32)
+                    .expect("declared")
+                    .set_name(name);
+            }
+        }
+        for (i, e) in ir.extents.iter().enumerate() {
+            func.get_nth_param((ir.params.len() + i) as u32)
+                .expect("declared")
+                .set_name(e);
+        }
+        if ir.block_offset {
+            for (d, name) in ["offset.x", "offset.y", "offset.z"].iter().enumerate() {
+                func.get_nth_param((ir.params.len() + ir.extents.len() + d) as u32)
+                    .expect("declared")
+                    .set_name(name);
+            }
+        }
+        launch_bounds(ctx, module, func, "maxntidx", ir.block_threads)?;
+        if let Some(n) = ir.min_blocks {
+            launch_bounds(ctx, module, func, "minctasm", n)?;
+        }
+        let b = ctx.create_builder();
+        let entry = ctx.append_basic_block(func, "entry");
+        b.position_at_end(entry);
+        Ok(KernelBuilder {
+            ctx,
+            module,
+            ir,
+            b,
+            func,
+            ints: HashMap::new(),
+            divisors: ir.divisors(),
+            shared: Vec::new(),
+            registers: ir
+                .registers
+                .iter()
+                .map(|r| {
+                    let init = r.init.map(|v| constant(ctx, r.elem, v));
+                    vec![init; r.len as usize]
+                })
+                .collect(),
+            shared_loads: HashMap::new(),
+            predicates: HashMap::new(),
+            messages: HashMap::new(),
+        })
+    }
+
+    pub(crate) fn build(mut self) -> Result<()> {
+        if dynamic_shared_bytes(self.ir) > 0 {
+            // Beyond 48 KB a block's shared memory must be dynamic: one extern
+            // array, each buffer at its 16-byte-aligned offset in it.
+            let bytes = self.ctx.i8_type();
+            let g = self.module.add_global(
+                bytes.array_type(0),
+                Some(AddressSpace::from(3)),
+                &format!("{}_smem", self.ir.name),
+            );
+            g.set_linkage(inkwell::module::Linkage::External);
+            g.set_alignment(16);
+            let mut offset = 0u64;
+            for buf in &self.ir.shared {
+                let at = self.ctx.i64_type().const_int(offset, false);
+                // Safety: the offset lies inside the dynamic allocation the runtime makes.
+                let p = unsafe {
+                    self.b
+                        .build_in_bounds_gep(bytes, g.as_pointer_value(), &[at], "")?
+                };
+                self.shared.push(p);
+                offset += (buf.len as u64 * buf.elem.bytes() as u64).div_ceil(16) * 16;
+            }
+        } else {
+            for (i, buf) in self.ir.shared.iter().enumerate() {
+                let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
+                let g = self.module.add_global(
+                    ty,
+                    Some(AddressSpace::from(3)),
+                    &format!("{}_s{i}", self.ir.name),
+                );
+                g.set_linkage(inkwell::module::Linkage::Internal);
+                g.set_initializer(&ty.get_undef());
+                g.set_alignment(16);
+                self.shared.push(g.as_pointer_value());
+            }
+        }
+        self.scope_ints(None)?;
+        let body = &self.ir.body;
+        self.insts(body)?;
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Emits the integer values that live in `scope`, in order.
+    fn scope_ints(&mut self, scope: Option<usize>) -> Result<()> {
+        for (id, v) in self.ir.ints.iter().enumerate() {
+            if v.scope == scope && !matches!(v.def, IntDef::LoopVar(_)) {
+                let value = self.int_value(&v.def)?;
+                self.ints.insert(id, value);
+            }
+        }
+        Ok(())
+    }
+
+    fn int_value(&self, def: &IntDef) -> Result<IntValue<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        Ok(match def {
+            IntDef::Const(c) => i64t.const_int(*c as u64, true),
+            IntDef::ThreadIdx => self.special("llvm.nvvm.read.ptx.sreg.tid.x")?,
+            IntDef::BlockIdx(d) => {
+                let hardware = self.special(
+                    [
+                        "llvm.nvvm.read.ptx.sreg.ctaid.x",
+                        "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                        "llvm.nvvm.read.ptx.sreg.ctaid.z",
+                    ][*d as usize],
+                )?;
+                if !self.ir.block_offset {
+                    return Ok(hardware);
+                }
+                let at = self.ir.params.len() + self.ir.extents.len() + *d as usize;
+                let offset = self
+                    .func
+                    .get_nth_param(at as u32)
+                    .expect("declared")
+                    .into_int_value();
+                let offset = self.b.build_int_z_extend(offset, i64t, "")?;
+                self.b.build_int_nuw_add(hardware, offset, "")?
+            }
+            IntDef::Extent(e) => self
+                .func
+                .get_nth_param((self.ir.params.len() + e) as u32)
+                .expect("declared")
+                .into_int_value(),
+            IntDef::LoopVar(_) => unreachable!("loop counters are phis, made by the loop"),
+            IntDef::Below(a, e) => self.b.build_int_z_extend(self.below(*a, *e)?, i64t, "")?,
+            IntDef::Bin(op, a, c) => {
+                let (x, y) = (self.ints[a], self.ints[c]);
+                // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
+                match op {
+                    IntOp::Add => self.b.build_int_nsw_add(x, y, "")?,
+                    IntOp::Sub => self.b.build_int_nsw_sub(x, y, "")?,
+                    IntOp::Mul => self.b.build_int_nsw_mul(x, y, "")?,
+                    IntOp::Div => self.b.build_int_unsigned_div(x, y, "")?,
+                    IntOp::Mod => self.b.build_int_unsigned_rem(x, y, "")?,
+                    IntOp::CeilDiv => {
+                        let one = i64t.const_int(1, false);
+                        let t = self.b.build_int_nsw_add(
+                            x,
+                            self.b.build_int_nsw_sub(y, one, "")?,
+                            "",
+                        )?;
+                        self.b.build_int_unsigned_div(t, y, "")?
+                    }
+                    IntOp::Min | IntOp::Max => {
+                        let pred = if *op == IntOp::Min {
+                            IntPredicate::SLT
+                        } else {
+                            IntPredicate::SGT
+                        };
+                        let c = self.b.build_int_compare(pred, x, y, "")?;
+                        self.b.build_select(c, x, y, "")?.into_int_value()
+                    }
+                }
+            }
+        })
+    }
+
+    /// A special register, widened to i64.
+    fn special(&self, name: &str) -> Result<IntValue<'ctx>> {
+        let f = self.intrinsic(name, &[])?;
+        let v = self.b.build_call(f, &[], "")?.try_as_basic_value();
+        let v = match v {
+            inkwell::values::ValueKind::Basic(v) => v.into_int_value(),
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm(format!("{name} returned nothing")));
+            }
+        };
+        Ok(self.b.build_int_z_extend(v, self.ctx.i64_type(), "")?)
+    }
+
+    fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>]) -> Result<FunctionValue<'ctx>> {
+        inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, types))
+            .ok_or_else(|| CodegenError::Llvm(format!("no intrinsic {name}")))
+    }
+
+    fn insts(&mut self, insts: &[Inst]) -> Result<()> {
+        for inst in insts {
+            match &inst.kind {
+                InstKind::Copy {
+                    atom: CopyAtom::Scalar(elem),
+                    src,
+                    dst,
+                } => {
+                    let v = self.load(src, *elem)?;
+                    self.store(dst, *elem, v)?;
+                }
+                InstKind::Copy {
+                    atom: CopyAtom::Vector(elem, width),
+                    src,
+                    dst,
+                } => {
+                    let v = self.load_vector(src, *elem, *width)?;
+                    self.store_vector(dst, *elem, *width, v)?;
+                }
+                InstKind::Copy {
+                    atom: CopyAtom::Async(elem, width),
+                    src,
+                    dst,
+                } => {
+                    self.shared_loads.clear();
+                    self.cp_async(*elem, *width, src, dst)?
+                }
+                InstKind::AsyncFence => self.cp_async_fence()?,
+                InstKind::AsyncWait(n) => self.cp_async_wait(*n)?,
+                InstKind::Mma {
+                    atom: MmaAtom::Fma(elem),
+                    a,
+                    b,
+                    c,
+                } => {
+                    let (x, y, z) = (
+                        self.load_acc(a, *elem)?,
+                        self.load_acc(b, *elem)?,
+                        self.load_acc(c, *elem)?,
+                    );
+                    let r = self.fma(*elem, x, y, z)?;
+                    self.store_acc(c, *elem, r)?;
+                }
+                InstKind::Axpby {
+                    elem,
+                    alpha,
+                    x,
+                    beta,
+                    y,
+                } => {
+                    let (xv, yv) = (self.load_acc(x, *elem)?, self.load_acc(y, *elem)?);
+                    let (al, be) = (self.scalar(alpha, *elem)?, self.scalar(beta, *elem)?);
+                    let ax = self.mul(*elem, al, xv)?;
+                    let r = self.fma(*elem, be, yv, ax)?;
+                    self.store_acc(y, *elem, r)?;
+                }
+                InstKind::Fill { elem, dst, value } => {
+                    let c = constant(self.ctx, *elem, *value);
+                    self.store(dst, *elem, c)?;
+                }
+                InstKind::Barrier => {
+                    self.shared_loads.clear();
+                    let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+                    self.b.build_call(f, &[], "")?;
+                }
+                InstKind::Assert {
+                    cond,
+                    message,
+                    file,
+                    line,
+                } => self.assert(*cond, &format!("{file}:{line}: {message}"))?,
+                InstKind::Loop {
+                    id,
+                    start,
+                    end,
+                    body,
+                    name,
+                } => self.loop_(*id, name, *start, *end, body)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A loop in rotated form (a test before it, then one at the end of
+    /// each iteration), which ptxas schedules best. The counter and the
+    /// registers the body writes are phis in the body, and again at the
+    /// exit, reached from before the loop (no iteration) or from its end.
+    fn loop_(
+        &mut self,
+        id: usize,
+        name: &str,
+        start: usize,
+        end: usize,
+        body: &[Inst],
+    ) -> Result<()> {
+        let i64t = self.ctx.i64_type();
+        let (first, last) = (self.ints[&start], self.ints[&end]);
+        let pre = self.b.get_insert_block().expect("positioned");
+        let bodyb = self
+            .ctx
+            .append_basic_block(self.func, &format!("{name}.body"));
+        let exit = self
+            .ctx
+            .append_basic_block(self.func, &format!("{name}.exit"));
+        let any = self
+            .b
+            .build_int_compare(IntPredicate::SLT, first, last, "")?;
+        self.b.build_conditional_branch(any, bodyb, exit)?;
+        self.b.position_at_end(bodyb);
+        let phi = self.b.build_phi(i64t, name)?;
+        phi.add_incoming(&[(&first, pre)]);
+        let mut carried = Vec::new();
+        for (r, k) in written_registers(self.ir, body) {
+            let elem = self.ir.registers[r].elem;
+            let before = self.registers[r][k].unwrap_or_else(|| constant(self.ctx, elem, 0.0));
+            let p = self.b.build_phi(elem_type(self.ctx, elem), "")?;
+            p.add_incoming(&[(&before, pre)]);
+            self.registers[r][k] = Some(p.as_basic_value());
+            carried.push((r, k, before, p));
+        }
+        self.shared_loads.clear();
+        self.predicates.clear();
+        let counter = phi.as_basic_value().into_int_value();
+        let var = self
+            .ir
+            .ints
+            .iter()
+            .position(|v| v.def == IntDef::LoopVar(id));
+        if let Some(v) = var {
+            self.ints.insert(v, counter);
+        }
+        self.scope_ints(Some(id))?;
+        self.insts(body)?;
+        let next = self
+            .b
+            .build_int_nsw_add(counter, i64t.const_int(1, false), "")?;
+        let latch = self.b.get_insert_block().expect("positioned");
+        phi.add_incoming(&[(&next, latch)]);
+        let again = self
+            .b
+            .build_int_compare(IntPredicate::SLT, next, last, "")?;
+        self.b.build_conditional_branch(again, bodyb, exit)?;
+        self.b.position_at_end(exit);
+        for (r, k, before, p) in carried {
+            let after = self.registers[r][k].expect("set in the body");
+            p.add_incoming(&[(&after, latch)]);
+            let out = self.b.build_phi(after.get_type(), "")?;
+            out.add_incoming(&[(&before, pre), (&after, latch)]);
+            self.registers[r][k] = Some(out.as_basic_value());
+        }
+        self.shared_loads.clear();
+        self.predicates.clear();
+        Ok(())
+    }
+}
+
+fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
+    match elem {
+        Elem::I32 => ctx.i32_type().const_int(v as i64 as u64, true).into(),
+        _ => elem_type(ctx, elem).into_float_type().const_float(v).into(),
+    }
+}
+
+/// The register elements `insts` write, by (array, index), loops included.
+fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for_each_atom(insts, &mut |i| {
+        let Some((dst, width)) = i.written() else {
+            return;
+        };
+        if let (Space::Registers(r), IntDef::Const(at)) = (dst.space, &ir.ints[dst.index].def) {
+            for k in 0..width as usize {
+                let slot = (r, *at as usize + k);
+                if !out.contains(&slot) {
+                    out.push(slot);
+                }
+            }
+        }
+    });
+    out
+}
+
+fn elem_type(ctx: &Context, e: Elem) -> BasicTypeEnum<'_> {
+    match e {
+        Elem::F32 => ctx.f32_type().as_basic_type_enum(),
+        Elem::F16 => ctx.f16_type().as_basic_type_enum(),
+        Elem::Bf16 => ctx.bf16_type().as_basic_type_enum(),
+        Elem::I32 => ctx.i32_type().as_basic_type_enum(),
+    }
+}
+
+/// `!nvvm.annotations = !{!{ptr @kernel, !"maxntidx", i32 N}}` (the block
+/// size) or `"minctasm"` (blocks per multiprocessor): both bound the
+/// registers a thread may use.
+fn launch_bounds<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    key: &str,
+    value: i64,
+) -> Result<()> {
+    if value <= 0 {
+        return Ok(());
+    }
+    let node = ctx.metadata_node(&[
+        f.as_global_value().as_pointer_value().into(),
+        ctx.metadata_string(key).into(),
+        ctx.i32_type().const_int(value as u64, false).into(),
+    ]);
+    module
+        .add_global_metadata("nvvm.annotations", &node)
+        .map_err(|e| CodegenError::Llvm(e.to_string()))
+}
