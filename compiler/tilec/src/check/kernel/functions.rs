@@ -1,0 +1,300 @@
+//! The kernel-level functions the evaluator calls: `local_tile` and
+//! `local_partition` (views of a tensor's tiles and of a thread's part),
+//! `shared<T>(layout)` and `registers<T>(shape)` (a block's and a thread's
+//! memory, recorded in the kernel's state).
+
+use super::partition::{dice_layout, even, flat_coord, step_mask};
+use super::{KernelState, SHARED_LIMIT_BYTES, ThreadUse};
+use crate::check::algebra::{Args, Functions, algebra_error};
+use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use tilec_layout::{Conditions, Coord, Grouping, Int, IntTuple, Layout, Tiler, divide};
+
+/// The tensor operations of a kernel, on evaluated arguments.
+impl Functions for KernelState {
+    fn call(&mut self, a: &Args, conds: &mut Conditions) -> Option<Result<Value, Diagnostic>> {
+        let (base, ty) = match a.name.split_once('<') {
+            Some((b, t)) => (b, Some(t.trim_end_matches('>'))),
+            None => (a.name, None),
+        };
+        let r = match base {
+            "local_tile" => local_tile(a, conds),
+            "local_partition" => self.local_partition(a, conds),
+            "shared" => self.shared(a, ty),
+            "registers" => self.registers(a, ty),
+            _ => return None,
+        };
+        Some(r)
+    }
+}
+
+impl KernelState {
+    fn shared(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
+        a.arity(&[1])?;
+        let elem = elem_arg(a, ty)?;
+        let layout = a.values[0]
+            .as_layout()
+            .ok_or_else(|| a.wrong(0, "a layout"))?;
+        let len = layout
+            .cosize()
+            .as_static()
+            .filter(|_| layout.is_static())
+            .ok_or_else(|| {
+                Diagnostic::new("shared memory needs a static layout", a.spans[0])
+                    .with_label(format!("layout {layout}"))
+            })?;
+        // Overflow-checked: a layout of 2^62 floats must not count as 0 bytes.
+        let bytes = len.checked_mul(elem.bytes());
+        let used = bytes.and_then(|bytes| {
+            self.shared.iter().try_fold(bytes, |sum, b| {
+                sum.checked_add(b.len.checked_mul(b.elem.bytes())?)
+            })
+        });
+        if used.is_none_or(|u| u > SHARED_LIMIT_BYTES) {
+            let used = used.map_or("more than 2^63".into(), |u| u.to_string());
+            let bytes = bytes.map_or("more than 2^63".into(), |b| b.to_string());
+            return Err(Diagnostic::new(
+                format!("shared memory exceeds the device limit: {used} bytes of {SHARED_LIMIT_BYTES} (227 KB on sm_90)"),
+                a.call,
+            )
+            .with_label(format!("{len} {elem} elements = {bytes} bytes"))
+            .with_help("use smaller tiles, fewer stages, or a narrower element type"));
+        }
+        self.shared.push(SharedBuffer { elem, len });
+        let view = View {
+            base: Base::Shared(self.shared.len() - 1),
+            elem,
+            layout,
+            offset: Int::Static(0),
+            coords: Vec::new(),
+        };
+        Ok(Value::Tensor(view))
+    }
+
+    fn registers(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
+        a.arity(&[1, 2])?;
+        let elem = elem_arg(a, ty)?;
+        let shape = a.shape(0)?;
+        let len = shape.product().as_static().filter(|_| shape.is_static()).ok_or_else(|| {
+            Diagnostic::new("registers need a static shape", a.spans[0])
+                .with_label(format!("shape {shape}"))
+                .with_help("partition down to static per-thread shapes first, e.g. registers<f32>(shape(tCgC))")
+        })?;
+        if len > 4096 {
+            return Err(Diagnostic::new(
+                format!("{len} registers per thread is more than a thread can hold"),
+                a.call,
+            )
+            .with_help("use a larger thread layout so each thread owns fewer elements"));
+        }
+        let init = match a.values.get(1) {
+            None => None,
+            Some(Value::Float(v)) => Some(*v),
+            Some(Value::Int(Int::Static(v))) => Some(*v as f64),
+            Some(_) => return Err(a.wrong(1, "a number")),
+        };
+        self.registers.push(RegisterArray { elem, len, init });
+        let view = View {
+            base: Base::Registers(self.registers.len() - 1),
+            elem,
+            layout: Layout::col_major(&shape),
+            offset: Int::Static(0),
+            coords: Vec::new(),
+        };
+        Ok(Value::Tensor(view))
+    }
+
+    /// `local_partition(T, threads, index [, step])`: thread `index`'s part of
+    /// `T` when the thread layout tiles `T` (CuTe's outer partition).
+    fn local_partition(&mut self, a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
+        a.arity(&[3, 4])?;
+        let t = tensor(a, 0)?;
+        let thr = match &a.values[1] {
+            Value::Layout(l) => l.clone(),
+            _ => return Err(a.wrong(1, "a thread layout")),
+        };
+        let index = a.int(2)?;
+        let diced = match a.values.get(3) {
+            Some(step) => dice_layout(&thr, &step_mask(a, 3, step, thr.rank())?),
+            None => thr.clone(),
+        };
+        if diced.rank() > t.layout.rank() {
+            return Err(Diagnostic::new(
+                format!(
+                    "the thread layout has {} modes but the tensor has {}",
+                    diced.rank(),
+                    t.layout.rank()
+                ),
+                a.spans[1],
+            )
+            .with_label(format!("{diced}"))
+            .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+            .with_help(
+                "use a thread layout with at most as many modes, or a step that drops modes",
+            ));
+        }
+        let name = source_name(a, 1);
+        let tiler = diced.shape().product_each().modes();
+        let t = even(
+            t,
+            &tiler,
+            None,
+            a,
+            conds,
+            &format!("the thread layout `{name}`"),
+        )?;
+        self.thread_uses.push(ThreadUse {
+            name,
+            threads: thr.size(),
+            span: a.call,
+        });
+        let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
+        let view = t
+            .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
+            .map_err(|e| algebra_error(e, a.call))?;
+        let divided = view.layout.clone();
+        // The thread's coordinate in each mode: `(index / stride) % shape` per
+        // leaf, then the leaves of a mode combined column-major.
+        let mut coord: Vec<Coord> = diced
+            .modes()
+            .iter()
+            .map(|m| Coord::Int(flat_coord(m, &index)))
+            .collect();
+        let tile_rank = divided.shape().get(0).map_or(1, IntTuple::rank);
+        coord.resize(tile_rank, Coord::Under);
+        let rest = divided.shape().get(1).map_or(1, IntTuple::rank);
+        let rest_coord = if rest > 1 {
+            Coord::Tuple(vec![Coord::Under; rest])
+        } else {
+            Coord::Under
+        };
+        let c = Coord::Tuple(vec![Coord::Tuple(coord), rest_coord]);
+        view.slice(&c)
+            .map(Value::Tensor)
+            .map_err(|e| algebra_error(e, a.call))
+    }
+}
+
+/// `local_tile(T, tiler, coord [, step])`: the tile at `coord` of `T` cut by
+/// `tiler` (CuTe's inner partition); the modes of the tiler and coordinate
+/// with `X` in the step are left out.
+fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
+    a.arity(&[3, 4])?;
+    let t = tensor(a, 0)?;
+    let tiler = match a.values[1].to_tiler() {
+        Some(Tiler::Tuple(v)) => v,
+        Some(other) => vec![other],
+        None => return Err(a.wrong(1, "a tiler")),
+    };
+    let coord = match a.values[2].to_coord() {
+        Some(Coord::Tuple(v)) => v,
+        Some(c) => vec![c],
+        None => return Err(a.wrong(2, "a coordinate")),
+    };
+    if tiler.len() != coord.len() {
+        return Err(Diagnostic::new(
+            format!(
+                "the tiler has {} modes but the coordinate has {}",
+                tiler.len(),
+                coord.len()
+            ),
+            a.spans[2],
+        )
+        .with_label(format!("{} coordinates", coord.len()))
+        .with_related(a.spans[1], format!("{} modes", tiler.len()))
+        .with_help("give one coordinate per tiler mode; `_` keeps a mode whole"));
+    }
+    let keep = match a.values.get(3) {
+        Some(step) => step_mask(a, 3, step, tiler.len())?,
+        None => vec![true; tiler.len()],
+    };
+    let tiler: Vec<Tiler> = tiler
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+        .collect();
+    let coord: Vec<Coord> = coord
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+        .collect();
+    if tiler.len() > t.layout.rank() {
+        return Err(Diagnostic::new(
+            format!(
+                "the tiler keeps {} modes but the tensor has {}",
+                tiler.len(),
+                t.layout.rank()
+            ),
+            a.spans[1],
+        )
+        .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+        .with_help(
+            "use a step with `X` for the modes this tensor does not have, e.g. step(1, X, 1)",
+        ));
+    }
+    let sizes: Vec<IntTuple> = tiler
+        .iter()
+        .map(|x| match x {
+            Tiler::Layout(l) => IntTuple::Int(l.size()),
+            Tiler::Int(n) => IntTuple::Int(n.clone()),
+            Tiler::Under => IntTuple::from(1),
+            Tiler::Tuple(_) => IntTuple::from(1),
+        })
+        .collect();
+    let t = even(t, &sizes, Some(&coord), a, conds, "the tile")?;
+    let by = Tiler::Tuple(tiler);
+    let view = t
+        .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
+        .map_err(|e| algebra_error(e, a.call))?;
+    let divided = view.layout.clone();
+    let tile_rank = divided.shape().get(0).map_or(1, IntTuple::rank);
+    let rest_rank = divided.shape().get(1).map_or(1, IntTuple::rank);
+    let mut rest = coord;
+    rest.resize(rest_rank, Coord::Under);
+    let tile = if tile_rank > 1 {
+        Coord::Tuple(vec![Coord::Under; tile_rank])
+    } else {
+        Coord::Under
+    };
+    let rest = if rest_rank > 1 || rest.len() != 1 {
+        Coord::Tuple(rest)
+    } else {
+        rest.remove(0)
+    };
+    view.slice(&Coord::Tuple(vec![tile, rest]))
+        .map(Value::Tensor)
+        .map_err(|e| algebra_error(e, a.call))
+}
+
+fn tensor(a: &Args, i: usize) -> Result<View, Diagnostic> {
+    match &a.values[i] {
+        Value::Tensor(t) => Ok(t.clone()),
+        _ => Err(a.wrong(i, "a tensor")),
+    }
+}
+
+fn elem_arg(a: &Args, ty: Option<&str>) -> Result<Elem, Diagnostic> {
+    let ty = ty.unwrap_or("");
+    Elem::parse(ty).ok_or_else(|| {
+        Diagnostic::new(
+            format!("`{}` needs an element type f32, f16, bf16 or i32", a.name),
+            a.call,
+        )
+        .with_help(format!(
+            "write {}<f32>(...)",
+            a.name.split('<').next().unwrap_or(a.name)
+        ))
+    })
+}
+
+/// Argument `i` as written if it is a name, else its value, for messages.
+fn source_name(a: &Args, i: usize) -> String {
+    a.names
+        .get(i)
+        .cloned()
+        .flatten()
+        .unwrap_or_else(|| a.values[i].to_string())
+}

@@ -1,0 +1,132 @@
+//! The launch statement (`launch grid(...), block(...), min_blocks(n);`)
+//! and the block's threads, compared with every thread layout that partitions.
+
+use super::KernelChecker;
+use crate::check::program::Launch;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{Expr, ExprKind, Span};
+use tilec_layout::Int;
+
+impl KernelChecker {
+    pub(super) fn launch_stmt(&mut self, parts: &[Expr], span: Span) {
+        self.launch_written = true;
+        if let Some((_, first)) = &self.launch {
+            let first = *first;
+            return self.diags.push(
+                Diagnostic::new("a kernel has one launch statement", span)
+                    .with_related(first, "the first one")
+                    .with_help("merge them into one `launch grid(...), block(...);`"),
+            );
+        }
+        let mut grid = None;
+        let mut block = None;
+        let mut min_blocks = None;
+        for p in parts {
+            let (which, args) = match &p.kind {
+                ExprKind::Call(f, args) => match &f.kind {
+                    ExprKind::Name(n) if n == "grid" || n == "block" || n == "min_blocks" => {
+                        (n.as_str(), args)
+                    }
+                    _ => return self.diags.push(launch_help(p.span)),
+                },
+                _ => return self.diags.push(launch_help(p.span)),
+            };
+            let mut dims = Vec::new();
+            for a in args {
+                match self.eval(a) {
+                    Ok(v) => match v.to_int() {
+                        Some(i) => dims.push(i),
+                        None => {
+                            return self.diags.push(
+                                Diagnostic::new(format!("{which} dimensions are integers"), a.span)
+                                    .with_label(format!("this is {}", v.kind())),
+                            );
+                        }
+                    },
+                    Err(d) => return self.diags.push(d),
+                }
+            }
+            if dims.is_empty() || dims.len() > 3 {
+                return self.diags.push(
+                    Diagnostic::new(
+                        format!("{which}(...) takes one to three dimensions"),
+                        p.span,
+                    )
+                    .with_label(format!("{} given", dims.len())),
+                );
+            }
+            if which == "block" && !dims.iter().all(Int::is_static) {
+                return self.diags.push(
+                    Diagnostic::new("the block size must be static", p.span)
+                        .with_help("thread layouts are static; use block(size(tC))"),
+                );
+            }
+            match which {
+                "grid" => grid = Some(dims),
+                "block" => block = Some(dims),
+                _ => match dims.as_slice() {
+                    [Int::Static(n)] if (1..=32).contains(n) => min_blocks = Some(*n),
+                    _ => {
+                        return self.diags.push(
+                            Diagnostic::new("min_blocks takes one static count of blocks per multiprocessor", p.span)
+                                .with_help("e.g. min_blocks(2): registers are then limited so that two blocks fit"),
+                        );
+                    }
+                },
+            }
+        }
+        match (grid, block) {
+            (Some(grid), Some(block)) => {
+                self.launch = Some((
+                    Launch {
+                        grid,
+                        block,
+                        min_blocks,
+                    },
+                    span,
+                ))
+            }
+            _ => self.diags.push(launch_help(span)),
+        }
+    }
+
+    /// The block has as many threads as every thread layout used to partition.
+    pub(super) fn check_threads(&mut self, l: &Launch, span: Span) {
+        let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
+        let mut reported: Vec<&str> = Vec::new();
+        for u in &self.state.thread_uses {
+            // One report per thread layout, at its first use.
+            if u.threads != block && !reported.contains(&u.name.as_str()) {
+                reported.push(&u.name);
+                self.diags.push(
+                    Diagnostic::new(
+                        format!(
+                            "`{}` has {} threads but the block has {block}",
+                            u.name, u.threads
+                        ),
+                        u.span,
+                    )
+                    .with_label(format!("partitions by {} threads", u.threads))
+                    .with_related(span, format!("launches {block} threads a block"))
+                    .with_help(format!(
+                        "use block(size({})) or a thread layout of size {block}",
+                        u.name
+                    )),
+                );
+            }
+        }
+        if let Some(b) = block.as_static()
+            && !(1..=1024).contains(&b)
+        {
+            self.diags.push(
+                Diagnostic::new(format!("a block has at most 1024 threads, not {b}"), span)
+                    .with_help("use a smaller thread layout"),
+            );
+        }
+    }
+}
+
+fn launch_help(span: Span) -> Diagnostic {
+    Diagnostic::new("a launch statement names the grid and the block", span)
+        .with_help("write `launch grid(ceil_div(M, 128), ceil_div(N, 128)), block(size(tC));`")
+}

@@ -1,0 +1,560 @@
+//! The kernel checker: syntax tree of a `.tile` file -> typed program.
+//!
+//! In: parsed kernels. Out: for each kernel, its parameters, launch shape,
+//! memory, checked statements and launch-time conditions ([`program`]);
+//! or every diagnostic found. A statement with an error is reported and
+//! skipped, and a name it would have defined is remembered as broken, so one
+//! mistake is reported once and the rest of the kernel is still checked.
+//!
+//! Checks: copy operands agree in shape and element type; gemm operands are
+//! (M,K) x (N,K) -> (M,N); a thread layout partitions its tensor evenly; the
+//! block has as many threads as every thread layout used to partition;
+//! tilers, coordinates and steps have matching ranks; a slice has one
+//! coordinate per mode; shared memory fits the device; names are defined
+//! once and before use; divisibility that depends on run-time extents
+//! becomes a launch condition.
+//!
+//! This file holds the checker's core: parameters, scope and statements.
+//! `functions` has the kernel-level functions the evaluator calls
+//! (`local_tile`, `local_partition`, `shared`, `registers`), `partition`
+//! the evenness of their cuts, `operations` the operation statements
+//! (`copy`, `gemm`, ...), `launch` the launch statement and the block's
+//! threads, and `reference` the computation a kernel states.
+
+mod functions;
+mod launch;
+mod operations;
+mod partition;
+mod reference;
+
+use super::algebra::Evaluator;
+use super::program::{
+    Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference,
+    RegisterArray, SharedBuffer, Stmt, View,
+};
+use super::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{self, Expr, ExprKind, Span, StmtKind};
+use std::collections::HashMap;
+use tilec_layout::{Builtin, Condition, Conditions, Int};
+
+/// What a partition that must divide evenly (no fallback) is needed by.
+pub const EVEN_PARTITION: &str = "an even partition";
+
+/// What the facts that make a block's tiles of global tensors full are
+/// needed by: about the extents (every k-tile full) or about `block.*` too
+/// (this block's tile is inside the tensor). The unguarded variant runs
+/// where they hold; the guarded variant runs anywhere.
+pub const FULL_TILES: &str = "full tiles";
+
+/// Shared memory one block may use on sm_90.
+pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
+
+/// Parses and checks a `.tile` source.
+pub fn check_source(src: &str) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    let program = crate::syntax::parse_program(src).map_err(|d| vec![d])?;
+    check_program(&program)
+}
+
+pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    let mut kernels = Vec::new();
+    let mut diags = Vec::new();
+    let mut names: HashMap<&str, Span> = HashMap::new();
+    for k in &program.kernels {
+        if let Some(first) = names.insert(&k.name.name, k.name.span) {
+            diags.push(
+                Diagnostic::new(
+                    format!("kernel `{}` is defined twice", k.name.name),
+                    k.name.span,
+                )
+                .with_related(first, "first defined here")
+                .with_help("give each kernel its own name"),
+            );
+        }
+        match KernelChecker::default().check(k) {
+            Ok(kernel) => kernels.push(kernel),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if program.kernels.is_empty() {
+        diags.push(
+            Diagnostic::new("the file defines no kernel", Span { start: 0, end: 0 })
+                .with_help("write `kernel name(params) { ... }`"),
+        );
+    }
+    if diags.is_empty() {
+        Ok(kernels)
+    } else {
+        Err(diags)
+    }
+}
+
+/// A name in scope: its value (`None` when its definition failed) and where it was defined.
+struct Entry {
+    value: Option<Value>,
+    span: Span,
+}
+
+/// A `local_partition` by a thread layout, remembered to compare with the block.
+struct ThreadUse {
+    name: String,
+    threads: Int,
+    span: Span,
+}
+
+/// The memory and thread facts that the tensor operations record.
+#[derive(Default)]
+struct KernelState {
+    shared: Vec<SharedBuffer>,
+    registers: Vec<RegisterArray>,
+    thread_uses: Vec<ThreadUse>,
+}
+
+#[derive(Default)]
+struct KernelChecker {
+    scope: HashMap<String, Entry>,
+    /// Every name the body defines, with its span: for "used before its definition".
+    declared: HashMap<String, Span>,
+    state: KernelState,
+    extents: Vec<String>,
+    /// Where each extent is bound: the layout of the first parameter naming it.
+    extent_spans: HashMap<String, Span>,
+    params: Vec<KernelParam>,
+    launch: Option<(Launch, Span)>,
+    /// A launch statement was written, even if it had errors.
+    launch_written: bool,
+    conditions: Vec<Condition>,
+    bindings: Vec<Binding>,
+    reference: Option<(Reference, Span)>,
+    diags: Vec<Diagnostic>,
+}
+
+impl KernelChecker {
+    fn check(mut self, k: &ast::Kernel) -> Result<Kernel, Vec<Diagnostic>> {
+        for p in &k.params {
+            self.param(p);
+        }
+        declare_names(&k.body, &mut self.declared);
+        let body = self.block(&k.body);
+        let launch = match self.launch.take() {
+            Some((l, span)) => {
+                self.check_threads(&l, span);
+                l
+            }
+            None if self.launch_written => Launch {
+                grid: vec![],
+                block: vec![],
+                min_blocks: None,
+            },
+            None => {
+                self.diags.push(
+                    Diagnostic::new(format!("kernel `{}` has no launch statement", k.name.name), k.name.span)
+                        .with_help("add `launch grid(...), block(...);` to say how many blocks and threads run it"),
+                );
+                Launch {
+                    grid: vec![],
+                    block: vec![],
+                    min_blocks: None,
+                }
+            }
+        };
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        Ok(Kernel {
+            name: k.name.name.clone(),
+            span: k.name.span,
+            params: self.params,
+            extents: self.extents,
+            launch,
+            shared: self.state.shared,
+            registers: self.state.registers,
+            body,
+            conditions: self.conditions,
+            bindings: self.bindings,
+            reference: self.reference.map(|(r, _)| r),
+        })
+    }
+
+    fn param(&mut self, p: &ast::Param) {
+        let (kind, value) = match &p.ty {
+            ast::Type::Scalar(t) => match Elem::parse(&t.name) {
+                Some(e) => (
+                    ParamKind::Scalar(e),
+                    Value::Scalar {
+                        index: self.params.len(),
+                        elem: e,
+                    },
+                ),
+                None => return self.broken_param(p, unknown_elem(t)),
+            },
+            ast::Type::Tensor { elem, layout } => {
+                let Some(e) = Elem::parse(&elem.name) else {
+                    return self.broken_param(p, unknown_elem(elem));
+                };
+                // In a parameter's layout, unknown names are the run-time extents it binds.
+                let mut extents = Vec::new();
+                collect_names(layout, &mut extents);
+                for n in &extents {
+                    if !self.extents.contains(n) {
+                        self.extents.push(n.clone());
+                        self.extent_spans.insert(n.clone(), layout.span);
+                    }
+                }
+                let l = match self.eval_with_extents(layout) {
+                    Ok(v) => match v.as_layout() {
+                        Some(l) => l,
+                        None => {
+                            let d =
+                                Diagnostic::new("a tensor parameter needs a layout", layout.span)
+                                    .with_label(format!("this is {}", v.kind()))
+                                    .with_help("write e.g. tensor<f32, (M, K):(1, M)>");
+                            return self.broken_param(p, d);
+                        }
+                    },
+                    Err(d) => return self.broken_param(p, d),
+                };
+                let view = View {
+                    base: Base::Param(self.params.len()),
+                    elem: e,
+                    layout: l.clone(),
+                    offset: Int::Static(0),
+                    coords: CoordFn::of_param(&l),
+                };
+                (
+                    ParamKind::Tensor { elem: e, layout: l },
+                    Value::Tensor(view),
+                )
+            }
+        };
+        self.define(&p.name, Some(value));
+        self.params.push(KernelParam {
+            name: p.name.name.clone(),
+            kind,
+        });
+    }
+
+    fn broken_param(&mut self, p: &ast::Param, d: Diagnostic) {
+        self.diags.push(d);
+        self.define(&p.name, None);
+    }
+
+    fn eval_with_extents(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        let extents = &self.extents;
+        let lookup = |n: &str| {
+            extents
+                .iter()
+                .any(|x| x == n)
+                .then(|| Value::Int(Int::var(n)))
+        };
+        let mut none = super::algebra::AlgebraOnly;
+        let mut ev = Evaluator::new(&lookup, &mut none);
+        let v = ev.eval(e)?;
+        self.take_conditions(ev.conditions, e.span);
+        Ok(v)
+    }
+
+    /// Evaluates an expression in the kernel's scope.
+    fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        let scope = &self.scope;
+        let extents = &self.extents;
+        let lookup = |n: &str| -> Option<Value> {
+            if let Some(entry) = scope.get(n) {
+                return entry.value.clone();
+            }
+            if extents.iter().any(|x| x == n) {
+                return Some(Value::Int(Int::var(n)));
+            }
+            builtin_name(n)
+        };
+        let declared = &self.declared;
+        let later = |n: &str| declared.get(n).copied();
+        let mut ev = Evaluator::new(&lookup, &mut self.state).with_defined_later(&later);
+        let v = ev.eval(e);
+        let (conds, undefined) = (ev.conditions, ev.undefined);
+        // An undefined name is reported once: later uses see it as broken.
+        for n in undefined {
+            if !self.declared.contains_key(&n) {
+                self.scope.entry(n).or_insert(Entry {
+                    value: None,
+                    span: e.span,
+                });
+            }
+        }
+        let v = v?;
+        self.take_conditions(conds, e.span);
+        Ok(v)
+    }
+
+    /// True when `e` uses a name whose definition failed: its error is
+    /// already reported, so the statement is skipped without another.
+    fn uses_broken(&self, e: &Expr) -> bool {
+        let mut names = Vec::new();
+        all_names(e, &mut names, true);
+        names
+            .iter()
+            .any(|n| self.scope.get(n).is_some_and(|entry| entry.value.is_none()))
+    }
+
+    /// Conditions on extents become launch conditions; a condition on a
+    /// block, thread or loop index cannot be checked at launch. (A block's
+    /// full tiles are a fact about its `block.*` too: the runtime launches
+    /// the unguarded variant on the blocks where it holds.)
+    fn take_conditions(&mut self, conds: Conditions, span: Span) {
+        for c in conds.list {
+            let mut names = Vec::new();
+            c.fact.names(&mut names);
+            let known = |n: &String| {
+                self.extents.contains(n) || (c.needed_by == FULL_TILES && Builtin::is_block(n))
+            };
+            match names.iter().find(|n| !known(n)) {
+                None => {
+                    if !self.conditions.contains(&c) {
+                        self.conditions.push(c);
+                    }
+                }
+                Some(n) => self.diags.push(
+                    Diagnostic::new(format!("this needs {}, which depends on `{n}`", c.fact), span)
+                        .with_label(format!("needed by {}", c.needed_by))
+                        .with_help("only facts about the extents can be checked at launch; use static tile sizes here"),
+                ),
+            }
+        }
+    }
+
+    fn define(&mut self, name: &ast::Ident, value: Option<Value>) {
+        // A name that shadowed an extent would change what every layout
+        // naming the extent means below it, silently.
+        if let Some(&bound) = self.extent_spans.get(&name.name) {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("`{}` is a run-time extent of this kernel", name.name),
+                    name.span,
+                )
+                .with_label("defined again here")
+                .with_related(bound, format!("`{}` is bound by this layout", name.name))
+                .with_help("give the new value its own name"),
+            );
+            return;
+        }
+        if let Some(first) = self.scope.get(&name.name) {
+            let first = first.span;
+            self.diags.push(
+                Diagnostic::new(format!("`{}` is already defined", name.name), name.span)
+                    .with_label("defined again here")
+                    .with_related(first, "first defined here")
+                    .with_help("give the new value its own name"),
+            );
+            return;
+        }
+        self.scope.insert(
+            name.name.clone(),
+            Entry {
+                value,
+                span: name.span,
+            },
+        );
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
+        let exprs: Vec<&Expr> = match &s.kind {
+            StmtKind::Tiler(_, e)
+            | StmtKind::Layout(_, e)
+            | StmtKind::Let(_, e)
+            | StmtKind::Expr(e) => vec![e],
+            StmtKind::Launch(v) => v.iter().collect(),
+            StmtKind::Reference(e) => vec![e],
+            StmtKind::For { start, end, .. } => vec![start, end],
+        };
+        if exprs.iter().any(|e| self.uses_broken(e)) {
+            if let StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) = &s.kind {
+                self.define(n, None);
+            }
+            if matches!(s.kind, StmtKind::Launch(_)) {
+                self.launch_written = true;
+            }
+            return None;
+        }
+        match &s.kind {
+            StmtKind::Tiler(n, e) => {
+                let v = self.eval(e).and_then(|v| match v.to_tiler() {
+                    Some(_) => Ok(v),
+                    None => Err(Diagnostic::new(
+                        "a tiler must be a shape, a layout or [L0, L1, ...]",
+                        e.span,
+                    )
+                    .with_label(format!("this is {}", v.kind()))
+                    .with_help("e.g. tiler cta = (128, 128, 8);")),
+                });
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Layout(n, e) => {
+                let v = self.eval(e).and_then(|v| match v {
+                    Value::Layout(_) | Value::Composed(_) => Ok(v),
+                    other => Err(
+                        Diagnostic::new("a layout declaration needs a layout", e.span)
+                            .with_label(format!("this is {}", other.kind()))
+                            .with_help("write SHAPE:STRIDE, e.g. layout sA = (128, 8):(1, 128);"),
+                    ),
+                });
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Let(n, e) => {
+                let v = self.eval(e);
+                if let Ok(Value::Tensor(view)) = &v {
+                    self.bindings.push(Binding {
+                        name: n.name.clone(),
+                        view: view.clone(),
+                        span: n.span,
+                    });
+                }
+                self.define_result(n, v);
+                None
+            }
+            StmtKind::Launch(parts) => {
+                self.launch_stmt(parts, s.span);
+                None
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
+                let (a, b) = match bounds {
+                    Ok((a, b)) => match (a.to_int(), b.to_int()) {
+                        (Some(a), Some(b)) => (a, b),
+                        _ => {
+                            self.diags.push(
+                                Diagnostic::new(
+                                    "loop bounds must be integers",
+                                    Span {
+                                        start: start.span.start,
+                                        end: end.span.end,
+                                    },
+                                )
+                                .with_help("e.g. for k in 0..size(gA, 2)"),
+                            );
+                            return None;
+                        }
+                    },
+                    Err(d) => {
+                        self.diags.push(d);
+                        return None;
+                    }
+                };
+                let outer: Vec<String> = self.scope.keys().cloned().collect();
+                self.define(var, Some(Value::Int(Int::var(&var.name))));
+                let body = self.block(body);
+                // The loop variable and the body's names are not visible after the loop.
+                self.scope.retain(|name, _| outer.contains(name));
+                Some(Stmt {
+                    op: Op::For {
+                        var: var.name.clone(),
+                        start: a,
+                        end: b,
+                        body,
+                    },
+                    span: s.span,
+                })
+            }
+            StmtKind::Reference(e) => {
+                match self.reference_stmt(e) {
+                    Ok(r) => match &self.reference {
+                        Some((_, first)) => self.diags.push(
+                            Diagnostic::new("a kernel states one reference", s.span)
+                                .with_related(*first, "the first one")
+                                .with_help("keep the reference that says what the kernel computes"),
+                        ),
+                        None => self.reference = Some((r, s.span)),
+                    },
+                    Err(d) => self.diags.push(d),
+                }
+                None
+            }
+            StmtKind::Expr(e) => match self.op(e) {
+                Ok(op) => Some(Stmt { op, span: s.span }),
+                Err(d) => {
+                    self.diags.push(d);
+                    None
+                }
+            },
+        }
+    }
+
+    fn define_result(&mut self, n: &ast::Ident, v: Result<Value, Diagnostic>) {
+        match v {
+            Ok(v) => self.define(n, Some(v)),
+            Err(d) => {
+                self.diags.push(d);
+                self.define(n, None);
+            }
+        }
+    }
+}
+
+/// `block.x` and friends, run-time values of every thread.
+fn builtin_name(n: &str) -> Option<Value> {
+    Builtin::parse(n).map(|b| Value::Int(b.int()))
+}
+
+fn declare_names(stmts: &[ast::Stmt], out: &mut HashMap<String, Span>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) => {
+                out.entry(n.name.clone()).or_insert(n.span);
+            }
+            StmtKind::For { body, .. } => declare_names(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Every name an expression mentions; with `callees`, the names of called functions too.
+fn all_names(e: &Expr, out: &mut Vec<String>, callees: bool) {
+    match &e.kind {
+        ExprKind::Name(n) => out.push(n.clone()),
+        ExprKind::Tuple(v) | ExprKind::Tiler(v) => {
+            v.iter().for_each(|x| all_names(x, out, callees))
+        }
+        ExprKind::Layout(a, b) => {
+            all_names(a, out, callees);
+            all_names(b, out, callees);
+        }
+        ExprKind::Call(f, args) | ExprKind::Index(f, args) => {
+            if callees || !matches!(f.kind, ExprKind::Name(_)) {
+                all_names(f, out, callees);
+            }
+            args.iter().for_each(|x| all_names(x, out, callees));
+        }
+        ExprKind::Binary(_, a, b) => {
+            all_names(a, out, callees);
+            all_names(b, out, callees);
+        }
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Under => {}
+    }
+}
+
+/// The extents a parameter layout binds: its plain names, in first-use order.
+fn collect_names(e: &Expr, out: &mut Vec<String>) {
+    let mut names = Vec::new();
+    all_names(e, &mut names, false);
+    for n in names {
+        let extent = !n.contains(['.', '<']) && !matches!(n.as_str(), "LayoutLeft" | "LayoutRight");
+        if extent && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+}
+
+fn unknown_elem(t: &ast::Ident) -> Diagnostic {
+    Diagnostic::new(format!("unknown element type `{}`", t.name), t.span)
+        .with_help("element types are f32, f16, bf16 and i32")
+}

@@ -1,0 +1,241 @@
+//! Operation statements: `copy`, `copy_async`, `cp_async_fence`,
+//! `cp_async_wait`, `gemm`, `axpby`, `fill`, `clear` and `sync`, with their
+//! operands' element types, shapes and memory spaces checked.
+
+use super::KernelChecker;
+use crate::check::program::{Base, Op, Scalar, View};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{Expr, ExprKind, Span};
+use tilec_layout::{Int, IntTuple};
+
+impl KernelChecker {
+    /// An expression statement: one of the operations.
+    pub(super) fn op(&mut self, e: &Expr) -> Result<Op, Diagnostic> {
+        let (name, args) = match &e.kind {
+            ExprKind::Call(f, args) => match &f.kind {
+                ExprKind::Name(n) => (n.as_str(), args),
+                _ => return Err(does_nothing(e.span)),
+            },
+            _ => return Err(does_nothing(e.span)),
+        };
+        let arity = |n: usize, usage: &str| -> Result<(), Diagnostic> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(Diagnostic::new(
+                    format!("`{name}` takes {n} argument(s), not {}", args.len()),
+                    e.span,
+                )
+                .with_help(format!("usage: {usage}")))
+            }
+        };
+        match name {
+            "sync" => {
+                arity(0, "sync()")?;
+                Ok(Op::Sync)
+            }
+            "copy" | "copy_async" => {
+                arity(2, &format!("{name}(src, dst)"))?;
+                let src = self.tensor_arg(&args[0], name)?;
+                let dst = self.tensor_arg(&args[1], name)?;
+                same_elem(&src, &args[0], &dst, &args[1])?;
+                same_modes(&src, &args[0], &dst, &args[1], name)?;
+                writable(&dst, &args[1], name)?;
+                let asynchronous = name == "copy_async";
+                if asynchronous {
+                    async_spaces(&src, &args[0], &dst, &args[1])?;
+                }
+                Ok(Op::Copy {
+                    src,
+                    dst,
+                    asynchronous,
+                })
+            }
+            "cp_async_fence" => {
+                arity(0, "cp_async_fence()")?;
+                Ok(Op::AsyncFence)
+            }
+            "cp_async_wait" => {
+                arity(
+                    1,
+                    "cp_async_wait(N)  waits until at most N fenced groups are in flight",
+                )?;
+                match self.eval(&args[0])?.to_int().and_then(|n| n.as_static()) {
+                    Some(n) if (0..=7).contains(&n) => Ok(Op::AsyncWait(n as u32)),
+                    _ => Err(Diagnostic::new(
+                        "cp_async_wait takes a constant from 0 to 7",
+                        args[0].span,
+                    )
+                    .with_help("the number of fenced groups that may stay in flight: stages - 2 for a pipeline")),
+                }
+            }
+            "gemm" => {
+                arity(3, "gemm(A (M,K), B (N,K), C (M,N))")?;
+                let a = self.tensor_arg(&args[0], "gemm")?;
+                let b = self.tensor_arg(&args[1], "gemm")?;
+                let c = self.tensor_arg(&args[2], "gemm")?;
+                same_elem(&a, &args[0], &b, &args[1])?;
+                same_elem(&a, &args[0], &c, &args[2])?;
+                gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])])?;
+                writable(&c, &args[2], "gemm")?;
+                Ok(Op::Gemm { a, b, c })
+            }
+            "axpby" => {
+                arity(4, "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y")?;
+                let alpha = self.scalar_arg(&args[0])?;
+                let x = self.tensor_arg(&args[1], "axpby")?;
+                let beta = self.scalar_arg(&args[2])?;
+                let y = self.tensor_arg(&args[3], "axpby")?;
+                same_elem(&x, &args[1], &y, &args[3])?;
+                same_modes(&x, &args[1], &y, &args[3], "axpby")?;
+                writable(&y, &args[3], "axpby")?;
+                Ok(Op::Axpby { alpha, x, beta, y })
+            }
+            "clear" | "fill" => {
+                let value = if name == "clear" {
+                    arity(1, "clear(T)")?;
+                    0.0
+                } else {
+                    arity(2, "fill(T, value)")?;
+                    match self.scalar_arg(&args[1])? {
+                        Scalar::Literal(v) => v,
+                        Scalar::Param(_) => {
+                            return Err(Diagnostic::new("fill takes a number", args[1].span)
+                                .with_help("fill(T, 0.5); to fill with a parameter, use axpby"));
+                        }
+                    }
+                };
+                let dst = self.tensor_arg(&args[0], name)?;
+                writable(&dst, &args[0], name)?;
+                Ok(Op::Fill { dst, value })
+            }
+            _ => {
+                // Evaluate for its errors (unknown function, bad arguments), then say it does nothing.
+                self.eval(e)?;
+                Err(does_nothing(e.span))
+            }
+        }
+    }
+
+    fn tensor_arg(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {
+        match self.eval(e)? {
+            Value::Tensor(t) => Ok(t),
+            v => Err(Diagnostic::new(format!("`{op}` works on tensors"), e.span)
+                .with_label(format!("this is {}", v.kind()))
+                .with_help("make a tensor with local_tile, local_partition, shared<T>(layout) or registers<T>(shape)")),
+        }
+    }
+
+    fn scalar_arg(&mut self, e: &Expr) -> Result<Scalar, Diagnostic> {
+        match self.eval(e)? {
+            Value::Scalar { index, .. } => Ok(Scalar::Param(index)),
+            Value::Float(v) => Ok(Scalar::Literal(v)),
+            Value::Int(Int::Static(v)) => Ok(Scalar::Literal(v as f64)),
+            v => Err(Diagnostic::new("expected a scalar", e.span)
+                .with_label(format!("this is {}", v.kind()))
+                .with_help("a scalar parameter such as alpha, or a number")),
+        }
+    }
+}
+
+fn does_nothing(span: Span) -> Diagnostic {
+    Diagnostic::new("this statement does nothing", span)
+        .with_help("statements are copy, copy_async, cp_async_fence, cp_async_wait, gemm, axpby, fill, clear and sync; bind values with `let`")
+}
+
+fn same_elem(a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {
+    if a.elem == b.elem {
+        return Ok(());
+    }
+    Err(Diagnostic::new(
+        format!("element types differ: {} and {}", a.elem, b.elem),
+        ae.span,
+    )
+    .with_label(format!("{} elements", a.elem))
+    .with_related(be.span, format!("{} elements", b.elem))
+    .with_help("give both tensors one element type"))
+}
+
+/// Mode sizes of a tensor, for comparing operands.
+fn mode_sizes(v: &View) -> Vec<Int> {
+    v.layout
+        .shape()
+        .modes()
+        .iter()
+        .map(IntTuple::product)
+        .collect()
+}
+
+fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), Diagnostic> {
+    let (sa, sb) = (mode_sizes(a), mode_sizes(b));
+    if sa == sb {
+        return Ok(());
+    }
+    let what = if sa.len() != sb.len() {
+        format!("{} modes and {} modes", sa.len(), sb.len())
+    } else {
+        "shapes".to_string()
+    };
+    Err(Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
+        .with_label(format!("shape {}", a.layout.shape()))
+        .with_related(be.span, format!("shape {}", b.layout.shape()))
+        .with_help("both operands need the same extent in every mode; check the thread layouts and tilers that made them"))
+}
+
+/// cp.async moves global memory into shared memory, nothing else.
+fn async_spaces(src: &View, se: &Expr, dst: &View, de: &Expr) -> Result<(), Diagnostic> {
+    let (at, what) = match (src.base, dst.base) {
+        (Base::Param(_), Base::Shared(_)) => return Ok(()),
+        (Base::Param(_), _) => (de, format!("this is in {}", dst.base.space())),
+        _ => (se, format!("this is in {}", src.base.space())),
+    };
+    Err(
+        Diagnostic::new("`copy_async` copies from global to shared memory", at.span)
+            .with_label(what)
+            .with_help("use copy(src, dst) for other copies"),
+    )
+}
+
+fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
+    if v.layout.is_static() || matches!(v.base, Base::Param(_)) {
+        return Ok(());
+    }
+    Err(Diagnostic::new(
+        format!("`{op}` writes to a tensor of run-time shape outside global memory"),
+        e.span,
+    )
+    .with_label(format!("shape {}", v.layout.shape())))
+}
+
+fn gemm_shapes(ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
+    let names = ["A", "B", "C"];
+    let modes: Vec<Vec<Int>> = ops.iter().map(|(v, _)| mode_sizes(v)).collect();
+    for (i, (v, e)) in ops.iter().enumerate() {
+        if modes[i].len() != 2 {
+            return Err(Diagnostic::new(
+                format!("gemm's {} must have two modes", names[i]),
+                e.span,
+            )
+            .with_label(format!("shape {} has {}", v.layout.shape(), modes[i].len()))
+            .with_help("gemm(A (M,K), B (N,K), C (M,N)); slice or partition to two modes"));
+        }
+    }
+    let agree = [
+        (0, 0, 2, 0, "M", "A's mode 0", "C's mode 0"),
+        (1, 0, 2, 1, "N", "B's mode 0", "C's mode 1"),
+        (0, 1, 1, 1, "K", "A's mode 1", "B's mode 1"),
+    ];
+    for (x, xm, y, ym, dim, xs, ys) in agree {
+        if modes[x][xm] != modes[y][ym] {
+            return Err(Diagnostic::new(
+                format!("gemm's {dim} extents disagree: {xs} is {} but {ys} is {}", modes[x][xm], modes[y][ym]),
+                ops[x].1.span,
+            )
+            .with_label(format!("{} shape {}", names[x], ops[x].0.layout.shape()))
+            .with_related(ops[y].1.span, format!("{} shape {}", names[y], ops[y].0.layout.shape()))
+            .with_help("gemm(A (M,K), B (N,K), C (M,N)): partition A by the rows of the thread layout and B by its columns, step(1, X) and step(X, 1)"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! Partition evenness: a tile or thread layout cuts a tensor evenly,
+//! statically or by a launch condition, or (global tensors) into tiles
+//! whose fullness is a [`FULL_TILES`] fact; and the step and coordinate
+//! helpers of `local_tile` and `local_partition`.
+
+use super::{EVEN_PARTITION, FULL_TILES};
+use crate::check::algebra::Args;
+use crate::check::program::{CoordFn, View};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use tilec_layout::{Builtin, Conditions, Coord, Fact, Int, IntTuple, Layout};
+
+/// `step(1, X, 1)` as which modes to keep.
+pub(super) fn step_mask(
+    a: &Args,
+    i: usize,
+    step: &Value,
+    rank: usize,
+) -> Result<Vec<bool>, Diagnostic> {
+    let items = match step {
+        Value::Tuple(v) => v.clone(),
+        other => vec![other.clone()],
+    };
+    let mask: Option<Vec<bool>> = items
+        .iter()
+        .map(|v| match v {
+            Value::Skip => Some(false),
+            Value::Int(Int::Static(1)) => Some(true),
+            _ => None,
+        })
+        .collect();
+    let mask = mask.ok_or_else(|| a.wrong(i, "a step of 1s and Xs, e.g. step(1, X, 1)"))?;
+    if mask.len() != rank {
+        return Err(Diagnostic::new(
+            format!(
+                "the step has {} modes but it selects from {rank}",
+                mask.len()
+            ),
+            a.spans[i],
+        )
+        .with_help(format!("give one 1 or X per mode: {rank} in all")));
+    }
+    Ok(mask)
+}
+
+/// The modes of `l` that the mask keeps.
+pub(super) fn dice_layout(l: &Layout, keep: &[bool]) -> Layout {
+    let modes: Vec<Layout> = l
+        .modes()
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(m, _)| m)
+        .collect();
+    if modes.len() == 1 {
+        modes.into_iter().next().expect("one mode")
+    } else {
+        Layout::concat(&modes)
+    }
+}
+
+/// A thread's 1-D coordinate within mode `m` of its thread layout (CuTe's
+/// `get_flat_coord`): per leaf `(index / stride) % shape`, combined colexicographically.
+pub(super) fn flat_coord(m: &Layout, index: &Int) -> Int {
+    let mut c = Int::Static(0);
+    let mut scale = Int::Static(1);
+    for (s, d) in m.shape().leaves().iter().zip(m.stride().leaves()) {
+        let leaf = if d.is_const(0) {
+            Int::Static(0)
+        } else {
+            index.div(&d).rem(s)
+        };
+        c = c.add(&leaf.mul(&scale));
+        scale = scale.mul(s);
+    }
+    c
+}
+
+/// Each tile extent divides the tensor's extent in its mode: statically, or
+/// as a launch condition.
+///
+/// For a global tensor, partial tiles are allowed: what makes this block's
+/// tile full is a [`FULL_TILES`] fact, `(c + 1) * tile <= extent` for a mode
+/// cut at the block-uniform coordinate `c` (`at`), else the tile dividing it.
+/// A mode that the tiles may overrun also bounds the view's own coordinate
+/// in it: elements past a tile's edge (four threads over a mode of one) are
+/// guarded by the tile, not only by the tensor, whose extent lies further.
+/// Returns the view with those coordinate functions added.
+pub(super) fn even(
+    mut t: View,
+    tiles: &[IntTuple],
+    at: Option<&[Coord]>,
+    a: &Args,
+    conds: &mut Conditions,
+    what: &str,
+) -> Result<View, Diagnostic> {
+    let modes = t.layout.shape().modes();
+    let own = CoordFn::of_param(&t.layout);
+    for (i, (tile, mode)) in tiles.iter().zip(&modes).enumerate() {
+        let (tile, extent) = (tile.product(), mode.product());
+        let fact = Fact::divides(&tile, &extent);
+        if !t.coords.is_empty() {
+            let block_uniform = |c: &Int| {
+                let mut names = Vec::new();
+                c.names(&mut names);
+                names.iter().all(|n| Builtin::is_block(n))
+            };
+            let here = match at.and_then(|c| c.get(i)) {
+                Some(Coord::Int(c)) if block_uniform(c) => {
+                    Fact::Le(c.add(&Int::Static(1)).mul(&tile), extent.clone())
+                }
+                _ => fact.clone(),
+            };
+            if fact.decide() != Some(true) && !t.coords.contains(&own[i]) {
+                t.coords.push(own[i].clone());
+            }
+            conds.record(here, FULL_TILES);
+            continue;
+        }
+        conds
+            .require(fact, EVEN_PARTITION, || {
+                tilec_layout::AlgebraError::Invalid {
+                    op: "partition",
+                    why: String::new(),
+                }
+            })
+            .map_err(|_| {
+                Diagnostic::new(
+                    format!(
+                        "{what} does not divide the tensor evenly: {tile} into {extent} in mode {i}"
+                    ),
+                    a.spans[1],
+                )
+                .with_label(format!("{tile} in mode {i}"))
+                .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+                .with_help(format!(
+                    "make mode {i} of {what} divide {extent}, or pad the tensor to a multiple of {tile} in mode {i}"
+                ))
+            })?;
+    }
+    Ok(t)
+}
