@@ -3,13 +3,40 @@
 //! `shared<T>(layout)` and `registers<T>(shape)` (a block's and a thread's
 //! memory, recorded in the kernel's state).
 
+use super::operations::{STATEMENTS, statement_usage};
 use super::partition::{dice_layout, even, flat_coord, step_mask};
 use super::{KernelState, SHARED_LIMIT_BYTES, ThreadUse};
-use crate::check::algebra::{Args, Functions, algebra_error};
+use crate::check::algebra::{Args, Functions, Known, algebra_error};
 use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use tilec_layout::{Conditions, Coord, Grouping, Int, IntTuple, Layout, Tiler, divide};
+
+/// What a kernel-level function makes of its arguments, given the element
+/// type written after its name (`shared<f32>`).
+type Make = fn(&mut KernelState, &Args, Option<&str>, &mut Conditions) -> Result<Value, Diagnostic>;
+
+/// The kernel-level functions: name, argument forms, and what each makes.
+const FUNCTIONS: &[(&str, &str, Make)] = &[
+    (
+        "local_tile",
+        "local_tile(T, TILER, COORD) | local_tile(T, TILER, COORD, STEP)",
+        |_, a, _, conds| local_tile(a, conds),
+    ),
+    (
+        "local_partition",
+        "local_partition(T, THREADS, INDEX) | local_partition(T, THREADS, INDEX, STEP)",
+        |state, a, _, conds| state.local_partition(a, conds),
+    ),
+    ("shared", "shared<T>(LAYOUT)", |state, a, ty, _| {
+        state.shared(a, ty)
+    }),
+    (
+        "registers",
+        "registers<T>(SHAPE) | registers<T>(SHAPE, INIT)",
+        |state, a, ty, _| state.registers(a, ty),
+    ),
+];
 
 /// The tensor operations of a kernel, on evaluated arguments.
 impl Functions for KernelState {
@@ -18,14 +45,25 @@ impl Functions for KernelState {
             Some((b, t)) => (b, Some(t.trim_end_matches('>'))),
             None => (a.name, None),
         };
-        let r = match base {
-            "local_tile" => local_tile(a, conds),
-            "local_partition" => self.local_partition(a, conds),
-            "shared" => self.shared(a, ty),
-            "registers" => self.registers(a, ty),
-            _ => return None,
-        };
-        Some(r)
+        if let Some(usage) = statement_usage(base) {
+            return Some(Err(Diagnostic::new(
+                format!("`{base}` is a statement, not a value"),
+                a.call,
+            )
+            .with_help(format!(
+                "write it as a statement on its own; usage: {usage}"
+            ))));
+        }
+        let (_, _, make) = FUNCTIONS.iter().find(|(name, ..)| *name == base)?;
+        Some(make(self, a, ty, conds))
+    }
+
+    fn known(&self) -> Vec<Known> {
+        FUNCTIONS
+            .iter()
+            .map(|&(name, usage, _)| (name, usage))
+            .chain(STATEMENTS.iter().copied())
+            .collect()
     }
 }
 

@@ -3,11 +3,37 @@
 //! operands' element types, shapes and memory spaces checked.
 
 use super::KernelChecker;
+use crate::check::algebra::Known;
 use crate::check::program::{Base, Op, Scalar, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind, Span};
 use tilec_layout::{Int, IntTuple};
+
+/// The operation statements and their argument forms, in the order help
+/// lines list them.
+pub(super) const STATEMENTS: &[Known] = &[
+    ("copy", "copy(src, dst)"),
+    ("copy_async", "copy_async(src, dst)"),
+    ("cp_async_fence", "cp_async_fence()"),
+    (
+        "cp_async_wait",
+        "cp_async_wait(N)  waits until at most N fenced groups are in flight",
+    ),
+    ("gemm", "gemm(A (M,K), B (N,K), C (M,N))"),
+    (
+        "axpby",
+        "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y",
+    ),
+    ("fill", "fill(T, value)"),
+    ("clear", "clear(T)"),
+    ("sync", "sync()"),
+];
+
+/// The argument forms of statement `name`.
+pub(super) fn statement_usage(name: &str) -> Option<&'static str> {
+    STATEMENTS.iter().find(|(n, _)| *n == name).map(|(_, u)| *u)
+}
 
 impl KernelChecker {
     /// An expression statement: one of the operations.
@@ -19,7 +45,7 @@ impl KernelChecker {
             },
             _ => return Err(does_nothing(e.span)),
         };
-        let arity = |n: usize, usage: &str| -> Result<(), Diagnostic> {
+        let arity = |n: usize| -> Result<(), Diagnostic> {
             if args.len() == n {
                 Ok(())
             } else {
@@ -27,16 +53,16 @@ impl KernelChecker {
                     format!("`{name}` takes {n} argument(s), not {}", args.len()),
                     e.span,
                 )
-                .with_help(format!("usage: {usage}")))
+                .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))))
             }
         };
         match name {
             "sync" => {
-                arity(0, "sync()")?;
+                arity(0)?;
                 Ok(Op::Sync)
             }
             "copy" | "copy_async" => {
-                arity(2, &format!("{name}(src, dst)"))?;
+                arity(2)?;
                 let src = self.tensor_arg(&args[0], name)?;
                 let dst = self.tensor_arg(&args[1], name)?;
                 same_elem(&src, &args[0], &dst, &args[1])?;
@@ -53,14 +79,11 @@ impl KernelChecker {
                 })
             }
             "cp_async_fence" => {
-                arity(0, "cp_async_fence()")?;
+                arity(0)?;
                 Ok(Op::AsyncFence)
             }
             "cp_async_wait" => {
-                arity(
-                    1,
-                    "cp_async_wait(N)  waits until at most N fenced groups are in flight",
-                )?;
+                arity(1)?;
                 match self.eval(&args[0])?.to_int().and_then(|n| n.as_static()) {
                     Some(n) if (0..=7).contains(&n) => Ok(Op::AsyncWait(n as u32)),
                     _ => Err(Diagnostic::new(
@@ -71,7 +94,7 @@ impl KernelChecker {
                 }
             }
             "gemm" => {
-                arity(3, "gemm(A (M,K), B (N,K), C (M,N))")?;
+                arity(3)?;
                 let a = self.tensor_arg(&args[0], "gemm")?;
                 let b = self.tensor_arg(&args[1], "gemm")?;
                 let c = self.tensor_arg(&args[2], "gemm")?;
@@ -82,7 +105,7 @@ impl KernelChecker {
                 Ok(Op::Gemm { a, b, c })
             }
             "axpby" => {
-                arity(4, "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y")?;
+                arity(4)?;
                 let alpha = self.scalar_arg(&args[0])?;
                 let x = self.tensor_arg(&args[1], "axpby")?;
                 let beta = self.scalar_arg(&args[2])?;
@@ -94,10 +117,10 @@ impl KernelChecker {
             }
             "clear" | "fill" => {
                 let value = if name == "clear" {
-                    arity(1, "clear(T)")?;
+                    arity(1)?;
                     0.0
                 } else {
-                    arity(2, "fill(T, value)")?;
+                    arity(2)?;
                     match self.scalar_arg(&args[1])? {
                         Scalar::Literal(v) => v,
                         Scalar::Param(_) => {
@@ -140,8 +163,12 @@ impl KernelChecker {
 }
 
 fn does_nothing(span: Span) -> Diagnostic {
-    Diagnostic::new("this statement does nothing", span)
-        .with_help("statements are copy, copy_async, cp_async_fence, cp_async_wait, gemm, axpby, fill, clear and sync; bind values with `let`")
+    let names: Vec<&str> = STATEMENTS.iter().map(|(n, _)| *n).collect();
+    let (last, rest) = names.split_last().expect("statements");
+    Diagnostic::new("this statement does nothing", span).with_help(format!(
+        "statements are {} and {last}; bind values with `let`",
+        rest.join(", ")
+    ))
 }
 
 fn same_elem(a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {

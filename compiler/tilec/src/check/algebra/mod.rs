@@ -4,15 +4,21 @@
 //! In: a syntax tree and the values of names in scope. Out: a [`Value`], the
 //! run-time conditions the algebra needed (for dynamic values), or a
 //! diagnostic at the span of the call that failed, with a help line.
+//!
+//! This file evaluates expressions; `functions` is the table of the
+//! algebra's functions, from which dispatch, usage lines and "did you
+//! mean" all come.
+
+mod functions;
+
+pub use functions::{FUNCTIONS, Function};
 
 use super::program::View;
 use super::value::{Major, Value};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind, Span};
 use tilec_layout as alg;
-use tilec_layout::{
-    AlgebraError, Conditions, Grouping, Int, IntTuple, Interleave, Layout, Swizzle, Tiler,
-};
+use tilec_layout::{AlgebraError, Conditions, Int, IntTuple, Layout, Tiler};
 
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
@@ -20,10 +26,18 @@ pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 /// Where a name is defined further down, if it is.
 pub type DefinedLater<'a> = dyn Fn(&str) -> Option<Span> + 'a;
 
+/// A name a program may call beyond the algebra's, and its argument forms.
+pub type Known = (&'static str, &'static str);
+
 /// Functions beyond the algebra (a kernel's tensor operations); tried
 /// before the algebra's own. `None` means "not mine".
 pub trait Functions {
     fn call(&mut self, args: &Args, conds: &mut Conditions) -> Option<Result<Value, Diagnostic>>;
+
+    /// Every name this context knows beyond the algebra's, with its
+    /// argument forms: for usage lines, and for "did you mean" when a
+    /// call names no function at all.
+    fn known(&self) -> Vec<Known>;
 }
 
 /// No functions beyond the algebra: the calculator.
@@ -32,6 +46,10 @@ pub struct AlgebraOnly;
 impl Functions for AlgebraOnly {
     fn call(&mut self, _: &Args, _: &mut Conditions) -> Option<Result<Value, Diagnostic>> {
         None
+    }
+
+    fn known(&self) -> Vec<Known> {
+        Vec::new()
     }
 }
 
@@ -46,65 +64,11 @@ pub struct Evaluator<'a> {
     pub undefined: Vec<String>,
 }
 
-/// The functions `tilec algebra` knows, with their argument forms, for help lines.
-pub const FUNCTIONS: &[(&str, &str)] = &[
-    (
-        "make_layout",
-        "make_layout(SHAPE) | make_layout(SHAPE, STRIDE) | make_layout(SHAPE, LayoutRight) | make_layout(L0, L1, ...)",
-    ),
-    ("make_ordered_layout", "make_ordered_layout(SHAPE, ORDER)"),
-    ("size", "size(X)"),
-    ("cosize", "cosize(L)"),
-    ("rank", "rank(X)"),
-    ("depth", "depth(X)"),
-    ("shape", "shape(L)"),
-    ("stride", "stride(L)"),
-    ("get", "get(X, i, ...)"),
-    ("eval", "eval(L, COORD)"),
-    ("idx2crd", "idx2crd(INDEX, SHAPE)"),
-    (
-        "crd2idx",
-        "crd2idx(COORD, SHAPE) | crd2idx(COORD, SHAPE, STRIDE)",
-    ),
-    ("flatten", "flatten(L)"),
-    ("coalesce", "coalesce(L) | coalesce(L, PROFILE)"),
-    ("filter", "filter(L) | filter(L, PROFILE)"),
-    (
-        "composition",
-        "composition(A, B) with B a layout, tiler, shape or integer; A may be a swizzle",
-    ),
-    ("complement", "complement(A) | complement(A, COTARGET)"),
-    ("right_inverse", "right_inverse(L)"),
-    ("left_inverse", "left_inverse(L)"),
-    ("logical_divide", "logical_divide(L, TILER)"),
-    ("zipped_divide", "zipped_divide(L, TILER)"),
-    ("tiled_divide", "tiled_divide(L, TILER)"),
-    ("flat_divide", "flat_divide(L, TILER)"),
-    ("logical_product", "logical_product(L, TILER)"),
-    ("zipped_product", "zipped_product(L, TILER)"),
-    ("tiled_product", "tiled_product(L, TILER)"),
-    ("flat_product", "flat_product(L, TILER)"),
-    ("blocked_product", "blocked_product(BLOCK, TILER_LAYOUT)"),
-    ("raked_product", "raked_product(BLOCK, TILER_LAYOUT)"),
-    (
-        "tile_to_shape",
-        "tile_to_shape(BLOCK, SHAPE) | tile_to_shape(BLOCK, SHAPE, ORDER)",
-    ),
-    ("max_common_vector", "max_common_vector(A, B)"),
-    ("max_common_layout", "max_common_layout(A, B)"),
-    ("Swizzle", "Swizzle(B, M, S)"),
-    ("ceil_div", "ceil_div(A, B) with A, B integers or tuples"),
-    ("min", "min(a, b) of integers"),
-    ("max", "max(a, b) of integers"),
-    (
-        "step",
-        "step(1, X, 1): which modes a local_tile or local_partition keeps",
-    ),
-];
-
 /// Arguments of a call, evaluated, with their spans.
 pub struct Args<'e> {
     pub name: &'e str,
+    /// The function's argument forms, for help lines.
+    pub usage: &'static str,
     pub call: Span,
     pub values: Vec<Value>,
     pub spans: Vec<Span>,
@@ -114,11 +78,12 @@ pub struct Args<'e> {
 
 impl Args<'_> {
     pub fn usage(&self) -> String {
-        let form = FUNCTIONS
-            .iter()
-            .find(|(n, _)| *n == self.name)
-            .map_or("", |(_, f)| f);
-        format!("usage: {form}")
+        format!("usage: {}", self.usage)
+    }
+
+    /// An algebra error as a diagnostic at the call.
+    pub fn fail(&self, err: AlgebraError) -> Diagnostic {
+        algebra_error(err, self.call)
     }
 
     pub fn arity(&self, allowed: &[usize]) -> Result<(), Diagnostic> {
@@ -393,40 +358,7 @@ impl<'a> Evaluator<'a> {
         } else {
             Value::Tuple(values)
         };
-        self.apply(callee, &coord, fspan, span)
-    }
-
-    /// `L(coord)`: an offset, or a sliced layout when `coord` has `_`.
-    fn apply(
-        &mut self,
-        callee: &Value,
-        coord: &Value,
-        fspan: Span,
-        span: Span,
-    ) -> Result<Value, Diagnostic> {
-        let c = coord.to_coord().ok_or_else(|| {
-            Diagnostic::new("a layout is evaluated at a coordinate", span)
-                .with_label(format!("this is {}", coord.kind()))
-                .with_help(
-                    "a coordinate is an integer, `_`, or a tuple of them, e.g. L(2,1) or L(_,1)",
-                )
-        })?;
-        let fail = |err: AlgebraError| algebra_error(err, span);
-        if let Value::Tensor(t) = callee {
-            return t.slice(&c).map(Value::Tensor).map_err(fail);
-        }
-        if let Some(l) = callee.as_layout() {
-            if c.has_underscore() {
-                return l.slice(&c).map(Value::Layout).map_err(fail);
-            }
-            return l.eval(&c).map(Value::Int).map_err(fail);
-        }
-        if let Value::Composed(cl) = callee {
-            return cl.eval(&c).map(Value::Int).map_err(fail);
-        }
-        Err(Diagnostic::new("only a layout can be evaluated at a coordinate", fspan)
-            .with_label(format!("this is {}", callee.kind()))
-            .with_help("to evaluate a layout literal, parenthesize it: ((4,3):(3,1))(2,1), or use eval(L, COORD)"))
+        apply(callee, &coord, fspan, span)
     }
 
     fn call(&mut self, name: &str, span: Span, args: &[Expr]) -> Result<Value, Diagnostic> {
@@ -451,9 +383,22 @@ impl<'a> Evaluator<'a> {
         spans: Vec<Span>,
         names: Vec<Option<String>>,
     ) -> Result<Value, Diagnostic> {
+        let function = FUNCTIONS.iter().find(|f| f.name == name);
+        let usage = match function {
+            Some(f) => f.usage,
+            None => {
+                let base = function_name(name);
+                let theirs = self.functions.known();
+                theirs
+                    .iter()
+                    .find(|(n, _)| *n == base)
+                    .map_or("", |&(_, u)| u)
+            }
+        };
         let a = Args {
             names,
             name,
+            usage,
             call: span,
             values,
             spans,
@@ -461,211 +406,17 @@ impl<'a> Evaluator<'a> {
         if let Some(r) = self.functions.call(&a, &mut self.conditions) {
             return r;
         }
+        let Some(function) = function else {
+            return Err(unknown_function(name, span, &self.functions.known()));
+        };
         if let Some(Value::Tensor(t)) = a.values.first()
-            && TENSOR_TRANSFORMS.contains(&name)
+            && function.keeps_tensors
         {
             return self.transform_tensor(t.clone(), a);
         }
-        let conds = &mut self.conditions;
-        let fail = |err: AlgebraError| algebra_error(err, span);
-        let v: Value = match name {
-            "step" => Value::Tuple(a.values),
-            "min" | "max" => {
-                a.arity(&[2])?;
-                let (x, y) = (a.int(0)?, a.int(1)?);
-                Value::Int(if name == "min" { x.min(&y) } else { x.max(&y) })
-            }
-            "ceil_div" => {
-                a.arity(&[2])?;
-                let (x, y) = (a.int_tuple(0)?, a.int_tuple(1)?);
-                if y.leaves()
-                    .iter()
-                    .any(|v| v.as_static().is_some_and(|v| v < 1))
-                {
-                    return Err(a.wrong(1, "positive"));
-                }
-                x.ceil_div(&y)
-                    .ok_or_else(|| a.wrong(1, "a tuple of at most as many modes"))?
-                    .into()
-            }
-            "make_layout" => make_layout(&a)?,
-            "make_ordered_layout" => {
-                a.arity(&[2])?;
-                alg::ordered_layout(&a.shape(0)?, &a.int_tuple(1)?)
-                    .map_err(fail)?
-                    .into()
-            }
-            "size" if a.values.len() > 1 => {
-                let mode = get(&a)?;
-                let inner = Args {
-                    name,
-                    call: span,
-                    values: vec![mode],
-                    spans: vec![a.spans[0]],
-                    names: vec![None],
-                };
-                measure(&inner, name)?
-            }
-            "size" | "rank" | "depth" => {
-                a.arity(&[1])?;
-                measure(&a, name)?
-            }
-            "cosize" => {
-                a.arity(&[1])?;
-                a.layout(0)?.cosize().into()
-            }
-            "shape" | "stride" => {
-                a.arity(&[1])?;
-                let l = a.values[0]
-                    .as_layout()
-                    .ok_or_else(|| a.wrong(0, "a layout"))?;
-                if name == "shape" {
-                    l.shape().clone().into()
-                } else {
-                    l.stride().clone().into()
-                }
-            }
-            "get" => get(&a)?,
-            "eval" => {
-                a.arity(&[2])?;
-                return self.apply(&a.values[0], &a.values[1], a.spans[0], span);
-            }
-            "idx2crd" => {
-                a.arity(&[2])?;
-                coord_value(&alg::idx2crd(&a.int(0)?, &a.shape(1)?))
-            }
-            "crd2idx" => {
-                a.arity(&[2, 3])?;
-                let shape = a.shape(1)?;
-                let stride = if a.values.len() == 3 {
-                    a.strides(2)?
-                } else {
-                    shape.compact_col_major(&Int::Static(1))
-                };
-                let l = Layout::new(shape, stride).map_err(fail)?;
-                l.eval(&a.coord(0)?).map_err(fail)?.into()
-            }
-            "flatten" => {
-                a.arity(&[1])?;
-                a.layout(0)?.flatten().into()
-            }
-            "coalesce" | "filter" => {
-                a.arity(&[1, 2])?;
-                let l = a.layout(0)?;
-                let whole = name == "coalesce";
-                match a.values.len() {
-                    1 if whole => l.coalesce().into(),
-                    1 => l.filter().into(),
-                    _ if whole => l.coalesce_by(&a.int_tuple(1)?).map_err(fail)?.into(),
-                    _ => l.filter_by(&a.int_tuple(1)?).map_err(fail)?.into(),
-                }
-            }
-            "composition" => {
-                a.arity(&[2])?;
-                composition(&a, conds).map_err(fail)?
-            }
-            "complement" => {
-                a.arity(&[1, 2])?;
-                let l = a.layout(0)?;
-                match a.values.len() {
-                    1 => alg::complement_full(&l, conds),
-                    _ => {
-                        let cotarget = match a.values[1].as_layout() {
-                            Some(m) => m.shape().clone(),
-                            None => a.shape(1)?,
-                        };
-                        alg::complement(&l, &cotarget, conds)
-                    }
-                }
-                .map_err(fail)?
-                .into()
-            }
-            "right_inverse" => {
-                a.arity(&[1])?;
-                alg::right_inverse(&a.layout(0)?).into()
-            }
-            "left_inverse" => {
-                a.arity(&[1])?;
-                alg::left_inverse(&a.layout(0)?).map_err(fail)?.into()
-            }
-            "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" => {
-                a.arity(&[2])?;
-                let g = grouping(name);
-                alg::divide(&a.layout(0)?, &a.tiler(1)?, g, conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
-                a.arity(&[2])?;
-                let g = grouping(name);
-                alg::product(&a.layout(0)?, &a.tiler(1)?, g, conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "blocked_product" | "raked_product" => {
-                a.arity(&[2])?;
-                let how = if name == "blocked_product" {
-                    Interleave::Blocked
-                } else {
-                    Interleave::Raked
-                };
-                alg::rank_product(&a.layout(0)?, &a.layout(1)?, how, conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "tile_to_shape" => {
-                a.arity(&[2, 3])?;
-                let order = if a.values.len() == 3 {
-                    Some(a.int_tuple(2)?)
-                } else {
-                    None
-                };
-                alg::tile_to_shape(&a.layout(0)?, &a.shape(1)?, order.as_ref(), conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "max_common_vector" => {
-                a.arity(&[2])?;
-                alg::max_common_vector(&a.layout(0)?, &a.layout(1)?, conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "max_common_layout" => {
-                a.arity(&[2])?;
-                alg::max_common_layout(&a.layout(0)?, &a.layout(1)?, conds)
-                    .map_err(fail)?
-                    .into()
-            }
-            "Swizzle" | "Sw" => {
-                a.arity(&[3])?;
-                let s = Swizzle::new(a.static_int(0)?, a.static_int(1)?, a.static_int(2)?)
-                    .map_err(fail)?;
-                Value::Swizzle(s)
-            }
-            _ => return Err(unknown_function(name, span)),
-        };
-        Ok(v)
+        (function.apply)(&a, &mut self.conditions)
     }
-}
 
-/// Algebra functions that, applied to a tensor, transform its layout and
-/// keep its memory: `logical_divide(gA, tiler)` is a tensor.
-const TENSOR_TRANSFORMS: &[&str] = &[
-    "coalesce",
-    "filter",
-    "flatten",
-    "composition",
-    "logical_divide",
-    "zipped_divide",
-    "tiled_divide",
-    "flat_divide",
-    "logical_product",
-    "zipped_product",
-    "tiled_product",
-    "flat_product",
-];
-
-impl Evaluator<'_> {
     /// The algebra function applied to the tensor's layout, and to its
     /// coordinate functions, over the same memory.
     fn transform_tensor(&mut self, t: View, a: Args) -> Result<Value, Diagnostic> {
@@ -686,31 +437,29 @@ impl Evaluator<'_> {
     }
 }
 
-fn grouping(name: &str) -> Grouping {
-    match name.split('_').next() {
-        Some("zipped") => Grouping::Zipped,
-        Some("tiled") => Grouping::Tiled,
-        Some("flat") => Grouping::Flat,
-        _ => Grouping::Logical,
+/// `L(coord)`: an offset, or a sliced layout when `coord` has `_`.
+fn apply(callee: &Value, coord: &Value, fspan: Span, span: Span) -> Result<Value, Diagnostic> {
+    let c = coord.to_coord().ok_or_else(|| {
+        Diagnostic::new("a layout is evaluated at a coordinate", span)
+            .with_label(format!("this is {}", coord.kind()))
+            .with_help("a coordinate is an integer, `_`, or a tuple of them, e.g. L(2,1) or L(_,1)")
+    })?;
+    let fail = |err: AlgebraError| algebra_error(err, span);
+    if let Value::Tensor(t) = callee {
+        return t.slice(&c).map(Value::Tensor).map_err(fail);
     }
-}
-
-fn make_layout(a: &Args) -> Result<Value, Diagnostic> {
-    if a.values.is_empty() {
-        return Err(a.arity(&[1, 2]).expect_err("no arguments"));
+    if let Some(l) = callee.as_layout() {
+        if c.has_underscore() {
+            return l.slice(&c).map(Value::Layout).map_err(fail);
+        }
+        return l.eval(&c).map(Value::Int).map_err(fail);
     }
-    if a.values.iter().all(|v| v.as_layout().is_some()) {
-        let parts: Vec<Layout> = a.values.iter().filter_map(Value::as_layout).collect();
-        return Ok(Layout::concat(&parts).into());
+    if let Value::Composed(cl) = callee {
+        return cl.eval(&c).map(Value::Int).map_err(fail);
     }
-    a.arity(&[1, 2])?;
-    let shape = a.shape(0)?;
-    let layout = match a.values.get(1) {
-        None | Some(Value::Major(Major::Left)) => Layout::col_major(&shape),
-        Some(Value::Major(Major::Right)) => Layout::row_major(&shape),
-        Some(_) => Layout::new(shape, a.strides(1)?).map_err(|e| algebra_error(e, a.call))?,
-    };
-    Ok(layout.into())
+    Err(Diagnostic::new("only a layout can be evaluated at a coordinate", fspan)
+        .with_label(format!("this is {}", callee.kind()))
+        .with_help("to evaluate a layout literal, parenthesize it: ((4,3):(3,1))(2,1), or use eval(L, COORD)"))
 }
 
 /// Extents are at least 1: a zero or negative extent has no coordinates.
@@ -745,110 +494,27 @@ fn non_negative_strides(stride: &IntTuple, span: Span) -> Result<(), Diagnostic>
     }
 }
 
-fn measure(a: &Args, name: &str) -> Result<Value, Diagnostic> {
-    let v = &a.values[0];
-    let (size, rank, depth) = match (v.as_layout(), &a.values[0]) {
-        (Some(l), _) => (l.size(), l.rank(), l.depth()),
-        (None, Value::Composed(c)) => (c.size(), c.layout.rank(), c.layout.depth()),
-        _ => {
-            let t = a.int_tuple(0)?;
-            (t.product(), t.rank(), t.depth())
-        }
-    };
-    Ok(match name {
-        "size" => size.into(),
-        "rank" => Value::Int(Int::Static(rank as i64)),
-        _ => Value::Int(Int::Static(depth as i64)),
-    })
+/// A called name without its element type: `shared<f32>` calls `shared`.
+fn function_name(name: &str) -> &str {
+    name.split('<').next().unwrap_or(name)
 }
 
-fn get(a: &Args) -> Result<Value, Diagnostic> {
-    if a.values.len() < 2 {
-        return Err(a.arity(&[2]).expect_err("too few"));
-    }
-    let mut cur = a.values[0].clone();
-    for i in 1..a.values.len() {
-        let k = a.static_int(i)?;
-        let next = match &cur {
-            Value::Layout(l) => usize::try_from(k)
-                .ok()
-                .and_then(|k| l.mode(k).ok())
-                .map(Value::Layout),
-            Value::Tensor(t) => usize::try_from(k)
-                .ok()
-                .and_then(|k| t.layout.mode(k).ok())
-                .map(Value::Layout),
-            Value::Tuple(v) | Value::Tiler(v) => {
-                usize::try_from(k).ok().and_then(|k| v.get(k).cloned())
-            }
-            Value::Int(_) if k == 0 => Some(cur.clone()),
-            _ => None,
-        };
-        cur = next.ok_or_else(|| {
-            Diagnostic::new(format!("{cur} has no mode {k}"), a.spans[i])
-                .with_help("modes count from 0")
-        })?;
-    }
-    Ok(cur)
-}
-
-fn composition(a: &Args, conds: &mut Conditions) -> Result<Value, AlgebraError> {
-    let rhs = &a.values[1];
-    let as_rhs_layout = || {
-        rhs.as_layout()
-            .or_else(|| rhs.to_int().map(|n| Layout::int(n, Int::Static(1))))
-    };
-    match &a.values[0] {
-        Value::Swizzle(s) => {
-            let b = as_rhs_layout().ok_or_else(|| not_layout("composition with a swizzle", rhs))?;
-            Ok(Value::Composed(alg::ComposedLayout::new(*s, b)))
-        }
-        Value::Composed(c) => {
-            let b = as_rhs_layout()
-                .ok_or_else(|| not_layout("composition of a swizzled layout", rhs))?;
-            Ok(Value::Composed(c.compose(&b, conds)?))
-        }
-        lhs => {
-            let l = lhs
-                .to_layout()
-                .ok_or_else(|| not_layout("composition", lhs))?;
-            match rhs.as_layout() {
-                Some(b) => alg::composition(&l, &b, conds).map(Value::Layout),
-                None => {
-                    let t = rhs
-                        .to_tiler()
-                        .ok_or_else(|| not_layout("composition", rhs))?;
-                    alg::composition_tiler(&l, &t, conds).map(Value::Layout)
-                }
-            }
-        }
-    }
-}
-
-fn not_layout(op: &'static str, v: &Value) -> AlgebraError {
-    AlgebraError::Invalid {
-        op,
-        why: format!("{v} is {}, not a layout", v.kind()),
-    }
-}
-
-fn coord_value(c: &alg::Coord) -> Value {
-    match c {
-        alg::Coord::Int(i) => Value::Int(i.clone()),
-        alg::Coord::Under => Value::Under,
-        alg::Coord::Tuple(v) => Value::Tuple(v.iter().map(coord_value).collect()),
-    }
-}
-
-fn unknown_function(name: &str, span: Span) -> Diagnostic {
-    let close: Vec<&str> = FUNCTIONS
+/// An unknown function's diagnostic: the known names close to it, else all
+/// of them (the algebra's and `theirs`, the context's).
+fn unknown_function(name: &str, span: Span, theirs: &[Known]) -> Diagnostic {
+    let base = function_name(name);
+    let known: Vec<&str> = FUNCTIONS
         .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| n.contains(name) || name.contains(n) || edit_distance(n, name) <= 2)
+        .map(|f| f.name)
+        .chain(theirs.iter().map(|(n, _)| *n))
+        .collect();
+    let close: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|n| n.contains(base) || base.contains(n) || edit_distance(n, base) <= 2)
         .collect();
     let help = if close.is_empty() {
-        let all: Vec<&str> = FUNCTIONS.iter().map(|(n, _)| *n).collect();
-        format!("known functions: {}", all.join(", "))
+        format!("known functions: {}", known.join(", "))
     } else {
         format!("did you mean {}?", close.join(" or "))
     };
