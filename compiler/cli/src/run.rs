@@ -117,6 +117,13 @@ pub fn run(a: Args) -> ExitCode {
                             }
                         }
                     }
+                    // A checked kernel that stops has printed where, above.
+                    Err(tilec_runtime::RuntimeError::Cuda(e)) if c.manifest.checked => {
+                        return fail(&format!(
+                            "{}: the kernel stopped at a --checked bound check (the access is named above): {e}",
+                            c.kernel.name
+                        ));
+                    }
                     Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
                 }
             }

@@ -4,11 +4,15 @@
 use super::KernelBuilder;
 use crate::Result;
 use inkwell::AddressSpace;
+use tilec::lower::ir::IntDef;
 
 impl KernelBuilder<'_, '_> {
-    /// A `--checked` bound check: when `cond` is 0, the thread prints
-    /// `what` with its block and thread (CUDA's `printf`, which the driver
-    /// flushes when the launch fails) and traps, which fails the launch.
+    /// A `--checked` bound check: when `cond` is 0, the thread traps,
+    /// which fails the launch. The first thread of the launch to fail
+    /// prints `what` with its block and thread (CUDA's `printf`, which the
+    /// driver flushes when the launch fails) and then sets a flag; the
+    /// others wait for the flag before they trap, since a trap ends every
+    /// thread of the launch, a printing one too.
     pub(super) fn assert(&mut self, cond: usize, what: &str) -> Result<()> {
         let ok = self.positive(cond)?;
         let (fail, fine) = (
@@ -37,6 +41,52 @@ impl KernelBuilder<'_, '_> {
                 p
             }
         };
+        // One report a launch: the thread that swaps the flag from 0 prints.
+        let flag = match self
+            .module
+            .get_global(&format!("{}_check_reported", self.ir.name))
+        {
+            Some(g) => g,
+            None => {
+                let g = self.module.add_global(
+                    i32t,
+                    Some(AddressSpace::from(1u16)),
+                    &format!("{}_check_reported", self.ir.name),
+                );
+                g.set_initializer(&i32t.const_zero());
+                g
+            }
+        };
+        // 0: nobody failed yet; 1: a thread is printing; 2: it printed.
+        let first = self.b.build_cmpxchg(
+            flag.as_pointer_value(),
+            i32t.const_zero(),
+            i32t.const_int(1, false),
+            inkwell::AtomicOrdering::Monotonic,
+            inkwell::AtomicOrdering::Monotonic,
+        )?;
+        let first = self.b.build_extract_value(first, 1, "")?.into_int_value();
+        let (report, wait, stop) = (
+            self.ctx.append_basic_block(self.func, "check_report"),
+            self.ctx.append_basic_block(self.func, "check_wait"),
+            self.ctx.append_basic_block(self.func, "check_stop"),
+        );
+        self.b.build_conditional_branch(first, report, wait)?;
+        self.b.position_at_end(wait);
+        let state = self.b.build_atomicrmw(
+            inkwell::AtomicRMWBinOp::Add,
+            flag.as_pointer_value(),
+            i32t.const_zero(),
+            inkwell::AtomicOrdering::Monotonic,
+        )?;
+        let printed = self.b.build_int_compare(
+            inkwell::IntPredicate::EQ,
+            state,
+            i32t.const_int(2, false),
+            "",
+        )?;
+        self.b.build_conditional_branch(printed, stop, wait)?;
+        self.b.position_at_end(report);
         let args_ty = self.ctx.struct_type(&[i32t.into(); 4], false);
         // In the entry block: an alloca elsewhere would be a dynamic one.
         let here = self.b.get_insert_block();
@@ -49,19 +99,28 @@ impl KernelBuilder<'_, '_> {
         if let Some(b) = here {
             self.b.position_at_end(b);
         }
+        // The block as the kernel sees it (with an edge launch's offset).
         let who = [
-            "llvm.nvvm.read.ptx.sreg.ctaid.x",
-            "llvm.nvvm.read.ptx.sreg.ctaid.y",
-            "llvm.nvvm.read.ptx.sreg.ctaid.z",
-            "llvm.nvvm.read.ptx.sreg.tid.x",
+            IntDef::BlockIdx(0),
+            IntDef::BlockIdx(1),
+            IntDef::BlockIdx(2),
+            IntDef::ThreadIdx,
         ];
-        for (i, name) in who.iter().enumerate() {
-            let v = self.special(name)?;
+        for (i, def) in who.iter().enumerate() {
+            let v = self.int_value(def)?;
             let v = self.b.build_int_truncate(v, i32t, "")?;
             let at = self.b.build_struct_gep(args_ty, args, i as u32, "")?;
             self.b.build_store(at, v)?;
         }
         self.b.build_call(vprintf, &[fmt.into(), args.into()], "")?;
+        self.b.build_atomicrmw(
+            inkwell::AtomicRMWBinOp::Xchg,
+            flag.as_pointer_value(),
+            i32t.const_int(2, false),
+            inkwell::AtomicOrdering::Monotonic,
+        )?;
+        self.b.build_unconditional_branch(stop)?;
+        self.b.position_at_end(stop);
         let trap = self.intrinsic("llvm.trap", &[])?;
         self.b.build_call(trap, &[], "")?;
         self.b.build_unreachable()?;
