@@ -21,7 +21,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
 };
-use tilec::lower::ir::{CopyAtom, Inst, InstKind, KernelIr, for_each_atom};
+use tilec::ir::{CopyAtom, Inst, InstKind, KernelIr, for_each_atom};
 
 /// Static shared memory a block may declare; beyond it, it must be dynamic.
 pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;

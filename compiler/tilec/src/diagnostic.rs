@@ -1,7 +1,7 @@
 //! Diagnostics: a message, the span it is about, labelled related spans, and
 //! a help line with the fix. Rendered by miette.
 
-use crate::syntax::ast::Span;
+use crate::span::Span;
 use miette::{LabeledSpan, NamedSource};
 use std::fmt;
 

@@ -3,6 +3,7 @@
 //! - [`syntax`]: source -> tokens -> syntax tree;
 //! - [`check`]: syntax tree -> values and shapes, with diagnostics;
 //! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
+//! - [`ir`]: the kernel IR itself, its text form's printer and parser, its verifier;
 //! - [`pipeline`]: source -> typed programs and their lowered variants (check, then lower);
 //! - [`exec`]: kernel IR run on the CPU with the GPU's semantics, and its checks;
 //! - [`perf`]: kernel IR -> what a warp's accesses cost (coalescing, bank conflicts);
@@ -16,8 +17,10 @@
 pub mod check;
 pub mod diagnostic;
 pub mod exec;
+pub mod ir;
 pub mod lower;
 pub mod perf;
 pub mod picture;
 pub mod pipeline;
+pub mod span;
 pub mod syntax;

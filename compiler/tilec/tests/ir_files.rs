@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use tilec::exec::{Launch, Part, Tensor, execute};
-use tilec::lower::ir::{KernelIr, Param};
-use tilec::lower::parse::parse;
-use tilec::lower::verify::verify;
+use tilec::ir::parse::parse;
+use tilec::ir::verify::verify;
+use tilec::ir::{KernelIr, Param};
 use tilec::lower::{lower_variant, lower_variant_checked, variants};
 
 fn root() -> PathBuf {

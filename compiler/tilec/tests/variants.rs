@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use tilec::check::kernel::check_source;
-use tilec::lower::ir::{CopyAtom, Inst, InstKind, for_each_atom};
+use tilec::ir::{CopyAtom, Inst, InstKind, for_each_atom};
 use tilec::lower::{Variant, lower_variant, variants};
 
 fn kernel(name: &str) -> tilec::check::program::Kernel {

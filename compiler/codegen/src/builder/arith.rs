@@ -5,7 +5,7 @@ use super::KernelBuilder;
 use crate::{CodegenError, Result};
 use inkwell::values::{BasicValueEnum, FloatValue};
 use tilec::check::program::Elem;
-use tilec::lower::ir::{Param, ScalarRef};
+use tilec::ir::{Param, ScalarRef};
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     pub(super) fn fma(

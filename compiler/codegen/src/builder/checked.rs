@@ -4,7 +4,7 @@
 use super::KernelBuilder;
 use crate::Result;
 use inkwell::AddressSpace;
-use tilec::lower::ir::IntDef;
+use tilec::ir::IntDef;
 
 impl KernelBuilder<'_, '_> {
     /// A `--checked` bound check: when `cond` is 0, the thread traps,

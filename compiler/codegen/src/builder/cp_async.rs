@@ -4,7 +4,7 @@
 use super::KernelBuilder;
 use crate::Result;
 use tilec::check::program::Elem;
-use tilec::lower::ir::Addr;
+use tilec::ir::Addr;
 
 impl KernelBuilder<'_, '_> {
     /// One cp.async of `width` elements (4, 8 or 16 bytes, aligned, as the

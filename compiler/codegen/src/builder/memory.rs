@@ -12,7 +12,7 @@ use inkwell::context::Context;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use tilec::check::program::Elem;
-use tilec::lower::ir::{Addr, IntDef, Space};
+use tilec::ir::{Addr, IntDef, Space};
 use tilec_layout::int::Op as IntOp;
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {

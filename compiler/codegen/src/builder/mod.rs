@@ -23,9 +23,7 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashMap;
 use tilec::check::program::Elem;
-use tilec::lower::ir::{
-    CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, Space, for_each_atom,
-};
+use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, Space, for_each_atom};
 use tilec_layout::int::Op as IntOp;
 
 /// The `ptx_kernel` calling convention.

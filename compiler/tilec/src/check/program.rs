@@ -8,7 +8,7 @@
 //! shapes, every partition is even (or guarded by a launch condition), and
 //! the memory it declares fits the device.
 
-use crate::syntax::ast::Span;
+use crate::span::Span;
 use std::fmt;
 use tilec_layout::{AlgebraError, Condition, Coord, Int, IntTuple, Layout};
 

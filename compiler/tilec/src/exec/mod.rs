@@ -17,11 +17,9 @@
 //! their group, as late as the GPU may land them).
 
 use crate::check::program::Elem;
-use crate::lower::ir::Inst;
-use crate::lower::ir::{
-    Addr, CopyAtom, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space,
-};
-use crate::syntax::ast::Span;
+use crate::ir::Inst;
+use crate::ir::{Addr, CopyAtom, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
+use crate::span::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

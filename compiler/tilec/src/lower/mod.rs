@@ -4,16 +4,12 @@
 //! index, every index an integer value of the IR's table, loops over static
 //! modes unrolled into atoms, register indices constant; plus the facts the
 //! runtime needs to refuse an out-of-bounds launch ([`Lowered::global_accesses`]
-//! and [`Lowered::loops`]). The verifier ([`verify`]) runs after lowering.
-
-pub mod ir;
-pub mod parse;
-pub mod verify;
+//! and [`Lowered::loops`]). The IR's verifier ([`crate::ir::verify`]) runs after lowering.
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
-use ir::{
+use crate::ir::{
     Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
     ScalarRef, Space,
 };
@@ -186,7 +182,7 @@ fn lower_with(
         ints: l.ints,
         body,
     };
-    verify::verify(&ir).map_err(|e| {
+    crate::ir::verify::verify(&ir).map_err(|e| {
         Diagnostic::new(
             format!(
                 "internal error in lowering: the kernel IR of `{}` fails the verifier: {e}",

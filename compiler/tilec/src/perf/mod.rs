@@ -9,8 +9,8 @@
 //! phases of 16 or 8 threads.
 
 use crate::check::program::Elem;
-use crate::lower::ir::{self, Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, Space};
-use crate::syntax::ast::Span;
+use crate::ir::{self, Addr, CopyAtom, Inst, InstKind, IntDef, KernelIr, Space};
+use crate::span::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use tilec_layout::int::apply;
 
@@ -312,15 +312,15 @@ fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
 /// Every instruction, loops entered once.
 fn param_name(ir: &KernelIr, p: usize) -> String {
     match &ir.params[p] {
-        crate::lower::ir::Param::Tensor { name, .. }
-        | crate::lower::ir::Param::Scalar { name, .. } => name.clone(),
+        crate::ir::Param::Tensor { name, .. } | crate::ir::Param::Scalar { name, .. } => {
+            name.clone()
+        }
     }
 }
 
 fn param_elem(ir: &KernelIr, p: usize) -> Elem {
     match &ir.params[p] {
-        crate::lower::ir::Param::Tensor { elem, .. }
-        | crate::lower::ir::Param::Scalar { elem, .. } => *elem,
+        crate::ir::Param::Tensor { elem, .. } | crate::ir::Param::Scalar { elem, .. } => *elem,
     }
 }
 

@@ -1,17 +1,6 @@
 //! The syntax tree. Every node carries the byte span of its source text.
 
-/// A byte range in the source.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl From<Span> for miette::SourceSpan {
-    fn from(s: Span) -> Self {
-        (s.start, s.end.saturating_sub(s.start)).into()
-    }
-}
+use crate::span::Span;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expr {

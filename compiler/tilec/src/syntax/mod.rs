@@ -8,7 +8,8 @@ pub mod ast;
 pub mod lexer;
 
 use crate::diagnostic::Diagnostic;
-use ast::{Expr, Program, Span};
+use crate::span::Span;
+use ast::{Expr, Program};
 use lalrpop_util::ParseError;
 use lexer::LexError;
 

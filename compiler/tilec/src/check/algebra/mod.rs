@@ -16,7 +16,8 @@ pub use functions::{FUNCTIONS, Function};
 use super::program::View;
 use super::value::{Major, Value};
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::{Expr, ExprKind, Span};
+use crate::span::Span;
+use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout as alg;
 use tilec_layout::{AlgebraError, Conditions, Int, IntTuple, Layout, Tiler};
 

@@ -4,7 +4,8 @@
 use super::KernelChecker;
 use crate::check::program::Launch;
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::{Expr, ExprKind, Span};
+use crate::span::Span;
+use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout::Int;
 
 impl KernelChecker {

@@ -34,7 +34,8 @@ use super::program::{
 };
 use super::value::Value;
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::{self, Expr, ExprKind, Span, StmtKind};
+use crate::span::Span;
+use crate::syntax::ast::{self, Expr, ExprKind, StmtKind};
 use std::collections::HashMap;
 use tilec_layout::{Builtin, Condition, Conditions, Int};
 

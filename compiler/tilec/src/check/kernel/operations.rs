@@ -7,7 +7,8 @@ use crate::check::algebra::Known;
 use crate::check::program::{Base, Op, Scalar, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::{Expr, ExprKind, Span};
+use crate::span::Span;
+use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout::{Int, IntTuple};
 
 /// The operation statements and their argument forms, in the order help

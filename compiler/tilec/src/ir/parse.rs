@@ -9,11 +9,11 @@
 //! first problem, with its line. The parser checks only the form; what the
 //! IR means is the verifier's to check.
 
-use super::ir::{
+use super::{
     Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
     ScalarRef, Space, op_name,
 };
-use crate::syntax::ast::Span;
+use crate::span::Span;
 use std::collections::HashMap;
 use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Elem};

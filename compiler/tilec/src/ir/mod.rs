@@ -9,9 +9,16 @@
 //! before the loop. Operations on static shapes are unrolled into atoms
 //! (CuTe's Copy_Atom and MMA_Atom): per-element, vector and cp.async
 //! copies and an FMA today; mma.sync would be a new atom kind.
+//!
+//! Lowering makes it; the executor, `perf` and codegen take it. Between
+//! them it can be printed (`to_text`, `tilec build --emit ir`), read back
+//! ([`parse`]) and checked ([`verify`]).
+
+pub mod parse;
+pub mod verify;
 
 use crate::check::program::Elem;
-use crate::syntax::ast::Span;
+use crate::span::Span;
 use std::fmt::{self, Write};
 use tilec_layout::Builtin;
 use tilec_layout::int::Op as IntOp;

@@ -3,7 +3,7 @@
 //! constants inside their arrays; shared indices that are constants lie
 //! inside their buffers; global accesses name tensor parameters.
 
-use super::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
+use super::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
