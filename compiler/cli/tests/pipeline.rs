@@ -518,3 +518,23 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
         }
     }
 }
+
+#[test]
+fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
+    for file in [
+        "tests/checked/one_k_tile_too_many.tile",
+        "tests/checked/empty_loop_of_the_same_name.tile",
+    ] {
+        let dir = std::env::temp_dir().join(format!("tilec-planted-{}", std::process::id()));
+        let f = root().join(file);
+        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let json = std::fs::read_to_string(dir.join("sgemm_nt.json")).unwrap();
+        let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+        let dims = Dims::parse("M=256,N=256,K=64").unwrap();
+        match plan(&m, &dims) {
+            Err(RuntimeError::Bounds(why)) => assert!(why.contains("A would be accessed"), "{why}"),
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+}

@@ -69,6 +69,15 @@ fn arch_number(arch: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// Whether any instruction of `insts` is a `--checked` assert.
+fn uses_asserts(insts: &[Inst]) -> bool {
+    let mut any = false;
+    tilec::ir::for_each_atom(insts, &mut |i| {
+        any |= matches!(i.kind, InstKind::Assert { .. });
+    });
+    any
+}
+
 /// Whether any instruction of `insts` is a cp.async.
 fn uses_cp_async(insts: &[Inst]) -> bool {
     let mut any = false;
@@ -113,6 +122,16 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
             kernel: ir.name.clone(),
             feature: "copy_async (cp.async)",
             needs: 80,
+            arch: arch.to_string(),
+        });
+    }
+    // A failing check waits for another thread of its warp to print,
+    // which needs independent thread scheduling (Volta, sm_70).
+    if uses_asserts(&ir.body) && number < 70 {
+        return Err(CodegenError::Feature {
+            kernel: ir.name.clone(),
+            feature: "--checked",
+            needs: 70,
             arch: arch.to_string(),
         });
     }

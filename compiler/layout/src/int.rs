@@ -102,6 +102,18 @@ impl Int {
         !self.is_static() && names.is_empty()
     }
 
+    /// The value with the name `from` called `to`.
+    pub fn rename(&self, from: &str, to: &str) -> Int {
+        let Int::Dynamic(sym) = self else {
+            return self.clone();
+        };
+        match &**sym {
+            Sym::Var(n) if n == from => Int::var(to),
+            Sym::Var(_) => self.clone(),
+            Sym::Bin(op, a, b) => bin(*op, &a.rename(from, to), &b.rename(from, to)),
+        }
+    }
+
     /// The value with `name` replaced by `v`, folded as the operations fold.
     pub fn substitute(&self, name: &str, v: i64) -> Int {
         let Int::Dynamic(sym) = self else {

@@ -57,7 +57,9 @@ impl KernelBuilder<'_, '_> {
                 g
             }
         };
-        // 0: nobody failed yet; 1: a thread is printing; 2: it printed.
+        // 0: nobody failed yet; 1: a thread is printing; 2: it printed
+        // (stored with release, polled with acquire: a waiter that sees 2
+        // sees the printed line in the buffer too).
         let first = self.b.build_cmpxchg(
             flag.as_pointer_value(),
             i32t.const_zero(),
@@ -77,7 +79,7 @@ impl KernelBuilder<'_, '_> {
             inkwell::AtomicRMWBinOp::Add,
             flag.as_pointer_value(),
             i32t.const_zero(),
-            inkwell::AtomicOrdering::Monotonic,
+            inkwell::AtomicOrdering::Acquire,
         )?;
         let printed = self.b.build_int_compare(
             inkwell::IntPredicate::EQ,
@@ -117,7 +119,7 @@ impl KernelBuilder<'_, '_> {
             inkwell::AtomicRMWBinOp::Xchg,
             flag.as_pointer_value(),
             i32t.const_int(2, false),
-            inkwell::AtomicOrdering::Monotonic,
+            inkwell::AtomicOrdering::Release,
         )?;
         self.b.build_unconditional_branch(stop)?;
         self.b.position_at_end(stop);

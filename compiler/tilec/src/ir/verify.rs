@@ -40,6 +40,15 @@ fn insts(
                         last_in_bounds(ir, a, atom.width())?;
                     }
                 }
+                // Codegen guards element copies and cp.async; a vector
+                // copy is made only where no guard is needed.
+                if matches!(atom, CopyAtom::Vector(..))
+                    && (src.guard.is_some() || dst.guard.is_some())
+                {
+                    return Err(
+                        "a vector copy is guarded; guarded copies go element by element".into(),
+                    );
+                }
                 if let CopyAtom::Async(e, w) = atom {
                     let bytes = e.bytes() * *w as i64;
                     if !matches!(

@@ -6,6 +6,8 @@
 //! runtime needs to refuse an out-of-bounds launch ([`Lowered::global_accesses`]
 //! and [`Lowered::loops`]). The IR's verifier ([`crate::ir::verify`]) runs after lowering.
 
+mod checked;
+
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
@@ -272,7 +274,10 @@ impl Lowerer<'_> {
             })?;
             for inst in here {
                 if let Some(lines) = self.checks {
-                    self.bound_checks(&inst, lines, &mut out);
+                    self.bound_checks(&inst, lines, &mut out).map_err(|e| {
+                        Diagnostic::new(format!("internal error in lowering: {e}"), s.span)
+                            .with_help("this is a bug in tilec, not in the kernel; please report it with this file")
+                    })?;
                 }
                 out.push(inst);
             }
@@ -280,66 +285,20 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
-    /// A `--checked` build's asserts before `inst`: each global or shared
-    /// element it touches (a vector's first and last) inside its tensor or
-    /// buffer, unless its guard already skips it.
-    fn bound_checks(&mut self, inst: &Inst, lines: &SourceLines, out: &mut Vec<Inst>) {
-        let touched: Vec<(&Addr, i64, &str)> = match &inst.kind {
-            InstKind::Copy { atom, src, dst } => {
-                vec![(src, atom.width(), "read"), (dst, atom.width(), "write")]
-            }
-            InstKind::Mma { a, b, c, .. } => vec![(a, 1, "read"), (b, 1, "read"), (c, 1, "write")],
-            InstKind::Axpby { x, y, .. } => vec![(x, 1, "read"), (y, 1, "write")],
-            InstKind::Fill { dst, .. } => vec![(dst, 1, "write")],
-            _ => Vec::new(),
-        };
-        for (a, width, what) in touched {
-            let (len, name) = match a.space {
-                Space::Global(p) => {
-                    let ParamKind::Tensor { layout, .. } = &self.k.params[p].kind else {
-                        continue;
-                    };
-                    let Ok(len) = self.int(&layout.cosize()) else {
-                        continue;
-                    };
-                    (len, format!("`{}`", self.k.params[p].name))
-                }
-                Space::Shared(s) => (
-                    self.def(IntDef::Const(self.k.shared[s].len)),
-                    format!("shared buffer s{s}"),
-                ),
-                Space::Registers(_) => continue,
-            };
-            let mut cond = self.def(IntDef::Below(a.index, len));
-            if width > 1 {
-                let last = self.def(IntDef::Const(width - 1));
-                let last = self.def(IntDef::Bin(IntOp::Add, a.index, last));
-                let last = self.def(IntDef::Below(last, len));
-                cond = self.def(IntDef::Bin(IntOp::Min, cond, last));
-            }
-            if let Some(g) = a.guard {
-                // Guards are 0 or 1: outside the guard, nothing to check.
-                let one = self.def(IntDef::Const(1));
-                let skipped = self.def(IntDef::Bin(IntOp::Sub, one, g));
-                cond = self.def(IntDef::Bin(IntOp::Max, skipped, cond));
-            }
-            out.push(Inst::at(
-                inst.span,
-                InstKind::Assert {
-                    cond,
-                    message: format!("out-of-bounds {what} of {name}"),
-                    file: lines.file.clone(),
-                    line: lines.line(inst.span),
-                },
-            ));
-        }
-    }
-
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), Problem> {
         match &s.op {
-            Op::Sync => out.push(Inst::at(s.span, InstKind::Barrier)),
-            Op::AsyncFence => out.push(Inst::at(s.span, InstKind::AsyncFence)),
-            Op::AsyncWait(n) => out.push(Inst::at(s.span, InstKind::AsyncWait(*n))),
+            Op::Sync => {
+                self.spend(1)?;
+                out.push(Inst::at(s.span, InstKind::Barrier))
+            }
+            Op::AsyncFence => {
+                self.spend(1)?;
+                out.push(Inst::at(s.span, InstKind::AsyncFence))
+            }
+            Op::AsyncWait(n) => {
+                self.spend(1)?;
+                out.push(Inst::at(s.span, InstKind::AsyncWait(*n)))
+            }
             Op::Copy {
                 src,
                 dst,
@@ -441,11 +400,11 @@ impl Lowerer<'_> {
                 {
                     // Registers are indexed by constants: a static loop that
                     // slices them by its counter is unrolled, as CuTe's are.
-                    if b - a > MAX_UNROLL {
+                    let trips = b.saturating_sub(a);
+                    if trips > MAX_UNROLL {
                         return Err(Problem::Here(
                             format!(
-                                "this loop slices registers by `{var}` and would unroll {} times, more than {MAX_UNROLL}",
-                                b - a
+                                "this loop slices registers by `{var}` and would unroll {trips} times, more than {MAX_UNROLL}"
                             ),
                             "registers are indexed by constants, so such a loop is unrolled; slice registers outside long loops",
                         ));
@@ -462,9 +421,9 @@ impl Lowerer<'_> {
                 self.loop_names.push(var.clone());
                 self.loop_depth.push(self.active.len() + 1);
                 self.loops.push(LoopRange {
-                    name: var.clone(),
-                    start: start.clone(),
-                    end: end.clone(),
+                    name: loop_counter(var, id),
+                    start: self.by_loop(&start),
+                    end: self.by_loop(&end),
                 });
                 let (s_id, e_id) = (self.int(&start)?, self.int(&end)?);
                 let env = |n: &str| self.name_range(n);
@@ -505,6 +464,15 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `v` for the runtime's bound check: the counters of the enclosing
+    /// loops named by loop ([`loop_counter`]), since two loops may share a
+    /// name and each has its own range.
+    fn by_loop(&self, v: &Int) -> Int {
+        self.active.iter().fold(v.clone(), |v, &l| {
+            v.rename(&self.loop_names[l], &loop_counter(&self.loop_names[l], l))
+        })
+    }
+
     /// `v` with the counters of the enclosing unrolled loops replaced by
     /// their values in the copy being lowered.
     fn fix(&self, v: &Int) -> Int {
@@ -523,6 +491,7 @@ impl Lowerer<'_> {
                 Space::Global(p)
             }
             Base::Param(p) => {
+                let index = self.by_loop(&index);
                 self.accesses.push(GlobalAccess {
                     param: p,
                     index: index.clone(),
@@ -747,6 +716,12 @@ impl Lowerer<'_> {
             (x, None) | (None, x) => x,
         }
     }
+}
+
+/// The name of loop `id`'s counter in the runtime's manifest: `k.1`, one
+/// name a loop even where the source reuses `k`.
+fn loop_counter(var: &str, id: usize) -> String {
+    format!("{var}.{id}")
 }
 
 /// The most atoms (element or vector copies, multiply-adds) one variant of

@@ -1,0 +1,71 @@
+//! `--checked` lowering: before every global and shared access, an
+//! [`InstKind::Assert`] that the element lies inside its tensor or buffer,
+//! with the `.tile` line it comes from.
+
+use super::Lowerer;
+use crate::check::program::ParamKind;
+use crate::diagnostic::SourceLines;
+use crate::ir::{Addr, Inst, InstKind, IntDef, Space};
+use tilec_layout::int::Op as IntOp;
+
+impl Lowerer<'_> {
+    /// A `--checked` build's asserts before `inst`: each global or shared
+    /// element it touches (a vector's first and last) inside its tensor or
+    /// buffer, unless its guard already skips it.
+    pub(super) fn bound_checks(
+        &mut self,
+        inst: &Inst,
+        lines: &SourceLines,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), String> {
+        let touched: Vec<(&Addr, i64, &str)> = match &inst.kind {
+            InstKind::Copy { atom, src, dst } => {
+                vec![(src, atom.width(), "read"), (dst, atom.width(), "write")]
+            }
+            InstKind::Mma { a, b, c, .. } => vec![(a, 1, "read"), (b, 1, "read"), (c, 1, "write")],
+            InstKind::Axpby { x, y, .. } => vec![(x, 1, "read"), (y, 1, "write")],
+            InstKind::Fill { dst, .. } => vec![(dst, 1, "write")],
+            _ => Vec::new(),
+        };
+        for (a, width, what) in touched {
+            let (len, name) = match a.space {
+                Space::Global(p) => {
+                    let ParamKind::Tensor { layout, .. } = &self.k.params[p].kind else {
+                        continue;
+                    };
+                    // Never skipped: a checked build that dropped a check would lie.
+                    let len = self.int(&layout.cosize())?;
+                    (len, format!("`{}`", self.k.params[p].name))
+                }
+                Space::Shared(s) => (
+                    self.def(IntDef::Const(self.k.shared[s].len)),
+                    format!("shared buffer s{s}"),
+                ),
+                Space::Registers(_) => continue,
+            };
+            let mut cond = self.def(IntDef::Below(a.index, len));
+            if width > 1 {
+                let last = self.def(IntDef::Const(width - 1));
+                let last = self.def(IntDef::Bin(IntOp::Add, a.index, last));
+                let last = self.def(IntDef::Below(last, len));
+                cond = self.def(IntDef::Bin(IntOp::Min, cond, last));
+            }
+            if let Some(g) = a.guard {
+                // Guards are 0 or 1: outside the guard, nothing to check.
+                let one = self.def(IntDef::Const(1));
+                let skipped = self.def(IntDef::Bin(IntOp::Sub, one, g));
+                cond = self.def(IntDef::Bin(IntOp::Max, skipped, cond));
+            }
+            out.push(Inst::at(
+                inst.span,
+                InstKind::Assert {
+                    cond,
+                    message: format!("out-of-bounds {what} of {name}"),
+                    file: lines.file.clone(),
+                    line: lines.line(inst.span),
+                },
+            ));
+        }
+        Ok(())
+    }
+}
