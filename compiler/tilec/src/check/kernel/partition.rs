@@ -95,7 +95,8 @@ pub(super) fn even(
     what: &str,
 ) -> Result<View, Diagnostic> {
     let modes = t.layout.shape().modes();
-    let own = CoordFn::of_param(&t.layout);
+    // The view's own coordinates, for global views (the only ones guarded).
+    let own = (!t.coords.is_empty()).then(|| CoordFn::of_param(&t.layout));
     for (i, (tile, mode)) in tiles.iter().zip(&modes).enumerate() {
         let (tile, extent) = (tile.product(), mode.product());
         let fact = Fact::divides(&tile, &extent);
@@ -111,8 +112,11 @@ pub(super) fn even(
                 }
                 _ => fact.clone(),
             };
-            if fact.decide() != Some(true) && !t.coords.contains(&own[i]) {
-                t.coords.push(own[i].clone());
+            if let Some(f) = own.as_ref().map(|o| &o[i])
+                && fact.decide() != Some(true)
+                && !t.coords.contains(f)
+            {
+                t.coords.push(f.clone());
             }
             conds.record(here, FULL_TILES);
             continue;
