@@ -44,6 +44,15 @@ pub enum IntDef {
     Below(IntId, IntId),
 }
 
+impl From<Builtin> for IntDef {
+    fn from(b: Builtin) -> IntDef {
+        match b {
+            Builtin::Thread => IntDef::ThreadIdx,
+            Builtin::Block(d) => IntDef::BlockIdx(d),
+        }
+    }
+}
+
 /// An integer value and the loop it belongs to (`None`: the kernel's entry).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntValue {

@@ -180,33 +180,13 @@ impl Parser<'_> {
                 self.at += 1;
                 continue;
             }
-            let inst = self.inst(l)?;
+            let mut inst = self.inst(l)?;
             self.at += 1;
-            if let InstKind::Loop { id, .. } = inst.kind {
-                let body = self.block(Some(id))?;
-                let InstKind::Loop {
-                    id,
-                    name,
-                    start,
-                    end,
-                    ..
-                } = inst.kind
-                else {
-                    unreachable!("matched above")
-                };
-                out.push(Inst::at(
-                    inst.span,
-                    InstKind::Loop {
-                        id,
-                        name,
-                        start,
-                        end,
-                        body,
-                    },
-                ));
-            } else {
-                out.push(inst);
+            // A loop's header line opens its body, which runs to its `}`.
+            if let InstKind::Loop { id, body, .. } = &mut inst.kind {
+                *body = self.block(Some(*id))?;
             }
+            out.push(inst);
         }
         match scope {
             Some(l) => self.fail(format!("loop {l} has no closing `}}`")),
@@ -225,8 +205,7 @@ impl Parser<'_> {
             .map_err(|_| format!("line {}: bad value number", self.line_no()))?;
         let def = def.trim();
         let def = match Builtin::parse(def) {
-            Some(Builtin::Thread) => IntDef::ThreadIdx,
-            Some(Builtin::Block(d)) => IntDef::BlockIdx(d),
+            Some(b) => IntDef::from(b),
             None => {
                 let (op, args) = def.split_once(' ').unwrap_or((def, ""));
                 match op {

@@ -668,8 +668,7 @@ impl Lowerer<'_> {
 
     fn name(&self, n: &str) -> Result<IntDef, String> {
         Ok(match Builtin::parse(n) {
-            Some(Builtin::Thread) => IntDef::ThreadIdx,
-            Some(Builtin::Block(d)) => IntDef::BlockIdx(d),
+            Some(b) => IntDef::from(b),
             None => {
                 if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
                     IntDef::Const(*v)
