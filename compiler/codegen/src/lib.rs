@@ -29,11 +29,7 @@ pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;
 /// The dynamic shared memory a kernel needs at launch: 0 when its buffers
 /// fit in static shared memory, else their total (each 16-byte aligned).
 pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
-    let total: i64 = ir
-        .shared
-        .iter()
-        .map(|b| (b.len * b.elem.bytes() + 15) / 16 * 16)
-        .sum();
+    let (_, total) = ir.shared_offsets();
     if total > STATIC_SHARED_LIMIT {
         total
     } else {

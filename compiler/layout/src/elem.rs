@@ -24,6 +24,10 @@ impl Elem {
         }
     }
 
+    pub fn is_float(self) -> bool {
+        self != Elem::I32
+    }
+
     pub fn bytes(self) -> i64 {
         match self {
             Elem::F32 | Elem::I32 => 4,

@@ -237,6 +237,22 @@ impl Int {
         }
     }
 
+    /// The terms of a sum: `a + b + c` gives `[a, b, c]`; anything else is
+    /// its own single term.
+    pub fn terms(&self) -> Vec<Int> {
+        match self {
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Bin(Op::Add, a, b) => {
+                    let mut t = a.terms();
+                    t.extend(b.terms());
+                    t
+                }
+                _ => vec![self.clone()],
+            },
+            Int::Static(_) => vec![self.clone()],
+        }
+    }
+
     pub fn add(&self, o: &Int) -> Int {
         match (self.as_static(), o.as_static()) {
             (Some(0), _) => o.clone(),

@@ -21,6 +21,7 @@ pub mod elem;
 pub mod error;
 pub mod int;
 pub mod layout;
+pub mod mma;
 pub mod swizzle;
 pub mod tiler;
 pub mod tiling;
@@ -35,6 +36,7 @@ pub use elem::Elem;
 pub use error::{AlgebraError, Result};
 pub use int::{Bindings, Int};
 pub use layout::{Coord, Layout, StaticLayout, crd2idx, idx2crd};
+pub use mma::{MmaAtom, Operand, TiledMma};
 pub use swizzle::{ComposedLayout, Swizzle};
 pub use tiler::Tiler;
 pub use tiling::{

@@ -50,6 +50,12 @@ impl Swizzle {
         ((1i64 << self.bits) - 1) << (self.base as i32 - self.shift.min(0))
     }
 
+    /// The period of the XOR pattern: it maps every aligned block of this
+    /// many offsets onto itself, as every bit it reads or flips lies below.
+    pub fn repeat(&self) -> i64 {
+        1i64 << (64 - (self.source_mask() | self.target_mask()).leading_zeros())
+    }
+
     pub fn apply(&self, offset: i64) -> i64 {
         let y = offset & self.source_mask();
         let moved = if self.shift >= 0 {

@@ -96,6 +96,25 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })
     }
 
+    /// A float converted between types: widening is exact, narrowing
+    /// rounds to nearest even (LLVM's `fptrunc`); f16 <-> bf16 goes
+    /// through f32, which holds both exactly.
+    pub(super) fn convert_float(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        from: Elem,
+        to: Elem,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let wide = self.to_f32(v, from)?;
+        Ok(match to {
+            Elem::F32 => wide.into(),
+            _ => self
+                .b
+                .build_float_trunc(wide, super::elem_type(self.ctx, to).into_float_type(), "")?
+                .into(),
+        })
+    }
+
     fn to_f32(&self, v: BasicValueEnum<'ctx>, from: Elem) -> Result<FloatValue<'ctx>> {
         Ok(match from {
             Elem::F16 | Elem::Bf16 => {

@@ -6,13 +6,14 @@
 //! `readonly`), launch bounds and shared buffers. This file sets the
 //! function up and emits integer values, the instruction sequence and
 //! loops; `memory` emits loads and stores (guards, vectors, registers),
-//! `arith` the accumulation arithmetic, `cp_async` the asynchronous copies
-//! and `checked` the `--checked` bound checks.
+//! `arith` the accumulation arithmetic, `cp_async` the asynchronous copies,
+//! `tensor_core` mma.sync and `checked` the `--checked` bound checks.
 
 mod arith;
 mod checked;
 mod cp_async;
 mod memory;
+mod tensor_core;
 
 use crate::{CodegenError, Result, dynamic_shared_bytes};
 use inkwell::builder::Builder;
@@ -165,17 +166,17 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 &format!("{}_smem", self.ir.name),
             );
             g.set_linkage(inkwell::module::Linkage::External);
-            g.set_alignment(16);
-            let mut offset = 0u64;
-            for buf in &self.ir.shared {
-                let at = self.ctx.i64_type().const_int(offset, false);
+            let align = self.ir.shared.iter().map(|b| b.align).max().unwrap_or(16);
+            g.set_alignment(align as u32);
+            let (offsets, _) = self.ir.shared_offsets();
+            for offset in offsets {
+                let at = self.ctx.i64_type().const_int(offset as u64, false);
                 // Safety: the offset lies inside the dynamic allocation the runtime makes.
                 let p = unsafe {
                     self.b
                         .build_in_bounds_gep(bytes, g.as_pointer_value(), &[at], "")?
                 };
                 self.shared.push(p);
-                offset += (buf.len as u64 * buf.elem.bytes() as u64).div_ceil(16) * 16;
             }
         } else {
             for (i, buf) in self.ir.shared.iter().enumerate() {
@@ -187,7 +188,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 );
                 g.set_linkage(inkwell::module::Linkage::Internal);
                 g.set_initializer(&ty.get_undef());
-                g.set_alignment(16);
+                g.set_alignment(buf.align as u32);
                 self.shared.push(g.as_pointer_value());
             }
         }
@@ -241,6 +242,19 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .into_int_value(),
             IntDef::LoopVar(_) => unreachable!("loop counters are phis, made by the loop"),
             IntDef::Below(a, e) => self.b.build_int_z_extend(self.below(*a, *e)?, i64t, "")?,
+            IntDef::Swizzle(a, sw) => {
+                // x ^ ((x & source_mask) shifted onto the target bits).
+                let x = self.ints[a];
+                let mask = i64t.const_int(sw.source_mask() as u64, false);
+                let bits = self.b.build_and(x, mask, "")?;
+                let by = i64t.const_int(sw.shift.unsigned_abs() as u64, false);
+                let moved = if sw.shift >= 0 {
+                    self.b.build_right_shift(bits, by, false, "")?
+                } else {
+                    self.b.build_left_shift(bits, by, "")?
+                };
+                self.b.build_xor(x, moved, "")?
+            }
             IntDef::Bin(op, a, c) => {
                 let (x, y) = (self.ints[a], self.ints[c]);
                 // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
@@ -335,14 +349,25 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let r = self.fma(*elem, x, y, z)?;
                     self.store_acc(c, *elem, r)?;
                 }
+                InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, a, b, c)?,
+                InstKind::Copy {
+                    atom: CopyAtom::Convert(from, to),
+                    src,
+                    dst,
+                } => {
+                    let v = self.load(src, *from)?;
+                    let v = self.convert_float(v, *from, *to)?;
+                    self.store(dst, *to, v)?;
+                }
                 InstKind::Axpby {
                     elem,
+                    x_elem,
                     alpha,
                     x,
                     beta,
                     y,
                 } => {
-                    let (xv, yv) = (self.load_acc(x, *elem)?, self.load_acc(y, *elem)?);
+                    let (xv, yv) = (self.load_acc(x, *x_elem)?, self.load_acc(y, *elem)?);
                     let (al, be) = (self.scalar(alpha, *elem)?, self.scalar(beta, *elem)?);
                     let ax = self.mul(*elem, al, xv)?;
                     let r = self.fma(*elem, be, yv, ax)?;
@@ -459,6 +484,13 @@ fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
 fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for_each_atom(insts, &mut |i| {
+        if let InstKind::MmaSync { c, .. } = &i.kind {
+            for &k in &c.index {
+                if !out.contains(&(c.array, k as usize)) {
+                    out.push((c.array, k as usize));
+                }
+            }
+        }
         let Some((dst, width)) = i.written() else {
             return;
         };

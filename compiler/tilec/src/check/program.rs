@@ -10,7 +10,7 @@
 
 use crate::span::Span;
 use std::fmt;
-use tilec_layout::{AlgebraError, Condition, Coord, Int, IntTuple, Layout};
+use tilec_layout::{AlgebraError, Condition, Coord, Int, IntTuple, Layout, Swizzle, TiledMma};
 
 pub use tilec_layout::Elem;
 
@@ -200,8 +200,12 @@ pub struct KernelParam {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedBuffer {
     pub elem: Elem,
-    /// Elements: the cosize of its layout.
+    /// Elements: the cosize of its layout (rounded up to whole repeats of
+    /// its swizzle).
     pub len: i64,
+    /// A swizzled buffer's swizzle: every index into the buffer goes
+    /// through it, outermost (CuTe's `Sw o L`).
+    pub swizzle: Option<Swizzle>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -223,6 +227,15 @@ pub enum Op {
     },
     /// `c += a * b^T` over `a (M,K)`, `b (N,K)`, `c (M,N)`.
     Gemm {
+        a: View,
+        b: View,
+        c: View,
+    },
+    /// `gemm(mma, a, b, c)`: `c += a * b^T` on the tensor cores, over
+    /// register fragments `a (values, M, K)`, `b (values, N, K)`, `c
+    /// (values, M, N)` made by the tiled MMA's partitions.
+    Mma {
+        mma: TiledMma,
         a: View,
         b: View,
         c: View,

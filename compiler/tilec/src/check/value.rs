@@ -5,7 +5,7 @@
 use super::program::{Elem, View};
 use std::fmt;
 use tilec_layout::tuple::write_list;
-use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, Tiler};
+use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, Tiler, TiledMma};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -30,6 +30,8 @@ pub enum Value {
         index: usize,
         elem: Elem,
     },
+    /// An MMA atom repeated over warps (an atom alone is one warp of it).
+    Mma(TiledMma),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +56,7 @@ impl Value {
             Value::Skip => "`X`",
             Value::Tensor(_) => "a tensor",
             Value::Scalar { .. } => "a scalar",
+            Value::Mma(_) => "a tiled MMA",
         }
     }
 
@@ -163,7 +166,8 @@ impl Value {
             | Value::Major(_)
             | Value::Float(_)
             | Value::Skip
-            | Value::Scalar { .. } => true,
+            | Value::Scalar { .. }
+            | Value::Mma(_) => true,
         }
     }
 }
@@ -184,6 +188,7 @@ impl fmt::Display for Value {
             Value::Skip => write!(f, "X"),
             Value::Tensor(t) => write!(f, "{t}"),
             Value::Scalar { index, elem } => write!(f, "scalar #{index} {elem}"),
+            Value::Mma(m) => write!(f, "{m}"),
         }
     }
 }

@@ -16,6 +16,8 @@
 //! cp.async to it is in flight (copies land when `cp_async_wait` retires
 //! their group, as late as the GPU may land them).
 
+mod tensor_core;
+
 use crate::check::program::Elem;
 use crate::ir::Inst;
 use crate::ir::{Addr, CopyAtom, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
@@ -332,6 +334,7 @@ impl<'a> Block<'a> {
                     IntDef::LoopVar(l) => self.counters.get(l).copied(),
                     IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
                     IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
+                    IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
                 };
                 let value = value.ok_or_else(|| ExecError {
                     message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
@@ -367,6 +370,7 @@ impl<'a> Block<'a> {
                         self.insts(body)?;
                     }
                 }
+                InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 kind => {
                     for t in 0..self.threads {
                         self.atom(kind, t, inst.span)?;
@@ -399,7 +403,11 @@ impl<'a> Block<'a> {
                 let w = atom.width();
                 let mut v = Vec::with_capacity(w as usize);
                 for r in 0..w {
-                    v.push(self.read_at(src, r, t, span)?);
+                    let x = self.read_at(src, r, t, span)?;
+                    v.push(match atom {
+                        CopyAtom::Convert(_, to) => round(*to, x),
+                        _ => x,
+                    });
                 }
                 for (r, x) in v.into_iter().enumerate() {
                     if matches!(atom, CopyAtom::Async(..)) {
@@ -451,6 +459,7 @@ impl<'a> Block<'a> {
                 x,
                 beta,
                 y,
+                ..
             } => {
                 let (xv, yv) = (self.read(x, t, span)?, self.read(y, t, span)?);
                 let (al, be) = (self.scalar(alpha), self.scalar(beta));
@@ -473,7 +482,7 @@ impl<'a> Block<'a> {
                 format!("fails its --checked bound check: {message}"),
             )),
             InstKind::Assert { .. } => Ok(()),
-            InstKind::Barrier | InstKind::Loop { .. } => Ok(()),
+            InstKind::Barrier | InstKind::Loop { .. } | InstKind::MmaSync { .. } => Ok(()),
         }
     }
 

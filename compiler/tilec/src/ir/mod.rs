@@ -20,7 +20,7 @@ pub mod verify;
 use crate::check::program::Elem;
 use crate::span::Span;
 use std::fmt::{self, Write};
-use tilec_layout::Builtin;
+use tilec_layout::{Builtin, Swizzle};
 use tilec_layout::int::Op as IntOp;
 
 pub type IntId = usize;
@@ -42,6 +42,9 @@ pub enum IntDef {
     /// and never from symbolic differences, whose folding assumes dynamic
     /// values positive.
     Below(IntId, IntId),
+    /// CuTe's `Swizzle<B,M,S>` of a shared-memory index: the element a
+    /// swizzled buffer really holds at logical index `a` (an XOR of bits).
+    Swizzle(IntId, Swizzle),
 }
 
 impl From<Builtin> for IntDef {
@@ -92,16 +95,27 @@ pub enum CopyAtom {
     /// [`InstKind::AsyncWait`] retires its group. A guarded source outside
     /// its tensor fills zeros.
     Async(Elem, u32),
+    /// One element converted between float types: to f16 and bf16 with
+    /// round-to-nearest-even (exact to f32).
+    Convert(Elem, Elem),
 }
 
 impl CopyAtom {
     /// Elements per copy.
     pub fn width(self) -> i64 {
         match self {
-            CopyAtom::Scalar(_) => 1,
+            CopyAtom::Scalar(_) | CopyAtom::Convert(..) => 1,
             CopyAtom::Vector(_, w) | CopyAtom::Async(_, w) => w as i64,
         }
     }
+}
+
+/// Elements of one thread's register array, in the order an instruction
+/// takes them (an MMA atom's values of one operand).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fragment {
+    pub array: usize,
+    pub index: Vec<i64>,
 }
 
 /// How one multiply-accumulate happens.
@@ -136,6 +150,7 @@ impl Inst {
     pub fn written(&self) -> Option<(&Addr, i64)> {
         match &self.kind {
             InstKind::Copy { atom, dst, .. } => Some((dst, atom.width())),
+            InstKind::MmaSync { .. } => None,
             InstKind::Fill { dst, .. } => Some((dst, 1)),
             InstKind::Mma { c, .. } => Some((c, 1)),
             InstKind::Axpby { y, .. } => Some((y, 1)),
@@ -169,9 +184,20 @@ pub enum InstKind {
         b: Addr,
         c: Addr,
     },
-    /// `y = alpha * x + beta * y`.
+    /// A warp's `c += a * b^T` on the tensor cores (PTX `mma.sync`): each
+    /// lane gives its fragments' values in the atom's value order; the
+    /// atom's layouts say which element of A, B and C each one is.
+    MmaSync {
+        atom: tilec_layout::MmaAtom,
+        a: Fragment,
+        b: Fragment,
+        c: Fragment,
+    },
+    /// `y = alpha * x + beta * y`, in f32 for floats, rounded to `elem`
+    /// (y's type); `x_elem` is x's.
     Axpby {
         elem: Elem,
+        x_elem: Elem,
         alpha: ScalarRef,
         x: Addr,
         beta: ScalarRef,
@@ -208,6 +234,9 @@ pub struct Buffer {
     pub elem: Elem,
     pub len: i64,
     pub init: Option<f64>,
+    /// Bytes the buffer's start is aligned to (shared memory): 16, or a
+    /// swizzle's repeat, whose XOR pattern is defined on aligned blocks.
+    pub align: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -231,6 +260,22 @@ pub struct KernelIr {
 }
 
 impl KernelIr {
+    /// Each shared buffer's byte offset in the block's shared memory, at
+    /// its alignment, and the bytes all of them take.
+    pub fn shared_offsets(&self) -> (Vec<i64>, i64) {
+        let mut at = 0;
+        let offsets = self
+            .shared
+            .iter()
+            .map(|b| {
+                let start = (at + b.align - 1) / b.align * b.align;
+                at = start + (b.len * b.elem.bytes() + 15) / 16 * 16;
+                start
+            })
+            .collect();
+        (offsets, at)
+    }
+
     /// For every value of the table, a power of two it is always a
     /// multiple of (capped at 2^20): what the address alignment of an
     /// access at that index can rely on.
@@ -259,6 +304,8 @@ impl KernelIr {
                     }
                 }
                 IntDef::Below(..) => 1,
+                // The swizzle flips no bit below its target field.
+                IntDef::Swizzle(a, sw) => d[a].min(1 << sw.target_mask().trailing_zeros()),
                 IntDef::ThreadIdx
                 | IntDef::BlockIdx(_)
                 | IntDef::Extent(_)
@@ -293,7 +340,11 @@ impl KernelIr {
             self.block_threads
         );
         for (i, b) in self.shared.iter().enumerate() {
-            let _ = writeln!(out, "  shared s{i}: {}[{}]", b.elem, b.len);
+            let align = match b.align {
+                16 => String::new(),
+                a => format!(" align {a}"),
+            };
+            let _ = writeln!(out, "  shared s{i}: {}[{}]{align}", b.elem, b.len);
         }
         for (i, b) in self.registers.iter().enumerate() {
             let init = b.init.map_or(String::new(), |v| format!(" = {v:?}"));
@@ -325,6 +376,7 @@ impl KernelIr {
                 IntDef::Below(a, b) => {
                     format!("below {}, {}", self.operand(*a), self.operand(*b))
                 }
+                IntDef::Swizzle(a, sw) => format!("swizzle {}, {sw}", self.operand(*a)),
             };
             let _ = writeln!(out, "{pad}%{i} = {rhs}");
         }
@@ -374,6 +426,7 @@ impl KernelIr {
                         CopyAtom::Scalar(e) => e.to_string(),
                         CopyAtom::Vector(e, w) => format!("{e}x{w}"),
                         CopyAtom::Async(e, w) => format!("async.{e}x{w}"),
+                        CopyAtom::Convert(from, to) => format!("{from}.{to}"),
                     };
                     writeln!(
                         out,
@@ -396,15 +449,29 @@ impl KernelIr {
                         self.addr(b)
                     )
                 }
+                InstKind::MmaSync { atom, a, b, c } => writeln!(
+                    out,
+                    "{pad}mma.sync {} {} += {} * {}",
+                    atom.name,
+                    fragment(c),
+                    fragment(a),
+                    fragment(b)
+                ),
                 InstKind::Axpby {
                     elem,
+                    x_elem,
                     alpha,
                     x,
                     beta,
                     y,
                 } => writeln!(
                     out,
-                    "{pad}axpby.{elem} {} = {} * {} + {} * {}",
+                    "{pad}axpby.{} {} = {} * {} + {} * {}",
+                    if x_elem == elem {
+                        elem.to_string()
+                    } else {
+                        format!("{x_elem}.{elem}")
+                    },
                     self.addr(y),
                     self.scalar(alpha),
                     self.addr(x),
@@ -447,6 +514,12 @@ impl KernelIr {
             };
         }
     }
+}
+
+/// `r0[0,1,2,3]`.
+fn fragment(f: &Fragment) -> String {
+    let index: Vec<String> = f.index.iter().map(i64::to_string).collect();
+    format!("r{}[{}]", f.array, index.join(","))
 }
 
 /// Calls `f` on every instruction of `insts` but loops, in order, inside

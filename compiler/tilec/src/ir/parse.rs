@@ -10,13 +10,13 @@
 //! IR means is the verifier's to check.
 
 use super::{
-    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
-    ScalarRef, Space, op_name,
+    Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
+    Param, ScalarRef, Space, op_name,
 };
 use crate::span::Span;
 use std::collections::HashMap;
 use tilec_layout::int::Op as IntOp;
-use tilec_layout::{Builtin, Elem};
+use tilec_layout::{Builtin, Elem, Swizzle};
 
 /// Reads the text form of one kernel.
 pub fn parse(text: &str) -> Result<KernelIr> {
@@ -142,6 +142,20 @@ impl Parser<'_> {
             Some((t, v)) => (t.trim(), Some(self.float(v.trim())?)),
             None => (ty.trim(), None),
         };
+        let (ty, align) = match ty.split_once(" align ") {
+            Some((t, a)) => (
+                t.trim(),
+                a.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|a| *a >= 16 && (*a as u64).is_power_of_two())
+                    .ok_or(format!(
+                        "line {}: an alignment is a power of two from 16",
+                        self.line_no()
+                    ))?,
+            ),
+            None => (ty, 16),
+        };
         let (e, len) = ty
             .strip_suffix(']')
             .and_then(|t| t.split_once('['))
@@ -155,7 +169,43 @@ impl Parser<'_> {
                 .parse()
                 .map_err(|_| format!("line {}: bad length `{len}`", self.line_no()))?,
             init,
+            align,
         })
+    }
+
+    /// `r0[0,1,2,3]`.
+    fn fragment(&self, text: &str) -> Result<Fragment> {
+        let bad = || format!("line {}: expected rN[I,J,...], not `{}`", self.line_no(), text.trim());
+        let (array, index) = text
+            .trim()
+            .strip_prefix('r')
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|t| t.split_once('['))
+            .ok_or_else(bad)?;
+        Ok(Fragment {
+            array: array.parse().map_err(|_| bad())?,
+            index: index
+                .split(',')
+                .map(|x| x.trim().parse().map_err(|_| bad()))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// `Sw<3,3,3>`.
+    fn swizzle(&self, s: &str) -> Result<Swizzle> {
+        let bad = || format!("line {}: expected Sw<B,M,S>, not `{s}`", self.line_no());
+        let inner = s
+            .strip_prefix("Sw<")
+            .and_then(|t| t.strip_suffix('>'))
+            .ok_or_else(bad)?;
+        let p: Vec<i64> = inner
+            .split(',')
+            .map(|x| x.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        match p[..] {
+            [b, m, sh] => Swizzle::new(b, m, sh).map_err(|e| format!("line {}: {e}", self.line_no())),
+            _ => Err(bad()),
+        }
     }
 
     fn float(&self, s: &str) -> Result<f64> {
@@ -228,6 +278,12 @@ impl Parser<'_> {
                                 self.line_no()
                             ))?,
                     ),
+                    "swizzle" => {
+                        let (a, sw) = args
+                            .split_once(',')
+                            .ok_or(format!("line {}: expected `swizzle %N, Sw<B,M,S>`", self.line_no()))?;
+                        IntDef::Swizzle(self.operand(a)?, self.swizzle(sw.trim())?)
+                    }
                     _ => {
                         let (a, b) = args
                             .split_once(',')
@@ -394,6 +450,24 @@ impl Parser<'_> {
                     body: Vec::new(),
                 }
             }
+            "mma.sync" => {
+                // `mma.sync ATOM rC[..] += rA[..] * rB[..]`
+                let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
+                let atom = tilec_layout::MmaAtom::named(name)
+                    .ok_or(format!("line {}: unknown MMA atom `{name}`", self.line_no()))?;
+                let (c, ab) = operands
+                    .split_once("+=")
+                    .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
+                let (a, b) = ab
+                    .split_once(" * ")
+                    .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                InstKind::MmaSync {
+                    atom,
+                    a: self.fragment(a)?,
+                    b: self.fragment(b)?,
+                    c: self.fragment(c)?,
+                }
+            }
             _ => {
                 let (what, suffix) = op.split_once('.').ok_or(format!(
                     "line {}: unknown instruction `{op}`",
@@ -445,9 +519,12 @@ impl Parser<'_> {
                         let (beta, _) = by
                             .split_once(" * ")
                             .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                        // `axpby.f32` or, converting, `axpby.f32.bf16`.
+                        let (x_elem, elem) = suffix.split_once('.').unwrap_or((suffix, suffix));
+                        let unknown = || format!("line {}: unknown element type", self.line_no());
                         InstKind::Axpby {
-                            elem: elem_of(suffix)
-                                .ok_or(format!("line {}: unknown element type", self.line_no()))?,
+                            elem: elem_of(elem).ok_or_else(unknown)?,
+                            x_elem: elem_of(x_elem).ok_or_else(unknown)?,
                             alpha: self.scalar(alpha)?,
                             x: self.addr(x)?,
                             beta: self.scalar(beta)?,
@@ -483,6 +560,12 @@ fn copy_atom(suffix: &str) -> Option<CopyAtom> {
         Some(r) => (true, r),
         None => (false, suffix),
     };
+    if let Some((from, to)) = rest.split_once('.') {
+        if asynchronous {
+            return None;
+        }
+        return Some(CopyAtom::Convert(elem(from)?, elem(to)?));
+    }
     match rest.split_once('x') {
         Some((e, w)) => {
             let (e, w) = (elem(e)?, w.parse().ok()?);

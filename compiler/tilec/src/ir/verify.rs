@@ -11,6 +11,9 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
             IntDef::Bin(_, a, b) | IntDef::Below(a, b) if *a >= id || *b >= id => {
                 return Err(format!("%{id} uses a later value"));
             }
+            IntDef::Swizzle(a, _) if *a >= id => {
+                return Err(format!("%{id} uses a later value"));
+            }
             IntDef::LoopVar(l) if v.scope != Some(*l) => {
                 return Err(format!("%{id}: a counter outside its loop"));
             }
@@ -67,6 +70,16 @@ fn insts(
                     addr(ir, x, open)?;
                 }
             }
+            InstKind::MmaSync { atom, a, b, c } => {
+                use tilec_layout::Operand;
+                for (f, op) in [(a, Operand::A), (b, Operand::B), (c, Operand::C)] {
+                    fragment(ir, f, atom.values(op))?;
+                }
+                let elems = [ir.registers[a.array].elem, ir.registers[b.array].elem, ir.registers[c.array].elem];
+                if elems != [atom.ab, atom.ab, atom.c] {
+                    return Err(format!("{} on registers of {elems:?}", atom.name));
+                }
+            }
             InstKind::Axpby { x, y, .. } => {
                 addr(ir, x, open)?;
                 addr(ir, y, open)?;
@@ -92,6 +105,18 @@ fn insts(
                 open.pop();
             }
         }
+    }
+    Ok(())
+}
+
+/// A fragment names `values` elements of an existing register array.
+fn fragment(ir: &KernelIr, f: &super::Fragment, values: i64) -> Result<(), String> {
+    let b = ir
+        .registers
+        .get(f.array)
+        .ok_or(format!("no register array {}", f.array))?;
+    if f.index.len() as i64 != values || f.index.iter().any(|i| !(0..b.len).contains(i)) {
+        return Err(format!("fragment of r{} needs {values} indices inside 0..{}", f.array, b.len));
     }
     Ok(())
 }

@@ -12,12 +12,12 @@ use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
-    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
-    ScalarRef, Space,
+    Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
+    Param, ScalarRef, Space,
 };
 use std::collections::HashMap;
 use tilec_layout::int::{Op as IntOp, Sym};
-use tilec_layout::{Builtin, Coord, Int};
+use tilec_layout::{Builtin, Coord, Int, Swizzle};
 
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,6 +170,9 @@ fn lower_with(
                 elem: b.elem,
                 len: b.len,
                 init: None,
+                align: b.swizzle.map_or(16, |sw| {
+                    (sw.repeat() * b.elem.bytes()).max(16)
+                }),
             })
             .collect(),
         registers: k
@@ -179,6 +182,7 @@ fn lower_with(
                 elem: r.elem,
                 len: r.len,
                 init: r.init,
+                align: 16,
             })
             .collect(),
         ints: l.ints,
@@ -307,8 +311,13 @@ impl Lowerer<'_> {
                 let n = static_size(src)?;
                 self.spend(n)?;
                 let elem = dst.elem;
-                let width = self.vector_width(src, dst, n, elem);
+                let width = if src.elem == elem {
+                    self.vector_width(src, dst, n, elem)
+                } else {
+                    1
+                };
                 let atom = match (asynchronous, width) {
+                    _ if src.elem != elem => CopyAtom::Convert(src.elem, elem),
                     // cp.async moves at least 4 bytes; a narrower copy may as
                     // well land at once, which an async copy is allowed to do.
                     (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
@@ -355,6 +364,25 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            Op::Mma { mma, a, b, c } => {
+                let kk = if a.layout.rank() == 3 { mode_size(a, 2)? } else { 1 };
+                let (m, n) = (mode_size(c, 1)?, mode_size(c, 2)?);
+                self.spend(m.saturating_mul(n).saturating_mul(kk))?;
+                // CuTe's order: k outermost, then every (m, n) of the block.
+                for k in 0..kk {
+                    for mi in 0..m {
+                        for ni in 0..n {
+                            let inst = InstKind::MmaSync {
+                                atom: mma.atom.clone(),
+                                a: self.fragment(a, mi, k)?,
+                                b: self.fragment(b, ni, k)?,
+                                c: self.fragment(c, mi, ni)?,
+                            };
+                            out.push(Inst::at(s.span, inst));
+                        }
+                    }
+                }
+            }
             Op::Axpby { alpha, x, beta, y } => {
                 self.spend(static_size(y)?)?;
                 for i in 0..static_size(y)? {
@@ -366,6 +394,7 @@ impl Lowerer<'_> {
                         s.span,
                         InstKind::Axpby {
                             elem: y.elem,
+                            x_elem: x.elem,
                             alpha: scalar(alpha),
                             x: xa,
                             beta: scalar(beta),
@@ -507,6 +536,15 @@ impl Lowerer<'_> {
             Base::Shared(s) => {
                 self.within_shared(&index.add(&Int::Static(width - 1)), self.k.shared[s].len)?;
                 self.within_shared(&index, self.k.shared[s].len)?;
+                if let Some(sw) = self.k.shared[s].swizzle {
+                    // Inside the buffer before the swizzle is inside after
+                    // it: the buffer holds whole repeats.
+                    return Ok(Addr {
+                        space: Space::Shared(s),
+                        index: self.swizzled(&index, sw)?,
+                        guard,
+                    });
+                }
                 Space::Shared(s)
             }
             Base::Registers(r) => {
@@ -524,6 +562,47 @@ impl Lowerer<'_> {
             index: self.int(&index)?,
             guard,
         })
+    }
+
+    /// `sw(index)` as IR values. The terms of the sum that are multiples
+    /// of the swizzle's repeat (a stage's offset, typically) pass through
+    /// it unchanged, so they are added after it: the XOR is then on the
+    /// loop-invariant part alone.
+    fn swizzled(&mut self, index: &Int, sw: Swizzle) -> Result<IntId, Problem> {
+        let repeat = sw.repeat();
+        let (mut inside, mut whole) = (Int::Static(0), Int::Static(0));
+        for term in index.terms() {
+            // Static multiples only: no launch condition is taken for it.
+            if term.multiple_of(repeat, &|_| false).is_some() {
+                whole = whole.add(&term);
+            } else {
+                inside = inside.add(&term);
+            }
+        }
+        let x = self.int(&inside)?;
+        let swizzled = self.def(IntDef::Swizzle(x, sw));
+        let whole = self.int(&whole)?;
+        Ok(self.def(IntDef::Bin(IntOp::Add, swizzled, whole)))
+    }
+
+    /// The register elements of fragment `(_, i, j)` of a (values, I, J)
+    /// register tensor (`(_, i)` of a (values, I) one), in value order.
+    fn fragment(&mut self, v: &View, i: i64, j: i64) -> Result<Fragment, Problem> {
+        let Base::Registers(array) = v.base else {
+            return Err(format!("a tensor-core operand in {} memory", v.base.space()).into());
+        };
+        let index = (0..mode_size(v, 0)?)
+            .map(|x| {
+                let mut c = vec![Coord::from(x), Coord::from(i), Coord::from(j)];
+                c.truncate(v.layout.rank());
+                let c = Coord::Tuple(c);
+                let at = self.fix(&v.offset.add(&v.layout.eval(&c).map_err(|e| e.to_string())?));
+                at.as_static().ok_or_else(|| {
+                    format!("a register tensor is indexed by the run-time value {at}; slice registers with constants")
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Fragment { array, index })
     }
 
     /// The guard of element `c` of a global view: every coordinate function
@@ -564,8 +643,18 @@ impl Lowerer<'_> {
             .ok()
             .and_then(|v| v.as_static())
             .unwrap_or(1);
+        // A swizzle keeps runs of consecutive elements only below the
+        // lowest bit it flips.
+        let unswizzled = [src, dst]
+            .iter()
+            .filter_map(|v| match v.base {
+                Base::Shared(s) => self.k.shared[s].swizzle,
+                _ => None,
+            })
+            .map(|sw| 1i64 << sw.target_mask().trailing_zeros())
+            .fold(16 / elem.bytes(), i64::min);
         let mut w = 1;
-        while w * 2 <= common.min(16 / elem.bytes()) && n % (w * 2) == 0 {
+        while w * 2 <= common.min(unswizzled) && n % (w * 2) == 0 {
             w *= 2;
         }
         let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
@@ -694,6 +783,7 @@ impl Lowerer<'_> {
             IntDef::Bin(_, a, b) | IntDef::Below(a, b) => {
                 self.deeper(self.ints[*a].scope, self.ints[*b].scope)
             }
+            IntDef::Swizzle(a, _) => self.ints[*a].scope,
             _ => None,
         };
         self.ints.push(IntValue {
@@ -740,7 +830,7 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
     };
     body.iter().any(|s| match &s.op {
         Op::Copy { src, dst, .. } => by_var(src) || by_var(dst),
-        Op::Gemm { a, b, c } => by_var(a) || by_var(b) || by_var(c),
+        Op::Gemm { a, b, c } | Op::Mma { a, b, c, .. } => by_var(a) || by_var(b) || by_var(c),
         Op::Axpby { x, y, .. } => by_var(x) || by_var(y),
         Op::Fill { dst, .. } => by_var(dst),
         Op::For { body, .. } => indexes_registers(body, var),

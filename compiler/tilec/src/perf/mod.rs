@@ -97,7 +97,8 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
             }
             InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
-            InstKind::Barrier
+            InstKind::MmaSync { .. }
+            | InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::Assert { .. }
@@ -292,6 +293,7 @@ fn values(
                 (Some(x), Some(y)) => Some(i64::from((0..y).contains(&x))),
                 _ => None,
             },
+            IntDef::Swizzle(a, sw) => v[*a].map(|x| sw.apply(x)),
         };
     }
     v

@@ -120,6 +120,11 @@ pub const FUNCTIONS: &[Function] = &[
         tile_to_shape,
     ),
     Function::new(
+        "make_tiled_mma",
+        "make_tiled_mma(ATOM, (WARPS_M, WARPS_N) | (WARPS_M, WARPS_N, WARPS_K))",
+        make_tiled_mma,
+    ),
+    Function::new(
         "max_common_vector",
         "max_common_vector(A, B)",
         max_common_vector,
@@ -441,6 +446,41 @@ fn tile_to_shape(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> 
             .map_err(|e| a.fail(e))?
             .into(),
     )
+}
+
+/// `make_tiled_mma(atom, warps)`: the atom repeated over a column-major
+/// grid of warps (CuTe's `make_tiled_mma(atom, Layout<Shape<...>>{})`).
+fn make_tiled_mma(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
+    a.arity(&[2])?;
+    let atom = match &a.values[0] {
+        Value::Mma(m) if m.warps == [1, 1, 1] => m.atom.clone(),
+        _ => {
+            return Err(a.wrong(0, "an MMA atom").with_help(format!(
+                "the atoms are {}",
+                alg::MmaAtom::NAMES.join(", ")
+            )));
+        }
+    };
+    let grid = || {
+        a.wrong(1, "a shape of 2 or 3 static warp counts")
+            .with_help("warps over (M, N, K), column-major, e.g. (2, 2) or (2, 2, 1)")
+    };
+    let shape = match &a.values[1] {
+        Value::Layout(l) if *l == Layout::col_major(l.shape()) => l.shape().clone(),
+        Value::Layout(_) => return Err(grid()),
+        v => v.to_int_tuple().ok_or_else(grid)?,
+    };
+    let counts: Vec<i64> = match &shape {
+        alg::IntTuple::Tuple(v) if (2..=3).contains(&v.len()) => v
+            .iter()
+            .map(|x| x.as_int().and_then(Int::as_static).ok_or_else(grid))
+            .collect::<Result<_, _>>()?,
+        _ => return Err(grid()),
+    };
+    let warps = [counts[0], counts[1], counts.get(2).copied().unwrap_or(1)];
+    alg::TiledMma::new(atom, warps)
+        .map(Value::Mma)
+        .map_err(|e| a.fail(e))
 }
 
 fn max_common_vector(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {

@@ -19,7 +19,7 @@ use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout as alg;
-use tilec_layout::{AlgebraError, Conditions, Int, IntTuple, Layout, Tiler};
+use tilec_layout::{AlgebraError, ComposedLayout, Conditions, Int, IntTuple, Layout, Tiler};
 
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
@@ -321,6 +321,10 @@ impl<'a> Evaluator<'a> {
         if let Some(v) = (self.scope)(n) {
             return Ok(v);
         }
+        if let Some(atom) = tilec_layout::MmaAtom::named(n) {
+            let one = tilec_layout::TiledMma::new(atom, [1, 1, 1]).expect("one warp");
+            return Ok(Value::Mma(one));
+        }
         if !matches!(
             n,
             "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X"
@@ -415,6 +419,17 @@ impl<'a> Evaluator<'a> {
         {
             return self.transform_tensor(t.clone(), a);
         }
+        if let Some(Value::Composed(c)) = a.values.first() {
+            // CuTe keeps a swizzle outermost: f(Sw o off o L, ...) is
+            // Sw o off o f(L, ...) wherever f gives a layout.
+            let c = c.clone();
+            let mut a = a;
+            a.values[0] = Value::Layout(c.layout.clone());
+            return Ok(match (function.apply)(&a, &mut self.conditions)? {
+                Value::Layout(layout) => Value::Composed(ComposedLayout { layout, ..c }),
+                other => other,
+            });
+        }
         (function.apply)(&a, &mut self.conditions)
     }
 
@@ -456,6 +471,16 @@ fn apply(callee: &Value, coord: &Value, fspan: Span, span: Span) -> Result<Value
         return l.eval(&c).map(Value::Int).map_err(fail);
     }
     if let Value::Composed(cl) = callee {
+        if c.has_underscore() {
+            // The sliced-off coordinates move the offset inside the swizzle.
+            let offset = cl.offset.add(&cl.layout.slice_offset(&c).map_err(fail)?);
+            let layout = cl.layout.slice(&c).map_err(fail)?;
+            return Ok(Value::Composed(ComposedLayout {
+                layout,
+                offset,
+                swizzle: cl.swizzle,
+            }));
+        }
         return cl.eval(&c).map(Value::Int).map_err(fail);
     }
     Err(Diagnostic::new("only a layout can be evaluated at a coordinate", fspan)

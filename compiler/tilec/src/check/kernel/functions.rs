@@ -10,7 +10,9 @@ use crate::check::algebra::{Args, Functions, Known, algebra_error};
 use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
-use tilec_layout::{Conditions, Coord, Grouping, Int, IntTuple, Layout, Tiler, divide};
+use tilec_layout::{
+    Conditions, Coord, Grouping, Int, IntTuple, Layout, Operand, Tiler, composition, divide,
+};
 
 /// What a kernel-level function makes of its arguments, given the element
 /// type written after its name (`shared<f32>`).
@@ -27,6 +29,21 @@ const FUNCTIONS: &[(&str, &str, Make)] = &[
         "local_partition",
         "local_partition(T, THREADS, INDEX) | local_partition(T, THREADS, INDEX, STEP)",
         |state, a, _, conds| state.local_partition(a, conds),
+    ),
+    (
+        "partition_A",
+        "partition_A(MMA, T, INDEX)  thread INDEX's (values, M tiles, K tiles) of T (M, K)",
+        |state, a, _, conds| state.partition_mma(a, conds, Operand::A),
+    ),
+    (
+        "partition_B",
+        "partition_B(MMA, T, INDEX)  thread INDEX's (values, N tiles, K tiles) of T (N, K)",
+        |state, a, _, conds| state.partition_mma(a, conds, Operand::B),
+    ),
+    (
+        "partition_C",
+        "partition_C(MMA, T, INDEX)  thread INDEX's (values, M tiles, N tiles) of T (M, N)",
+        |state, a, _, conds| state.partition_mma(a, conds, Operand::C),
     ),
     ("shared", "shared<T>(LAYOUT)", |state, a, ty, _| {
         state.shared(a, ty)
@@ -71,17 +88,33 @@ impl KernelState {
     fn shared(&mut self, a: &Args, ty: Option<&str>) -> Result<Value, Diagnostic> {
         a.arity(&[1])?;
         let elem = elem_arg(a, ty)?;
-        let layout = a.values[0]
-            .as_layout()
-            .ok_or_else(|| a.wrong(0, "a layout"))?;
-        let len = layout
+        // A swizzled layout (Sw o offset o L) keeps its swizzle on the
+        // buffer: every view of the buffer indexes through it.
+        let (swizzle, offset, layout) = match &a.values[0] {
+            Value::Composed(c) => (Some(c.swizzle), c.offset.clone(), c.layout.clone()),
+            v => (
+                None,
+                Int::Static(0),
+                v.as_layout()
+                    .ok_or_else(|| a.wrong(0, "a layout or a swizzled layout"))?,
+            ),
+        };
+        let static_len = layout
             .cosize()
             .as_static()
+            .zip(offset.as_static())
             .filter(|_| layout.is_static())
-            .ok_or_else(|| {
-                Diagnostic::new("shared memory needs a static layout", a.spans[0])
-                    .with_label(format!("layout {layout}"))
-            })?;
+            .map(|(c, o)| c.saturating_add(o));
+        let mut len = static_len.ok_or_else(|| {
+            Diagnostic::new("shared memory needs a static layout", a.spans[0])
+                .with_label(format!("layout {layout}"))
+        })?;
+        if let Some(sw) = swizzle {
+            // The XOR pattern maps each aligned block of its repeat onto
+            // itself: the buffer holds whole blocks.
+            let repeat = sw.repeat();
+            len = ((len + repeat - 1) / repeat).saturating_mul(repeat);
+        }
         // Overflow-checked: a layout of 2^62 floats must not count as 0 bytes.
         let bytes = len.checked_mul(elem.bytes());
         let used = bytes.and_then(|bytes| {
@@ -99,12 +132,12 @@ impl KernelState {
             .with_label(format!("{len} {elem} elements = {bytes} bytes"))
             .with_help("use smaller tiles, fewer stages, or a narrower element type"));
         }
-        self.shared.push(SharedBuffer { elem, len });
+        self.shared.push(SharedBuffer { elem, len, swizzle });
         let view = View {
             base: Base::Shared(self.shared.len() - 1),
             elem,
             layout,
-            offset: Int::Static(0),
+            offset,
             coords: Vec::new(),
         };
         Ok(Value::Tensor(view))
@@ -209,6 +242,62 @@ impl KernelState {
         };
         let c = Coord::Tuple(vec![Coord::Tuple(coord), rest_coord]);
         view.slice(&c)
+            .map(Value::Tensor)
+            .map_err(|e| algebra_error(e, a.call))
+    }
+}
+
+impl KernelState {
+    /// `partition_A(mma, T, index)` (B, C alike): thread `index`'s part of
+    /// `T` (rows, columns, rest...) for an operand of a tiled MMA (CuTe's
+    /// `thr_mma.partition_A`): `T` is cut into the MMA's operand tiles,
+    /// each tile is composed with the MMA's thread-value layout, and the
+    /// thread's values are kept: (values, row tiles, column tiles, rest...).
+    fn partition_mma(
+        &mut self,
+        a: &Args,
+        conds: &mut Conditions,
+        op: Operand,
+    ) -> Result<Value, Diagnostic> {
+        a.arity(&[3])?;
+        let Value::Mma(mma) = &a.values[0] else {
+            return Err(a.wrong(0, "a tiled MMA").with_help(
+                "make one with make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN, (2, 2))",
+            ));
+        };
+        let t = tensor(a, 1)?;
+        let index = a.int(2)?;
+        let (rows, cols) = mma.extent(op);
+        if t.layout.rank() < 2 {
+            return Err(Diagnostic::new(
+                format!("the operand needs (rows, columns) modes; this tensor has {}", t.layout.rank()),
+                a.spans[1],
+            )
+            .with_label(format!("shape {}", t.layout.shape()))
+            .with_help("partition_A takes (M, K), partition_B (N, K), partition_C (M, N)"));
+        }
+        let tiler = vec![IntTuple::from(rows), IntTuple::from(cols)];
+        let name = source_name(a, 0);
+        let t = even(t, &tiler, None, a, conds, &format!("the tiled MMA `{name}`"))?;
+        self.thread_uses.push(ThreadUse {
+            name,
+            threads: Int::Static(mma.threads()),
+            span: a.call,
+        });
+        let by = Tiler::from_shape(&IntTuple::Tuple(tiler));
+        let tv = mma.tv(op);
+        let view = t
+            .map_layout(&mut |l| {
+                let d = divide(l, &by, Grouping::Zipped, conds)?;
+                let per_thread = composition(&d.mode(0)?, &tv, conds)?;
+                let mut modes = per_thread.modes();
+                modes.extend(d.mode(1)?.modes());
+                Ok(Layout::concat(&modes))
+            })
+            .map_err(|e| algebra_error(e, a.call))?;
+        let mut coord = vec![Coord::Under; view.layout.rank()];
+        coord[0] = Coord::Int(index);
+        view.slice(&Coord::Tuple(coord))
             .map(Value::Tensor)
             .map_err(|e| algebra_error(e, a.call))
     }

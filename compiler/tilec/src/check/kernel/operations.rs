@@ -9,7 +9,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use tilec_layout::{Int, IntTuple};
+use tilec_layout::{Int, IntTuple, Operand, TiledMma};
 
 /// The operation statements and their argument forms, in the order help
 /// lines list them.
@@ -21,7 +21,10 @@ pub(super) const STATEMENTS: &[Known] = &[
         "cp_async_wait",
         "cp_async_wait(N)  waits until at most N fenced groups are in flight",
     ),
-    ("gemm", "gemm(A (M,K), B (N,K), C (M,N))"),
+    (
+        "gemm",
+        "gemm(A (M,K), B (N,K), C (M,N)) | gemm(MMA, A (V,M,K), B (V,N,K), C (V,M,N))",
+    ),
     (
         "axpby",
         "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y",
@@ -66,7 +69,9 @@ impl KernelChecker {
                 arity(2)?;
                 let src = self.tensor_arg(&args[0], name)?;
                 let dst = self.tensor_arg(&args[1], name)?;
-                same_elem(&src, &args[0], &dst, &args[1])?;
+                if name == "copy_async" || !(src.elem.is_float() && dst.elem.is_float()) {
+                    same_elem(&src, &args[0], &dst, &args[1])?;
+                }
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 writable(&dst, &args[1], name)?;
                 let asynchronous = name == "copy_async";
@@ -94,6 +99,30 @@ impl KernelChecker {
                     .with_help("the number of fenced groups that may stay in flight: stages - 2 for a pipeline")),
                 }
             }
+            "gemm" if args.len() == 4 => {
+                let mma = match self.eval(&args[0])? {
+                    Value::Mma(m) => m,
+                    v => {
+                        return Err(Diagnostic::new("a four-operand gemm takes a tiled MMA first", args[0].span)
+                            .with_label(format!("this is {}", v.kind()))
+                            .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
+                    }
+                };
+                let a = self.tensor_arg(&args[1], "gemm")?;
+                let b = self.tensor_arg(&args[2], "gemm")?;
+                let c = self.tensor_arg(&args[3], "gemm")?;
+                let ops = [(&a, &args[1]), (&b, &args[2]), (&c, &args[3])];
+                mma_operands(&mma, ops)?;
+                self.state.thread_uses.push(super::ThreadUse {
+                    name: match &args[0].kind {
+                        ExprKind::Name(n) => n.clone(),
+                        _ => mma.atom.name.to_string(),
+                    },
+                    threads: Int::Static(mma.threads()),
+                    span: e.span,
+                });
+                Ok(Op::Mma { mma, a, b, c })
+            }
             "gemm" => {
                 arity(3)?;
                 let a = self.tensor_arg(&args[0], "gemm")?;
@@ -111,7 +140,11 @@ impl KernelChecker {
                 let x = self.tensor_arg(&args[1], "axpby")?;
                 let beta = self.scalar_arg(&args[2])?;
                 let y = self.tensor_arg(&args[3], "axpby")?;
-                same_elem(&x, &args[1], &y, &args[3])?;
+                // Floats compute in f32 and round to y's type (an f32
+                // accumulator into a bf16 output); integers stay integers.
+                if !(x.elem.is_float() && y.elem.is_float()) {
+                    same_elem(&x, &args[1], &y, &args[3])?;
+                }
                 same_modes(&x, &args[1], &y, &args[3], "axpby")?;
                 writable(&y, &args[3], "axpby")?;
                 Ok(Op::Axpby { alpha, x, beta, y })
@@ -234,6 +267,71 @@ fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
         e.span,
     )
     .with_label(format!("shape {}", v.layout.shape())))
+}
+
+/// The operands of a tensor-core gemm: register fragments of the atom's
+/// element types, (values, M, K), (values, N, K) and (values, M, N), with
+/// the atom's value count in the first mode and M, N, K agreeing.
+fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
+    let atom = &mma.atom;
+    let forms = [
+        (Operand::A, "A", atom.ab, "(values, M, K) or (values, M)"),
+        (Operand::B, "B", atom.ab, "(values, N, K) or (values, N)"),
+        (Operand::C, "C", atom.c, "(values, M, N)"),
+    ];
+    let mut modes = Vec::new();
+    for ((op, name, elem, form), (v, e)) in forms.into_iter().zip(ops) {
+        if !matches!(v.base, Base::Registers(_)) {
+            return Err(Diagnostic::new(
+                format!("the tensor-core gemm's {name} must be in registers"),
+                e.span,
+            )
+            .with_label(format!("this is in {}", v.base.space()))
+            .with_help(format!(
+                "copy it into a fragment first: registers<{elem}>(shape(...)) of its partition_{name}"
+            )));
+        }
+        if v.elem != elem {
+            return Err(Diagnostic::new(
+                format!("{} takes {elem} for {name}, not {}", atom.name, v.elem),
+                e.span,
+            )
+            .with_label(format!("{} elements", v.elem))
+            .with_help(format!("A and B are {}, the accumulator C is {}", atom.ab, atom.c)));
+        }
+        let mut m = mode_sizes(v);
+        let values = atom.values(op);
+        // A (values, M) and B (values, N) are one k-block: K is 1.
+        if m.len() == 2 && op != Operand::C {
+            m.push(Int::Static(1));
+        }
+        if m.len() != 3 || m[0] != Int::Static(values) {
+            return Err(Diagnostic::new(
+                format!("the tensor-core gemm's {name} must be {form} with {values} values a thread"),
+                e.span,
+            )
+            .with_label(format!("shape {}", v.layout.shape()))
+            .with_help(format!("make it with partition_{name}(mma, tile, thread.x), sliced to three modes")));
+        }
+        modes.push(m);
+    }
+    let agree = [(0, 1, 2, 1, "M"), (1, 1, 2, 2, "N"), (0, 2, 1, 2, "K")];
+    for (x, xm, y, ym, dim) in agree {
+        if modes[x][xm] != modes[y][ym] {
+            let names = ["A", "B", "C"];
+            return Err(Diagnostic::new(
+                format!(
+                    "the tensor-core gemm's {dim} tiles disagree: {} has {} and {} has {}",
+                    names[x], modes[x][xm], names[y], modes[y][ym]
+                ),
+                ops[x].1.span,
+            )
+            .with_label(format!("shape {}", ops[x].0.layout.shape()))
+            .with_related(ops[y].1.span, format!("shape {}", ops[y].0.layout.shape()))
+            .with_help("partition A, B and C of one block tile with the same tiled MMA"));
+        }
+    }
+    Ok(())
 }
 
 fn gemm_shapes(ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {

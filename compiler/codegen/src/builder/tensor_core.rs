@@ -1,0 +1,82 @@
+//! Tensor-core instructions: `mma.sync` through LLVM 19's NVVM intrinsics,
+//! on register fragments that stay SSA values.
+
+use super::{KernelBuilder, elem_type};
+use crate::{CodegenError, Result};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
+use tilec::check::program::Elem;
+use tilec::ir::Fragment;
+use tilec_layout::MmaAtom;
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// One `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}`: A and B go
+    /// in as 32-bit pairs of 16-bit values, in the atom's value order
+    /// (which is PTX's register order), C and D as f32s.
+    pub(super) fn mma_sync(
+        &mut self,
+        atom: &MmaAtom,
+        a: &Fragment,
+        b: &Fragment,
+        c: &Fragment,
+    ) -> Result<()> {
+        let name = match atom.ab {
+            Elem::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+            Elem::F16 => "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+            e => return Err(CodegenError::Llvm(format!("no m16n8k16 MMA on {e}"))),
+        };
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+        for f in [a, b] {
+            for v in self.pairs(f, atom.ab)? {
+                args.push(v.into());
+            }
+        }
+        for v in self.fragment_values(c, Elem::F32) {
+            args.push(v.into());
+        }
+        let f = self.intrinsic(name, &[])?;
+        let d = match self.b.build_call(f, &args, "")?.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm(format!("{name} returned nothing")));
+            }
+        };
+        for (v, &i) in c.index.iter().enumerate() {
+            let x = self.b.build_extract_value(d, v as u32, "")?;
+            self.registers[c.array][i as usize] = Some(x);
+        }
+        Ok(())
+    }
+
+    /// A fragment's values; a register never written is zero (the CPU
+    /// executor reports such a read).
+    pub(super) fn fragment_values(&self, f: &Fragment, elem: Elem) -> Vec<BasicValueEnum<'ctx>> {
+        let ty: BasicTypeEnum = elem_type(self.ctx, elem);
+        f.index
+            .iter()
+            .map(|&i| self.registers[f.array][i as usize].unwrap_or_else(|| ty.const_zero()))
+            .collect()
+    }
+
+    /// A fragment of 16-bit values as 32-bit registers, two values each:
+    /// `i32` for bf16 (the intrinsic's type), `<2 x half>` for f16.
+    fn pairs(&self, f: &Fragment, elem: Elem) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let values = self.fragment_values(f, elem);
+        let vec_ty = elem_type(self.ctx, elem).into_float_type().vec_type(2);
+        let i32t = self.ctx.i32_type();
+        values
+            .chunks(2)
+            .map(|p| {
+                let mut v = vec_ty.get_undef();
+                for (lane, x) in p.iter().enumerate() {
+                    let at = i32t.const_int(lane as u64, false);
+                    v = self.b.build_insert_element(v, *x, at, "")?;
+                }
+                Ok(match elem {
+                    Elem::Bf16 => self.b.build_bit_cast(v, i32t, "")?,
+                    _ => v.into(),
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,291 @@
+//! MMA atoms and tiled MMAs as layouts (CuTe's `MMA_Traits` and
+//! `make_tiled_mma`).
+//!
+//! In: an atom's name (CuTe's, e.g. `SM80_16x8x16_F32BF16BF16F32_TN`) and
+//! the warps that repeat it over (M, N, K). Out: thread-value layouts
+//! `(thread, value) -> index` into the column-major (M, K), (N, K) and
+//! (M, N) tiles the tiled MMA covers. Partitioning a tensor for an operand
+//! is composition with these layouts, as for any other thread layout; the
+//! same layouts tell the CPU executor which lane holds which element.
+
+use crate::composition::composition;
+use crate::condition::Conditions;
+use crate::elem::Elem;
+use crate::error::{AlgebraError, Result};
+use crate::layout::Layout;
+use crate::tuple::IntTuple;
+
+/// The operands of an MMA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    A,
+    B,
+    C,
+}
+
+/// One warp-wide tensor-core instruction, by its layouts (CuTe's
+/// `MMA_Traits`): `threads` lanes compute a (m, n, k) product.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaAtom {
+    pub name: &'static str,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// The element type of A and B.
+    pub ab: Elem,
+    /// The accumulator's element type.
+    pub c: Elem,
+    pub threads: i64,
+    /// `(thread, value) -> m + M*k` over (M, K).
+    pub a: Layout,
+    /// `(thread, value) -> n + N*k` over (N, K).
+    pub b: Layout,
+    /// `(thread, value) -> m + M*n` over (M, N).
+    pub c_tv: Layout,
+}
+
+/// `(shape):(stride)` of static values.
+fn tv(shape: IntTuple, stride: IntTuple) -> Layout {
+    Layout::new(shape, stride).expect("an atom's layouts are congruent")
+}
+
+fn t(v: &[IntTuple]) -> IntTuple {
+    IntTuple::Tuple(v.to_vec())
+}
+
+fn i(v: i64) -> IntTuple {
+    IntTuple::from(v)
+}
+
+impl MmaAtom {
+    /// The atoms tilec knows, by CuTe's names.
+    pub const NAMES: &'static [&'static str] = &[
+        "SM80_16x8x16_F32BF16BF16F32_TN",
+        "SM80_16x8x16_F32F16F16F32_TN",
+    ];
+
+    /// The atom of CuTe's name (mma_traits_sm80.hpp): the bf16 and f16
+    /// m16n8k16 atoms have the same layouts.
+    pub fn named(name: &str) -> Option<MmaAtom> {
+        let ab = match name {
+            "SM80_16x8x16_F32BF16BF16F32_TN" => Elem::Bf16,
+            "SM80_16x8x16_F32F16F16F32_TN" => Elem::F16,
+            _ => return None,
+        };
+        let name = Self::NAMES.iter().find(|n| **n == name)?;
+        // A: ((4,8),(2,2,2)):((32,1),(16,8,128)); B: ((4,8),(2,2)):((16,1),(8,64));
+        // C: ((4,8),(2,2)):((32,1),(16,8)).
+        let lanes = t(&[i(4), i(8)]);
+        Some(MmaAtom {
+            name,
+            m: 16,
+            n: 8,
+            k: 16,
+            ab,
+            c: Elem::F32,
+            threads: 32,
+            a: tv(
+                t(&[lanes.clone(), t(&[i(2), i(2), i(2)])]),
+                t(&[t(&[i(32), i(1)]), t(&[i(16), i(8), i(128)])]),
+            ),
+            b: tv(
+                t(&[lanes.clone(), t(&[i(2), i(2)])]),
+                t(&[t(&[i(16), i(1)]), t(&[i(8), i(64)])]),
+            ),
+            c_tv: tv(
+                t(&[lanes, t(&[i(2), i(2)])]),
+                t(&[t(&[i(32), i(1)]), t(&[i(16), i(8)])]),
+            ),
+        })
+    }
+
+    /// Values per thread of an operand.
+    pub fn values(&self, op: Operand) -> i64 {
+        let l = self.tv(op);
+        l.size().as_static().unwrap_or(0) / self.threads
+    }
+
+    pub fn tv(&self, op: Operand) -> &Layout {
+        match op {
+            Operand::A => &self.a,
+            Operand::B => &self.b,
+            Operand::C => &self.c_tv,
+        }
+    }
+
+    /// The operand's (rows, columns): (M, K), (N, K) or (M, N).
+    pub fn extent(&self, op: Operand) -> (i64, i64) {
+        match op {
+            Operand::A => (self.m, self.k),
+            Operand::B => (self.n, self.k),
+            Operand::C => (self.m, self.n),
+        }
+    }
+
+    /// `(lane, value) -> (row, column)` of the operand's tile: which
+    /// element a lane holds as its `value`-th.
+    pub fn element(&self, op: Operand, lane: i64, value: i64) -> (i64, i64) {
+        let index = self
+            .tv(op)
+            .at(lane + self.threads * value)
+            .ok()
+            .and_then(|x| x.as_static())
+            .expect("static atom layouts");
+        let rows = self.extent(op).0;
+        (index % rows, index / rows)
+    }
+}
+
+/// An atom repeated over warps (CuTe's `make_tiled_mma(atom, layout)`,
+/// without a permutation): `warps` is the column-major warp grid over
+/// (M, N, K), so the tile is (m*WM, n*WN, k*WK) and the block has
+/// `threads * WM * WN * WK` threads, warp `w` at coordinate `w` of the grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TiledMma {
+    pub atom: MmaAtom,
+    pub warps: [i64; 3],
+}
+
+impl TiledMma {
+    pub fn new(atom: MmaAtom, warps: [i64; 3]) -> Result<TiledMma> {
+        if warps.iter().any(|w| *w < 1) || warps.iter().product::<i64>() > 32 {
+            return Err(AlgebraError::Invalid {
+                op: "make_tiled_mma",
+                why: format!(
+                    "the warp grid ({}, {}, {}) needs 1 to 32 warps, each extent at least 1",
+                    warps[0], warps[1], warps[2]
+                ),
+            });
+        }
+        Ok(TiledMma { atom, warps })
+    }
+
+    pub fn threads(&self) -> i64 {
+        self.atom.threads * self.warps.iter().product::<i64>()
+    }
+
+    /// The tile (M, N, K) one step of the tiled MMA covers.
+    pub fn tile(&self) -> [i64; 3] {
+        [
+            self.atom.m * self.warps[0],
+            self.atom.n * self.warps[1],
+            self.atom.k * self.warps[2],
+        ]
+    }
+
+    /// The operand's tile (rows, columns).
+    pub fn extent(&self, op: Operand) -> (i64, i64) {
+        let [m, n, k] = self.tile();
+        match op {
+            Operand::A => (m, k),
+            Operand::B => (n, k),
+            Operand::C => (m, n),
+        }
+    }
+
+    /// `(thread, value) -> row + rows*column` over the operand's tile:
+    /// the atom's layout placed in the bigger tile (composition with its
+    /// embedding), the lanes' mode followed by the warp grid, whose
+    /// strides step by whole atoms (0 along the dimension the operand lacks).
+    pub fn tv(&self, op: Operand) -> Layout {
+        let (ar, ac) = self.atom.extent(op);
+        let (rows, _) = self.extent(op);
+        let embed = tv(t(&[i(ar), i(ac)]), t(&[i(1), i(rows)]));
+        let placed = composition(&embed, self.atom.tv(op), &mut Conditions::new())
+            .expect("an atom's tile embeds in the tiled tile");
+        let (lanes, values) = (
+            placed.mode(0).expect("thread mode"),
+            placed.mode(1).expect("value mode"),
+        );
+        let [wm, wn, wk] = self.warps;
+        let (sm, sn, sk) = match op {
+            Operand::A => (ar, 0, ac * rows),
+            Operand::B => (0, ar, ac * rows),
+            Operand::C => (ar, ac * rows, 0),
+        };
+        let warps = tv(t(&[i(wm), i(wn), i(wk)]), t(&[i(sm), i(sn), i(sk)]));
+        let thread = tv(
+            t(&[lanes.shape().clone(), warps.shape().clone()]),
+            t(&[lanes.stride().clone(), warps.stride().clone()]),
+        );
+        tv(
+            t(&[thread.shape().clone(), values.shape().clone()]),
+            t(&[thread.stride().clone(), values.stride().clone()]),
+        )
+    }
+}
+
+impl std::fmt::Display for TiledMma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [wm, wn, wk] = self.warps;
+        let [m, n, k] = self.tile();
+        write!(
+            f,
+            "make_tiled_mma({}, ({wm},{wn},{wk})): tile ({m},{n},{k}), {} threads",
+            self.atom.name,
+            self.threads()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element of each operand's tile is held by exactly one
+    /// (lane, value) of the atom, and the C layout agrees with the PTX ISA's
+    /// figure for m16n8k16: lane l holds rows l/4 and l/4 + 8, columns
+    /// 2*(l%4) and 2*(l%4) + 1.
+    #[test]
+    fn atoms_cover_their_tiles_once() {
+        for name in MmaAtom::NAMES {
+            let a = MmaAtom::named(name).unwrap();
+            for op in [Operand::A, Operand::B, Operand::C] {
+                let (r, c) = a.extent(op);
+                let mut seen = vec![0; (r * c) as usize];
+                for lane in 0..32 {
+                    for v in 0..a.values(op) {
+                        let (x, y) = a.element(op, lane, v);
+                        seen[(x + r * y) as usize] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|s| *s == 1), "{name} {op:?}");
+            }
+            for lane in 0..32 {
+                assert_eq!(a.element(Operand::C, lane, 0), (lane / 4, 2 * (lane % 4)));
+                assert_eq!(a.element(Operand::C, lane, 3), (lane / 4 + 8, 2 * (lane % 4) + 1));
+                // A: a0 holds (row l/4, k 2*(l%4)), a3 (row l/4 + 8, k 2*(l%4) + 9).
+                assert_eq!(a.element(Operand::A, lane, 0), (lane / 4, 2 * (lane % 4)));
+                assert_eq!(a.element(Operand::A, lane, 7), (lane / 4 + 8, 2 * (lane % 4) + 9));
+                // B: b0 holds (n l/4, k 2*(l%4)), b1's second half (n l/4, k 2*(l%4) + 9).
+                assert_eq!(a.element(Operand::B, lane, 0), (lane / 4, 2 * (lane % 4)));
+                assert_eq!(a.element(Operand::B, lane, 3), (lane / 4, 2 * (lane % 4) + 9));
+            }
+        }
+    }
+
+    #[test]
+    fn tiled_layouts_cover_their_tiles_once() {
+        let atom = MmaAtom::named("SM80_16x8x16_F32BF16BF16F32_TN").unwrap();
+        let tiled = TiledMma::new(atom, [2, 2, 1]).unwrap();
+        assert_eq!(tiled.tile(), [32, 16, 16]);
+        assert_eq!(
+            tiled.tv(Operand::C).to_string(),
+            "(((4,8),(2,2,1)),(2,2)):(((64,1),(16,256,0)),(32,8))"
+        );
+        for op in [Operand::A, Operand::B, Operand::C] {
+            let l = tiled.tv(op);
+            let (r, c) = tiled.extent(op);
+            let mut seen = vec![0; (r * c) as usize];
+            for x in 0..l.size().as_static().unwrap() {
+                seen[l.at(x).unwrap().as_static().unwrap() as usize] += 1;
+            }
+            // A is shared by the two warps along N, B by the two along M.
+            let copies = match op {
+                Operand::A | Operand::B => 2,
+                Operand::C => 1,
+            };
+            assert!(seen.iter().all(|s| *s == copies), "{op:?}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The executor's warp-wide instructions: `mma.sync` (and the arithmetic
+//! of the tensor cores).
+//!
+//! A warp instruction runs once per warp, with every lane's registers: the
+//! MMA atom's thread-value layouts say which element of A, B and C each
+//! lane's value is, so the product is computed on whole matrices and each
+//! lane's part written back, as the hardware does.
+
+use super::{Block, Result};
+use crate::ir::Fragment;
+use crate::span::Span;
+use tilec_layout::{MmaAtom, Operand};
+
+impl Block<'_> {
+    /// `c += a * b^T` for every warp of the block.
+    pub(super) fn mma_sync(
+        &mut self,
+        atom: &MmaAtom,
+        [a, b, c]: [&Fragment; 3],
+        span: Span,
+    ) -> Result<()> {
+        let lanes = atom.threads as usize;
+        let (m, n, k) = (atom.m as usize, atom.n as usize, atom.k as usize);
+        for warp in 0..self.threads / lanes {
+            let mut ma = vec![0.0; m * k];
+            let mut mb = vec![0.0; n * k];
+            let mut mc = vec![0.0; m * n];
+            for lane in 0..lanes {
+                let t = warp * lanes + lane;
+                for (f, op, rows, into) in [
+                    (a, Operand::A, m, &mut ma),
+                    (b, Operand::B, n, &mut mb),
+                    (c, Operand::C, m, &mut mc),
+                ] {
+                    for (v, &i) in f.index.iter().enumerate() {
+                        let (r, col) = atom.element(op, lane as i64, v as i64);
+                        into[r as usize + rows * col as usize] = self.register(t, f.array, i, span)?;
+                    }
+                }
+            }
+            for lane in 0..lanes {
+                let t = warp * lanes + lane;
+                for (v, &i) in c.index.iter().enumerate() {
+                    let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
+                    let (r, col) = (r as usize, col as usize);
+                    let products: Vec<f64> =
+                        (0..k).map(|kk| ma[r + m * kk] * mb[col + n * kk]).collect();
+                    let d = tensor_core_sum(mc[r + m * col] as f32, &products);
+                    self.registers[t][c.array].values[i as usize] = d as f64;
+                    self.registers[t][c.array].written[i as usize] = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Register `i` of array `r` of thread `t`, which something wrote.
+    fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
+        let b = &self.registers[t][r];
+        match b.written.get(i as usize) {
+            Some(true) => Ok(b.values[i as usize]),
+            Some(false) => Err(self.err(
+                t,
+                span,
+                format!("reads register r{r}[{i}], which nothing wrote"),
+            )),
+            None => Err(self.err(t, span, format!("reads register r{r}[{i}], outside the array"))),
+        }
+    }
+}
+
+/// One output of a tensor-core instruction: the accumulator `c` plus the
+/// exact products of one k-step, as the H200 sums them (a model measured
+/// for wgmma, docs/tensor-cores.md): every term is aligned to the largest
+/// exponent among them and truncated toward zero to 25 bits below it, the
+/// truncated terms are added exactly, and the sum is truncated to f32.
+pub fn tensor_core_sum(c: f32, products: &[f64]) -> f32 {
+    let exponent = |x: f64| if x == 0.0 { i32::MIN } else { x.abs().log2().floor() as i32 };
+    let emax = products
+        .iter()
+        .map(|p| exponent(*p))
+        .chain(std::iter::once(exponent(c as f64)))
+        .max()
+        .unwrap_or(i32::MIN);
+    if emax == i32::MIN {
+        return c + 0.0;
+    }
+    let quantum = 2f64.powi(emax - 25);
+    let sum: f64 = products
+        .iter()
+        .chain(std::iter::once(&(c as f64)))
+        .map(|x| (x / quantum).trunc() * quantum)
+        .sum();
+    toward_zero(sum)
+}
+
+/// `x` rounded toward zero to f32.
+fn toward_zero(x: f64) -> f32 {
+    let r = x as f32;
+    if (r as f64).abs() > x.abs() {
+        // One step toward zero: the next f32 of smaller magnitude.
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_sums_stay_exact() {
+        assert_eq!(tensor_core_sum(1.0, &[2.0, 0.5, -0.25]), 3.25);
+        assert_eq!(tensor_core_sum(0.0, &[0.0; 16]), 0.0);
+    }
+
+    #[test]
+    fn small_terms_below_the_window_are_dropped() {
+        // 2^-30 lies more than 25 bits below 1: it is truncated away.
+        assert_eq!(tensor_core_sum(1.0, &[2f64.powi(-30)]), 1.0);
+        // The sum is truncated, not rounded, to f32.
+        let just_below_two = 2.0 - 2f64.powi(-24);
+        assert_eq!(tensor_core_sum(0.0, &[just_below_two]), 2.0 - 2f32.powi(-23));
+    }
+}
