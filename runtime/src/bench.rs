@@ -9,6 +9,7 @@ use crate::plan::{Dims, LaunchPlan, plan};
 use crate::reference::{Arg, expected, work};
 use crate::{RuntimeError, check_args, random_args, tolerance};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
+use half::{bf16, f16};
 use tilec_layout::Layout;
 
 /// H200's L2 is 50 MB: input sets are rotated until they cover twice that.
@@ -97,13 +98,41 @@ impl BenchResult {
     }
 }
 
+/// A cuBLAS GEMM in the operands' element type: SGEMM for f32,
+/// `cublasGemmEx` with f32 accumulation for bf16 and f16.
+#[derive(Clone, Copy)]
+enum BlasGemm {
+    F32(GemmConfig<f32>),
+    Bf16(GemmConfig<bf16>),
+    F16(GemmConfig<f16>),
+}
+
+impl BlasGemm {
+    fn run(&self, blas: &CudaBlas, d: &mut DeviceArgs, [a, b, c]: [usize; 3]) -> Result<(), RuntimeError> {
+        let missing = || RuntimeError::Manifest("gemm operands".into());
+        // Safety: the shapes and leading dimensions come from the checked plan.
+        let r = match self {
+            BlasGemm::F32(cfg) => {
+                let (x, y, z) = d.gemm_operands::<f32>(a, b, c).ok_or_else(missing)?;
+                unsafe { blas.gemm(*cfg, x, y, z) }
+            }
+            BlasGemm::Bf16(cfg) => {
+                let (x, y, z) = d.gemm_operands::<bf16>(a, b, c).ok_or_else(missing)?;
+                unsafe { blas.gemm(*cfg, x, y, z) }
+            }
+            BlasGemm::F16(cfg) => {
+                let (x, y, z) = d.gemm_operands::<f16>(a, b, c).ok_or_else(missing)?;
+                unsafe { blas.gemm(*cfg, x, y, z) }
+            }
+        };
+        r.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
+    }
+}
+
 /// cuBLAS's view of `C(M,N) = alpha * A(M,K) * B(N,K)^T + beta * C`: each
-/// operand column-major, possibly transposed, from the layouts.
-fn cublas_config(
-    m: &Manifest,
-    p: &LaunchPlan,
-    args: &[Arg],
-) -> Option<(GemmConfig<f32>, [usize; 3])> {
+/// operand column-major, possibly transposed, from the layouts; A, B and C
+/// of one element type.
+fn cublas_config(m: &Manifest, p: &LaunchPlan, args: &[Arg]) -> Option<(BlasGemm, [usize; 3])> {
     let r = m
         .reference
         .as_ref()
@@ -111,11 +140,7 @@ fn cublas_config(
     let ops = &r.operands;
     let env = |n: &str| m.extents.iter().position(|e| e == n).map(|i| p.extents[i]);
     let strides = |i: usize| -> Option<(i64, i64, i64, i64)> {
-        let ParamKind::Tensor {
-            layout,
-            elem: Elem::F32,
-        } = &m.params[ops[i]].kind
-        else {
+        let ParamKind::Tensor { layout, .. } = &m.params[ops[i]].kind else {
             return None;
         };
         let leaf = |l: &Layout, k: usize| -> Option<(i64, i64)> {
@@ -150,25 +175,58 @@ fn cublas_config(
         return None;
     };
     let scalar = |i: usize| match args[ops[i]] {
-        Arg::Scalar(v) => Some(v as f32),
+        Arg::Scalar(v) => Some(v),
         Arg::Tensor(_) => None,
     };
     let c = |v: i64| i32::try_from(v).ok();
-    Some((
+    let (alpha, beta) = (scalar(3)?, scalar(4)?);
+    let f32_config = GemmConfig {
+        transa,
+        transb,
+        m: c(am)?,
+        n: c(bn)?,
+        k: c(ak)?,
+        alpha: alpha as f32,
+        lda: c(lda)?,
+        ldb: c(ldb)?,
+        beta: beta as f32,
+        ldc: c(cd1)?,
+    };
+    fn retyped<T>(g: GemmConfig<f32>, alpha: T, beta: T) -> GemmConfig<T> {
         GemmConfig {
-            transa,
-            transb,
-            m: c(am)?,
-            n: c(bn)?,
-            k: c(ak)?,
-            alpha: scalar(3)?,
-            lda: c(lda)?,
-            ldb: c(ldb)?,
-            beta: scalar(4)?,
-            ldc: c(cd1)?,
-        },
-        [ops[0], ops[1], ops[2]],
-    ))
+            transa: g.transa,
+            transb: g.transb,
+            m: g.m,
+            n: g.n,
+            k: g.k,
+            alpha,
+            lda: g.lda,
+            ldb: g.ldb,
+            beta,
+            ldc: g.ldc,
+        }
+    }
+    let elems: Vec<Elem> = (0..3)
+        .filter_map(|i| match &m.params[ops[i]].kind {
+            ParamKind::Tensor { elem, .. } => Some(*elem),
+            ParamKind::Scalar { .. } => None,
+        })
+        .collect();
+    let blas = match elems[..] {
+        [Elem::F32, Elem::F32, Elem::F32] => BlasGemm::F32(f32_config),
+        [Elem::Bf16, Elem::Bf16, Elem::Bf16] => BlasGemm::Bf16(retyped(
+            f32_config,
+            bf16::from_f64(alpha),
+            bf16::from_f64(beta),
+        )),
+        [Elem::F16, Elem::F16, Elem::F16] => BlasGemm::F16(retyped(
+            f32_config,
+            f16::from_f64(alpha),
+            f16::from_f64(beta),
+        )),
+        _ => return None,
+    };
+    Some((blas, [ops[0], ops[1], ops[2]]))
 }
 
 /// Checks, then times the kernel and cuBLAS, interleaved, `iters` runs each.
@@ -218,15 +276,11 @@ pub fn bench(
         Some((Err(e), _)) => return Err(RuntimeError::Cuda(format!("cuBLAS: {e:?}"))),
         None => None,
     };
-    let gemm = |blas: &(CudaBlas, (GemmConfig<f32>, [usize; 3])),
+    let gemm = |blas: &(CudaBlas, (BlasGemm, [usize; 3])),
                 d: &mut DeviceArgs|
      -> Result<(), RuntimeError> {
-        let (b, (cfg, [ia, ib, ic])) = blas;
-        let (a, bb, c) = d
-            .gemm_operands(*ia, *ib, *ic)
-            .ok_or_else(|| RuntimeError::Manifest("gemm operands".into()))?;
-        // Safety: the shapes and leading dimensions come from the checked plan.
-        unsafe { b.gemm(*cfg, a, bb, c) }.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
+        let (b, (cfg, ops)) = blas;
+        cfg.run(b, d, *ops)
     };
     for i in 0..3 {
         gpu.launch(&f, &p, &dev[i % sets])?;

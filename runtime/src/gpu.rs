@@ -28,16 +28,17 @@ impl From<cudarc::driver::DriverError> for RuntimeError {
 pub struct DeviceArgs(Vec<DeviceArg>);
 
 impl DeviceArgs {
-    /// Three distinct f32 tensor arguments: two to read, one to write.
-    pub fn gemm_operands(
+    /// Three distinct tensor arguments of element type `T`: two to read,
+    /// one to write.
+    pub fn gemm_operands<T: DeviceElem>(
         &mut self,
         a: usize,
         b: usize,
         c: usize,
-    ) -> Option<(&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>)> {
+    ) -> Option<(&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>)> {
         let (mut ra, mut rb, mut rc) = (None, None, None);
         for (i, x) in self.0.iter_mut().enumerate() {
-            if let DeviceArg::F32(s) = x {
+            if let Some(s) = T::slice(x) {
                 match i {
                     _ if i == c => rc = Some(s),
                     _ if i == a => ra = Some(&*s),
@@ -47,6 +48,38 @@ impl DeviceArgs {
             }
         }
         Some((ra?, rb?, rc?))
+    }
+}
+
+/// The element types a device tensor can have.
+pub trait DeviceElem: Sized {
+    fn slice(arg: &mut DeviceArg) -> Option<&mut CudaSlice<Self>>;
+}
+
+impl DeviceElem for f32 {
+    fn slice(arg: &mut DeviceArg) -> Option<&mut CudaSlice<f32>> {
+        match arg {
+            DeviceArg::F32(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl DeviceElem for f16 {
+    fn slice(arg: &mut DeviceArg) -> Option<&mut CudaSlice<f16>> {
+        match arg {
+            DeviceArg::F16(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl DeviceElem for bf16 {
+    fn slice(arg: &mut DeviceArg) -> Option<&mut CudaSlice<bf16>> {
+        match arg {
+            DeviceArg::Bf16(s) => Some(s),
+            _ => None,
+        }
     }
 }
 
@@ -61,7 +94,7 @@ pub struct Loaded {
 }
 
 /// A device copy of one argument.
-enum DeviceArg {
+pub enum DeviceArg {
     F32(CudaSlice<f32>),
     F16(CudaSlice<f16>),
     Bf16(CudaSlice<bf16>),

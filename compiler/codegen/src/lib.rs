@@ -21,7 +21,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
 };
-use tilec::ir::{CopyAtom, Inst, InstKind, KernelIr, for_each_atom};
+use tilec::ir::{CopyAtom, InstKind, KernelIr, for_each_atom};
 
 /// Static shared memory a block may declare; beyond it, it must be dynamic.
 pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;
@@ -52,6 +52,8 @@ pub enum CodegenError {
         feature: &'static str,
         needs: u32,
         arch: String,
+        /// The statement that needs it.
+        span: tilec::span::Span,
     },
 }
 
@@ -65,28 +67,21 @@ fn arch_number(arch: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Whether any instruction of `insts` is a `--checked` assert.
-fn uses_asserts(insts: &[Inst]) -> bool {
-    let mut any = false;
-    tilec::ir::for_each_atom(insts, &mut |i| {
-        any |= matches!(i.kind, InstKind::Assert { .. });
-    });
-    any
-}
-
-/// Whether any instruction of `insts` is a cp.async.
-fn uses_cp_async(insts: &[Inst]) -> bool {
-    let mut any = false;
-    for_each_atom(insts, &mut |i| {
-        any |= matches!(
-            i.kind,
-            InstKind::Copy {
-                atom: CopyAtom::Async(..),
-                ..
-            }
-        );
-    });
-    any
+/// The instructions that need a newer GPU than some: what each is called
+/// in messages and the compute capability it needs.
+fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
+    match kind {
+        InstKind::Copy {
+            atom: CopyAtom::Async(..),
+            ..
+        } => Some(("copy_async (cp.async)", 80)),
+        InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
+        InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
+        // A failing check waits for another thread of its warp to print,
+        // which needs independent thread scheduling (Volta, sm_70).
+        InstKind::Assert { .. } => Some(("--checked", 70)),
+        _ => None,
+    }
 }
 
 impl From<inkwell::builder::BuilderError> for CodegenError {
@@ -113,23 +108,23 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));
     };
-    if uses_cp_async(&ir.body) && number < 80 {
-        return Err(CodegenError::Feature {
-            kernel: ir.name.clone(),
-            feature: "copy_async (cp.async)",
-            needs: 80,
-            arch: arch.to_string(),
-        });
-    }
-    // A failing check waits for another thread of its warp to print,
-    // which needs independent thread scheduling (Volta, sm_70).
-    if uses_asserts(&ir.body) && number < 70 {
-        return Err(CodegenError::Feature {
-            kernel: ir.name.clone(),
-            feature: "--checked",
-            needs: 70,
-            arch: arch.to_string(),
-        });
+    let mut missing = None;
+    for_each_atom(&ir.body, &mut |i| {
+        if let Some((feature, needs)) = needs(&i.kind)
+            && number < needs
+            && missing.is_none()
+        {
+            missing = Some(CodegenError::Feature {
+                kernel: ir.name.clone(),
+                feature,
+                needs,
+                arch: arch.to_string(),
+                span: i.span,
+            });
+        }
+    });
+    if let Some(e) = missing {
+        return Err(e);
     }
     Target::initialize_nvptx(&InitializationConfig::default());
     compile_one(ir, arch, output)

@@ -116,14 +116,20 @@ impl Int {
 
     /// The value with `name` replaced by `v`, folded as the operations fold.
     pub fn substitute(&self, name: &str, v: i64) -> Int {
+        self.replace(name, &Int::Static(v))
+    }
+
+    /// The value with `name` replaced by the value `v`, folded as the
+    /// operations fold.
+    pub fn replace(&self, name: &str, v: &Int) -> Int {
         let Int::Dynamic(sym) = self else {
             return self.clone();
         };
         match &**sym {
-            Sym::Var(n) if n == name => Int::Static(v),
+            Sym::Var(n) if n == name => v.clone(),
             Sym::Var(_) => self.clone(),
             Sym::Bin(op, a, b) => {
-                let (a, b) = (a.substitute(name, v), b.substitute(name, v));
+                let (a, b) = (a.replace(name, v), b.replace(name, v));
                 match op {
                     Op::Add => a.add(&b),
                     Op::Sub => a.sub(&b),

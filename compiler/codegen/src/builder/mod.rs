@@ -350,6 +350,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.store_acc(c, *elem, r)?;
                 }
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, a, b, c)?,
+                InstKind::LdMatrix {
+                    elem,
+                    count,
+                    trans,
+                    src,
+                    dst,
+                } => self.ldmatrix(*elem, *count, *trans, src, dst)?,
                 InstKind::Copy {
                     atom: CopyAtom::Convert(from, to),
                     src,
@@ -484,10 +491,10 @@ fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
 fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for_each_atom(insts, &mut |i| {
-        if let InstKind::MmaSync { c, .. } = &i.kind {
-            for &k in &c.index {
-                if !out.contains(&(c.array, k as usize)) {
-                    out.push((c.array, k as usize));
+        if let InstKind::MmaSync { c: f, .. } | InstKind::LdMatrix { dst: f, .. } = &i.kind {
+            for &k in &f.index {
+                if !out.contains(&(f.array, k as usize)) {
+                    out.push((f.array, k as usize));
                 }
             }
         }

@@ -1,12 +1,12 @@
-//! Tensor-core instructions: `mma.sync` through LLVM 19's NVVM intrinsics,
-//! on register fragments that stay SSA values.
+//! Tensor-core instructions: `mma.sync` and `ldmatrix` through LLVM 19's
+//! NVVM intrinsics, on register fragments that stay SSA values.
 
 use super::{KernelBuilder, elem_type};
 use crate::{CodegenError, Result};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use tilec::check::program::Elem;
-use tilec::ir::Fragment;
+use tilec::ir::{Addr, Fragment};
 use tilec_layout::MmaAtom;
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
@@ -44,6 +44,43 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         for (v, &i) in c.index.iter().enumerate() {
             let x = self.b.build_extract_value(d, v as u32, "")?;
             self.registers[c.array][i as usize] = Some(x);
+        }
+        Ok(())
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].b16`: each 32-bit
+    /// result is two 16-bit values, for registers `2q` and `2q + 1`.
+    pub(super) fn ldmatrix(
+        &mut self,
+        elem: Elem,
+        count: u32,
+        trans: bool,
+        src: &Addr,
+        dst: &Fragment,
+    ) -> Result<()> {
+        let name = format!(
+            "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{}.b16",
+            if trans { ".trans" } else { "" }
+        );
+        let ptr = self.addr_ptr(src, elem)?;
+        let f = self.intrinsic(&name, &[ptr.get_type().into()])?;
+        let words: Vec<BasicValueEnum> = match self.b.build_call(f, &[ptr.into()], "")?.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(BasicValueEnum::StructValue(s)) => (0..count)
+                .map(|q| self.b.build_extract_value(s, q, ""))
+                .collect::<std::result::Result<_, _>>()?,
+            inkwell::values::ValueKind::Basic(v) => vec![v],
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm(format!("{name} returned nothing")));
+            }
+        };
+        let pair = elem_type(self.ctx, elem).into_float_type().vec_type(2);
+        let i32t = self.ctx.i32_type();
+        for (q, w) in words.into_iter().enumerate() {
+            let v = self.b.build_bit_cast(w, pair, "")?.into_vector_value();
+            for h in 0..2 {
+                let x = self.b.build_extract_element(v, i32t.const_int(h, false), "")?;
+                self.registers[dst.array][dst.index[2 * q + h as usize] as usize] = Some(x);
+            }
         }
         Ok(())
     }

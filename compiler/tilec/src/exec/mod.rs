@@ -371,6 +371,13 @@ impl<'a> Block<'a> {
                     }
                 }
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
+                InstKind::LdMatrix {
+                    count,
+                    trans,
+                    src,
+                    dst,
+                    ..
+                } => self.ldmatrix(*count, *trans, src, dst, inst.span)?,
                 kind => {
                     for t in 0..self.threads {
                         self.atom(kind, t, inst.span)?;
@@ -482,7 +489,10 @@ impl<'a> Block<'a> {
                 format!("fails its --checked bound check: {message}"),
             )),
             InstKind::Assert { .. } => Ok(()),
-            InstKind::Barrier | InstKind::Loop { .. } | InstKind::MmaSync { .. } => Ok(()),
+            InstKind::Barrier
+            | InstKind::Loop { .. }
+            | InstKind::MmaSync { .. }
+            | InstKind::LdMatrix { .. } => Ok(()),
         }
     }
 
@@ -559,18 +569,7 @@ impl<'a> Block<'a> {
                 }
                 Ok(self.globals[p].as_ref().map_or(0.0, |g| g.data[i]))
             }
-            Space::Shared(s) => {
-                let i = self.shared_slot(s, i, t, span, "reads")?;
-                if !self.shared[s].written[i] {
-                    return Err(self.err(
-                        t,
-                        span,
-                        format!("reads s{s}[{i}] of shared memory, which nothing wrote"),
-                    ));
-                }
-                self.touch(s, i, t as u32, false, span)?;
-                Ok(self.shared[s].values[i])
-            }
+            Space::Shared(s) => self.read_shared(s, i, t, span),
             Space::Registers(r) => {
                 let len = self.registers[t][r].values.len();
                 let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
@@ -584,6 +583,20 @@ impl<'a> Block<'a> {
                 Ok(self.registers[t][r].values[i])
             }
         }
+    }
+
+    /// Thread `t` reads element `i` of shared buffer `s`.
+    fn read_shared(&mut self, s: usize, i: i64, t: usize, span: Span) -> Result<f64> {
+        let i = self.shared_slot(s, i, t, span, "reads")?;
+        if !self.shared[s].written[i] {
+            return Err(self.err(
+                t,
+                span,
+                format!("reads s{s}[{i}] of shared memory, which nothing wrote"),
+            ));
+        }
+        self.touch(s, i, t as u32, false, span)?;
+        Ok(self.shared[s].values[i])
     }
 
     fn write_at(&mut self, a: &Addr, delta: i64, t: usize, v: f64, span: Span) -> Result<()> {

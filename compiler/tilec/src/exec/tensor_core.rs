@@ -1,5 +1,5 @@
-//! The executor's warp-wide instructions: `mma.sync` (and the arithmetic
-//! of the tensor cores).
+//! The executor's warp-wide instructions: `ldmatrix`, `mma.sync` and the
+//! arithmetic of the tensor cores.
 //!
 //! A warp instruction runs once per warp, with every lane's registers: the
 //! MMA atom's thread-value layouts say which element of A, B and C each
@@ -7,7 +7,7 @@
 //! lane's part written back, as the hardware does.
 
 use super::{Block, Result};
-use crate::ir::Fragment;
+use crate::ir::{Addr, Fragment, Space};
 use crate::span::Span;
 use tilec_layout::{MmaAtom, Operand};
 
@@ -48,6 +48,54 @@ impl Block<'_> {
                     let d = tensor_core_sum(mc[r + m * col] as f32, &products);
                     self.registers[t][c.array].values[i as usize] = d as f64;
                     self.registers[t][c.array].written[i as usize] = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ldmatrix for every warp, as the hardware does it: each lane's row
+    /// address is read from the lane that gives it, and each lane gets its
+    /// two values of every matrix from those rows.
+    pub(super) fn ldmatrix(
+        &mut self,
+        count: u32,
+        trans: bool,
+        src: &Addr,
+        dst: &Fragment,
+        span: Span,
+    ) -> Result<()> {
+        let Space::Shared(s) = src.space else {
+            return Err(self.err(0, span, "runs ldmatrix on memory outside shared memory".into()));
+        };
+        for warp in 0..self.threads / 32 {
+            for q in 0..count as usize {
+                let mut rows = [0i64; 8];
+                for (r, row) in rows.iter_mut().enumerate() {
+                    let t = warp * 32 + 8 * q + r;
+                    *row = self.ints[t][src.index];
+                    if row.rem_euclid(8) != 0 {
+                        return Err(self.err(
+                            t,
+                            span,
+                            format!("gives ldmatrix the row s{s}[{row}], which is not 16-byte aligned"),
+                        ));
+                    }
+                }
+                for lane in 0..32 {
+                    let t = warp * 32 + lane;
+                    let (l4, l2) = ((lane / 4) as i64, (lane % 4) as i64);
+                    let at = if trans {
+                        [rows[2 * l2 as usize] + l4, rows[2 * l2 as usize + 1] + l4]
+                    } else {
+                        [rows[l4 as usize] + 2 * l2, rows[l4 as usize] + 2 * l2 + 1]
+                    };
+                    for (h, i) in at.into_iter().enumerate() {
+                        let v = self.read_shared(s, i, t, span)?;
+                        let slot = dst.index[2 * q + h] as usize;
+                        self.registers[t][dst.array].values[slot] = v;
+                        self.registers[t][dst.array].written[slot] = true;
+                    }
                 }
             }
         }

@@ -150,7 +150,7 @@ impl Inst {
     pub fn written(&self) -> Option<(&Addr, i64)> {
         match &self.kind {
             InstKind::Copy { atom, dst, .. } => Some((dst, atom.width())),
-            InstKind::MmaSync { .. } => None,
+            InstKind::MmaSync { .. } | InstKind::LdMatrix { .. } => None,
             InstKind::Fill { dst, .. } => Some((dst, 1)),
             InstKind::Mma { c, .. } => Some((c, 1)),
             InstKind::Axpby { y, .. } => Some((y, 1)),
@@ -192,6 +192,19 @@ pub enum InstKind {
         a: Fragment,
         b: Fragment,
         c: Fragment,
+    },
+    /// A warp's `ldmatrix.sync.aligned.m8n8.x{count}[.trans].b16`: lane
+    /// `8q + r` gives, in `src`, the shared address of row `r` of 8x8
+    /// matrix `q` (16 consecutive bytes); each lane receives two 16-bit
+    /// values of each matrix into `dst` (`2q`, `2q + 1`): row `l/4`,
+    /// columns `2(l%4)` and `+1`, or with `trans` rows `2(l%4)` and `+1`
+    /// of column `l/4`.
+    LdMatrix {
+        elem: Elem,
+        count: u32,
+        trans: bool,
+        src: Addr,
+        dst: Fragment,
     },
     /// `y = alpha * x + beta * y`, in f32 for floats, rounded to `elem`
     /// (y's type); `x_elem` is x's.
@@ -449,6 +462,19 @@ impl KernelIr {
                         self.addr(b)
                     )
                 }
+                InstKind::LdMatrix {
+                    elem,
+                    count,
+                    trans,
+                    src,
+                    dst,
+                } => writeln!(
+                    out,
+                    "{pad}ldmatrix.x{count}{}.{elem} {} -> {}",
+                    if *trans { ".trans" } else { "" },
+                    self.addr(src),
+                    fragment(dst)
+                ),
                 InstKind::MmaSync { atom, a, b, c } => writeln!(
                     out,
                     "{pad}mma.sync {} {} += {} * {}",

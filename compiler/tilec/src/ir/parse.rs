@@ -450,6 +450,29 @@ impl Parser<'_> {
                     body: Vec::new(),
                 }
             }
+            _ if op.starts_with("ldmatrix.x") => {
+                // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
+                let mut parts = op["ldmatrix.x".len()..].split('.');
+                let count = parts.next().and_then(|c| c.parse().ok());
+                let (trans, elem_name) = match (parts.next(), parts.next()) {
+                    (Some("trans"), Some(e)) => (true, e),
+                    (Some(e), None) => (false, e),
+                    _ => return self.fail(format!("unknown instruction `{op}`")),
+                };
+                let (src, dst) = rest
+                    .split_once("->")
+                    .ok_or(format!("line {}: expected `->`", self.line_no()))?;
+                InstKind::LdMatrix {
+                    elem: elem(elem_name)
+                        .ok_or(format!("line {}: unknown element type", self.line_no()))?,
+                    count: count
+                        .filter(|c| matches!(c, 1 | 2 | 4))
+                        .ok_or(format!("line {}: ldmatrix takes x1, x2 or x4", self.line_no()))?,
+                    trans,
+                    src: self.addr(src)?,
+                    dst: self.fragment(dst)?,
+                }
+            }
             "mma.sync" => {
                 // `mma.sync ATOM rC[..] += rA[..] * rB[..]`
                 let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));

@@ -80,6 +80,19 @@ fn insts(
                     return Err(format!("{} on registers of {elems:?}", atom.name));
                 }
             }
+            InstKind::LdMatrix {
+                elem,
+                count,
+                src,
+                dst,
+                ..
+            } => {
+                addr(ir, src, open)?;
+                fragment(ir, dst, 2 * *count as i64)?;
+                if !matches!(src.space, Space::Shared(_)) || src.guard.is_some() || elem.bytes() != 2 {
+                    return Err("ldmatrix reads 16-bit elements of shared memory, unguarded".into());
+                }
+            }
             InstKind::Axpby { x, y, .. } => {
                 addr(ir, x, open)?;
                 addr(ir, y, open)?;

@@ -7,13 +7,14 @@
 //! and [`Lowered::loops`]). The IR's verifier ([`crate::ir::verify`]) runs after lowering.
 
 mod checked;
+mod tensor_core;
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Elem, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
-    Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
-    Param, ScalarRef, Space,
+    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
+    ScalarRef, Space,
 };
 use std::collections::HashMap;
 use tilec_layout::int::{Op as IntOp, Sym};
@@ -310,6 +311,10 @@ impl Lowerer<'_> {
             } => {
                 let n = static_size(src)?;
                 self.spend(n)?;
+                if !asynchronous && let Some(insts) = self.ldmatrix(src, dst, n, s.span)? {
+                    out.extend(insts);
+                    return Ok(());
+                }
                 let elem = dst.elem;
                 let width = if src.elem == elem {
                     self.vector_width(src, dst, n, elem)
@@ -364,25 +369,7 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            Op::Mma { mma, a, b, c } => {
-                let kk = if a.layout.rank() == 3 { mode_size(a, 2)? } else { 1 };
-                let (m, n) = (mode_size(c, 1)?, mode_size(c, 2)?);
-                self.spend(m.saturating_mul(n).saturating_mul(kk))?;
-                // CuTe's order: k outermost, then every (m, n) of the block.
-                for k in 0..kk {
-                    for mi in 0..m {
-                        for ni in 0..n {
-                            let inst = InstKind::MmaSync {
-                                atom: mma.atom.clone(),
-                                a: self.fragment(a, mi, k)?,
-                                b: self.fragment(b, ni, k)?,
-                                c: self.fragment(c, mi, ni)?,
-                            };
-                            out.push(Inst::at(s.span, inst));
-                        }
-                    }
-                }
-            }
+            Op::Mma { mma, a, b, c } => self.mma(mma, [a, b, c], s.span, out)?,
             Op::Axpby { alpha, x, beta, y } => {
                 self.spend(static_size(y)?)?;
                 for i in 0..static_size(y)? {
@@ -583,26 +570,6 @@ impl Lowerer<'_> {
         let swizzled = self.def(IntDef::Swizzle(x, sw));
         let whole = self.int(&whole)?;
         Ok(self.def(IntDef::Bin(IntOp::Add, swizzled, whole)))
-    }
-
-    /// The register elements of fragment `(_, i, j)` of a (values, I, J)
-    /// register tensor (`(_, i)` of a (values, I) one), in value order.
-    fn fragment(&mut self, v: &View, i: i64, j: i64) -> Result<Fragment, Problem> {
-        let Base::Registers(array) = v.base else {
-            return Err(format!("a tensor-core operand in {} memory", v.base.space()).into());
-        };
-        let index = (0..mode_size(v, 0)?)
-            .map(|x| {
-                let mut c = vec![Coord::from(x), Coord::from(i), Coord::from(j)];
-                c.truncate(v.layout.rank());
-                let c = Coord::Tuple(c);
-                let at = self.fix(&v.offset.add(&v.layout.eval(&c).map_err(|e| e.to_string())?));
-                at.as_static().ok_or_else(|| {
-                    format!("a register tensor is indexed by the run-time value {at}; slice registers with constants")
-                })
-            })
-            .collect::<Result<_, String>>()?;
-        Ok(Fragment { array, index })
     }
 
     /// The guard of element `c` of a global view: every coordinate function

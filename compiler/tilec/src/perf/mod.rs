@@ -97,6 +97,8 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
             }
             InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
+            // Each lane gives one 16-byte row.
+            InstKind::LdMatrix { src, .. } => ("ldmatrix", vec![(src, false, 8)]),
             InstKind::MmaSync { .. }
             | InstKind::Barrier
             | InstKind::AsyncFence

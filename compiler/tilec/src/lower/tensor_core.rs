@@ -1,0 +1,294 @@
+//! Lowering for the tensor cores: a tiled MMA's gemm into `mma.sync`
+//! atoms, and shared -> register copies into `ldmatrix` where the layouts
+//! allow it.
+//!
+//! ldmatrix is chosen by layout, as vector copies are: a copy of 16-bit
+//! elements becomes ldmatrix when, for every thread of the block, each
+//! pair of consecutive registers it fills is where ldmatrix (or its
+//! transposing form) would put it, the rows are 16-byte aligned, and the
+//! row addresses follow from the thread index. That is checked by
+//! evaluating the copy's own index for every thread, so the instruction
+//! reads exactly the elements the per-element copy would; anything else
+//! stays a per-element copy.
+
+use super::{Lowerer, Problem, mode_size};
+use crate::check::program::{Base, View};
+use crate::ir::{Addr, Fragment, Inst, InstKind, Space};
+use crate::span::Span;
+use tilec_layout::{Builtin, Coord, Int, Operand, TiledMma};
+
+/// One 32-bit register's worth of a copy: elements `first` and `second` of
+/// the copy (its 1-D indices), landing in consecutive registers.
+#[derive(Clone, Copy)]
+struct Pair {
+    first: i64,
+    second: i64,
+}
+
+impl Lowerer<'_> {
+    /// `gemm(mma, a, b, c)`: one mma.sync per (k, m, n) fragment, k
+    /// outermost (CuTe's order).
+    pub(super) fn mma(
+        &mut self,
+        mma: &TiledMma,
+        [a, b, c]: [&View; 3],
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let kk = if a.layout.rank() == 3 { mode_size(a, 2)? } else { 1 };
+        let (m, n) = (mode_size(c, 1)?, mode_size(c, 2)?);
+        self.spend(m.saturating_mul(n).saturating_mul(kk))?;
+        debug_assert_eq!(mma.atom.values(Operand::C), mode_size(c, 0)?);
+        for k in 0..kk {
+            for mi in 0..m {
+                for ni in 0..n {
+                    let inst = InstKind::MmaSync {
+                        atom: mma.atom.clone(),
+                        a: self.fragment(a, mi, k)?,
+                        b: self.fragment(b, ni, k)?,
+                        c: self.fragment(c, mi, ni)?,
+                    };
+                    out.push(Inst::at(span, inst));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The register elements of fragment `(_, i, j)` of a (values, I, J)
+    /// register tensor (`(_, i)` of a (values, I) one), in value order.
+    fn fragment(&mut self, v: &View, i: i64, j: i64) -> Result<Fragment, Problem> {
+        let Base::Registers(array) = v.base else {
+            return Err(format!("a tensor-core operand in {} memory", v.base.space()).into());
+        };
+        let index = (0..mode_size(v, 0)?)
+            .map(|x| {
+                let mut c = vec![Coord::from(x), Coord::from(i), Coord::from(j)];
+                c.truncate(v.layout.rank());
+                self.register_index(v, &Coord::Tuple(c))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Fragment { array, index })
+    }
+
+    /// The constant index of a register element.
+    fn register_index(&self, v: &View, c: &Coord) -> Result<i64, String> {
+        let at = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));
+        at.as_static().ok_or_else(|| {
+            format!(
+                "a register tensor is indexed by the run-time value {at}; slice registers with constants"
+            )
+        })
+    }
+
+    /// The copy `src -> dst` of `n` elements as ldmatrix instructions, or
+    /// `None` where the layouts do not allow it (see the module's comment).
+    pub(super) fn ldmatrix(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        span: Span,
+    ) -> Result<Option<Vec<Inst>>, Problem> {
+        let (Base::Shared(buffer), Base::Registers(array)) = (src.base, dst.base) else {
+            return Ok(None);
+        };
+        if src.elem != dst.elem || src.elem.bytes() != 2 || self.block_threads % 32 != 0 {
+            return Ok(None);
+        }
+        let swizzle = self.k.shared[buffer].swizzle;
+        // The offset is a part that depends on the thread alone (or on
+        // nothing) and a part that is the same for every thread, whole
+        // rows and whole swizzle repeats (a stage's offset), so that
+        // checking the first part for every thread checks the copy.
+        let thread = Builtin::Thread.name();
+        let (mut by_thread, mut common) = (Int::Static(0), Int::Static(0));
+        for term in self.fix(&src.offset).terms() {
+            let mut names = Vec::new();
+            term.names(&mut names);
+            // Constants go with the thread's part, which is evaluated.
+            match names.iter().all(|x| x == thread) {
+                true => by_thread = by_thread.add(&term),
+                false if names.iter().any(|x| x == thread) => return Ok(None),
+                false => common = common.add(&term),
+            }
+        }
+        let align = swizzle.map_or(8, |sw| sw.repeat().max(8));
+        if common.multiple_of(align, &|_| false).is_none() {
+            return Ok(None);
+        }
+        let mut offset = Vec::with_capacity(n as usize);
+        let mut register = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let (Some(o), Ok(r)) = (
+                src.layout.at(i).ok().and_then(|x| x.as_static()),
+                self.register_index(dst, &Coord::from(i)),
+            ) else {
+                return Ok(None);
+            };
+            offset.push(o);
+            register.push(r);
+        }
+        let Some(pairs) = pairs(&register) else {
+            return Ok(None);
+        };
+        // Where element `e` of thread `t` lies, swizzled, less `common`.
+        let place = |t: i64, e: i64| -> Option<i64> {
+            let x = by_thread.eval(&|name: &str| (name == thread).then_some(t))? + offset[e as usize];
+            Some(swizzle.map_or(x, |sw| sw.apply(x)))
+        };
+        let threads = self.block_threads;
+        let Some(trans) = [false, true]
+            .into_iter()
+            .find(|&trans| pairs.iter().all(|p| fits(&place, threads, *p, trans)))
+        else {
+            return Ok(None);
+        };
+        // Every row a lane gives holds elements of the copy (of other
+        // lanes): the copy's own indices bound them.
+        let len = self.k.shared[buffer].len;
+        for o in &offset {
+            self.within_shared(&by_thread.add(&common).add(&Int::Static(*o)), len)?;
+        }
+        let mut insts = Vec::new();
+        for chunk in chunks(&pairs) {
+            let Some(index) = self.row_address(&by_thread, &common, &offset, chunk, trans) else {
+                return Ok(None);
+            };
+            let index = match swizzle {
+                Some(sw) => self.swizzled(&index, sw)?,
+                None => self.int(&index)?,
+            };
+            let registers = chunk
+                .iter()
+                .flat_map(|p| [register[p.first as usize], register[p.second as usize]])
+                .collect();
+            insts.push(Inst::at(
+                span,
+                InstKind::LdMatrix {
+                    elem: src.elem,
+                    count: chunk.len() as u32,
+                    trans,
+                    src: Addr {
+                        space: Space::Shared(buffer),
+                        index,
+                        guard: None,
+                    },
+                    dst: Fragment {
+                        array,
+                        index: registers,
+                    },
+                },
+            ));
+        }
+        self.spend(insts.len() as i64)?;
+        Ok(Some(insts))
+    }
+
+    /// The unswizzled shared index each lane gives for an ldmatrix of
+    /// `chunk`: lane `8q + r` gives row `r` of matrix `q`, which is where
+    /// a lane of its warp holds an element (lane `4r`'s first, or with
+    /// `trans` lane `r/2`'s first or second). The element's offset as a
+    /// function of the lane must be linear in the bits of `q` and in `r%2`,
+    /// `c0 + d0*(q%2) + d1*(q/2) + e*(r%2)`; `None` otherwise.
+    fn row_address(
+        &self,
+        by_thread: &Int,
+        common: &Int,
+        offset: &[i64],
+        chunk: &[Pair],
+        trans: bool,
+    ) -> Option<Int> {
+        let count = chunk.len() as i64;
+        let element = |lane: i64| {
+            let (q, r) = ((lane / 8) % count, lane % 8);
+            let p = chunk[q as usize];
+            let e = if trans && r % 2 == 1 { p.second } else { p.first };
+            offset[e as usize]
+        };
+        let c0 = element(0);
+        let (d0, d1, e) = (element(8) - c0, element(16) - c0, element(1) - c0);
+        let linear = (0..32).all(|l| {
+            let q = (l / 8) % count;
+            element(l) == c0 + d0 * (q % 2) + d1 * (q / 2) + e * (l % 2)
+        });
+        if !linear {
+            return None;
+        }
+        let t = Int::var(Builtin::Thread.name());
+        let lane = t.rem(&Int::Static(32));
+        let r = t.rem(&Int::Static(8));
+        let q = lane.div(&Int::Static(8)).rem(&Int::Static(count));
+        let supplier_lane = if trans {
+            r.div(&Int::Static(2))
+        } else {
+            r.mul(&Int::Static(4))
+        };
+        let warp = t.div(&Int::Static(32)).mul(&Int::Static(32));
+        let supplier = warp.add(&supplier_lane);
+        Some(
+            by_thread
+                .replace(Builtin::Thread.name(), &supplier)
+                .add(common)
+                .add(&Int::Static(c0))
+                .add(&q.rem(&Int::Static(2)).mul(&Int::Static(d0)))
+                .add(&q.div(&Int::Static(2)).mul(&Int::Static(d1)))
+                .add(&r.rem(&Int::Static(2)).mul(&Int::Static(e))),
+        )
+    }
+}
+
+/// The copy's elements paired by register: each even register with the
+/// next one. `None` when an element has no partner.
+fn pairs(register: &[i64]) -> Option<Vec<Pair>> {
+    let mut out = Vec::new();
+    for (i, &r) in register.iter().enumerate() {
+        if r % 2 == 1 {
+            continue;
+        }
+        let j = register.iter().position(|&x| x == r + 1)?;
+        out.push(Pair {
+            first: i as i64,
+            second: j as i64,
+        });
+    }
+    (out.len() * 2 == register.len()).then_some(out)
+}
+
+/// Groups of at most four pairs, one ldmatrix each (x4, x2, x1).
+fn chunks(pairs: &[Pair]) -> Vec<&[Pair]> {
+    let mut out = Vec::new();
+    let mut rest = pairs;
+    while !rest.is_empty() {
+        let take = [4, 2, 1].into_iter().find(|&c| c <= rest.len()).unwrap_or(1);
+        out.push(&rest[..take]);
+        rest = &rest[take..];
+    }
+    out
+}
+
+/// Whether pair `p` of every thread is where ldmatrix puts it: the 8x8
+/// matrix's rows are 16-byte aligned runs of 8 elements, and lane `l`
+/// holds row `l/4`, columns `2(l%4)` and `+1` (with `trans`: rows `2(l%4)`
+/// and `+1` of column `l/4`).
+fn fits(place: &dyn Fn(i64, i64) -> Option<i64>, threads: i64, p: Pair, trans: bool) -> bool {
+    (0..threads / 32).all(|w| {
+        let row = |r: i64| -> Option<i64> {
+            let at = if trans {
+                place(32 * w + r / 2, if r % 2 == 0 { p.first } else { p.second })
+            } else {
+                place(32 * w + 4 * r, p.first)
+            }?;
+            (at % 8 == 0).then_some(at)
+        };
+        (0..32).all(|l| {
+            let t = 32 * w + l;
+            let want = if trans {
+                row(2 * (l % 4)).zip(row(2 * (l % 4) + 1)).map(|(a, b)| (a + l / 4, b + l / 4))
+            } else {
+                row(l / 4).map(|a| (a + 2 * (l % 4), a + 2 * (l % 4) + 1))
+            };
+            want.is_some() && want == place(t, p.first).zip(place(t, p.second))
+        })
+    })
+}
