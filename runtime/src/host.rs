@@ -44,6 +44,27 @@ impl HostBuffer {
         }
     }
 
+    /// How many representable values of the element type lie between
+    /// element `i` here and in `other` (0: the same bits; for floats, the
+    /// distance in units in the last place, across zero too).
+    pub fn ulps(&self, other: &HostBuffer, i: usize) -> u64 {
+        // Floats ordered as integers: the bits of a negative value mirrored below zero.
+        fn ordered(bits: u64, sign: u64) -> i64 {
+            if bits & sign != 0 {
+                -((bits & !sign) as i64)
+            } else {
+                bits as i64
+            }
+        }
+        let key = |b: &HostBuffer| match b {
+            HostBuffer::F32(v) => ordered(v[i].to_bits() as u64, 1 << 31),
+            HostBuffer::F16(v) => ordered(v[i].to_bits() as u64, 1 << 15),
+            HostBuffer::Bf16(v) => ordered(v[i].to_bits() as u64, 1 << 15),
+            HostBuffer::I32(v) => v[i] as i64,
+        };
+        key(self).abs_diff(key(other))
+    }
+
     /// `values` as elements of `elem` (floats rounded to nearest, integers
     /// truncated).
     pub fn from_f64(elem: Elem, values: impl Iterator<Item = f64>) -> HostBuffer {

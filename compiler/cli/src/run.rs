@@ -95,15 +95,30 @@ pub fn run(a: Args) -> ExitCode {
                         if a.check_cpu {
                             match run_cpu(c, &dims, a.launch.seed) {
                                 Ok((_, cpu_out)) => {
-                                    let differ = (0..gpu_out.len())
-                                        .filter(|&i| {
-                                            gpu_out.get(i).to_bits() != cpu_out.get(i).to_bits()
-                                        })
-                                        .count();
+                                    let ulps: Vec<u64> = (0..gpu_out.len())
+                                        .map(|i| gpu_out.ulps(&cpu_out, i))
+                                        .filter(|&u| u > 0)
+                                        .collect();
+                                    let most = ulps.iter().max().map_or(String::new(), |m| {
+                                        format!(" (by at most {m} ulp)")
+                                    });
                                     println!(
-                                        "  CPU executor vs GPU on the same inputs: {differ} of {} elements differ",
+                                        "  CPU executor vs GPU on the same inputs: {} of {} elements differ{most}",
+                                        ulps.len(),
                                         gpu_out.len()
                                     );
+                                    // The first few, bit patterns and all, to study.
+                                    for i in (0..gpu_out.len())
+                                        .filter(|&i| gpu_out.ulps(&cpu_out, i) > 0)
+                                        .take(4)
+                                    {
+                                        println!(
+                                            "    element {i}: GPU {:e}, CPU {:e}",
+                                            gpu_out.get(i),
+                                            cpu_out.get(i)
+                                        );
+                                    }
+                                    let differ = ulps.len();
                                     all_ok &= differ == 0;
                                 }
                                 Err(CpuFailure::Runtime(e)) => return fail(&e.to_string()),

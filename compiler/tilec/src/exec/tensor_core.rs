@@ -43,9 +43,9 @@ impl Block<'_> {
                 for (v, &i) in c.index.iter().enumerate() {
                     let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
                     let (r, col) = (r as usize, col as usize);
-                    let products: Vec<f64> =
-                        (0..k).map(|kk| ma[r + m * kk] * mb[col + n * kk]).collect();
-                    let d = tensor_core_sum(mc[r + m * col] as f32, &products);
+                    let terms: Vec<(f64, f64)> =
+                        (0..k).map(|kk| (ma[r + m * kk], mb[col + n * kk])).collect();
+                    let d = tensor_core_sum(mc[r + m * col] as f32, &terms);
                     self.registers[t][c.array].values[i as usize] = d as f64;
                     self.registers[t][c.array].written[i as usize] = true;
                 }
@@ -118,25 +118,27 @@ impl Block<'_> {
 }
 
 /// One output of a tensor-core instruction: the accumulator `c` plus the
-/// exact products of one k-step, as the H200 sums them (a model measured
-/// for wgmma, docs/tensor-cores.md): every term is aligned to the largest
-/// exponent among them and truncated toward zero to 25 bits below it, the
-/// truncated terms are added exactly, and the sum is truncated to f32.
-pub fn tensor_core_sum(c: f32, products: &[f64]) -> f32 {
-    let exponent = |x: f64| if x == 0.0 { i32::MIN } else { x.abs().log2().floor() as i32 };
-    let emax = products
+/// exact products `a * b` of one k-step, as the H200 sums them (probed with
+/// mma.sync and wgmma, docs/tensor-cores.md): each product is aligned to
+/// the largest exponent sum `e(a) + e(b)` among them (the accumulator by
+/// its own exponent) and truncated toward zero to 25 bits below it; the
+/// truncated terms are added exactly and the sum truncated to f32.
+pub fn tensor_core_sum(c: f32, terms: &[(f64, f64)]) -> f32 {
+    // floor(log2 |x|); zero has no exponent and never sets the window.
+    let exponent = |x: f64| (x != 0.0).then(|| x.abs().log2().floor() as i32);
+    let emax = terms
         .iter()
-        .map(|p| exponent(*p))
-        .chain(std::iter::once(exponent(c as f64)))
-        .max()
-        .unwrap_or(i32::MIN);
-    if emax == i32::MIN {
+        .filter_map(|(a, b)| Some(exponent(*a)? + exponent(*b)?))
+        .chain(exponent(c as f64))
+        .max();
+    let Some(emax) = emax else {
         return c + 0.0;
-    }
+    };
     let quantum = 2f64.powi(emax - 25);
-    let sum: f64 = products
+    let sum: f64 = terms
         .iter()
-        .chain(std::iter::once(&(c as f64)))
+        .map(|(a, b)| a * b)
+        .chain(std::iter::once(c as f64))
         .map(|x| (x / quantum).trunc() * quantum)
         .sum();
     toward_zero(sum)
@@ -159,16 +161,20 @@ mod tests {
 
     #[test]
     fn exact_sums_stay_exact() {
-        assert_eq!(tensor_core_sum(1.0, &[2.0, 0.5, -0.25]), 3.25);
-        assert_eq!(tensor_core_sum(0.0, &[0.0; 16]), 0.0);
+        assert_eq!(tensor_core_sum(1.0, &[(2.0, 1.0), (0.5, 1.0), (-0.25, 1.0)]), 3.25);
+        assert_eq!(tensor_core_sum(0.0, &[(0.0, 1.0); 16]), 0.0);
     }
 
     #[test]
     fn small_terms_below_the_window_are_dropped() {
         // 2^-30 lies more than 25 bits below 1: it is truncated away.
-        assert_eq!(tensor_core_sum(1.0, &[2f64.powi(-30)]), 1.0);
+        assert_eq!(tensor_core_sum(1.0, &[(2f64.powi(-15), 2f64.powi(-15))]), 1.0);
+        // The window is set by exponent sums: 1.5 * 1.5 = 2.25 has the
+        // exponent sum 0, so its bits down to 2^-25 count.
+        let x = 1.5 + 2f64.powi(-7);
+        assert_eq!(tensor_core_sum(0.0, &[(x, x)]), (x * x) as f32);
         // The sum is truncated, not rounded, to f32.
-        let just_below_two = 2.0 - 2f64.powi(-24);
-        assert_eq!(tensor_core_sum(0.0, &[just_below_two]), 2.0 - 2f32.powi(-23));
+        let below_two = 2.0 - 2f64.powi(-24);
+        assert_eq!(tensor_core_sum(0.0, &[(below_two, 1.0)]), 2.0 - 2f32.powi(-23));
     }
 }
