@@ -108,7 +108,12 @@ enum BlasGemm {
 }
 
 impl BlasGemm {
-    fn run(&self, blas: &CudaBlas, d: &mut DeviceArgs, [a, b, c]: [usize; 3]) -> Result<(), RuntimeError> {
+    fn run(
+        &self,
+        blas: &CudaBlas,
+        d: &mut DeviceArgs,
+        [a, b, c]: [usize; 3],
+    ) -> Result<(), RuntimeError> {
         let missing = || RuntimeError::Manifest("gemm operands".into());
         // Safety: the shapes and leading dimensions come from the checked plan.
         let r = match self {

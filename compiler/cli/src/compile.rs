@@ -55,13 +55,18 @@ pub fn compile_as(
                     .iter()
                     .map(|l| {
                         s.spawn(move || {
-                            tilec_codegen::compile_variant(&l.ir, arch, output).map_err(|e| match e {
+                            tilec_codegen::compile_variant(&l.ir, arch, output).map_err(|e| match e
+                            {
                                 // What the arch lacks is refused at the statement.
-                                tilec_codegen::CodegenError::Feature { span, .. } => Failure::Source(vec![
-                                    tilec::diagnostic::Diagnostic::new(e.to_string(), span)
-                                        .with_label("this needs a newer GPU")
-                                        .with_help("build for a newer --arch, e.g. sm_80 or sm_90"),
-                                ]),
+                                tilec_codegen::CodegenError::Feature { span, .. } => {
+                                    Failure::Source(vec![
+                                        tilec::diagnostic::Diagnostic::new(e.to_string(), span)
+                                            .with_label("this needs a newer GPU")
+                                            .with_help(
+                                                "build for a newer --arch, e.g. sm_80 or sm_90",
+                                            ),
+                                    ])
+                                }
                                 e => Failure::Backend(e.to_string()),
                             })
                         })

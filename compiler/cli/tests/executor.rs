@@ -32,6 +32,11 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/sgemm_tn_sm80.tile", "M=256,N=128,K=32"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
+        ("examples/bgemm_tn_sm80.tile", "M=256,N=128,K=128"),
+        ("examples/hgemm_tn_sm80.tile", "M=128,N=256,K=192"),
+        ("tests/run/mma_f32_out.tile", "M=64,N=32,K=48"),
+        ("tests/run/swizzled_transpose.tile", "M=128,N=64"),
+        ("tests/run/convert.tile", "M=256,N=64"),
         ("tests/codegen/fold.tile", "M=24"),
         ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
         ("tests/codegen/big_shared.tile", "M=256,N=200"),
@@ -90,6 +95,11 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/eight_rows.tile", "N=1000"),
         ("tests/run/threads_past_a_tile_mode.tile", "M=64,N=3"),
         ("tests/run/threads_past_a_tile_mode.tile", "M=31,N=2"),
+        ("examples/bgemm_tn_sm80.tile", "M=127,N=129,K=77"),
+        ("examples/hgemm_tn_sm80.tile", "M=1,N=200,K=5"),
+        ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
+        ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
+        ("tests/run/convert.tile", "M=300,N=1"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");

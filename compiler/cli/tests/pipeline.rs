@@ -163,7 +163,12 @@ fn async_copies_become_cp_async() {
     // Before sm_80 there is no cp.async: a clear error, not an LLVM crash.
     let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_75"]);
     assert_eq!(code, 1);
-    assert!(err.contains("needs sm_80 or newer, not sm_75"), "{err}");
+    assert!(
+        err.contains("needs sm_80 or newer")
+            && err.contains("sm_75")
+            && err.contains("copy_async("),
+        "{err}"
+    );
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {

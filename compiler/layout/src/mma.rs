@@ -253,13 +253,22 @@ mod tests {
             }
             for lane in 0..32 {
                 assert_eq!(a.element(Operand::C, lane, 0), (lane / 4, 2 * (lane % 4)));
-                assert_eq!(a.element(Operand::C, lane, 3), (lane / 4 + 8, 2 * (lane % 4) + 1));
+                assert_eq!(
+                    a.element(Operand::C, lane, 3),
+                    (lane / 4 + 8, 2 * (lane % 4) + 1)
+                );
                 // A: a0 holds (row l/4, k 2*(l%4)), a3 (row l/4 + 8, k 2*(l%4) + 9).
                 assert_eq!(a.element(Operand::A, lane, 0), (lane / 4, 2 * (lane % 4)));
-                assert_eq!(a.element(Operand::A, lane, 7), (lane / 4 + 8, 2 * (lane % 4) + 9));
+                assert_eq!(
+                    a.element(Operand::A, lane, 7),
+                    (lane / 4 + 8, 2 * (lane % 4) + 9)
+                );
                 // B: b0 holds (n l/4, k 2*(l%4)), b1's second half (n l/4, k 2*(l%4) + 9).
                 assert_eq!(a.element(Operand::B, lane, 0), (lane / 4, 2 * (lane % 4)));
-                assert_eq!(a.element(Operand::B, lane, 3), (lane / 4, 2 * (lane % 4) + 9));
+                assert_eq!(
+                    a.element(Operand::B, lane, 3),
+                    (lane / 4, 2 * (lane % 4) + 9)
+                );
             }
         }
     }

@@ -64,7 +64,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         );
         let ptr = self.addr_ptr(src, elem)?;
         let f = self.intrinsic(&name, &[ptr.get_type().into()])?;
-        let words: Vec<BasicValueEnum> = match self.b.build_call(f, &[ptr.into()], "")?.try_as_basic_value() {
+        let words: Vec<BasicValueEnum> = match self
+            .b
+            .build_call(f, &[ptr.into()], "")?
+            .try_as_basic_value()
+        {
             inkwell::values::ValueKind::Basic(BasicValueEnum::StructValue(s)) => (0..count)
                 .map(|q| self.b.build_extract_value(s, q, ""))
                 .collect::<std::result::Result<_, _>>()?,
@@ -78,7 +82,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         for (q, w) in words.into_iter().enumerate() {
             let v = self.b.build_bit_cast(w, pair, "")?.into_vector_value();
             for h in 0..2 {
-                let x = self.b.build_extract_element(v, i32t.const_int(h, false), "")?;
+                let x = self
+                    .b
+                    .build_extract_element(v, i32t.const_int(h, false), "")?;
                 self.registers[dst.array][dst.index[2 * q + h as usize] as usize] = Some(x);
             }
         }

@@ -1,7 +1,7 @@
 //! `tilec check --shapes`: every binding with its inferred shape, layout and
 //! offset, and the launch conditions, the way CuTe users annotate by hand.
 
-use super::program::Kernel;
+use super::program::{Base, Kernel};
 use std::fmt::Write;
 
 /// Each binding with its shape and layout, the way CuTe users annotate code.
@@ -20,14 +20,21 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
         let _ = writeln!(out, "  shared memory {} bytes", k.shared_bytes());
         let width = k.bindings.iter().map(|b| b.name.len()).max().unwrap_or(0);
         for b in &k.bindings {
+            // A swizzled buffer's views index through its swizzle, outermost.
+            let layout = match b.view.base {
+                Base::Shared(s) => match k.shared[s].swizzle {
+                    Some(sw) => format!("{sw} o {}", b.view.layout),
+                    None => b.view.layout.to_string(),
+                },
+                _ => b.view.layout.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "  {:width$}  {:<24} {} {}, layout {}, offset {}",
+                "  {:width$}  {:<24} {} {}, layout {layout}, offset {}",
                 b.name,
                 b.view.layout.shape().to_string(),
                 b.view.base.space(),
                 b.view.elem,
-                b.view.layout,
                 b.view.offset
             );
         }

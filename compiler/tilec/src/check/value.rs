@@ -5,7 +5,7 @@
 use super::program::{Elem, View};
 use std::fmt;
 use tilec_layout::tuple::write_list;
-use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, Tiler, TiledMma};
+use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, TiledMma, Tiler};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {

@@ -34,7 +34,8 @@ impl Block<'_> {
                 ] {
                     for (v, &i) in f.index.iter().enumerate() {
                         let (r, col) = atom.element(op, lane as i64, v as i64);
-                        into[r as usize + rows * col as usize] = self.register(t, f.array, i, span)?;
+                        into[r as usize + rows * col as usize] =
+                            self.register(t, f.array, i, span)?;
                     }
                 }
             }
@@ -43,8 +44,9 @@ impl Block<'_> {
                 for (v, &i) in c.index.iter().enumerate() {
                     let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
                     let (r, col) = (r as usize, col as usize);
-                    let terms: Vec<(f64, f64)> =
-                        (0..k).map(|kk| (ma[r + m * kk], mb[col + n * kk])).collect();
+                    let terms: Vec<(f64, f64)> = (0..k)
+                        .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
+                        .collect();
                     let d = tensor_core_sum(mc[r + m * col] as f32, &terms);
                     self.registers[t][c.array].values[i as usize] = d as f64;
                     self.registers[t][c.array].written[i as usize] = true;
@@ -66,7 +68,11 @@ impl Block<'_> {
         span: Span,
     ) -> Result<()> {
         let Space::Shared(s) = src.space else {
-            return Err(self.err(0, span, "runs ldmatrix on memory outside shared memory".into()));
+            return Err(self.err(
+                0,
+                span,
+                "runs ldmatrix on memory outside shared memory".into(),
+            ));
         };
         for warp in 0..self.threads / 32 {
             for q in 0..count as usize {
@@ -78,7 +84,9 @@ impl Block<'_> {
                         return Err(self.err(
                             t,
                             span,
-                            format!("gives ldmatrix the row s{s}[{row}], which is not 16-byte aligned"),
+                            format!(
+                                "gives ldmatrix the row s{s}[{row}], which is not 16-byte aligned"
+                            ),
                         ));
                     }
                 }
@@ -112,7 +120,11 @@ impl Block<'_> {
                 span,
                 format!("reads register r{r}[{i}], which nothing wrote"),
             )),
-            None => Err(self.err(t, span, format!("reads register r{r}[{i}], outside the array"))),
+            None => Err(self.err(
+                t,
+                span,
+                format!("reads register r{r}[{i}], outside the array"),
+            )),
         }
     }
 }
@@ -161,20 +173,29 @@ mod tests {
 
     #[test]
     fn exact_sums_stay_exact() {
-        assert_eq!(tensor_core_sum(1.0, &[(2.0, 1.0), (0.5, 1.0), (-0.25, 1.0)]), 3.25);
+        assert_eq!(
+            tensor_core_sum(1.0, &[(2.0, 1.0), (0.5, 1.0), (-0.25, 1.0)]),
+            3.25
+        );
         assert_eq!(tensor_core_sum(0.0, &[(0.0, 1.0); 16]), 0.0);
     }
 
     #[test]
     fn small_terms_below_the_window_are_dropped() {
         // 2^-30 lies more than 25 bits below 1: it is truncated away.
-        assert_eq!(tensor_core_sum(1.0, &[(2f64.powi(-15), 2f64.powi(-15))]), 1.0);
+        assert_eq!(
+            tensor_core_sum(1.0, &[(2f64.powi(-15), 2f64.powi(-15))]),
+            1.0
+        );
         // The window is set by exponent sums: 1.5 * 1.5 = 2.25 has the
         // exponent sum 0, so its bits down to 2^-25 count.
         let x = 1.5 + 2f64.powi(-7);
         assert_eq!(tensor_core_sum(0.0, &[(x, x)]), (x * x) as f32);
         // The sum is truncated, not rounded, to f32.
         let below_two = 2.0 - 2f64.powi(-24);
-        assert_eq!(tensor_core_sum(0.0, &[(below_two, 1.0)]), 2.0 - 2f32.powi(-23));
+        assert_eq!(
+            tensor_core_sum(0.0, &[(below_two, 1.0)]),
+            2.0 - 2f32.powi(-23)
+        );
     }
 }

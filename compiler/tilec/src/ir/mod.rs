@@ -20,8 +20,8 @@ pub mod verify;
 use crate::check::program::Elem;
 use crate::span::Span;
 use std::fmt::{self, Write};
-use tilec_layout::{Builtin, Swizzle};
 use tilec_layout::int::Op as IntOp;
+use tilec_layout::{Builtin, Swizzle};
 
 pub type IntId = usize;
 

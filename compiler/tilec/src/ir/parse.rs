@@ -175,7 +175,13 @@ impl Parser<'_> {
 
     /// `r0[0,1,2,3]`.
     fn fragment(&self, text: &str) -> Result<Fragment> {
-        let bad = || format!("line {}: expected rN[I,J,...], not `{}`", self.line_no(), text.trim());
+        let bad = || {
+            format!(
+                "line {}: expected rN[I,J,...], not `{}`",
+                self.line_no(),
+                text.trim()
+            )
+        };
         let (array, index) = text
             .trim()
             .strip_prefix('r')
@@ -203,7 +209,9 @@ impl Parser<'_> {
             .map(|x| x.trim().parse().map_err(|_| bad()))
             .collect::<Result<_>>()?;
         match p[..] {
-            [b, m, sh] => Swizzle::new(b, m, sh).map_err(|e| format!("line {}: {e}", self.line_no())),
+            [b, m, sh] => {
+                Swizzle::new(b, m, sh).map_err(|e| format!("line {}: {e}", self.line_no()))
+            }
             _ => Err(bad()),
         }
     }
@@ -279,9 +287,10 @@ impl Parser<'_> {
                             ))?,
                     ),
                     "swizzle" => {
-                        let (a, sw) = args
-                            .split_once(',')
-                            .ok_or(format!("line {}: expected `swizzle %N, Sw<B,M,S>`", self.line_no()))?;
+                        let (a, sw) = args.split_once(',').ok_or(format!(
+                            "line {}: expected `swizzle %N, Sw<B,M,S>`",
+                            self.line_no()
+                        ))?;
                         IntDef::Swizzle(self.operand(a)?, self.swizzle(sw.trim())?)
                     }
                     _ => {
@@ -465,9 +474,10 @@ impl Parser<'_> {
                 InstKind::LdMatrix {
                     elem: elem(elem_name)
                         .ok_or(format!("line {}: unknown element type", self.line_no()))?,
-                    count: count
-                        .filter(|c| matches!(c, 1 | 2 | 4))
-                        .ok_or(format!("line {}: ldmatrix takes x1, x2 or x4", self.line_no()))?,
+                    count: count.filter(|c| matches!(c, 1 | 2 | 4)).ok_or(format!(
+                        "line {}: ldmatrix takes x1, x2 or x4",
+                        self.line_no()
+                    ))?,
                     trans,
                     src: self.addr(src)?,
                     dst: self.fragment(dst)?,
@@ -476,8 +486,10 @@ impl Parser<'_> {
             "mma.sync" => {
                 // `mma.sync ATOM rC[..] += rA[..] * rB[..]`
                 let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
-                let atom = tilec_layout::MmaAtom::named(name)
-                    .ok_or(format!("line {}: unknown MMA atom `{name}`", self.line_no()))?;
+                let atom = tilec_layout::MmaAtom::named(name).ok_or(format!(
+                    "line {}: unknown MMA atom `{name}`",
+                    self.line_no()
+                ))?;
                 let (c, ab) = operands
                     .split_once("+=")
                     .ok_or(format!("line {}: expected `+=`", self.line_no()))?;

@@ -75,9 +75,14 @@ fn insts(
                 for (f, op) in [(a, Operand::A), (b, Operand::B), (c, Operand::C)] {
                     fragment(ir, f, atom.values(op))?;
                 }
-                let elems = [ir.registers[a.array].elem, ir.registers[b.array].elem, ir.registers[c.array].elem];
+                let elems = [
+                    ir.registers[a.array].elem,
+                    ir.registers[b.array].elem,
+                    ir.registers[c.array].elem,
+                ];
                 if elems != [atom.ab, atom.ab, atom.c] {
-                    return Err(format!("{} on registers of {elems:?}", atom.name));
+                    let [a, b, c] = elems;
+                    return Err(format!("{} on registers of {a}, {b} and {c}", atom.name));
                 }
             }
             InstKind::LdMatrix {
@@ -89,7 +94,10 @@ fn insts(
             } => {
                 addr(ir, src, open)?;
                 fragment(ir, dst, 2 * *count as i64)?;
-                if !matches!(src.space, Space::Shared(_)) || src.guard.is_some() || elem.bytes() != 2 {
+                if !matches!(src.space, Space::Shared(_))
+                    || src.guard.is_some()
+                    || elem.bytes() != 2
+                {
                     return Err("ldmatrix reads 16-bit elements of shared memory, unguarded".into());
                 }
             }
@@ -129,7 +137,10 @@ fn fragment(ir: &KernelIr, f: &super::Fragment, values: i64) -> Result<(), Strin
         .get(f.array)
         .ok_or(format!("no register array {}", f.array))?;
     if f.index.len() as i64 != values || f.index.iter().any(|i| !(0..b.len).contains(i)) {
-        return Err(format!("fragment of r{} needs {values} indices inside 0..{}", f.array, b.len));
+        return Err(format!(
+            "fragment of r{} needs {values} indices inside 0..{}",
+            f.array, b.len
+        ));
     }
     Ok(())
 }

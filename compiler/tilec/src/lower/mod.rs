@@ -171,9 +171,9 @@ fn lower_with(
                 elem: b.elem,
                 len: b.len,
                 init: None,
-                align: b.swizzle.map_or(16, |sw| {
-                    (sw.repeat() * b.elem.bytes()).max(16)
-                }),
+                align: b
+                    .swizzle
+                    .map_or(16, |sw| (sw.repeat() * b.elem.bytes()).max(16)),
             })
             .collect(),
         registers: k
@@ -559,11 +559,16 @@ impl Lowerer<'_> {
         let repeat = sw.repeat();
         let (mut inside, mut whole) = (Int::Static(0), Int::Static(0));
         for term in index.terms() {
-            // Static multiples only: no launch condition is taken for it.
-            if term.multiple_of(repeat, &|_| false).is_some() {
-                whole = whole.add(&term);
-            } else {
-                inside = inside.add(&term);
+            match term.as_static() {
+                // A constant's whole repeats pass through; its remainder
+                // is XOR-ed with the rest.
+                Some(c) => {
+                    whole = whole.add(&Int::Static(c - c.rem_euclid(repeat)));
+                    inside = inside.add(&Int::Static(c.rem_euclid(repeat)));
+                }
+                // Provable multiples only: no launch condition is taken.
+                None if term.multiple_of(repeat, &|_| false).is_some() => whole = whole.add(&term),
+                None => inside = inside.add(&term),
             }
         }
         let x = self.int(&inside)?;

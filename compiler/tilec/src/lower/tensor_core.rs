@@ -35,7 +35,11 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
-        let kk = if a.layout.rank() == 3 { mode_size(a, 2)? } else { 1 };
+        let kk = if a.layout.rank() == 3 {
+            mode_size(a, 2)?
+        } else {
+            1
+        };
         let (m, n) = (mode_size(c, 1)?, mode_size(c, 2)?);
         self.spend(m.saturating_mul(n).saturating_mul(kk))?;
         debug_assert_eq!(mma.atom.values(Operand::C), mode_size(c, 0)?);
@@ -134,7 +138,8 @@ impl Lowerer<'_> {
         };
         // Where element `e` of thread `t` lies, swizzled, less `common`.
         let place = |t: i64, e: i64| -> Option<i64> {
-            let x = by_thread.eval(&|name: &str| (name == thread).then_some(t))? + offset[e as usize];
+            let x =
+                by_thread.eval(&|name: &str| (name == thread).then_some(t))? + offset[e as usize];
             Some(swizzle.map_or(x, |sw| sw.apply(x)))
         };
         let threads = self.block_threads;
@@ -203,7 +208,11 @@ impl Lowerer<'_> {
         let element = |lane: i64| {
             let (q, r) = ((lane / 8) % count, lane % 8);
             let p = chunk[q as usize];
-            let e = if trans && r % 2 == 1 { p.second } else { p.first };
+            let e = if trans && r % 2 == 1 {
+                p.second
+            } else {
+                p.first
+            };
             offset[e as usize]
         };
         let c0 = element(0);
@@ -260,7 +269,10 @@ fn chunks(pairs: &[Pair]) -> Vec<&[Pair]> {
     let mut out = Vec::new();
     let mut rest = pairs;
     while !rest.is_empty() {
-        let take = [4, 2, 1].into_iter().find(|&c| c <= rest.len()).unwrap_or(1);
+        let take = [4, 2, 1]
+            .into_iter()
+            .find(|&c| c <= rest.len())
+            .unwrap_or(1);
         out.push(&rest[..take]);
         rest = &rest[take..];
     }
@@ -284,7 +296,9 @@ fn fits(place: &dyn Fn(i64, i64) -> Option<i64>, threads: i64, p: Pair, trans: b
         (0..32).all(|l| {
             let t = 32 * w + l;
             let want = if trans {
-                row(2 * (l % 4)).zip(row(2 * (l % 4) + 1)).map(|(a, b)| (a + l / 4, b + l / 4))
+                row(2 * (l % 4))
+                    .zip(row(2 * (l % 4) + 1))
+                    .map(|(a, b)| (a + l / 4, b + l / 4))
             } else {
                 row(l / 4).map(|a| (a + 2 * (l % 4), a + 2 * (l % 4) + 1))
             };

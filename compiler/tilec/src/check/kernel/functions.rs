@@ -270,7 +270,10 @@ impl KernelState {
         let (rows, cols) = mma.extent(op);
         if t.layout.rank() < 2 {
             return Err(Diagnostic::new(
-                format!("the operand needs (rows, columns) modes; this tensor has {}", t.layout.rank()),
+                format!(
+                    "the operand needs (rows, columns) modes; this tensor has {}",
+                    t.layout.rank()
+                ),
                 a.spans[1],
             )
             .with_label(format!("shape {}", t.layout.shape()))
@@ -278,7 +281,14 @@ impl KernelState {
         }
         let tiler = vec![IntTuple::from(rows), IntTuple::from(cols)];
         let name = source_name(a, 0);
-        let t = even(t, &tiler, None, a, conds, &format!("the tiled MMA `{name}`"))?;
+        let t = even(
+            t,
+            &tiler,
+            None,
+            a,
+            conds,
+            &format!("the tiled MMA `{name}`"),
+        )?;
         self.thread_uses.push(ThreadUse {
             name,
             threads: Int::Static(mma.threads()),

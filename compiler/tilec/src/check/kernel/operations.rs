@@ -103,9 +103,12 @@ impl KernelChecker {
                 let mma = match self.eval(&args[0])? {
                     Value::Mma(m) => m,
                     v => {
-                        return Err(Diagnostic::new("a four-operand gemm takes a tiled MMA first", args[0].span)
-                            .with_label(format!("this is {}", v.kind()))
-                            .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
+                        return Err(Diagnostic::new(
+                            "a four-operand gemm takes a tiled MMA first",
+                            args[0].span,
+                        )
+                        .with_label(format!("this is {}", v.kind()))
+                        .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
                     }
                 };
                 let a = self.tensor_arg(&args[1], "gemm")?;
@@ -297,7 +300,10 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
                 e.span,
             )
             .with_label(format!("{} elements", v.elem))
-            .with_help(format!("A and B are {}, the accumulator C is {}", atom.ab, atom.c)));
+            .with_help(format!(
+                "A and B are {}, the accumulator C is {}",
+                atom.ab, atom.c
+            )));
         }
         let mut m = mode_sizes(v);
         let values = atom.values(op);
@@ -307,11 +313,15 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
         }
         if m.len() != 3 || m[0] != Int::Static(values) {
             return Err(Diagnostic::new(
-                format!("the tensor-core gemm's {name} must be {form} with {values} values a thread"),
+                format!(
+                    "the tensor-core gemm's {name} must be {form} with {values} values a thread"
+                ),
                 e.span,
             )
             .with_label(format!("shape {}", v.layout.shape()))
-            .with_help(format!("make it with partition_{name}(mma, tile, thread.x), sliced to three modes")));
+            .with_help(format!(
+                "make it with partition_{name}(mma, tile, thread.x), sliced to three modes"
+            )));
         }
         modes.push(m);
     }
