@@ -235,7 +235,7 @@ pub enum Op {
     /// register fragments `a (values, M, K)`, `b (values, N, K)`, `c
     /// (values, M, N)` made by the tiled MMA's partitions.
     Mma {
-        mma: TiledMma,
+        mma: Box<TiledMma>,
         a: View,
         b: View,
         c: View,

@@ -124,7 +124,12 @@ impl KernelChecker {
                     threads: Int::Static(mma.threads()),
                     span: e.span,
                 });
-                Ok(Op::Mma { mma, a, b, c })
+                Ok(Op::Mma {
+                    mma: Box::new(mma),
+                    a,
+                    b,
+                    c,
+                })
             }
             "gemm" => {
                 arity(3)?;
