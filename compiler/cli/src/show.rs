@@ -5,7 +5,9 @@
 
 use std::process::ExitCode;
 use tilec::check::algebra::eval_static;
+use tilec::check::value::Value;
 use tilec::picture::{self, Picture};
+use tilec_layout::{IntTuple, Operand};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,6 +16,9 @@ pub struct Args {
     /// Draw a thread-value layout over a tile of this shape, e.g. --tv '(8,4)'.
     #[arg(long, value_name = "TILE_SHAPE")]
     tv: Option<String>,
+    /// For an MMA atom or tiled MMA: which operand's owners to draw.
+    #[arg(long, value_enum, default_value = "c")]
+    operand: OperandArg,
     /// Also write the picture as SVG.
     #[arg(long, value_name = "FILE")]
     svg: Option<std::path::PathBuf>,
@@ -52,9 +57,34 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// The operands of an MMA, as `--operand` spells them.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OperandArg {
+    A,
+    B,
+    C,
+}
+
 fn picture_of(args: &Args) -> Result<Picture, String> {
     let value =
         eval_static(&args.layout).map_err(|d| format!("{:?}", d.report("layout", &args.layout)))?;
+    match &value {
+        // Who holds each element of the operand's tile (CuTe's print_latex(mma)).
+        Value::Mma(mma) => {
+            let op = match args.operand {
+                OperandArg::A => Operand::A,
+                OperandArg::B => Operand::B,
+                OperandArg::C => Operand::C,
+            };
+            let (rows, cols) = mma.extent(op);
+            let tile = IntTuple::Tuple(vec![IntTuple::from(rows), IntTuple::from(cols)]);
+            let mut p = picture::tv_picture(&mma.tv(op), &tile)?;
+            p.title = format!("{op:?} of {mma}: {}", p.title);
+            return Ok(p);
+        }
+        Value::Composed(c) if args.tv.is_none() => return picture::swizzled_picture(c),
+        _ => {}
+    }
     let layout = value
         .to_layout()
         .ok_or_else(|| format!("error: {} is {}, not a layout", value, value.kind()))?;

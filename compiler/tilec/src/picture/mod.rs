@@ -9,7 +9,7 @@
 pub mod svg;
 pub mod text;
 
-use tilec_layout::{Coord, IntTuple, Layout};
+use tilec_layout::{ComposedLayout, Coord, IntTuple, Layout};
 
 /// A grid of labelled cells; `key` picks the color (offset, or thread).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +87,17 @@ fn group_tail(l: &Layout) -> Layout {
 
 /// The offsets of `l` over its 2-D domain.
 pub fn layout_picture(l: &Layout) -> Result<Picture, String> {
+    offsets_picture(l, l.to_string(), &|x| x)
+}
+
+/// The offsets of a swizzled layout `Sw o offset o L` over L's 2-D domain.
+pub fn swizzled_picture(c: &ComposedLayout) -> Result<Picture, String> {
+    let offset = c.offset.as_static().ok_or("the offset is not static")?;
+    offsets_picture(&c.layout, c.to_string(), &|x| c.swizzle.apply(offset + x))
+}
+
+/// `map` of the offsets of `l` over its 2-D domain.
+fn offsets_picture(l: &Layout, title: String, map: &dyn Fn(i64) -> i64) -> Result<Picture, String> {
     let (rows, cols) = grid_dims(l)?;
     let view = if l.rank() > 2 {
         group_tail(l)
@@ -96,7 +107,7 @@ pub fn layout_picture(l: &Layout) -> Result<Picture, String> {
     let mut cells = Vec::with_capacity(rows * cols);
     for m in 0..rows {
         for n in 0..cols {
-            let off = at(&view, m, n)?;
+            let off = map(at(&view, m, n)?);
             cells.push(Some(Cell {
                 label: off.to_string(),
                 key: off,
@@ -104,7 +115,7 @@ pub fn layout_picture(l: &Layout) -> Result<Picture, String> {
         }
     }
     Ok(Picture {
-        title: l.to_string(),
+        title,
         rows,
         cols,
         cells,
