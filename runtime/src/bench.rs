@@ -221,8 +221,8 @@ fn cublas_config(m: &Manifest, p: &LaunchPlan, args: &[Arg]) -> Option<(BlasGemm
         [Elem::F32, Elem::F32, Elem::F32] => BlasGemm::F32(f32_config),
         [Elem::Bf16, Elem::Bf16, Elem::Bf16] => BlasGemm::Bf16(retyped(
             f32_config,
-            bf16::from_f64(alpha),
-            bf16::from_f64(beta),
+            bf16::from_f32(alpha as f32),
+            bf16::from_f32(beta as f32),
         )),
         [Elem::F16, Elem::F16, Elem::F16] => BlasGemm::F16(retyped(
             f32_config,

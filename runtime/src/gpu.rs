@@ -186,7 +186,7 @@ impl Gpu {
                         DeviceArg::F16Scalar(f16::from_f64(*x))
                     }
                     ParamKind::Scalar { elem: Elem::Bf16 } => {
-                        DeviceArg::Bf16Scalar(bf16::from_f64(*x))
+                        DeviceArg::Bf16Scalar(bf16::from_f32(*x as f32))
                     }
                     ParamKind::Scalar { elem: Elem::I32 } => DeviceArg::I32Scalar(*x as i32),
                     ParamKind::Tensor { .. } => {

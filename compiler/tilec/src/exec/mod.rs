@@ -542,7 +542,14 @@ impl<'a> Block<'a> {
 
     fn scalar(&self, s: &ScalarRef) -> f64 {
         match s {
-            ScalarRef::Param(p) => self.launch.scalars.get(*p).copied().unwrap_or(0.0),
+            // The value the kernel receives: rounded to the parameter's type.
+            ScalarRef::Param(p) => {
+                let v = self.launch.scalars.get(*p).copied().unwrap_or(0.0);
+                match &self.ir.params[*p] {
+                    Param::Scalar { elem, .. } => round(*elem, v),
+                    Param::Tensor { .. } => v,
+                }
+            }
             ScalarRef::Literal(v) => *v,
         }
     }
@@ -741,7 +748,10 @@ fn round(elem: Elem, v: f64) -> f64 {
     match elem {
         Elem::F32 => v as f32 as f64,
         Elem::F16 => half::f16::from_f64(v).to_f64(),
-        Elem::Bf16 => half::bf16::from_f64(v).to_f64(),
+        // Through f32 (exact for the f32 values stored here): half 2's
+        // bf16::from_f64 drops the sticky bits below f32's and rounds
+        // 0x3fc88003 down, where the GPU's cvt.rn rounds up.
+        Elem::Bf16 => half::bf16::from_f32(v as f32).to_f64(),
         Elem::I32 => v.trunc(),
     }
 }
