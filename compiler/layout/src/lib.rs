@@ -36,7 +36,7 @@ pub use elem::Elem;
 pub use error::{AlgebraError, Result};
 pub use int::{Bindings, Int};
 pub use layout::{Coord, Layout, StaticLayout, crd2idx, idx2crd};
-pub use mma::{MmaAtom, Operand, TiledMma};
+pub use mma::{LdMatrixAtom, MmaAtom, Operand, TiledMma};
 pub use swizzle::{ComposedLayout, Swizzle};
 pub use tiler::Tiler;
 pub use tiling::{

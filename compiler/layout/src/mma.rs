@@ -136,6 +136,55 @@ impl MmaAtom {
     }
 }
 
+/// A shared -> register copy atom that a copy may demand (CuTe's
+/// `SM75_U32x4_LDSM_N` and friends): ldmatrix of `count` 8x8 matrices of
+/// 16-bit elements, transposed or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LdMatrixAtom {
+    pub name: &'static str,
+    pub count: u32,
+    pub trans: bool,
+}
+
+impl LdMatrixAtom {
+    pub const ALL: &'static [LdMatrixAtom] = &[
+        LdMatrixAtom {
+            name: "SM75_U32x1_LDSM_N",
+            count: 1,
+            trans: false,
+        },
+        LdMatrixAtom {
+            name: "SM75_U32x2_LDSM_N",
+            count: 2,
+            trans: false,
+        },
+        LdMatrixAtom {
+            name: "SM75_U32x4_LDSM_N",
+            count: 4,
+            trans: false,
+        },
+        LdMatrixAtom {
+            name: "SM75_U16x2_LDSM_T",
+            count: 1,
+            trans: true,
+        },
+        LdMatrixAtom {
+            name: "SM75_U16x4_LDSM_T",
+            count: 2,
+            trans: true,
+        },
+        LdMatrixAtom {
+            name: "SM75_U16x8_LDSM_T",
+            count: 4,
+            trans: true,
+        },
+    ];
+
+    pub fn named(name: &str) -> Option<LdMatrixAtom> {
+        Self::ALL.iter().copied().find(|a| a.name == name)
+    }
+}
+
 /// An atom repeated over warps (CuTe's `make_tiled_mma(atom, layout)`,
 /// without a permutation): `warps` is the column-major warp grid over
 /// (M, N, K), so the tile is (m*WM, n*WN, k*WK) and the block has

@@ -10,7 +10,9 @@
 
 use crate::span::Span;
 use std::fmt;
-use tilec_layout::{AlgebraError, Condition, Coord, Int, IntTuple, Layout, Swizzle, TiledMma};
+use tilec_layout::{
+    AlgebraError, Condition, Coord, Int, IntTuple, Layout, LdMatrixAtom, Swizzle, TiledMma,
+};
 
 pub use tilec_layout::Elem;
 
@@ -224,6 +226,8 @@ pub enum Op {
         src: View,
         dst: View,
         asynchronous: bool,
+        /// `copy(ATOM, src, dst)`: the atom it must use, or an error.
+        demand: Option<LdMatrixAtom>,
     },
     /// `c += a * b^T` over `a (M,K)`, `b (N,K)`, `c (M,N)`.
     Gemm {

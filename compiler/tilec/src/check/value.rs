@@ -5,7 +5,9 @@
 use super::program::{Elem, View};
 use std::fmt;
 use tilec_layout::tuple::write_list;
-use tilec_layout::{ComposedLayout, Coord, Int, IntTuple, Layout, Swizzle, TiledMma, Tiler};
+use tilec_layout::{
+    ComposedLayout, Coord, Int, IntTuple, Layout, LdMatrixAtom, Swizzle, TiledMma, Tiler,
+};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -32,6 +34,8 @@ pub enum Value {
     },
     /// An MMA atom repeated over warps (an atom alone is one warp of it).
     Mma(TiledMma),
+    /// A copy atom a copy may demand: `copy(SM75_U32x4_LDSM_N, src, dst)`.
+    CopyAtom(LdMatrixAtom),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +61,7 @@ impl Value {
             Value::Tensor(_) => "a tensor",
             Value::Scalar { .. } => "a scalar",
             Value::Mma(_) => "a tiled MMA",
+            Value::CopyAtom(_) => "a copy atom",
         }
     }
 
@@ -167,7 +172,8 @@ impl Value {
             | Value::Float(_)
             | Value::Skip
             | Value::Scalar { .. }
-            | Value::Mma(_) => true,
+            | Value::Mma(_)
+            | Value::CopyAtom(_) => true,
         }
     }
 }
@@ -189,6 +195,7 @@ impl fmt::Display for Value {
             Value::Tensor(t) => write!(f, "{t}"),
             Value::Scalar { index, elem } => write!(f, "scalar #{index} {elem}"),
             Value::Mma(m) => write!(f, "{m}"),
+            Value::CopyAtom(a) => write!(f, "{}", a.name),
         }
     }
 }

@@ -15,7 +15,7 @@ use super::{Lowerer, Problem, mode_size};
 use crate::check::program::{Base, View};
 use crate::ir::{Addr, Fragment, Inst, InstKind, Space};
 use crate::span::Span;
-use tilec_layout::{Builtin, Coord, Int, Operand, TiledMma};
+use tilec_layout::{Builtin, Coord, Int, LdMatrixAtom, Operand, Swizzle, TiledMma};
 
 /// One 32-bit register's worth of a copy: elements `first` and `second` of
 /// the copy (its 1-D indices), landing in consecutive registers.
@@ -23,6 +23,30 @@ use tilec_layout::{Builtin, Coord, Int, Operand, TiledMma};
 struct Pair {
     first: i64,
     second: i64,
+}
+
+/// How a copy becomes ldmatrix: the source buffer and destination array,
+/// the offset split into the thread's part and everyone's, each element's
+/// static offset and register, the register pairs, and the form.
+struct LdMatrixPlan {
+    buffer: usize,
+    array: usize,
+    swizzle: Option<Swizzle>,
+    by_thread: Int,
+    common: Int,
+    offset: Vec<i64>,
+    register: Vec<i64>,
+    pairs: Vec<Pair>,
+    trans: bool,
+    /// Matrices per instruction, at most.
+    group: usize,
+}
+
+/// Why a planned ldmatrix is not made: the layouts after all, or a
+/// problem of the kernel's (an index outside its buffer).
+enum Rejected {
+    Layouts(String),
+    Problem(Problem),
 }
 
 impl Lowerer<'_> {
@@ -86,19 +110,52 @@ impl Lowerer<'_> {
     }
 
     /// The copy `src -> dst` of `n` elements as ldmatrix instructions, or
-    /// `None` where the layouts do not allow it (see the module's comment).
+    /// `None` where the layouts do not allow it (see the module's comment);
+    /// a copy that demands an ldmatrix atom gets an error saying why instead.
     pub(super) fn ldmatrix(
         &mut self,
         src: &View,
         dst: &View,
         n: i64,
         span: Span,
+        demand: Option<LdMatrixAtom>,
     ) -> Result<Option<Vec<Inst>>, Problem> {
-        let (Base::Shared(buffer), Base::Registers(array)) = (src.base, dst.base) else {
-            return Ok(None);
+        let why_not = match self.ldmatrix_plan(src, dst, n, demand) {
+            Ok(plan) => match self.emit_ldmatrix(&plan, src, span) {
+                Ok(insts) => return Ok(Some(insts)),
+                Err(Rejected::Problem(p)) => return Err(p),
+                Err(Rejected::Layouts(why)) => why,
+            },
+            Err(why) => why,
         };
-        if src.elem != dst.elem || src.elem.bytes() != 2 || self.block_threads % 32 != 0 {
-            return Ok(None);
+        match demand {
+            None => Ok(None),
+            Some(atom) => Err(Problem::Here(
+                format!("the layouts do not allow {}: {why_not}", atom.name),
+                "ldmatrix gives each lane two consecutive registers of an 8x8 matrix whose rows are 16-byte runs of shared memory; partition the shared tile and the fragment with one tiled MMA (partition_A, partition_B)",
+            )),
+        }
+    }
+
+    /// Whether and how the copy can be ldmatrix: the reason when not.
+    fn ldmatrix_plan(
+        &self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        demand: Option<LdMatrixAtom>,
+    ) -> Result<LdMatrixPlan, String> {
+        let (Base::Shared(buffer), Base::Registers(array)) = (src.base, dst.base) else {
+            return Err("it copies from shared memory into registers only".into());
+        };
+        if src.elem != dst.elem || src.elem.bytes() != 2 {
+            return Err(format!("it moves 16-bit elements, not {}", src.elem));
+        }
+        if self.block_threads % 32 != 0 {
+            return Err(format!(
+                "the block's {} threads are not whole warps",
+                self.block_threads
+            ));
         }
         let swizzle = self.k.shared[buffer].swizzle;
         // The offset is a part that depends on the thread alone (or on
@@ -113,81 +170,138 @@ impl Lowerer<'_> {
             // Constants go with the thread's part, which is evaluated.
             match names.iter().all(|x| x == thread) {
                 true => by_thread = by_thread.add(&term),
-                false if names.iter().any(|x| x == thread) => return Ok(None),
+                false if names.iter().any(|x| x == thread) => {
+                    return Err(format!(
+                        "the offset term {term} mixes {thread} with other run-time values"
+                    ));
+                }
                 false => common = common.add(&term),
             }
         }
         let align = swizzle.map_or(8, |sw| sw.repeat().max(8));
         if common.multiple_of(align, &|_| false).is_none() {
-            return Ok(None);
+            return Err(format!(
+                "the offset {common}, the same for every thread, is not a multiple of {align} elements"
+            ));
         }
         let mut offset = Vec::with_capacity(n as usize);
         let mut register = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let (Some(o), Ok(r)) = (
-                src.layout.at(i).ok().and_then(|x| x.as_static()),
-                self.register_index(dst, &Coord::from(i)),
-            ) else {
-                return Ok(None);
+            let o = src.layout.at(i).ok().and_then(|x| x.as_static());
+            let r = self.register_index(dst, &Coord::from(i));
+            let (Some(o), Ok(r)) = (o, r) else {
+                return Err("the per-thread layouts are not static".into());
             };
             offset.push(o);
             register.push(r);
         }
-        let Some(pairs) = pairs(&register) else {
-            return Ok(None);
-        };
+        let pairs = pairs(&register).ok_or(
+            "the registers do not pair up: each even register needs the next one in the copy",
+        )?;
         // Where element `e` of thread `t` lies, swizzled, less `common`.
         let place = |t: i64, e: i64| -> Option<i64> {
             let x =
                 by_thread.eval(&|name: &str| (name == thread).then_some(t))? + offset[e as usize];
             Some(swizzle.map_or(x, |sw| sw.apply(x)))
         };
-        let threads = self.block_threads;
-        let Some(trans) = [false, true]
-            .into_iter()
-            .find(|&trans| pairs.iter().all(|p| fits(&place, threads, *p, trans)))
-        else {
-            return Ok(None);
+        let kinds: &[bool] = match demand {
+            Some(a) => &[a.trans][..],
+            None => &[false, true][..],
         };
+        let Some(trans) = kinds.iter().copied().find(|&trans| {
+            pairs
+                .iter()
+                .all(|p| fits(&place, self.block_threads, *p, trans))
+        }) else {
+            // A demanded form that does not fit may have a twin that does.
+            let twin = demand.and_then(|a| {
+                let other = LdMatrixAtom::ALL
+                    .iter()
+                    .find(|b| b.count == a.count && b.trans != a.trans)?;
+                let fits_other = pairs
+                    .iter()
+                    .all(|p| fits(&place, self.block_threads, *p, other.trans));
+                fits_other.then(|| format!("; {} fits them", other.name))
+            });
+            return Err(format!(
+                "the lanes' elements are not where ldmatrix{} puts them (rows of 8 consecutive, 16-byte aligned elements){}",
+                if kinds == [true] { ".trans" } else { "" },
+                twin.unwrap_or_default()
+            ));
+        };
+        let group = demand.map_or(4, |a| a.count as usize);
+        if pairs.len() % group != 0 {
+            return Err(format!(
+                "{} register pairs do not make whole groups of {group} matrices",
+                pairs.len()
+            ));
+        }
+        Ok(LdMatrixPlan {
+            buffer,
+            array,
+            swizzle,
+            by_thread,
+            common,
+            offset,
+            register,
+            pairs,
+            trans,
+            group,
+        })
+    }
+
+    /// The plan's instructions: its matrices in groups (x4, x2, x1).
+    fn emit_ldmatrix(
+        &mut self,
+        plan: &LdMatrixPlan,
+        src: &View,
+        span: Span,
+    ) -> Result<Vec<Inst>, Rejected> {
         // Every row a lane gives holds elements of the copy (of other
         // lanes): the copy's own indices bound them.
-        let len = self.k.shared[buffer].len;
-        for o in &offset {
-            self.within_shared(&by_thread.add(&common).add(&Int::Static(*o)), len)?;
+        let len = self.k.shared[plan.buffer].len;
+        for o in &plan.offset {
+            let index = plan.by_thread.add(&plan.common).add(&Int::Static(*o));
+            self.within_shared(&index, len).map_err(Rejected::Problem)?;
         }
         let mut insts = Vec::new();
-        for chunk in chunks(&pairs) {
-            let Some(index) = self.row_address(&by_thread, &common, &offset, chunk, trans) else {
-                return Ok(None);
-            };
-            let index = match swizzle {
-                Some(sw) => self.swizzled(&index, sw)?,
-                None => self.int(&index)?,
+        for chunk in chunks(&plan.pairs, plan.group) {
+            let index = self.row_address(plan, chunk).ok_or_else(|| {
+                Rejected::Layouts("the rows' addresses are not linear in the lane".into())
+            })?;
+            let index = match plan.swizzle {
+                Some(sw) => self.swizzled(&index, sw).map_err(Rejected::Problem)?,
+                None => self.int(&index).map_err(|e| Rejected::Problem(e.into()))?,
             };
             let registers = chunk
                 .iter()
-                .flat_map(|p| [register[p.first as usize], register[p.second as usize]])
+                .flat_map(|p| {
+                    [
+                        plan.register[p.first as usize],
+                        plan.register[p.second as usize],
+                    ]
+                })
                 .collect();
             insts.push(Inst::at(
                 span,
                 InstKind::LdMatrix {
                     elem: src.elem,
                     count: chunk.len() as u32,
-                    trans,
+                    trans: plan.trans,
                     src: Addr {
-                        space: Space::Shared(buffer),
+                        space: Space::Shared(plan.buffer),
                         index,
                         guard: None,
                     },
                     dst: Fragment {
-                        array,
+                        array: plan.array,
                         index: registers,
                     },
                 },
             ));
         }
-        self.spend(insts.len() as i64)?;
-        Ok(Some(insts))
+        self.spend(insts.len() as i64).map_err(Rejected::Problem)?;
+        Ok(insts)
     }
 
     /// The unswizzled shared index each lane gives for an ldmatrix of
@@ -196,14 +310,8 @@ impl Lowerer<'_> {
     /// `trans` lane `r/2`'s first or second). The element's offset as a
     /// function of the lane must be linear in the bits of `q` and in `r%2`,
     /// `c0 + d0*(q%2) + d1*(q/2) + e*(r%2)`; `None` otherwise.
-    fn row_address(
-        &self,
-        by_thread: &Int,
-        common: &Int,
-        offset: &[i64],
-        chunk: &[Pair],
-        trans: bool,
-    ) -> Option<Int> {
+    fn row_address(&self, plan: &LdMatrixPlan, chunk: &[Pair]) -> Option<Int> {
+        let (offset, trans) = (&plan.offset, plan.trans);
         let count = chunk.len() as i64;
         let element = |lane: i64| {
             let (q, r) = ((lane / 8) % count, lane % 8);
@@ -236,9 +344,9 @@ impl Lowerer<'_> {
         let warp = t.div(&Int::Static(32)).mul(&Int::Static(32));
         let supplier = warp.add(&supplier_lane);
         Some(
-            by_thread
+            plan.by_thread
                 .replace(Builtin::Thread.name(), &supplier)
-                .add(common)
+                .add(&plan.common)
                 .add(&Int::Static(c0))
                 .add(&q.rem(&Int::Static(2)).mul(&Int::Static(d0)))
                 .add(&q.div(&Int::Static(2)).mul(&Int::Static(d1)))
@@ -264,14 +372,14 @@ fn pairs(register: &[i64]) -> Option<Vec<Pair>> {
     (out.len() * 2 == register.len()).then_some(out)
 }
 
-/// Groups of at most four pairs, one ldmatrix each (x4, x2, x1).
-fn chunks(pairs: &[Pair]) -> Vec<&[Pair]> {
+/// Groups of at most `group` pairs, one ldmatrix each (x4, x2, x1).
+fn chunks(pairs: &[Pair], group: usize) -> Vec<&[Pair]> {
     let mut out = Vec::new();
     let mut rest = pairs;
     while !rest.is_empty() {
         let take = [4, 2, 1]
             .into_iter()
-            .find(|&c| c <= rest.len())
+            .find(|&c| c <= group && c <= rest.len())
             .unwrap_or(1);
         out.push(&rest[..take]);
         rest = &rest[take..];

@@ -321,6 +321,9 @@ impl<'a> Evaluator<'a> {
         if let Some(v) = (self.scope)(n) {
             return Ok(v);
         }
+        if let Some(atom) = tilec_layout::LdMatrixAtom::named(n) {
+            return Ok(Value::CopyAtom(atom));
+        }
         if let Some(atom) = tilec_layout::MmaAtom::named(n) {
             let one = tilec_layout::TiledMma::new(atom, [1, 1, 1]).expect("one warp");
             return Ok(Value::Mma(one));

@@ -14,7 +14,10 @@ use tilec_layout::{Int, IntTuple, Operand, TiledMma};
 /// The operation statements and their argument forms, in the order help
 /// lines list them.
 pub(super) const STATEMENTS: &[Known] = &[
-    ("copy", "copy(src, dst)"),
+    (
+        "copy",
+        "copy(src, dst) | copy(ATOM, src, dst)  ATOM: SM75_U32x4_LDSM_N, SM75_U16x8_LDSM_T, ... (ldmatrix)",
+    ),
     ("copy_async", "copy_async(src, dst)"),
     ("cp_async_fence", "cp_async_fence()"),
     (
@@ -65,6 +68,30 @@ impl KernelChecker {
                 arity(0)?;
                 Ok(Op::Sync)
             }
+            "copy" if args.len() == 3 => {
+                let demand = match self.eval(&args[0])? {
+                    Value::CopyAtom(a) => a,
+                    v => {
+                        return Err(Diagnostic::new(
+                            "a three-operand copy takes a copy atom first",
+                            args[0].span,
+                        )
+                        .with_label(format!("this is {}", v.kind()))
+                        .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
+                    }
+                };
+                let src = self.tensor_arg(&args[1], name)?;
+                let dst = self.tensor_arg(&args[2], name)?;
+                same_elem(&src, &args[1], &dst, &args[2])?;
+                same_modes(&src, &args[1], &dst, &args[2], name)?;
+                writable(&dst, &args[2], name)?;
+                Ok(Op::Copy {
+                    src,
+                    dst,
+                    asynchronous: false,
+                    demand: Some(demand),
+                })
+            }
             "copy" | "copy_async" => {
                 arity(2)?;
                 let src = self.tensor_arg(&args[0], name)?;
@@ -82,6 +109,7 @@ impl KernelChecker {
                     src,
                     dst,
                     asynchronous,
+                    demand: None,
                 })
             }
             "cp_async_fence" => {

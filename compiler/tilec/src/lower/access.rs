@@ -1,0 +1,209 @@
+//! Addresses: a view's element as base + index, with the guard of a
+//! partial tile, the swizzle of a swizzled buffer, the widest vector a
+//! copy allows, and the compile-time bound of every shared index.
+
+use super::GlobalAccess;
+use super::{Lowerer, Problem, Variant};
+use crate::check::program::{Base, Elem, View};
+use crate::ir::{Addr, IntDef, IntId, Space};
+use tilec_layout::int::Op as IntOp;
+use tilec_layout::{Coord, Int, Swizzle};
+
+impl Lowerer<'_> {
+    /// The address of element `c` of a view, the first of `width` consecutive ones.
+    pub(super) fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
+        let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));
+        let mut guard = None;
+        let space = match v.base {
+            Base::Param(p) if self.variant == Variant::Guarded && !v.coords.is_empty() => {
+                guard = self.guard(v, c)?;
+                Space::Global(p)
+            }
+            Base::Param(p) => {
+                let index = self.by_loop(&index);
+                self.accesses.push(GlobalAccess {
+                    param: p,
+                    index: index.clone(),
+                });
+                if width > 1 {
+                    self.accesses.push(GlobalAccess {
+                        param: p,
+                        index: index.add(&Int::Static(width - 1)),
+                    });
+                }
+                Space::Global(p)
+            }
+            Base::Shared(s) => {
+                self.within_shared(&index.add(&Int::Static(width - 1)), self.k.shared[s].len)?;
+                self.within_shared(&index, self.k.shared[s].len)?;
+                if let Some(sw) = self.k.shared[s].swizzle {
+                    // Inside the buffer before the swizzle is inside after
+                    // it: the buffer holds whole repeats.
+                    return Ok(Addr {
+                        space: Space::Shared(s),
+                        index: self.swizzled(&index, sw)?,
+                        guard,
+                    });
+                }
+                Space::Shared(s)
+            }
+            Base::Registers(r) => {
+                if !index.is_static() {
+                    return Err(format!(
+                        "a register tensor is indexed by the run-time value {index}; slice registers with constants"
+                    )
+                    .into());
+                }
+                Space::Registers(r)
+            }
+        };
+        Ok(Addr {
+            space,
+            index: self.int(&index)?,
+            guard,
+        })
+    }
+
+    /// `sw(index)` as IR values. The terms of the sum that are multiples
+    /// of the swizzle's repeat (a stage's offset, typically) pass through
+    /// it unchanged, so they are added after it: the XOR is then on the
+    /// loop-invariant part alone.
+    pub(super) fn swizzled(&mut self, index: &Int, sw: Swizzle) -> Result<IntId, Problem> {
+        let repeat = sw.repeat();
+        let (mut inside, mut whole) = (Int::Static(0), Int::Static(0));
+        for term in index.terms() {
+            match term.as_static() {
+                // A constant's whole repeats pass through; its remainder
+                // is XOR-ed with the rest.
+                Some(c) => {
+                    whole = whole.add(&Int::Static(c - c.rem_euclid(repeat)));
+                    inside = inside.add(&Int::Static(c.rem_euclid(repeat)));
+                }
+                // Provable multiples only: no launch condition is taken.
+                None if term.multiple_of(repeat, &|_| false).is_some() => whole = whole.add(&term),
+                None => inside = inside.add(&term),
+            }
+        }
+        let x = self.int(&inside)?;
+        let swizzled = self.def(IntDef::Swizzle(x, sw));
+        let whole = self.int(&whole)?;
+        Ok(self.def(IntDef::Bin(IntOp::Add, swizzled, whole)))
+    }
+
+    /// The guard of element `c` of a global view: every coordinate function
+    /// below its extent, one [`IntDef::Below`] test per mode joined by
+    /// `min`. Tests that hold statically are left out; `None` when all do.
+    /// Built as IR values, never as symbolic `extent - coordinate`, whose
+    /// folding assumes dynamic values positive.
+    pub(super) fn guard(&mut self, v: &View, c: &Coord) -> Result<Option<IntId>, Problem> {
+        let mut guard: Option<IntId> = None;
+        for f in &v.coords {
+            let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
+            if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
+                && (0..e).contains(&x)
+            {
+                continue;
+            }
+            let (at, extent) = (self.int(&at)?, self.int(&f.extent)?);
+            let test = self.def(IntDef::Below(at, extent));
+            guard = Some(match guard {
+                None => test,
+                Some(g) => self.def(IntDef::Bin(IntOp::Min, g, test)),
+            });
+        }
+        Ok(guard)
+    }
+
+    /// The widest copy atom for `src -> dst`: CuTe's `max_common_vector` of
+    /// the two layouts, at most 128 bits, narrowed until every group of
+    /// elements is consecutive in both tensors and starts at an address
+    /// aligned to the vector for every thread; alignment that depends on
+    /// the extents becomes a launch condition.
+    pub(super) fn vector_width(&mut self, src: &View, dst: &View, n: i64, elem: Elem) -> i64 {
+        if self.variant == Variant::Guarded && !(src.coords.is_empty() && dst.coords.is_empty()) {
+            return 1;
+        }
+        let mut scratch = tilec_layout::Conditions::new();
+        let common = tilec_layout::max_common_vector(&src.layout, &dst.layout, &mut scratch)
+            .ok()
+            .and_then(|v| v.as_static())
+            .unwrap_or(1);
+        // A swizzle keeps runs of consecutive elements only below the
+        // lowest bit it flips.
+        let unswizzled = [src, dst]
+            .iter()
+            .filter_map(|v| match v.base {
+                Base::Shared(s) => self.k.shared[s].swizzle,
+                _ => None,
+            })
+            .map(|sw| 1i64 << sw.target_mask().trailing_zeros())
+            .fold(16 / elem.bytes(), i64::min);
+        let mut w = 1;
+        while w * 2 <= common.min(unswizzled) && n % (w * 2) == 0 {
+            w *= 2;
+        }
+        let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        while w > 1 {
+            let mut facts = Vec::new();
+            let fits = [src, dst].iter().all(|v| {
+                // Groups of w are consecutive when the coalesced layout's first
+                // mode has stride 1 and an extent that w divides.
+                let c = v.layout.coalesce();
+                let Ok(first) = c.mode(0) else { return false };
+                let run = first.stride().as_int().is_some_and(|d| d.is_const(1))
+                    && first
+                        .shape()
+                        .as_int()
+                        .and_then(Int::as_static)
+                        .is_some_and(|s| s % w == 0);
+                run && (0..n).step_by(w as usize).all(|i| {
+                    let Ok(start) = v.layout.at(i) else {
+                        return false;
+                    };
+                    match v.offset.add(&start).multiple_of(w, &extents) {
+                        Some(f) => {
+                            facts.extend(f);
+                            true
+                        }
+                        None => false,
+                    }
+                })
+            });
+            if fits {
+                for fact in facts {
+                    let c = tilec_layout::Condition {
+                        fact,
+                        needed_by: "a vectorized copy",
+                    };
+                    if !self.conditions.contains(&c) {
+                        self.conditions.push(c);
+                    }
+                }
+                return w;
+            }
+            w /= 2;
+        }
+        1
+    }
+
+    /// A shared-memory index stays inside its buffer for every thread and
+    /// every iteration of the loops around it: checked here, at compile time.
+    pub(super) fn within_shared(&self, index: &Int, len: i64) -> Result<(), Problem> {
+        const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
+        match index.range(&|n| self.name_range(n)) {
+            Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
+            Some((lo, hi)) => Err(Problem::Here(
+                format!(
+                    "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
+                ),
+                HELP,
+            )),
+            None => Err(Problem::Here(
+                format!(
+                    "the shared-memory index {index} depends on run-time values; it must be bounded at compile time"
+                ),
+                HELP,
+            )),
+        }
+    }
+}
