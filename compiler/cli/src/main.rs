@@ -44,6 +44,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a closed pipe (`| head`) would make the next
+    // print panic; a command-line tool should end quietly instead.
+    // Safety: setting a signal's disposition to its default, before any
+    // thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => explain(e).exit(),

@@ -38,6 +38,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/mma_f32_out.tile", "M=64,N=32,K=48"),
         ("tests/run/swizzled_transpose.tile", "M=128,N=64"),
         ("tests/run/convert.tile", "M=256,N=64"),
+        ("tests/run/fma_bf16_to_f32.tile", "M=128,N=256,K=24"),
         ("tests/codegen/fold.tile", "M=24"),
         ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
         ("tests/codegen/big_shared.tile", "M=256,N=200"),
@@ -102,6 +103,7 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
         ("tests/run/convert.tile", "M=300,N=1"),
+        ("tests/run/fma_bf16_to_f32.tile", "M=127,N=129,K=33"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file} {dims}: {out}{err}");

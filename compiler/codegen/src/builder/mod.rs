@@ -336,14 +336,14 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::AsyncFence => self.cp_async_fence()?,
                 InstKind::AsyncWait(n) => self.cp_async_wait(*n)?,
                 InstKind::Mma {
-                    atom: MmaAtom::Fma(elem),
+                    atom: MmaAtom::Fma { ab, c: elem },
                     a,
                     b,
                     c,
                 } => {
                     let (x, y, z) = (
-                        self.load_acc(a, *elem)?,
-                        self.load_acc(b, *elem)?,
+                        self.load_acc(a, *ab)?,
+                        self.load_acc(b, *ab)?,
                         self.load_acc(c, *elem)?,
                     );
                     let r = self.fma(*elem, x, y, z)?;

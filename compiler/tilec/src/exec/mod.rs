@@ -444,7 +444,7 @@ impl<'a> Block<'a> {
                 Ok(())
             }
             InstKind::Mma {
-                atom: MmaAtom::Fma(elem),
+                atom: MmaAtom::Fma { c: elem, .. },
                 a,
                 b,
                 c,

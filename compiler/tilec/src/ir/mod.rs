@@ -121,9 +121,9 @@ pub struct Fragment {
 /// How one multiply-accumulate happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaAtom {
-    /// `c = fma(a, b, c)` on one element, accumulating in the element type
-    /// (f32 for f16 and bf16).
-    Fma(Elem),
+    /// `c = fma(a, b, c)` on one element, in f32 for floats (i32 for
+    /// i32): a and b of type `ab` (f16 or bf16 widen exactly), c of `c`.
+    Fma { ab: Elem, c: Elem },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -449,14 +449,15 @@ impl KernelIr {
                     )
                 }
                 InstKind::Mma {
-                    atom: MmaAtom::Fma(e),
+                    atom: MmaAtom::Fma { ab, c: ce },
                     a,
                     b,
                     c,
                 } => {
                     writeln!(
                         out,
-                        "{pad}fma.{e} {} += {} * {}",
+                        "{pad}fma.{} {} += {} * {}",
+                        elem_pair(*ab, *ce),
                         self.addr(c),
                         self.addr(a),
                         self.addr(b)
@@ -493,11 +494,7 @@ impl KernelIr {
                 } => writeln!(
                     out,
                     "{pad}axpby.{} {} = {} * {} + {} * {}",
-                    if x_elem == elem {
-                        elem.to_string()
-                    } else {
-                        format!("{x_elem}.{elem}")
-                    },
+                    elem_pair(*x_elem, *elem),
                     self.addr(y),
                     self.scalar(alpha),
                     self.addr(x),
@@ -539,6 +536,16 @@ impl KernelIr {
                 }
             };
         }
+    }
+}
+
+/// The element types of an instruction's inputs and output: `f32`, or
+/// `bf16.f32` where they differ.
+fn elem_pair(input: Elem, output: Elem) -> String {
+    if input == output {
+        output.to_string()
+    } else {
+        format!("{input}.{output}")
     }
 }
 

@@ -173,6 +173,16 @@ impl Parser<'_> {
         })
     }
 
+    /// `f32` (input and output alike) or `bf16.f32` (input, output).
+    fn elem_pair(&self, suffix: &str) -> Result<(Elem, Elem)> {
+        let (input, output) = suffix.split_once('.').unwrap_or((suffix, suffix));
+        let unknown = || format!("line {}: unknown element type", self.line_no());
+        Ok((
+            elem(input).ok_or_else(unknown)?,
+            elem(output).ok_or_else(unknown)?,
+        ))
+    }
+
     /// `r0[0,1,2,3]`.
     fn fragment(&self, text: &str) -> Result<Fragment> {
         let bad = || {
@@ -528,13 +538,12 @@ impl Parser<'_> {
                         let (a, b) = ab
                             .split_once(" * ")
                             .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                        let (ab_elem, c_elem) = self.elem_pair(suffix)?;
                         InstKind::Mma {
-                            atom: MmaAtom::Fma(
-                                elem_of(suffix).ok_or(format!(
-                                    "line {}: unknown element type",
-                                    self.line_no()
-                                ))?,
-                            ),
+                            atom: MmaAtom::Fma {
+                                ab: ab_elem,
+                                c: c_elem,
+                            },
                             a: self.addr(a)?,
                             b: self.addr(b)?,
                             c: self.addr(c)?,
@@ -554,12 +563,10 @@ impl Parser<'_> {
                         let (beta, _) = by
                             .split_once(" * ")
                             .ok_or(format!("line {}: expected `*`", self.line_no()))?;
-                        // `axpby.f32` or, converting, `axpby.f32.bf16`.
-                        let (x_elem, elem) = suffix.split_once('.').unwrap_or((suffix, suffix));
-                        let unknown = || format!("line {}: unknown element type", self.line_no());
+                        let (x_elem, elem) = self.elem_pair(suffix)?;
                         InstKind::Axpby {
-                            elem: elem_of(elem).ok_or_else(unknown)?,
-                            x_elem: elem_of(x_elem).ok_or_else(unknown)?,
+                            elem,
+                            x_elem,
                             alpha: self.scalar(alpha)?,
                             x: self.addr(x)?,
                             beta: self.scalar(beta)?,

@@ -364,7 +364,10 @@ impl Lowerer<'_> {
                             out.push(Inst::at(
                                 s.span,
                                 InstKind::Mma {
-                                    atom: MmaAtom::Fma(c.elem),
+                                    atom: MmaAtom::Fma {
+                                        ab: a.elem,
+                                        c: c.elem,
+                                    },
                                     a: a_,
                                     b: b_,
                                     c: c_,

@@ -4,7 +4,7 @@
 
 use super::KernelChecker;
 use crate::check::algebra::Known;
-use crate::check::program::{Base, Op, Scalar, View};
+use crate::check::program::{Base, Elem, Op, Scalar, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -165,7 +165,11 @@ impl KernelChecker {
                 let b = self.tensor_arg(&args[1], "gemm")?;
                 let c = self.tensor_arg(&args[2], "gemm")?;
                 same_elem(&a, &args[0], &b, &args[1])?;
-                same_elem(&a, &args[0], &c, &args[2])?;
+                // f16 and bf16 products accumulate in f32 too.
+                let widening = a.elem.bytes() == 2 && c.elem == Elem::F32;
+                if !widening {
+                    same_elem(&a, &args[0], &c, &args[2])?;
+                }
                 gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])])?;
                 writable(&c, &args[2], "gemm")?;
                 Ok(Op::Gemm { a, b, c })
