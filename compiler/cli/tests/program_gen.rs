@@ -1,8 +1,10 @@
 //! A differential fuzzer of whole programs: random well-typed kernels,
 //! copies (tensor layouts with run-time or static extents, tilers, thread
 //! layouts that may or may not divide the tile, a path through shared
-//! memory or registers, a loop over a k mode) and GEMMs (random block
-//! tiles, thread layouts and majors, through shared memory), are checked,
+//! memory or registers, a loop over a k mode), GEMMs (random block
+//! tiles, thread layouts and majors, through shared memory) and
+//! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
+//! types), are checked,
 //! then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
@@ -179,11 +181,125 @@ fn generate_gemm(rng: &mut Rng) -> Program {
     Program { source, dims }
 }
 
+/// A tensor-core GEMM: a tiled MMA of random warps over random block
+/// tiles, A and B of either major in bf16 or f16, through shared tiles
+/// that are compact or swizzled (CuTe's K- or MN-major atoms of 32, 64 or
+/// 128 bytes), fragments copied from shared memory (ldmatrix where the
+/// layouts allow), C in the input type or f32, of either major.
+fn generate_mma_gemm(rng: &mut Rng) -> Program {
+    let (elem, atom) = rng.pick(&[
+        ("bf16", "SM80_16x8x16_F32BF16BF16F32_TN"),
+        ("f16", "SM80_16x8x16_F32F16F16F32_TN"),
+    ]);
+    let (wm, wn) = rng.pick(&[(1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (2, 4)]);
+    let threads = 32 * wm * wn;
+    let (bm, bn, bk) = (
+        16 * wm * rng.pick(&[1, 2]),
+        8 * wn * rng.pick(&[1, 2, 4]),
+        16 * rng.pick(&[1, 2, 4]),
+    );
+    // A shared tile (rows, bk): compact either way, or a swizzle atom of
+    // 2^b 16-byte chunks tiled over it, when it fits.
+    let tile = |rng: &mut Rng, rows: i64| -> String {
+        let b: i64 = rng.pick(&[1, 2, 3]);
+        let width = 8 << b;
+        match rng.below(4) {
+            0 if bk % width == 0 => format!(
+                "composition(Swizzle({b}, 3, 3), tile_to_shape((8, {width}):({width}, 1), ({rows}, {bk})))"
+            ),
+            1 if rows % width == 0 => format!(
+                "composition(Swizzle({b}, 3, 3), tile_to_shape(({width}, 8):(1, {width}), ({rows}, {bk})))"
+            ),
+            _ => compact(&[rows.to_string(), bk.to_string()], rng.chance(50)),
+        }
+    };
+    let (sa, sb) = (tile(rng, bm), tile(rng, bn));
+    // Copy threads over a (rows, bk) tile: mostly a split that divides it.
+    let split = |rng: &mut Rng, rows: i64| {
+        let all: Vec<i64> = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+            .into_iter()
+            .filter(|x| threads % x == 0)
+            .collect();
+        let even: Vec<i64> = all
+            .iter()
+            .copied()
+            .filter(|a| rows % a == 0 && bk % (threads / a) == 0)
+            .collect();
+        let a = if !even.is_empty() && rng.chance(90) {
+            rng.pick(&even)
+        } else {
+            rng.pick(&all)
+        };
+        format!("({a}, {}):(1, {a})", threads / a)
+    };
+    let (ta, tb) = (split(rng, bm), split(rng, bn));
+    let major =
+        |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(50));
+    let (la, lb, lc) = (
+        major(rng, "M", "K"),
+        major(rng, "N", "K"),
+        major(rng, "M", "N"),
+    );
+    let c_elem = if rng.chance(50) { "f32" } else { elem };
+    let source = format!(
+        "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
+{{
+    tiler cta = ({bm}, {bn}, {bk});
+    let mma = make_tiled_mma({atom}, ({wm}, {wn}));
+    layout tA = {ta};
+    layout tB = {tb};
+    reference gemm(A, B, C, alpha, beta);
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
+    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
+    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
+    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
+    let smA = shared<{elem}>({sa});
+    let smB = shared<{elem}>({sb});
+    let tAgA = local_partition(gA, tA, thread.x);
+    let tAsA = local_partition(smA, tA, thread.x);
+    let tBgB = local_partition(gB, tB, thread.x);
+    let tBsB = local_partition(smB, tB, thread.x);
+    let tCsA = partition_A(mma, smA, thread.x);
+    let tCsB = partition_B(mma, smB, thread.x);
+    let tCgC = partition_C(mma, gC, thread.x);
+    let tCrA = registers<{elem}>(shape(tCsA));
+    let tCrB = registers<{elem}>(shape(tCsB));
+    let tCrC = registers<f32>(shape(tCgC), 0.0);
+    for k in 0..size(gA, 2) {{
+        copy(tAgA[_, _, k], tAsA);
+        copy(tBgB[_, _, k], tBsB);
+        sync();
+        copy(tCsA, tCrA);
+        copy(tCsB, tCrB);
+        gemm(mma, tCrA, tCrB, tCrC);
+        sync();
+    }}
+    axpby(alpha, tCrC, beta, tCgC);
+}}
+"
+    );
+    let mut extent = |t: i64| {
+        match rng.below(4) {
+            0 => 1,
+            1 => rng.pick(&[3, 7, 13, 31, 61]),
+            2 => t * (1 + rng.below(2) as i64),
+            _ => t * (1 + rng.below(2) as i64) + rng.pick(&[-1, 1]),
+        }
+        .max(1)
+    };
+    let dims = vec![
+        format!("M={}", extent(bm)),
+        format!("N={}", extent(bn)),
+        format!("K={}", extent(bk)),
+    ];
+    Program { source, dims }
+}
+
 fn generate(rng: &mut Rng) -> Program {
-    if rng.chance(35) {
-        generate_gemm(rng)
-    } else {
-        generate_copy(rng)
+    match rng.below(100) {
+        0..25 => generate_gemm(rng),
+        25..40 => generate_mma_gemm(rng),
+        _ => generate_copy(rng),
     }
 }
 
@@ -307,10 +423,16 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
+    // FUZZ_KIND=mma: tensor-core GEMMs only (off-line runs of one kind).
+    let only_mma = std::env::var("FUZZ_KIND").is_ok_and(|k| k == "mma");
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
     for case in 0..cases {
-        let p = generate(&mut rng);
+        let p = if only_mma {
+            generate_mma_gemm(&mut rng)
+        } else {
+            generate(&mut rng)
+        };
         let file = dir.join(format!("case{case}.tile"));
         std::fs::write(&file, &p.source).unwrap();
         let f = file.to_str().unwrap();
