@@ -197,12 +197,22 @@ pub struct TiledMma {
 
 impl TiledMma {
     pub fn new(atom: MmaAtom, warps: [i64; 3]) -> Result<TiledMma> {
-        if warps.iter().any(|w| *w < 1) || warps.iter().product::<i64>() > 32 {
+        let [wm, wn, wk] = warps;
+        if warps.iter().any(|w| !(1..=32).contains(w)) || wm * wn * wk > 32 {
             return Err(AlgebraError::Invalid {
                 op: "make_tiled_mma",
                 why: format!(
-                    "the warp grid ({}, {}, {}) needs 1 to 32 warps, each extent at least 1",
-                    warps[0], warps[1], warps[2]
+                    "the warp grid ({wm}, {wn}, {wk}) needs 1 to 32 warps, each extent at least 1"
+                ),
+            });
+        }
+        // Warps along K would each hold partial sums of the same C tile,
+        // which would need a reduction after the gemm.
+        if wk != 1 {
+            return Err(AlgebraError::Invalid {
+                op: "make_tiled_mma",
+                why: format!(
+                    "the warp grid ({wm}, {wn}, {wk}) splits K over warps, whose partial sums of C nothing adds up; use (WARPS_M, WARPS_N)"
                 ),
             });
         }

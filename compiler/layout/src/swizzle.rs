@@ -23,14 +23,16 @@ pub struct Swizzle {
 impl Swizzle {
     /// `Sw<B,M,S>`; CuTe requires `|S| >= B` so the two bit fields do not overlap.
     pub fn new(bits: i64, base: i64, shift: i64) -> Result<Swizzle> {
+        // Every bit it reads or flips below bit 31: offsets of 32-bit
+        // address spaces, and masks and repeats that cannot overflow.
         let ok = (0..=30).contains(&bits)
             && (0..=30).contains(&base)
-            && shift.abs() >= bits
-            && shift.abs() <= 30;
+            && shift.unsigned_abs() >= bits as u64
+            && bits as u64 + base as u64 + shift.unsigned_abs() <= 30;
         if !ok {
             return Err(AlgebraError::Invalid {
                 op: "Swizzle",
-                why: format!("Sw<{bits},{base},{shift}> needs 0 <= B, 0 <= M and B <= |S| <= 30"),
+                why: format!("Sw<{bits},{base},{shift}> needs 0 <= B <= |S| and B + M + |S| <= 30"),
             });
         }
         Ok(Swizzle {
@@ -54,6 +56,12 @@ impl Swizzle {
     /// many offsets onto itself, as every bit it reads or flips lies below.
     pub fn repeat(&self) -> i64 {
         1i64 << (64 - (self.source_mask() | self.target_mask()).leading_zeros())
+    }
+
+    /// The lowest bit it reads or flips: runs of `2^base` consecutive
+    /// offsets stay consecutive through it.
+    pub fn unchanged_run(&self) -> i64 {
+        1i64 << self.base
     }
 
     pub fn apply(&self, offset: i64) -> i64 {

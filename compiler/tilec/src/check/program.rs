@@ -210,6 +210,36 @@ pub struct SharedBuffer {
     pub swizzle: Option<Swizzle>,
 }
 
+impl SharedBuffer {
+    /// Bytes its start is aligned to: 16, or its swizzle's repeat, whose
+    /// XOR pattern is defined on aligned blocks.
+    pub fn align(&self) -> i64 {
+        self.swizzle
+            .map_or(16, |sw| (sw.repeat() * self.elem.bytes()).max(16))
+    }
+}
+
+/// Each buffer's byte offset in a block's shared memory, in order, at its
+/// alignment, and the bytes all of them take; `None` past 2^63.
+pub fn aligned_offsets(buffers: impl Iterator<Item = (i64, i64)>) -> Option<(Vec<i64>, i64)> {
+    let mut at: i64 = 0;
+    let mut offsets = Vec::new();
+    for (bytes, align) in buffers {
+        let start = at.checked_add(align - 1)? / align * align;
+        offsets.push(start);
+        at = start.checked_add(bytes.checked_add(15)? / 16 * 16)?;
+    }
+    Some((offsets, at))
+}
+
+/// The bytes of shared memory the buffers take, padding included.
+pub fn shared_bytes<'a>(buffers: impl Iterator<Item = &'a SharedBuffer>) -> Option<i64> {
+    let sizes: Option<Vec<(i64, i64)>> = buffers
+        .map(|b| Some((b.len.checked_mul(b.elem.bytes())?, b.align())))
+        .collect();
+    aligned_offsets(sizes?.into_iter()).map(|(_, total)| total)
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegisterArray {
     pub elem: Elem,
@@ -332,6 +362,6 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn shared_bytes(&self) -> i64 {
-        self.shared.iter().map(|b| b.len * b.elem.bytes()).sum()
+        shared_bytes(self.shared.iter()).unwrap_or(i64::MAX)
     }
 }

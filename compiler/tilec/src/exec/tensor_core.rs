@@ -136,6 +136,12 @@ impl Block<'_> {
 /// its own exponent) and truncated toward zero to 25 bits below it; the
 /// truncated terms are added exactly and the sum truncated to f32.
 pub fn tensor_core_sum(c: f32, terms: &[(f64, f64)]) -> f32 {
+    // Infinities and NaNs follow IEEE (an infinite product makes the sum
+    // infinite, or NaN against the other sign); the window is for finite
+    // values.
+    if !c.is_finite() || terms.iter().any(|(a, b)| !(a * b).is_finite()) {
+        return terms.iter().fold(c as f64, |s, (a, b)| s + a * b) as f32;
+    }
     // floor(log2 |x|); zero has no exponent and never sets the window.
     let exponent = |x: f64| (x != 0.0).then(|| x.abs().log2().floor() as i32);
     let emax = terms

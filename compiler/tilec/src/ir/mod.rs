@@ -274,19 +274,15 @@ pub struct KernelIr {
 
 impl KernelIr {
     /// Each shared buffer's byte offset in the block's shared memory, at
-    /// its alignment, and the bytes all of them take.
+    /// its alignment, and the bytes all of them take (the checker's rule,
+    /// [`crate::check::program::aligned_offsets`]; lowering's buffers fit).
     pub fn shared_offsets(&self) -> (Vec<i64>, i64) {
-        let mut at = 0;
-        let offsets = self
-            .shared
-            .iter()
-            .map(|b| {
-                let start = (at + b.align - 1) / b.align * b.align;
-                at = start + (b.len * b.elem.bytes() + 15) / 16 * 16;
-                start
-            })
-            .collect();
-        (offsets, at)
+        crate::check::program::aligned_offsets(
+            self.shared
+                .iter()
+                .map(|b| (b.len * b.elem.bytes(), b.align)),
+        )
+        .unwrap_or((vec![0; self.shared.len()], i64::MAX))
     }
 
     /// For every value of the table, a power of two it is always a
@@ -317,7 +313,9 @@ impl KernelIr {
                     }
                 }
                 IntDef::Below(..) => 1,
-                // The swizzle flips no bit below its target field.
+                // The swizzle flips no bit below its target field (none at all
+                // for Sw<0,M,S>).
+                IntDef::Swizzle(a, sw) if sw.bits == 0 => d[a],
                 IntDef::Swizzle(a, sw) => d[a].min(1 << sw.target_mask().trailing_zeros()),
                 IntDef::ThreadIdx
                 | IntDef::BlockIdx(_)

@@ -148,9 +148,9 @@ impl Parser<'_> {
                 a.trim()
                     .parse::<i64>()
                     .ok()
-                    .filter(|a| *a >= 16 && (*a as u64).is_power_of_two())
+                    .filter(|a| (16..=1 << 17).contains(a) && (*a as u64).is_power_of_two())
                     .ok_or(format!(
-                        "line {}: an alignment is a power of two from 16",
+                        "line {}: an alignment is a power of two from 16 to 2^17",
                         self.line_no()
                     ))?,
             ),

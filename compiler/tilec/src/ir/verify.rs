@@ -72,6 +72,7 @@ fn insts(
             }
             InstKind::MmaSync { atom, a, b, c } => {
                 use tilec_layout::Operand;
+                whole_warps(ir)?;
                 for (f, op) in [(a, Operand::A), (b, Operand::B), (c, Operand::C)] {
                     fragment(ir, f, atom.values(op))?;
                 }
@@ -94,11 +95,24 @@ fn insts(
             } => {
                 addr(ir, src, open)?;
                 fragment(ir, dst, 2 * *count as i64)?;
-                if !matches!(src.space, Space::Shared(_))
-                    || src.guard.is_some()
-                    || elem.bytes() != 2
-                {
-                    return Err("ldmatrix reads 16-bit elements of shared memory, unguarded".into());
+                whole_warps(ir)?;
+                let unguarded_shared = match src.space {
+                    Space::Shared(buffer) if src.guard.is_none() && elem.bytes() == 2 => buffer,
+                    _ => {
+                        return Err(
+                            "ldmatrix reads 16-bit elements of shared memory, unguarded".into()
+                        );
+                    }
+                };
+                let (from, into) = (
+                    ir.shared[unguarded_shared].elem,
+                    ir.registers[dst.array].elem,
+                );
+                if from != *elem || into != *elem {
+                    return Err(format!(
+                        "ldmatrix of {elem} from s{unguarded_shared} of {from} into r{} of {into}",
+                        dst.array
+                    ));
                 }
             }
             InstKind::Axpby { x, y, .. } => {
@@ -126,6 +140,17 @@ fn insts(
                 open.pop();
             }
         }
+    }
+    Ok(())
+}
+
+/// Warp-wide instructions need a block of whole warps.
+fn whole_warps(ir: &KernelIr) -> Result<(), String> {
+    if ir.block_threads % 32 != 0 {
+        return Err(format!(
+            "a warp-wide instruction in a block of {} threads",
+            ir.block_threads
+        ));
     }
     Ok(())
 }

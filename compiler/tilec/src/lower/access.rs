@@ -129,14 +129,14 @@ impl Lowerer<'_> {
             .and_then(|v| v.as_static())
             .unwrap_or(1);
         // A swizzle keeps runs of consecutive elements only below the
-        // lowest bit it flips.
+        // lowest bit it reads or flips.
         let unswizzled = [src, dst]
             .iter()
             .filter_map(|v| match v.base {
                 Base::Shared(s) => self.k.shared[s].swizzle,
                 _ => None,
             })
-            .map(|sw| 1i64 << sw.target_mask().trailing_zeros())
+            .map(|sw| sw.unchanged_run())
             .fold(16 / elem.bytes(), i64::min);
         let mut w = 1;
         while w * 2 <= common.min(unswizzled) && n % (w * 2) == 0 {

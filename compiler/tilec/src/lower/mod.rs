@@ -175,9 +175,7 @@ fn lower_with(
                 elem: b.elem,
                 len: b.len,
                 init: None,
-                align: b
-                    .swizzle
-                    .map_or(16, |sw| (sw.repeat() * b.elem.bytes()).max(16)),
+                align: b.align(),
             })
             .collect(),
         registers: k

@@ -422,9 +422,11 @@ impl<'a> Evaluator<'a> {
         {
             return self.transform_tensor(t.clone(), a);
         }
-        if let Some(Value::Composed(c)) = a.values.first() {
+        if let Some(Value::Composed(c)) = a.values.first()
+            && KEEP_SWIZZLE.contains(&name)
+        {
             // CuTe keeps a swizzle outermost: f(Sw o off o L, ...) is
-            // Sw o off o f(L, ...) wherever f gives a layout.
+            // Sw o off o f(L, ...) for these f.
             let c = c.clone();
             let mut a = a;
             a.values[0] = Value::Layout(c.layout.clone());
@@ -455,6 +457,28 @@ impl<'a> Evaluator<'a> {
         t.map_layout(&mut apply).map(Value::Tensor)
     }
 }
+
+/// The functions CuTe applies to a swizzled layout's inner layout,
+/// keeping the swizzle outermost (`ComposedLayout`'s overloads); `size`,
+/// `composition` and `eval` handle swizzled layouts themselves, and the
+/// rest refuse them.
+const KEEP_SWIZZLE: &[&str] = &[
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "coalesce",
+    "flatten",
+    "get",
+    "shape",
+];
 
 /// `L(coord)`: an offset, or a sliced layout when `coord` has `_`.
 fn apply(callee: &Value, coord: &Value, fspan: Span, span: Span) -> Result<Value, Diagnostic> {

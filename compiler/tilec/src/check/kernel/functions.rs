@@ -7,11 +7,12 @@ use super::operations::{STATEMENTS, statement_usage};
 use super::partition::{dice_layout, even, flat_coord, step_mask};
 use super::{KernelState, SHARED_LIMIT_BYTES, ThreadUse};
 use crate::check::algebra::{Args, Functions, Known, algebra_error};
-use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View};
+use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View, shared_bytes};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use tilec_layout::{
-    Conditions, Coord, Grouping, Int, IntTuple, Layout, Operand, Tiler, composition, divide,
+    Builtin, Conditions, Coord, Grouping, Int, IntTuple, Layout, Operand, Tiler, composition,
+    divide,
 };
 
 /// What a kernel-level function makes of its arguments, given the element
@@ -113,15 +114,15 @@ impl KernelState {
             // The XOR pattern maps each aligned block of its repeat onto
             // itself: the buffer holds whole blocks.
             let repeat = sw.repeat();
-            len = ((len + repeat - 1) / repeat).saturating_mul(repeat);
+            len = (len.saturating_add(repeat - 1) / repeat).saturating_mul(repeat);
         }
-        // Overflow-checked: a layout of 2^62 floats must not count as 0 bytes.
+        let buffer = SharedBuffer { elem, len, swizzle };
+        // Overflow-checked: a layout of 2^62 floats must not count as 0
+        // bytes. The buffers' alignment padding counts too.
         let bytes = len.checked_mul(elem.bytes());
-        let used = bytes.and_then(|bytes| {
-            self.shared.iter().try_fold(bytes, |sum, b| {
-                sum.checked_add(b.len.checked_mul(b.elem.bytes())?)
-            })
-        });
+        let mut all: Vec<&SharedBuffer> = self.shared.iter().collect();
+        all.push(&buffer);
+        let used = bytes.and_then(|_| shared_bytes(all.into_iter()));
         if used.is_none_or(|u| u > SHARED_LIMIT_BYTES) {
             let used = used.map_or("more than 2^63".into(), |u| u.to_string());
             let bytes = bytes.map_or("more than 2^63".into(), |b| b.to_string());
@@ -132,7 +133,7 @@ impl KernelState {
             .with_label(format!("{len} {elem} elements = {bytes} bytes"))
             .with_help("use smaller tiles, fewer stages, or a narrower element type"));
         }
-        self.shared.push(SharedBuffer { elem, len, swizzle });
+        self.shared.push(buffer);
         let view = View {
             base: Base::Shared(self.shared.len() - 1),
             elem,
@@ -266,7 +267,14 @@ impl KernelState {
             ));
         };
         let t = tensor(a, 1)?;
+        // The atom's lanes are the hardware's: thread t is lane t % 32 of
+        // warp t / 32, so the index is the thread itself.
         let index = a.int(2)?;
+        if index != Int::var(Builtin::Thread.name()) {
+            return Err(a.wrong(2, "thread.x").with_help(
+                "an MMA's lanes are the hardware's lanes: partition by thread.x itself",
+            ));
+        }
         let (rows, cols) = mma.extent(op);
         if t.layout.rank() < 2 {
             return Err(Diagnostic::new(
