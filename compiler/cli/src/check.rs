@@ -54,7 +54,7 @@ pub fn run(args: Args) -> ExitCode {
                 }
                 for (_, variants) in &lowered {
                     // The full-tile variant: the code that runs on most blocks.
-                    let full = &variants[0].ir;
+                    let full = &variants[0];
                     print!("{}", tilec::perf::report(full, &dims.0, &src, &name));
                 }
             }

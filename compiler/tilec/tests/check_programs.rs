@@ -66,13 +66,15 @@ fn perf_analysis_of_the_gemms() {
         "sgemm_nt_sm80",
         "sgemm_tn_sm80",
         "transpose",
+        "bgemm_tn_sm80",
+        "bgemm_nt_sm80",
     ] {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
         let src = std::fs::read_to_string(&path).unwrap();
         let kernels = check_source(&src).unwrap_or_else(|d| panic!("{}", d[0].render(name, &src)));
         let lowered = tilec::lower::lower(&kernels[0]).unwrap();
-        let report = tilec::perf::report(&lowered.ir, &[], &src, &format!("{name}.tile"));
+        let report = tilec::perf::report(&lowered, &[], &src, &format!("{name}.tile"));
         insta::assert_snapshot!(format!("perf_{name}"), report);
     }
     // The claims that explain the measured speeds (docs/performance.md).

@@ -20,6 +20,7 @@ use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
     Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
+use crate::span::Span;
 use std::collections::HashMap;
 use tilec_layout::int::Sym;
 use tilec_layout::{Builtin, Coord, Int};
@@ -40,6 +41,16 @@ pub struct Lowered {
     /// satisfy (its tiles are full); empty where any block may run it. The
     /// runtime launches it on the blocks where they hold.
     pub block_conditions: Vec<tilec_layout::Condition>,
+    /// Choices of atoms worth knowing about, once per statement: a copy
+    /// that could have been ldmatrix and why it is not (`check --perf`).
+    pub notes: Vec<Note>,
+}
+
+/// A remark on how a statement was lowered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    pub span: Span,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +150,7 @@ fn lower_with(
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
+        notes: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
@@ -216,6 +228,7 @@ fn lower_with(
         loops: l.loops,
         conditions,
         block_conditions,
+        notes: l.notes,
     })
 }
 
@@ -268,6 +281,7 @@ struct Lowerer<'k> {
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
+    notes: Vec<Note>,
 }
 
 impl Lowerer<'_> {

@@ -11,7 +11,7 @@
 //! reads exactly the elements the per-element copy would; anything else
 //! stays a per-element copy.
 
-use super::{Lowerer, Problem, mode_size};
+use super::{Lowerer, Note, Problem, mode_size};
 use crate::check::program::{Base, View};
 use crate::ir::{Addr, Fragment, Inst, InstKind, Space};
 use crate::span::Span;
@@ -129,7 +129,21 @@ impl Lowerer<'_> {
             Err(why) => why,
         };
         match demand {
-            None => Ok(None),
+            None => {
+                // A 16-bit copy from shared memory into registers could
+                // have been ldmatrix: say why not, once per statement.
+                let candidate =
+                    matches!((src.base, dst.base), (Base::Shared(_), Base::Registers(_)))
+                        && src.elem.bytes() == 2
+                        && src.elem == dst.elem;
+                if candidate && !self.notes.iter().any(|n| n.span == span) {
+                    self.notes.push(Note {
+                        span,
+                        text: format!("element by element, not ldmatrix: {why_not}"),
+                    });
+                }
+                Ok(None)
+            }
             Some(atom) => Err(Problem::Here(
                 format!("the layouts do not allow {}: {why_not}", atom.name),
                 "ldmatrix gives each lane two consecutive registers of an 8x8 matrix whose rows are 16-byte runs of shared memory; partition the shared tile and the fragment with one tiled MMA (partition_A, partition_B)",

@@ -330,7 +330,13 @@ fn param_elem(ir: &KernelIr, p: usize) -> Elem {
 
 /// The report `tilec check --perf` prints: one line per access kind, with
 /// its `line:column` in the source.
-pub fn report(ir: &KernelIr, extents: &[(String, i64)], src: &str, file: &str) -> String {
+pub fn report(
+    lowered: &crate::lower::Lowered,
+    extents: &[(String, i64)],
+    src: &str,
+    file: &str,
+) -> String {
+    let ir = &lowered.ir;
     let values: Vec<i64> = ir
         .extents
         .iter()
@@ -366,6 +372,10 @@ pub fn report(ir: &KernelIr, extents: &[(String, i64)], src: &str, file: &str) -
             c.worst,
             c.verdict()
         );
+    }
+    for n in &lowered.notes {
+        let (line, col) = line_col(src, n.span.start);
+        out += &format!("  {file}:{line}:{col}  note: {}\n", n.text);
     }
     out
 }
