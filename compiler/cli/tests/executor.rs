@@ -102,6 +102,7 @@ fn any_size_runs_through_the_guarded_variant() {
         ("examples/bgemm_nt_sm80.tile", "M=130,N=7,K=70"),
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
+        ("tests/run/negative_shift_swizzle.tile", "M=100,N=77"),
         ("tests/run/convert.tile", "M=300,N=1"),
         ("tests/run/fma_bf16_to_f32.tile", "M=127,N=129,K=33"),
     ] {

@@ -187,8 +187,9 @@ impl LdMatrixAtom {
 
 /// An atom repeated over warps (CuTe's `make_tiled_mma(atom, layout)`,
 /// without a permutation): `warps` is the column-major warp grid over
-/// (M, N, K), so the tile is (m*WM, n*WN, k*WK) and the block has
-/// `threads * WM * WN * WK` threads, warp `w` at coordinate `w` of the grid.
+/// (M, N, K), K always 1 (warps along K would each hold partial sums of
+/// one C tile), so the tile is (m*WM, n*WN, k) and the block has
+/// `threads * WM * WN` threads, warp `w` at coordinate `w` of the grid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TiledMma {
     pub atom: MmaAtom,

@@ -77,6 +77,16 @@ fn perf_analysis_of_the_gemms() {
         let report = tilec::perf::report(&lowered, &[], &src, &format!("{name}.tile"));
         insta::assert_snapshot!(format!("perf_{name}"), report);
     }
+    // A 16-bit copy into registers that is not ldmatrix says why.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run/swizzled_transpose.tile");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let lowered = tilec::lower::lower(&check_source(&src).unwrap()[0]).unwrap();
+    let report = tilec::perf::report(&lowered, &[], &src, "swizzled_transpose.tile");
+    assert!(
+        report.contains("swizzled_transpose.tile:27:5  note: element by element, not ldmatrix: the lanes' elements are not where ldmatrix puts them"),
+        "{report}"
+    );
     // The claims that explain the measured speeds (docs/performance.md).
     let tn = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile"),

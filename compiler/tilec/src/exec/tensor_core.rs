@@ -187,6 +187,13 @@ mod tests {
     }
 
     #[test]
+    fn infinities_and_nans_sum_as_ieee() {
+        assert_eq!(tensor_core_sum(1.0, &[(f64::INFINITY, 2.0)]), f32::INFINITY);
+        assert!(tensor_core_sum(f32::INFINITY, &[(f64::INFINITY, -1.0)]).is_nan());
+        assert!(tensor_core_sum(f32::NAN, &[(1.0, 1.0)]).is_nan());
+    }
+
+    #[test]
     fn small_terms_below_the_window_are_dropped() {
         // 2^-30 lies more than 25 bits below 1: it is truncated away.
         assert_eq!(

@@ -313,8 +313,8 @@ impl KernelIr {
                     }
                 }
                 IntDef::Below(..) => 1,
-                // The swizzle flips no bit below its target field (none at all
-                // for Sw<0,M,S>).
+                // The swizzle flips no bit below its target field; Sw<0,M,S>
+                // flips none (and its empty mask has no lowest bit to shift by).
                 IntDef::Swizzle(a, sw) if sw.bits == 0 => d[a],
                 IntDef::Swizzle(a, sw) => d[a].min(1 << sw.target_mask().trailing_zeros()),
                 IntDef::ThreadIdx

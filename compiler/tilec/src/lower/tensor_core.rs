@@ -243,8 +243,10 @@ impl Lowerer<'_> {
                 twin.unwrap_or_default()
             ));
         };
+        // A demanded atom takes its count of matrices each time; otherwise
+        // x4s, then an x2 and an x1 for what is left.
         let group = demand.map_or(4, |a| a.count as usize);
-        if pairs.len() % group != 0 {
+        if demand.is_some() && pairs.len() % group != 0 {
             return Err(format!(
                 "{} register pairs do not make whole groups of {group} matrices",
                 pairs.len()

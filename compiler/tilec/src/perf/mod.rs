@@ -329,7 +329,8 @@ fn param_elem(ir: &KernelIr, p: usize) -> Elem {
 }
 
 /// The report `tilec check --perf` prints: one line per access kind, with
-/// its `line:column` in the source.
+/// its `line:column` in the source, then lowering's notes (why a copy is
+/// not ldmatrix).
 pub fn report(
     lowered: &crate::lower::Lowered,
     extents: &[(String, i64)],

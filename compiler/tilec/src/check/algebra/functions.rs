@@ -121,7 +121,7 @@ pub const FUNCTIONS: &[Function] = &[
     ),
     Function::new(
         "make_tiled_mma",
-        "make_tiled_mma(ATOM, (WARPS_M, WARPS_N) | (WARPS_M, WARPS_N, WARPS_K))",
+        "make_tiled_mma(ATOM, (WARPS_M, WARPS_N))",
         make_tiled_mma,
     ),
     Function::new(
@@ -264,6 +264,16 @@ fn get(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
                 .ok()
                 .and_then(|k| t.layout.mode(k).ok())
                 .map(Value::Layout),
+            // A mode of a swizzled layout keeps the swizzle outermost.
+            Value::Composed(c) => usize::try_from(k)
+                .ok()
+                .and_then(|k| c.layout.mode(k).ok())
+                .map(|layout| {
+                    Value::Composed(alg::ComposedLayout {
+                        layout,
+                        ..c.clone()
+                    })
+                }),
             Value::Tuple(v) | Value::Tiler(v) => {
                 usize::try_from(k).ok().and_then(|k| v.get(k).cloned())
             }

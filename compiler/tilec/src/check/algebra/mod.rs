@@ -460,8 +460,8 @@ impl<'a> Evaluator<'a> {
 
 /// The functions CuTe applies to a swizzled layout's inner layout,
 /// keeping the swizzle outermost (`ComposedLayout`'s overloads); `size`,
-/// `composition` and `eval` handle swizzled layouts themselves, and the
-/// rest refuse them.
+/// `get`, `composition` and `eval` handle swizzled layouts themselves, and
+/// the rest refuse them.
 const KEEP_SWIZZLE: &[&str] = &[
     "logical_divide",
     "zipped_divide",
@@ -476,7 +476,6 @@ const KEEP_SWIZZLE: &[&str] = &[
     "tile_to_shape",
     "coalesce",
     "flatten",
-    "get",
     "shape",
 ];
 

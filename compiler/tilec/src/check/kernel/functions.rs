@@ -33,17 +33,17 @@ const FUNCTIONS: &[(&str, &str, Make)] = &[
     ),
     (
         "partition_A",
-        "partition_A(MMA, T, INDEX)  thread INDEX's (values, M tiles, K tiles) of T (M, K)",
+        "partition_A(MMA, T, thread.x)  this thread's (values, M tiles, K tiles) of T (M, K)",
         |state, a, _, conds| state.partition_mma(a, conds, Operand::A),
     ),
     (
         "partition_B",
-        "partition_B(MMA, T, INDEX)  thread INDEX's (values, N tiles, K tiles) of T (N, K)",
+        "partition_B(MMA, T, thread.x)  this thread's (values, N tiles, K tiles) of T (N, K)",
         |state, a, _, conds| state.partition_mma(a, conds, Operand::B),
     ),
     (
         "partition_C",
-        "partition_C(MMA, T, INDEX)  thread INDEX's (values, M tiles, N tiles) of T (M, N)",
+        "partition_C(MMA, T, thread.x)  this thread's (values, M tiles, N tiles) of T (M, N)",
         |state, a, _, conds| state.partition_mma(a, conds, Operand::C),
     ),
     ("shared", "shared<T>(LAYOUT)", |state, a, ty, _| {
@@ -249,7 +249,7 @@ impl KernelState {
 }
 
 impl KernelState {
-    /// `partition_A(mma, T, index)` (B, C alike): thread `index`'s part of
+    /// `partition_A(mma, T, thread.x)` (B, C alike): this thread's part of
     /// `T` (rows, columns, rest...) for an operand of a tiled MMA (CuTe's
     /// `thr_mma.partition_A`): `T` is cut into the MMA's operand tiles,
     /// each tile is composed with the MMA's thread-value layout, and the
