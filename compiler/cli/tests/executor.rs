@@ -103,6 +103,7 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
         ("tests/run/negative_shift_swizzle.tile", "M=100,N=77"),
+        ("tests/run/ldmatrix_x2.tile", "M=33,N=17,K=20"),
         ("tests/run/convert.tile", "M=300,N=1"),
         ("tests/run/fma_bf16_to_f32.tile", "M=127,N=129,K=33"),
     ] {
