@@ -481,6 +481,11 @@ const KEEP_SWIZZLE: &[&str] = &[
 
 /// `L(coord)`: an offset, or a sliced layout when `coord` has `_`.
 fn apply(callee: &Value, coord: &Value, fspan: Span, span: Span) -> Result<Value, Diagnostic> {
+    // `(L)(c)`: a parenthesized callee is the value itself.
+    let callee = match callee {
+        Value::Tuple(v) if v.len() == 1 => &v[0],
+        c => c,
+    };
     let c = coord.to_coord().ok_or_else(|| {
         Diagnostic::new("a layout is evaluated at a coordinate", span)
             .with_label(format!("this is {}", coord.kind()))
