@@ -99,24 +99,7 @@ fn generate_gemm(rng: &mut Rng) -> Program {
     } else {
         rng.pick(&[32, 64, 128, 256])
     };
-    // A thread layout over an (m, n) tile: mostly one that divides it.
-    let split = |rng: &mut Rng, m: i64, n: i64| {
-        let all: Vec<i64> = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-            .into_iter()
-            .filter(|x| threads % x == 0)
-            .collect();
-        let even: Vec<i64> = all
-            .iter()
-            .copied()
-            .filter(|a| m % a == 0 && n % (threads / a) == 0)
-            .collect();
-        let a = if !even.is_empty() && rng.chance(85) {
-            rng.pick(&even)
-        } else {
-            rng.pick(&all)
-        };
-        format!("({a}, {}):(1, {a})", threads / a)
-    };
+    let split = |rng: &mut Rng, m: i64, n: i64| thread_split(rng, threads, m, n, 85);
     let (ta, tb, tc) = (split(rng, bm, bk), split(rng, bn, bk), split(rng, bm, bn));
     let major =
         |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(40));
@@ -164,20 +147,7 @@ fn generate_gemm(rng: &mut Rng) -> Program {
 }}
 "
     );
-    let mut extent = |t: i64| {
-        match rng.below(4) {
-            0 => 1,
-            1 => rng.pick(&[3, 7, 13, 31, 61]),
-            2 => t * (1 + rng.below(3) as i64),
-            _ => t * (1 + rng.below(3) as i64) + rng.pick(&[-1, 1]),
-        }
-        .max(1)
-    };
-    let dims = vec![
-        format!("M={}", extent(bm)),
-        format!("N={}", extent(bn)),
-        format!("K={}", extent(bk)),
-    ];
+    let dims = gemm_dims(rng, [bm, bn, bk], 3);
     Program { source, dims }
 }
 
@@ -214,25 +184,10 @@ fn generate_mma_gemm(rng: &mut Rng) -> Program {
         }
     };
     let (sa, sb) = (tile(rng, bm), tile(rng, bn));
-    // Copy threads over a (rows, bk) tile: mostly a split that divides it.
-    let split = |rng: &mut Rng, rows: i64| {
-        let all: Vec<i64> = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-            .into_iter()
-            .filter(|x| threads % x == 0)
-            .collect();
-        let even: Vec<i64> = all
-            .iter()
-            .copied()
-            .filter(|a| rows % a == 0 && bk % (threads / a) == 0)
-            .collect();
-        let a = if !even.is_empty() && rng.chance(90) {
-            rng.pick(&even)
-        } else {
-            rng.pick(&all)
-        };
-        format!("({a}, {}):(1, {a})", threads / a)
-    };
-    let (ta, tb) = (split(rng, bm), split(rng, bn));
+    let (ta, tb) = (
+        thread_split(rng, threads, bm, bk, 90),
+        thread_split(rng, threads, bn, bk, 90),
+    );
     let major =
         |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(50));
     let (la, lb, lc) = (
@@ -278,21 +233,47 @@ fn generate_mma_gemm(rng: &mut Rng) -> Program {
 }}
 "
     );
+    let dims = gemm_dims(rng, [bm, bn, bk], 2);
+    Program { source, dims }
+}
+
+/// A column-major thread layout `(a, threads / a)` over an (m, n) tile:
+/// `percent` of the time one that divides it, when there is one.
+fn thread_split(rng: &mut Rng, threads: i64, m: i64, n: i64, percent: u64) -> String {
+    let all: Vec<i64> = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+        .into_iter()
+        .filter(|x| threads % x == 0)
+        .collect();
+    let even: Vec<i64> = all
+        .iter()
+        .copied()
+        .filter(|a| m % a == 0 && n % (threads / a) == 0)
+        .collect();
+    let a = if !even.is_empty() && rng.chance(percent) {
+        rng.pick(&even)
+    } else {
+        rng.pick(&all)
+    };
+    format!("({a}, {}):(1, {a})", threads / a)
+}
+
+/// Random M, N, K for a GEMM of block tiles `tile`: 1, a prime, up to
+/// `multiples` whole tiles, or that off by one.
+fn gemm_dims(rng: &mut Rng, tile: [i64; 3], multiples: u64) -> Vec<String> {
     let mut extent = |t: i64| {
         match rng.below(4) {
             0 => 1,
             1 => rng.pick(&[3, 7, 13, 31, 61]),
-            2 => t * (1 + rng.below(2) as i64),
-            _ => t * (1 + rng.below(2) as i64) + rng.pick(&[-1, 1]),
+            2 => t * (1 + rng.below(multiples) as i64),
+            _ => t * (1 + rng.below(multiples) as i64) + rng.pick(&[-1, 1]),
         }
         .max(1)
     };
-    let dims = vec![
-        format!("M={}", extent(bm)),
-        format!("N={}", extent(bn)),
-        format!("K={}", extent(bk)),
-    ];
-    Program { source, dims }
+    ["M", "N", "K"]
+        .iter()
+        .zip(tile)
+        .map(|(n, t)| format!("{n}={}", extent(t)))
+        .collect()
 }
 
 fn generate(rng: &mut Rng) -> Program {

@@ -71,14 +71,7 @@ impl KernelChecker {
             "copy" if args.len() == 3 => {
                 let demand = match self.eval(&args[0])? {
                     Value::CopyAtom(a) => a,
-                    v => {
-                        return Err(Diagnostic::new(
-                            "a three-operand copy takes a copy atom first",
-                            args[0].span,
-                        )
-                        .with_label(format!("this is {}", v.kind()))
-                        .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
-                    }
+                    v => return Err(wrong_leading(name, "a copy atom", &v, &args[0])),
                 };
                 let src = self.tensor_arg(&args[1], name)?;
                 let dst = self.tensor_arg(&args[2], name)?;
@@ -130,14 +123,7 @@ impl KernelChecker {
             "gemm" if args.len() == 4 => {
                 let mma = match self.eval(&args[0])? {
                     Value::Mma(m) => m,
-                    v => {
-                        return Err(Diagnostic::new(
-                            "a four-operand gemm takes a tiled MMA first",
-                            args[0].span,
-                        )
-                        .with_label(format!("this is {}", v.kind()))
-                        .with_help(format!("usage: {}", statement_usage(name).unwrap_or(""))));
-                    }
+                    v => return Err(wrong_leading(name, "a tiled MMA", &v, &args[0])),
                 };
                 let a = self.tensor_arg(&args[1], "gemm")?;
                 let b = self.tensor_arg(&args[2], "gemm")?;
@@ -234,6 +220,14 @@ impl KernelChecker {
                 .with_help("a scalar parameter such as alpha, or a number")),
         }
     }
+}
+
+/// The operation's leading operand (`copy(ATOM, ...)`, `gemm(MMA, ...)`)
+/// is not what that form takes.
+fn wrong_leading(op: &str, wanted: &str, got: &Value, e: &Expr) -> Diagnostic {
+    Diagnostic::new(format!("this form of `{op}` takes {wanted} first"), e.span)
+        .with_label(format!("this is {}", got.kind()))
+        .with_help(format!("usage: {}", statement_usage(op).unwrap_or("")))
 }
 
 fn does_nothing(span: Span) -> Diagnostic {
