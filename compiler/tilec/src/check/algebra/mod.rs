@@ -27,6 +27,9 @@ pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 /// Where a name is defined further down, if it is.
 pub type DefinedLater<'a> = dyn Fn(&str) -> Option<Span> + 'a;
 
+/// Every name a kernel's scope defines.
+pub type KnownNames<'a> = dyn Fn() -> Vec<String> + 'a;
+
 /// A name a program may call beyond the algebra's, and its argument forms.
 pub type Known = (&'static str, &'static str);
 
@@ -60,6 +63,8 @@ pub struct Evaluator<'a> {
     functions: &'a mut dyn Functions,
     /// Where a name that is not yet in scope is defined later, for a better message.
     defined_later: Option<&'a DefinedLater<'a>>,
+    /// The names in scope, for "a similar name exists".
+    known_names: Option<&'a KnownNames<'a>>,
     pub conditions: Conditions,
     /// Names reported as undefined, so a caller can report each only once.
     pub undefined: Vec<String>,
@@ -181,6 +186,7 @@ impl<'a> Evaluator<'a> {
             scope,
             functions,
             defined_later: None,
+            known_names: None,
             conditions: Conditions::new(),
             undefined: Vec::new(),
         }
@@ -188,6 +194,11 @@ impl<'a> Evaluator<'a> {
 
     pub fn with_defined_later(mut self, later: &'a DefinedLater<'a>) -> Self {
         self.defined_later = Some(later);
+        self
+    }
+
+    pub fn with_known_names(mut self, names: &'a KnownNames<'a>) -> Self {
+        self.known_names = Some(names);
         self
     }
 
@@ -346,8 +357,39 @@ impl<'a> Evaluator<'a> {
                 .with_label("used here")
                 .with_related(def, "defined here")
                 .with_help(format!("move the definition of `{n}` above its first use"))),
-                None => Err(Diagnostic::new(format!("`{n}` is not defined"), span)
-                    .with_label("unknown name")),
+                None => {
+                    let d = Diagnostic::new(format!("`{n}` is not defined"), span)
+                        .with_label("unknown name");
+                    // The closest names, ignoring case first: one typo or
+                    // two (one for short names), the fewest wins.
+                    let distance = |k: &str| {
+                        edit_distance(&k.to_ascii_lowercase(), &n.to_ascii_lowercase())
+                            + usize::from(!k.eq_ignore_ascii_case(n))
+                    };
+                    let limit = if n.len() > 4 { 3 } else { 2 };
+                    let known = self.known_names.map_or(Vec::new(), |f| f());
+                    let best = known
+                        .iter()
+                        .map(|k| distance(k))
+                        .min()
+                        .unwrap_or(usize::MAX);
+                    let mut close: Vec<&String> = known
+                        .iter()
+                        .filter(|k| best < limit && distance(k) == best)
+                        .collect();
+                    close.sort();
+                    Err(match close.as_slice() {
+                        [] => d,
+                        [one] => d.with_help(format!("a similar name exists: `{one}`")),
+                        more => d.with_help(format!(
+                            "similar names exist: {}",
+                            more.iter()
+                                .map(|m| format!("`{m}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    })
+                }
             },
         }
     }

@@ -270,7 +270,17 @@ impl KernelChecker {
         };
         let declared = &self.declared;
         let later = |n: &str| declared.get(n).copied();
-        let mut ev = Evaluator::new(&lookup, &mut self.state).with_defined_later(&later);
+        let known = || {
+            scope
+                .iter()
+                .filter(|(_, e)| e.value.is_some())
+                .map(|(n, _)| n.clone())
+                .chain(extents.iter().cloned())
+                .collect()
+        };
+        let mut ev = Evaluator::new(&lookup, &mut self.state)
+            .with_defined_later(&later)
+            .with_known_names(&known);
         let v = ev.eval(e);
         let (conds, undefined) = (ev.conditions, ev.undefined);
         // An undefined name is reported once: later uses see it as broken.
