@@ -116,6 +116,8 @@ struct KernelChecker {
     scope: HashMap<String, Entry>,
     /// Every name the body defines, with its span: for "used before its definition".
     declared: HashMap<String, Span>,
+    /// The names each definition's expression mentions, for cycles.
+    uses: HashMap<String, Vec<String>>,
     state: KernelState,
     extents: Vec<String>,
     /// Where each extent is bound: the layout of the first parameter naming it.
@@ -135,7 +137,7 @@ impl KernelChecker {
         for p in &k.params {
             self.param(p);
         }
-        declare_names(&k.body, &mut self.declared);
+        declare_names(&k.body, &mut self.declared, &mut self.uses);
         let body = self.block(&k.body);
         let launch = match self.launch.take() {
             Some((l, span)) => {
@@ -297,6 +299,57 @@ impl KernelChecker {
         Ok(v)
     }
 
+    /// A definition of `name` by `e` that needs itself: `e` uses a name
+    /// defined later whose definition, directly or through others defined
+    /// later, uses `name`. Moving definitions cannot help, so it is its own
+    /// error, naming the chain.
+    fn cycle(&self, name: &str, e: &Expr) -> Option<Diagnostic> {
+        let later = |n: &str| !self.scope.contains_key(n) && self.declared.contains_key(n);
+        let mut uses = Vec::new();
+        all_names(e, &mut uses, false);
+        if !self.scope.contains_key(name) && uses.iter().any(|u| u == name) {
+            return Some(
+                Diagnostic::new(format!("`{name}` is used in its own definition"), e.span)
+                    .with_label(format!("uses `{name}`"))
+                    .with_help("a definition cannot use the name it defines; name the value it builds on first"),
+            );
+        }
+        for first in uses.iter().filter(|u| later(u)) {
+            // Depth-first through later definitions, remembering the path.
+            let mut stack = vec![vec![first.clone()]];
+            let mut seen = vec![first.clone()];
+            while let Some(path) = stack.pop() {
+                let last = path.last().expect("paths are not empty");
+                for next in self.uses.get(last).into_iter().flatten() {
+                    if next == name {
+                        let chain: Vec<String> = std::iter::once(name.to_string())
+                            .chain(path.iter().cloned())
+                            .chain(std::iter::once(name.to_string()))
+                            .map(|n| format!("`{n}`"))
+                            .collect();
+                        let at = self.declared.get(first).copied().unwrap_or(e.span);
+                        return Some(
+                            Diagnostic::new(
+                                format!("`{name}` is defined in terms of itself: {}", chain.join(" uses ")),
+                                e.span,
+                            )
+                            .with_label(format!("uses `{first}`"))
+                            .with_related(at, format!("`{first}` is defined here, from `{name}`"))
+                            .with_help("a cyclic definition has no value; define one of them without the other"),
+                        );
+                    }
+                    if later(next) && !seen.contains(next) {
+                        seen.push(next.clone());
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        stack.push(longer);
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// True when `e` uses a name whose definition failed: its error is
     /// already reported, so the statement is skipped without another.
     fn uses_broken(&self, e: &Expr) -> bool {
@@ -388,6 +441,12 @@ impl KernelChecker {
             if matches!(s.kind, StmtKind::Launch(_)) {
                 self.launch_written = true;
             }
+            return None;
+        }
+        if let StmtKind::Tiler(n, e) | StmtKind::Layout(n, e) | StmtKind::Let(n, e) = &s.kind
+            && let Some(d) = self.cycle(&n.name, e)
+        {
+            self.define_result(n, Err(d));
             return None;
         }
         match &s.kind {
@@ -516,13 +575,20 @@ fn builtin_name(n: &str) -> Option<Value> {
     Builtin::parse(n).map(|b| Value::Int(b.int()))
 }
 
-fn declare_names(stmts: &[ast::Stmt], out: &mut HashMap<String, Span>) {
+fn declare_names(
+    stmts: &[ast::Stmt],
+    out: &mut HashMap<String, Span>,
+    uses: &mut HashMap<String, Vec<String>>,
+) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) => {
+            StmtKind::Tiler(n, e) | StmtKind::Layout(n, e) | StmtKind::Let(n, e) => {
                 out.entry(n.name.clone()).or_insert(n.span);
+                let mut names = Vec::new();
+                all_names(e, &mut names, false);
+                uses.entry(n.name.clone()).or_insert(names);
             }
-            StmtKind::For { body, .. } => declare_names(body, out),
+            StmtKind::For { body, .. } => declare_names(body, out, uses),
             _ => {}
         }
     }
