@@ -75,7 +75,7 @@ impl KernelChecker {
                 };
                 let src = self.tensor_arg(&args[1], name)?;
                 let dst = self.tensor_arg(&args[2], name)?;
-                same_elem(&src, &args[1], &dst, &args[2])?;
+                self.same_elem(&src, &args[1], &dst, &args[2])?;
                 same_modes(&src, &args[1], &dst, &args[2], name)?;
                 writable(&dst, &args[2], name)?;
                 Ok(Op::Copy {
@@ -90,7 +90,7 @@ impl KernelChecker {
                 let src = self.tensor_arg(&args[0], name)?;
                 let dst = self.tensor_arg(&args[1], name)?;
                 if name == "copy_async" || !(src.elem.is_float() && dst.elem.is_float()) {
-                    same_elem(&src, &args[0], &dst, &args[1])?;
+                    self.same_elem(&src, &args[0], &dst, &args[1])?;
                 }
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 writable(&dst, &args[1], name)?;
@@ -150,11 +150,11 @@ impl KernelChecker {
                 let a = self.tensor_arg(&args[0], "gemm")?;
                 let b = self.tensor_arg(&args[1], "gemm")?;
                 let c = self.tensor_arg(&args[2], "gemm")?;
-                same_elem(&a, &args[0], &b, &args[1])?;
+                self.same_elem(&a, &args[0], &b, &args[1])?;
                 // f16 and bf16 products accumulate in f32 too.
                 let widening = a.elem.bytes() == 2 && c.elem == Elem::F32;
                 if !widening {
-                    same_elem(&a, &args[0], &c, &args[2])?;
+                    self.same_elem(&a, &args[0], &c, &args[2])?;
                 }
                 gemm_shapes([(&a, &args[0]), (&b, &args[1]), (&c, &args[2])])?;
                 writable(&c, &args[2], "gemm")?;
@@ -169,7 +169,7 @@ impl KernelChecker {
                 // Floats compute in f32 and round to y's type (an f32
                 // accumulator into a bf16 output); integers stay integers.
                 if !(x.elem.is_float() && y.elem.is_float()) {
-                    same_elem(&x, &args[1], &y, &args[3])?;
+                    self.same_elem(&x, &args[1], &y, &args[3])?;
                 }
                 same_modes(&x, &args[1], &y, &args[3], "axpby")?;
                 writable(&y, &args[3], "axpby")?;
@@ -199,6 +199,50 @@ impl KernelChecker {
                 Err(does_nothing(e.span))
             }
         }
+    }
+
+    /// Both operands of one element type; otherwise an error at both, and
+    /// at the definitions of the names they are made from.
+    fn same_elem(&self, a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {
+        if a.elem == b.elem {
+            return Ok(());
+        }
+        let mut d = Diagnostic::new(
+            format!("element types differ: {} and {}", a.elem, b.elem),
+            ae.span,
+        )
+        .with_label(format!("{} elements", a.elem))
+        .with_related(be.span, format!("{} elements", b.elem))
+        .with_help("give both tensors one element type");
+        for (v, e) in [(a, ae), (b, be)] {
+            if let Some(n) = root_name(e).map(|n| self.elem_origin(n, v))
+                && let Some(&at) = self.declared.get(&n)
+            {
+                d = d.with_related(at, format!("{} from `{n}`, defined here", v.elem));
+            }
+        }
+        Err(d)
+    }
+
+    /// The definition a tensor's element type comes from: following each
+    /// definition to the first tensor of that type it is made of, back to
+    /// the one made of none (`shared<f16>(...)`, `registers<f32>(...)`).
+    fn elem_origin(&self, name: &str, v: &View) -> String {
+        let mut at = name.to_string();
+        for _ in 0..self.uses.len() {
+            let next = self.uses.get(&at).into_iter().flatten().find(|u| {
+                self.declared.contains_key(*u)
+                    && matches!(
+                        self.scope.get(*u).and_then(|e| e.value.as_ref()),
+                        Some(Value::Tensor(t)) if t.elem == v.elem
+                    )
+            });
+            match next {
+                Some(n) => at = n.clone(),
+                None => break,
+            }
+        }
+        at
     }
 
     fn tensor_arg(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {
@@ -239,17 +283,16 @@ fn does_nothing(span: Span) -> Diagnostic {
     ))
 }
 
-fn same_elem(a: &View, ae: &Expr, b: &View, be: &Expr) -> Result<(), Diagnostic> {
-    if a.elem == b.elem {
-        return Ok(());
+/// The name an operand is made from: `t` of `t`, `t[_, k]` or `t(_, k)`.
+fn root_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(n),
+        ExprKind::Index(t, _) | ExprKind::Call(t, _) if !matches!(t.kind, ExprKind::Name(_)) => {
+            root_name(t)
+        }
+        ExprKind::Index(t, _) => root_name(t),
+        _ => None,
     }
-    Err(Diagnostic::new(
-        format!("element types differ: {} and {}", a.elem, b.elem),
-        ae.span,
-    )
-    .with_label(format!("{} elements", a.elem))
-    .with_related(be.span, format!("{} elements", b.elem))
-    .with_help("give both tensors one element type"))
 }
 
 /// Mode sizes of a tensor, for comparing operands.
