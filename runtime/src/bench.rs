@@ -3,7 +3,7 @@
 //! result against its reference. Inputs rotate among several random sets
 //! when one set fits in L2, so that no run is timed on cache-warm data.
 
-use crate::gpu::{DeviceArgs, Gpu};
+use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan};
 use crate::reference::{Arg, expected, work};
@@ -112,26 +112,31 @@ impl BlasGemm {
         &self,
         blas: &CudaBlas,
         d: &mut DeviceArgs,
-        [a, b, c]: [usize; 3],
+        ops: [usize; 3],
     ) -> Result<(), RuntimeError> {
-        let missing = || RuntimeError::Manifest("gemm operands".into());
-        // Safety: the shapes and leading dimensions come from the checked plan.
-        let r = match self {
-            BlasGemm::F32(cfg) => {
-                let (x, y, z) = d.gemm_operands::<f32>(a, b, c).ok_or_else(missing)?;
-                unsafe { blas.gemm(*cfg, x, y, z) }
-            }
-            BlasGemm::Bf16(cfg) => {
-                let (x, y, z) = d.gemm_operands::<bf16>(a, b, c).ok_or_else(missing)?;
-                unsafe { blas.gemm(*cfg, x, y, z) }
-            }
-            BlasGemm::F16(cfg) => {
-                let (x, y, z) = d.gemm_operands::<f16>(a, b, c).ok_or_else(missing)?;
-                unsafe { blas.gemm(*cfg, x, y, z) }
-            }
-        };
-        r.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
+        match self {
+            BlasGemm::F32(cfg) => gemm_typed(blas, *cfg, d, ops),
+            BlasGemm::Bf16(cfg) => gemm_typed(blas, *cfg, d, ops),
+            BlasGemm::F16(cfg) => gemm_typed(blas, *cfg, d, ops),
+        }
     }
+}
+
+/// One cuBLAS GEMM on the three device tensors `ops` of element type `T`.
+fn gemm_typed<T: DeviceElem>(
+    blas: &CudaBlas,
+    cfg: GemmConfig<T>,
+    d: &mut DeviceArgs,
+    [a, b, c]: [usize; 3],
+) -> Result<(), RuntimeError>
+where
+    CudaBlas: Gemm<T>,
+{
+    let (x, y, z) = d
+        .gemm_operands::<T>(a, b, c)
+        .ok_or_else(|| RuntimeError::Manifest("gemm operands".into()))?;
+    // Safety: the shapes and leading dimensions come from the checked plan.
+    unsafe { blas.gemm(cfg, x, y, z) }.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
 }
 
 /// cuBLAS's view of `C(M,N) = alpha * A(M,K) * B(N,K)^T + beta * C`: each

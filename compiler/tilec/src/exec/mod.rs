@@ -577,19 +577,23 @@ impl<'a> Block<'a> {
                 Ok(self.globals[p].as_ref().map_or(0.0, |g| g.data[i]))
             }
             Space::Shared(s) => self.read_shared(s, i, t, span),
-            Space::Registers(r) => {
-                let len = self.registers[t][r].values.len();
-                let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
-                if !self.registers[t][r].written[i] {
-                    return Err(self.err(
-                        t,
-                        span,
-                        format!("reads register r{r}[{i}], which nothing wrote"),
-                    ));
-                }
-                Ok(self.registers[t][r].values[i])
-            }
+            Space::Registers(r) => self.register(t, r, i, span),
         }
+    }
+
+    /// Register `i` of array `r` of thread `t`: inside the array, and
+    /// written before.
+    fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
+        let len = self.registers[t][r].values.len();
+        let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
+        if !self.registers[t][r].written[i] {
+            return Err(self.err(
+                t,
+                span,
+                format!("reads register r{r}[{i}], which nothing wrote"),
+            ));
+        }
+        Ok(self.registers[t][r].values[i])
     }
 
     /// Thread `t` reads element `i` of shared buffer `s`.

@@ -48,8 +48,7 @@ impl Block<'_> {
                         .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
                         .collect();
                     let d = tensor_core_sum(mc[r + m * col] as f32, &terms);
-                    self.registers[t][c.array].values[i as usize] = d as f64;
-                    self.registers[t][c.array].written[i as usize] = true;
+                    self.set_register(t, c.array, i as usize, d as f64);
                 }
             }
         }
@@ -101,8 +100,7 @@ impl Block<'_> {
                     for (h, i) in at.into_iter().enumerate() {
                         let v = self.read_shared(s, i, t, span)?;
                         let slot = dst.index[2 * q + h] as usize;
-                        self.registers[t][dst.array].values[slot] = v;
-                        self.registers[t][dst.array].written[slot] = true;
+                        self.set_register(t, dst.array, slot, v);
                     }
                 }
             }
@@ -110,28 +108,16 @@ impl Block<'_> {
         Ok(())
     }
 
-    /// Register `i` of array `r` of thread `t`, which something wrote.
-    fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
-        let b = &self.registers[t][r];
-        match b.written.get(i as usize) {
-            Some(true) => Ok(b.values[i as usize]),
-            Some(false) => Err(self.err(
-                t,
-                span,
-                format!("reads register r{r}[{i}], which nothing wrote"),
-            )),
-            None => Err(self.err(
-                t,
-                span,
-                format!("reads register r{r}[{i}], outside the array"),
-            )),
-        }
+    /// A warp instruction's result in register `i` of array `r` of thread `t`.
+    fn set_register(&mut self, t: usize, r: usize, i: usize, v: f64) {
+        self.registers[t][r].values[i] = v;
+        self.registers[t][r].written[i] = true;
     }
 }
 
 /// One output of a tensor-core instruction: the accumulator `c` plus the
 /// exact products `a * b` of one k-step, as the H200 sums them (probed with
-/// mma.sync and wgmma, docs/tensor-cores.md): each product is aligned to
+/// mma.sync, docs/correctness.md): each product is aligned to
 /// the largest exponent sum `e(a) + e(b)` among them (the accumulator by
 /// its own exponent) and truncated toward zero to 25 bits below it; the
 /// truncated terms are added exactly and the sum truncated to f32.
