@@ -137,8 +137,8 @@ fn check_injective(a: &Layout) -> Result<()> {
         return Ok(());
     };
     let mut seen = HashMap::new();
-    for i in 0..n {
-        let off = sf.at(i).unwrap_or(i64::MIN);
+    for (i, off) in (0..n).zip(sf.offsets()) {
+        let off = off.unwrap_or(i64::MIN);
         if seen.insert(off, i).is_some() {
             return Err(AlgebraError::NotInjective {
                 layout: a.clone(),
@@ -163,10 +163,10 @@ fn check_complement(a: &Layout, r: &Layout) -> Result<()> {
     if n > ENUMERATION_LIMIT || m > ENUMERATION_LIMIT {
         return Ok(());
     }
-    let image: std::collections::HashSet<i64> = (0..n).filter_map(|i| sa.at(i)).collect();
+    let image: std::collections::HashSet<i64> = sa.offsets().take(n as usize).flatten().collect();
     let mut prev = None;
-    for i in 0..m {
-        let off = sr.at(i).unwrap_or(i64::MIN);
+    for (i, off) in (0..m).zip(sr.offsets()) {
+        let off = off.unwrap_or(i64::MIN);
         if i > 0 && (image.contains(&off) || prev.is_some_and(|p| off <= p)) {
             return Err(AlgebraError::Invalid {
                 op: "complement",

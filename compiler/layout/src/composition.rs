@@ -182,9 +182,8 @@ fn verify(
     if let (Some(n), Some(sa), Some(sb), Some(sr)) =
         (size, a.to_static(), b.to_static(), r.to_static())
     {
-        for i in 0..n {
-            let expected = sb.at(i).and_then(|x| sa.at(x));
-            let got = sr.at(i);
+        for ((i, b_i), got) in (0..n).zip(sb.offsets()).zip(sr.offsets()) {
+            let expected = b_i.and_then(|x| sa.at(x));
             if expected != got {
                 return Err(AlgebraError::NotAComposition {
                     a: a.clone(),

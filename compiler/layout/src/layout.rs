@@ -202,7 +202,9 @@ impl Layout {
     /// The layout in plain integers, when it is static: the same function
     /// as [`Layout::at`], for the post-conditions that evaluate every point.
     pub fn to_static(&self) -> Option<StaticLayout> {
-        static_node(&self.shape, &self.stride).map(StaticLayout)
+        let mut leaves = Vec::new();
+        static_leaves(&self.shape, &self.stride, &mut leaves)?;
+        Some(StaticLayout(leaves))
     }
 
     /// The natural coordinate of a 1-D index (CuTe's `idx2crd`).
@@ -349,60 +351,71 @@ fn bw_coalesce(s: &[Int], d: &[Int], front_s: Int, front_d: Int) -> Layout {
 }
 
 /// CuTe's `crd2idx(coord, shape, stride)`.
-/// A static layout as plain integers ([`Layout::to_static`]).
+/// A static layout as plain integers ([`Layout::to_static`]): its leaves
+/// in colexicographic order, each with its extent and stride. Nesting does
+/// not change a 1-D index's offset (each mode's remainder is taken by its
+/// own leaves in the same order), so the leaves are all it needs.
 #[derive(Clone, Debug)]
-pub struct StaticLayout(StaticNode);
+pub struct StaticLayout(Vec<(i64, i64)>);
 
-#[derive(Clone, Debug)]
-enum StaticNode {
-    Leaf {
-        stride: i64,
-    },
-    /// Each mode with its extent (the product of its shape).
-    Modes(Vec<(i64, StaticNode)>),
-}
-
-fn static_node(shape: &IntTuple, stride: &IntTuple) -> Option<StaticNode> {
+fn static_leaves(shape: &IntTuple, stride: &IntTuple, out: &mut Vec<(i64, i64)>) -> Option<()> {
     match (shape, stride) {
-        (IntTuple::Int(_), IntTuple::Int(d)) => Some(StaticNode::Leaf {
-            stride: d.as_static()?,
-        }),
-        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => ss
-            .iter()
-            .zip(ds)
-            .map(|(s, d)| Some((s.product().as_static()?, static_node(s, d)?)))
-            .collect::<Option<Vec<_>>>()
-            .map(StaticNode::Modes),
-        _ => None,
+        (IntTuple::Int(s), IntTuple::Int(d)) => out.push((s.as_static()?, d.as_static()?)),
+        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
+            for (s, d) in ss.iter().zip(ds) {
+                static_leaves(s, d, out)?;
+            }
+        }
+        _ => return None,
     }
+    Some(())
 }
 
 impl StaticLayout {
-    /// The offset of a 1-D index, as [`crd2idx`] computes it: every mode but
-    /// the last takes its remainder (C's truncating `%`), the last the rest;
-    /// `None` on overflow.
+    /// The offset of a 1-D index, as [`crd2idx`] computes it: every leaf
+    /// but the last takes its remainder (C's truncating `%`), the last the
+    /// rest; `None` on overflow.
     pub fn at(&self, index: i64) -> Option<i64> {
-        fn eval(node: &StaticNode, c: i64) -> Option<i64> {
-            match node {
-                StaticNode::Leaf { stride } => c.checked_mul(*stride),
-                StaticNode::Modes(modes) => {
-                    let mut rest = c;
-                    let mut idx = 0i64;
-                    for (i, (extent, m)) in modes.iter().enumerate() {
-                        let here = if i + 1 == modes.len() {
-                            rest
-                        } else {
-                            let r = rest.checked_rem(*extent)?;
-                            rest = rest.checked_div(*extent)?;
-                            r
-                        };
-                        idx = idx.checked_add(eval(m, here)?)?;
-                    }
-                    Some(idx)
-                }
-            }
+        let Some(((_, last), init)) = self.0.split_last() else {
+            return Some(0);
+        };
+        let mut rest = index;
+        let mut idx = 0i64;
+        for &(extent, stride) in init {
+            let r = rest.checked_rem(extent)?;
+            rest = rest.checked_div(extent)?;
+            idx = idx.checked_add(r.checked_mul(stride)?)?;
         }
-        eval(&self.0, index)
+        idx.checked_add(rest.checked_mul(*last)?)
+    }
+
+    /// The offsets of indices `0, 1, ...` in order: [`StaticLayout::at`] of
+    /// each, stepped like an odometer (no division), for checks that
+    /// enumerate a whole layout.
+    pub fn offsets(&self) -> impl Iterator<Item = Option<i64>> + '_ {
+        let mut digits = vec![0i64; self.0.len()];
+        let (mut index, mut offset) = (0i64, Some(0i64));
+        std::iter::from_fn(move || {
+            let here = offset;
+            index += 1;
+            // Carry through the leaves that wrap; the last never wraps.
+            let mut step = Some(0i64);
+            for (i, &(extent, stride)) in self.0.iter().enumerate() {
+                if i + 1 == self.0.len() || digits[i] + 1 < extent {
+                    digits[i] += 1;
+                    step = step.and_then(|s| s.checked_add(stride));
+                    break;
+                }
+                step = step.and_then(|s| s.checked_sub((extent - 1).checked_mul(stride)?));
+                digits[i] = 0;
+            }
+            // After an overflow, the next offset may not overflow.
+            offset = match (here, step) {
+                (Some(o), Some(s)) => o.checked_add(s),
+                _ => self.at(index),
+            };
+            Some(here)
+        })
     }
 }
 

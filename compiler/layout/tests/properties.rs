@@ -85,6 +85,10 @@ proptest! {
         for i in -n..2 * n {
             prop_assert_eq!(s.at(i), a.at_static(i), "index {}", i);
         }
+        // Stepping through the domain and past it gives the same offsets.
+        for (i, o) in (0..2 * n).zip(s.offsets()) {
+            prop_assert_eq!(o, s.at(i), "step {}", i);
+        }
     }
 
     #[test]

@@ -212,10 +212,15 @@ impl Lowerer<'_> {
         let pairs = pairs(&register).ok_or(
             "the registers do not pair up: each even register needs the next one in the copy",
         )?;
+        // The thread's part for every thread, evaluated once: `fits` asks
+        // for each of them many times.
+        let thread_part: Option<Vec<i64>> = (0..self.block_threads)
+            .map(|t| by_thread.eval(&|name: &str| (name == thread).then_some(t)))
+            .collect();
+        let thread_part = thread_part.ok_or("the offset does not evaluate for every thread")?;
         // Where element `e` of thread `t` lies, swizzled, less `common`.
         let place = |t: i64, e: i64| -> Option<i64> {
-            let x =
-                by_thread.eval(&|name: &str| (name == thread).then_some(t))? + offset[e as usize];
+            let x = thread_part[t as usize] + offset[e as usize];
             Some(swizzle.map_or(x, |sw| sw.apply(x)))
         };
         let kinds: &[bool] = match demand {
