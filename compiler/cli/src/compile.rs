@@ -67,6 +67,15 @@ pub fn compile_as(
                                             ),
                                     ])
                                 }
+                                tilec_codegen::CodegenError::ArchSpecific { span, .. } => {
+                                    Failure::Source(vec![
+                                        tilec::diagnostic::Diagnostic::new(e.to_string(), span)
+                                            .with_label("this needs Hopper's own instructions")
+                                            .with_help(
+                                                "build with --arch sm_90 (tilec targets sm_90a for it)",
+                                            ),
+                                    ])
+                                }
                                 e => Failure::Backend(e.to_string()),
                             })
                         })

@@ -55,6 +55,14 @@ pub enum CodegenError {
         /// The statement that needs it.
         span: tilec::span::Span,
     },
+    /// A feature of one architecture only (`sm_90a`'s), which newer ones lack.
+    #[error("`{kernel}` uses {feature}, which only sm_90a has, not {arch}")]
+    ArchSpecific {
+        kernel: String,
+        feature: &'static str,
+        arch: String,
+        span: tilec::span::Span,
+    },
 }
 
 /// The compute capability of `sm_90a` and friends: 90.
@@ -76,6 +84,7 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
             ..
         } => Some(("copy_async (cp.async)", 80)),
         InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
+        InstKind::Wgmma { .. } => Some(("wgmma (the SM90 tensor-core gemm)", 90)),
         InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
@@ -126,6 +135,27 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     if let Some(e) = missing {
         return Err(e);
     }
+    // wgmma exists on sm_90a alone: a kernel that uses it is built for
+    // sm_90a when sm_90 is asked for, and refused for any other target
+    // (LLVM would abort the process, or ptxas reject the PTX).
+    let mut specific = None;
+    for_each_atom(&ir.body, &mut |i| {
+        if matches!(i.kind, InstKind::Wgmma { .. }) && specific.is_none() {
+            specific = Some(i.span);
+        }
+    });
+    let arch = match specific {
+        Some(_) if arch == "sm_90" || arch == "sm_90a" => "sm_90a",
+        Some(span) => {
+            return Err(CodegenError::ArchSpecific {
+                kernel: ir.name.clone(),
+                feature: "wgmma (the SM90 tensor-core gemm)",
+                arch: arch.to_string(),
+                span,
+            });
+        }
+        None => arch,
+    };
     Target::initialize_nvptx(&InitializationConfig::default());
     compile_one(ir, arch, output)
 }

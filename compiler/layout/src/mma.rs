@@ -36,6 +36,9 @@ pub struct MmaAtom {
     /// The accumulator's element type.
     pub c: Elem,
     pub threads: i64,
+    /// A and B are read from shared memory through descriptors, by a
+    /// whole warpgroup (SM90's `_SS` wgmma atoms); else from registers.
+    pub shared_ab: bool,
     /// `(thread, value) -> m + M*k` over (M, K).
     pub a: Layout,
     /// `(thread, value) -> n + N*k` over (N, K).
@@ -58,15 +61,20 @@ fn i(v: i64) -> IntTuple {
 }
 
 impl MmaAtom {
-    /// The atoms tilec knows, by CuTe's names.
+    /// The atoms tilec knows, by CuTe's names (N of the SM90 ones is any
+    /// multiple of 8 from 8 to 256).
     pub const NAMES: &'static [&'static str] = &[
         "SM80_16x8x16_F32BF16BF16F32_TN",
         "SM80_16x8x16_F32F16F16F32_TN",
+        "SM90_64xNx16_F32BF16BF16_SS",
+        "SM90_64xNx16_F32F16F16_SS",
     ];
 
-    /// The atom of CuTe's name (mma_traits_sm80.hpp): the bf16 and f16
-    /// m16n8k16 atoms have the same layouts.
+    /// The atom of CuTe's name (mma_traits_sm80.hpp, mma_traits_sm90_gmma.hpp).
     pub fn named(name: &str) -> Option<MmaAtom> {
+        if let Some(rest) = name.strip_prefix("SM90_64x") {
+            return Self::warpgroup(rest);
+        }
         let ab = match name {
             "SM80_16x8x16_F32BF16BF16F32_TN" => Elem::Bf16,
             "SM80_16x8x16_F32F16F16F32_TN" => Elem::F16,
@@ -84,6 +92,7 @@ impl MmaAtom {
             ab,
             c: Elem::F32,
             threads: 32,
+            shared_ab: false,
             a: tv(
                 t(&[lanes.clone(), t(&[i(2), i(2), i(2)])]),
                 t(&[t(&[i(32), i(1)]), t(&[i(16), i(8), i(128)])]),
@@ -97,6 +106,49 @@ impl MmaAtom {
                 t(&[t(&[i(32), i(1)]), t(&[i(16), i(8)])]),
             ),
         })
+    }
+
+    /// `SM90_64x{N}x16_F32{T}{T}_SS` (`rest` after `SM90_64x`): a
+    /// warpgroup's wgmma with A and B in shared memory, which every thread
+    /// of the warpgroup "holds" whole (stride 0 over threads), as CuTe's
+    /// `ABLayout` says; the majors of A and B follow from their layouts.
+    /// C: `((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))` over (64, N).
+    fn warpgroup(rest: &str) -> Option<MmaAtom> {
+        let (n, types) = rest.split_once("x16_F32")?;
+        let n: i64 = n.parse().ok()?;
+        if n < 8 || n > 256 || n % 8 != 0 {
+            return None;
+        }
+        let ab = match types {
+            "BF16BF16_SS" => Elem::Bf16,
+            "F16F16_SS" => Elem::F16,
+            _ => return None,
+        };
+        // The name keeps the pattern; `full_name` spells N out.
+        Some(MmaAtom {
+            name: match ab {
+                Elem::Bf16 => Self::NAMES[2],
+                _ => Self::NAMES[3],
+            },
+            m: 64,
+            n,
+            k: 16,
+            ab,
+            c: Elem::F32,
+            threads: 128,
+            shared_ab: true,
+            a: tv(t(&[i(128), t(&[i(64), i(16)])]), t(&[i(0), t(&[i(1), i(64)])])),
+            b: tv(t(&[i(128), t(&[i(n), i(16)])]), t(&[i(0), t(&[i(1), i(n)])])),
+            c_tv: tv(
+                t(&[t(&[i(4), i(8), i(4)]), t(&[i(2), i(2), i(n / 8)])]),
+                t(&[t(&[i(128), i(1), i(16)]), t(&[i(64), i(8), i(512)])]),
+            ),
+        })
+    }
+
+    /// CuTe's name of the atom, N spelled out for the SM90 ones.
+    pub fn full_name(&self) -> String {
+        self.name.replace("xNx", &format!("x{}x", self.n))
     }
 
     /// Values per thread of an operand.
@@ -199,11 +251,14 @@ pub struct TiledMma {
 impl TiledMma {
     pub fn new(atom: MmaAtom, warps: [i64; 3]) -> Result<TiledMma> {
         let [wm, wn, wk] = warps;
-        if warps.iter().any(|w| !(1..=32).contains(w)) || wm * wn * wk > 32 {
+        // A block has at most 1024 threads.
+        let most = 1024 / atom.threads;
+        let unit = if atom.threads == 128 { "warpgroups" } else { "warps" };
+        if warps.iter().any(|w| !(1..=most).contains(w)) || wm * wn * wk > most {
             return Err(AlgebraError::Invalid {
                 op: "make_tiled_mma",
                 why: format!(
-                    "the warp grid ({wm}, {wn}, {wk}) needs 1 to 32 warps, each extent at least 1"
+                    "the grid ({wm}, {wn}, {wk}) needs 1 to {most} {unit}, each extent at least 1"
                 ),
             });
         }
@@ -282,7 +337,7 @@ impl std::fmt::Display for TiledMma {
         write!(
             f,
             "make_tiled_mma({}, ({wm},{wn},{wk})): tile ({m},{n},{k}), {} threads",
-            self.atom.name,
+            self.atom.full_name(),
             self.threads()
         )
     }
@@ -297,8 +352,38 @@ mod tests {
     /// figure for m16n8k16: lane l holds rows l/4 and l/4 + 8, columns
     /// 2*(l%4) and 2*(l%4) + 1.
     #[test]
+    fn warpgroup_atoms_follow_the_ptx_isa() {
+        for n in [8, 64, 136, 256] {
+            let a = MmaAtom::named(&format!("SM90_64x{n}x16_F32BF16BF16_SS")).unwrap();
+            assert_eq!(a.full_name(), format!("SM90_64x{n}x16_F32BF16BF16_SS"));
+            assert_eq!(a.values(Operand::C), n / 2);
+            // Every thread sees all of A and B.
+            assert_eq!(a.values(Operand::A), 64 * 16);
+            let mut seen = vec![0; (64 * n) as usize];
+            for t in 0..128 {
+                for v in 0..n / 2 {
+                    let (r, c) = a.element(Operand::C, t, v);
+                    seen[(r + 64 * c) as usize] += 1;
+                }
+                // The ISA's figure for wgmma .m64nNk16 D: warp w has rows
+                // 16w + l/4 and + 8; value 4j + 2h + x is column 8j + 2(l%4) + x.
+                let (w, l) = (t / 32, t % 32);
+                assert_eq!(a.element(Operand::C, t, 0), (16 * w + l / 4, 2 * (l % 4)));
+                assert_eq!(
+                    a.element(Operand::C, t, n / 2 - 1),
+                    (16 * w + l / 4 + 8, n - 8 + 2 * (l % 4) + 1)
+                );
+            }
+            assert!(seen.iter().all(|s| *s == 1), "N = {n}");
+        }
+        for bad in ["SM90_64x4x16_F32BF16BF16_SS", "SM90_64x264x16_F32BF16BF16_SS", "SM90_64x12x16_F32F16F16_SS"] {
+            assert!(MmaAtom::named(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
     fn atoms_cover_their_tiles_once() {
-        for name in MmaAtom::NAMES {
+        for name in &MmaAtom::NAMES[..2] {
             let a = MmaAtom::named(name).unwrap();
             for op in [Operand::A, Operand::B, Operand::C] {
                 let (r, c) = a.extent(op);

@@ -14,6 +14,7 @@ mod checked;
 mod cp_async;
 mod memory;
 mod tensor_core;
+mod warpgroup;
 
 use crate::{CodegenError, Result, dynamic_shared_bytes};
 use inkwell::builder::Builder;
@@ -55,6 +56,8 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     predicates: HashMap<usize, IntValue<'ctx>>,
     /// The `--checked` messages made so far, one global each.
     messages: HashMap<String, PointerValue<'ctx>>,
+    /// The kernel has wgmmas, which read shared memory through the async proxy.
+    reads_async_proxy: bool,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -152,6 +155,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             shared_loads: HashMap::new(),
             predicates: HashMap::new(),
             messages: HashMap::new(),
+            reads_async_proxy: {
+                let mut any = false;
+                for_each_atom(&ir.body, &mut |i| {
+                    any |= matches!(i.kind, InstKind::Wgmma { .. });
+                });
+                any
+            },
         })
     }
 
@@ -350,6 +360,17 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.store_acc(c, *elem, r)?;
                 }
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, a, b, c)?,
+                InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, a, b, c)?,
+                // Shared memory written through the generic proxy (stores,
+                // cp.async) is read by wgmma through the async proxy.
+                InstKind::WgmmaFence => {
+                    self.ptx_statement("fence.proxy.async.shared::cta;")?;
+                    self.ptx_statement("wgmma.fence.sync.aligned;")?;
+                }
+                InstKind::WgmmaCommit => self.ptx_statement("wgmma.commit_group.sync.aligned;")?,
+                InstKind::WgmmaWait(n) => {
+                    self.ptx_statement(&format!("wgmma.wait_group.sync.aligned {n};"))?
+                }
                 InstKind::LdMatrix {
                     elem,
                     count,
@@ -491,7 +512,10 @@ fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
 fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for_each_atom(insts, &mut |i| {
-        if let InstKind::MmaSync { c: f, .. } | InstKind::LdMatrix { dst: f, .. } = &i.kind {
+        if let InstKind::MmaSync { c: f, .. }
+        | InstKind::Wgmma { c: f, .. }
+        | InstKind::LdMatrix { dst: f, .. } = &i.kind
+        {
             for &k in &f.index {
                 if !out.contains(&(f.array, k as usize)) {
                     out.push((f.array, k as usize));

@@ -371,6 +371,7 @@ impl<'a> Block<'a> {
                     }
                 }
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
+                InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::LdMatrix {
                     count,
                     trans,
@@ -492,7 +493,13 @@ impl<'a> Block<'a> {
             InstKind::Barrier
             | InstKind::Loop { .. }
             | InstKind::MmaSync { .. }
-            | InstKind::LdMatrix { .. } => Ok(()),
+            | InstKind::LdMatrix { .. }
+            | InstKind::Wgmma { .. }
+            // Each group is waited for before its accumulators are touched
+            // (the verifier's rule), so the executor runs wgmmas at once.
+            | InstKind::WgmmaFence
+            | InstKind::WgmmaCommit
+            | InstKind::WgmmaWait(_) => Ok(()),
         }
     }
 

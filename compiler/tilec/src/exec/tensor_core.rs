@@ -7,7 +7,7 @@
 //! lane's part written back, as the hardware does.
 
 use super::{Block, Result};
-use crate::ir::{Addr, Fragment, Space};
+use crate::ir::{Addr, Fragment, SmemOperand, Space};
 use crate::span::Span;
 use tilec_layout::{MmaAtom, Operand};
 
@@ -48,6 +48,63 @@ impl Block<'_> {
                         .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
                         .collect();
                     let d = tensor_core_sum(mc[r + m * col] as f32, &terms);
+                    self.set_register(t, c.array, i as usize, d as f64);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `c += a * b^T` for every warpgroup, A and B read where their
+    /// descriptors say (the hardware's swizzle on byte addresses), one k16
+    /// step summed as the tensor cores sum it. The compiler waits for each
+    /// group right after committing it, so running it at once is exact.
+    pub(super) fn wgmma(
+        &mut self,
+        atom: &MmaAtom,
+        [a, b]: [&SmemOperand; 2],
+        c: &Fragment,
+        span: Span,
+    ) -> Result<()> {
+        let (m, n, k) = (atom.m as usize, atom.n as usize, atom.k as usize);
+        let lanes = atom.threads as usize;
+        for group in 0..self.threads / lanes {
+            let first = group * lanes;
+            let mut tiles = Vec::with_capacity(2);
+            for (o, rows) in [(a, m), (b, n)] {
+                let Space::Shared(s) = o.start.space else {
+                    return Err(self.err(first, span, "gives wgmma an operand outside shared memory".into()));
+                };
+                let start = self.ints[first][o.start.index];
+                if let Some(t) = (first..first + lanes).find(|&t| self.ints[t][o.start.index] != start) {
+                    return Err(self.err(
+                        t,
+                        span,
+                        format!("gives wgmma the operand start s{s}[{}], not its warpgroup's s{s}[{start}]", self.ints[t][o.start.index]),
+                    ));
+                }
+                let e = self.ir.shared[s].elem.bytes();
+                let mut tile = vec![0.0; rows * k];
+                for kk in 0..k {
+                    for r in 0..rows {
+                        let byte = o.desc.address(start * e, e, r as i64, kk as i64);
+                        // Each thread of the warpgroup reads its operands.
+                        tile[r + rows * kk] = self.read_shared(s, byte / e, first, span)?;
+                    }
+                }
+                tiles.push(tile);
+            }
+            let (ma, mb) = (&tiles[0], &tiles[1]);
+            for lane in 0..lanes {
+                let t = first + lane;
+                for (v, &i) in c.index.iter().enumerate() {
+                    let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
+                    let (r, col) = (r as usize, col as usize);
+                    let terms: Vec<(f64, f64)> = (0..k)
+                        .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
+                        .collect();
+                    let acc = self.register(t, c.array, i, span)? as f32;
+                    let d = tensor_core_sum(acc, &terms);
                     self.set_register(t, c.array, i as usize, d as f64);
                 }
             }

@@ -118,6 +118,14 @@ pub struct Fragment {
     pub index: Vec<i64>,
 }
 
+/// A wgmma operand in shared memory: where its tile starts (an element of
+/// a buffer, before the buffer's swizzle) and its descriptor's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmemOperand {
+    pub start: Addr,
+    pub desc: tilec_layout::SmemDescriptor,
+}
+
 /// How one multiply-accumulate happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaAtom {
@@ -150,13 +158,16 @@ impl Inst {
     pub fn written(&self) -> Option<(&Addr, i64)> {
         match &self.kind {
             InstKind::Copy { atom, dst, .. } => Some((dst, atom.width())),
-            InstKind::MmaSync { .. } | InstKind::LdMatrix { .. } => None,
+            InstKind::MmaSync { .. } | InstKind::LdMatrix { .. } | InstKind::Wgmma { .. } => None,
             InstKind::Fill { dst, .. } => Some((dst, 1)),
             InstKind::Mma { c, .. } => Some((c, 1)),
             InstKind::Axpby { y, .. } => Some((y, 1)),
             InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
+            | InstKind::WgmmaFence
+            | InstKind::WgmmaCommit
+            | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
             | InstKind::Loop { .. } => None,
         }
@@ -193,6 +204,26 @@ pub enum InstKind {
         b: Fragment,
         c: Fragment,
     },
+    /// A warpgroup's `c += a * b^T` on the tensor cores (PTX
+    /// `wgmma.mma_async` m64nNk16): A and B are read from shared memory
+    /// through descriptors; each thread gives its accumulators in the
+    /// atom's C value order. Asynchronous: it must stand between a
+    /// [`InstKind::WgmmaFence`] and a [`InstKind::WgmmaCommit`], and its
+    /// accumulators are not touched until a [`InstKind::WgmmaWait`].
+    Wgmma {
+        atom: tilec_layout::MmaAtom,
+        a: SmemOperand,
+        b: SmemOperand,
+        c: Fragment,
+    },
+    /// Orders the warpgroup's earlier register writes and the block's
+    /// generic shared-memory writes (after a barrier) before the wgmmas
+    /// that follow (`wgmma.fence` and `fence.proxy.async`).
+    WgmmaFence,
+    /// Closes the thread's wgmmas issued so far into a group.
+    WgmmaCommit,
+    /// Waits until at most this many of the thread's wgmma groups are in flight.
+    WgmmaWait(u32),
     /// A warp's `ldmatrix.sync.aligned.m8n8.x{count}[.trans].b16`: lane
     /// `8q + r` gives, in `src`, the shared address of row `r` of 8x8
     /// matrix `q` (16 consecutive bytes); each lane receives two 16-bit
@@ -401,6 +432,22 @@ impl KernelIr {
         }
     }
 
+    /// `desc(s0[%5], sw128, k, 16, 1024)`: start, layout type, major, LBO, SBO.
+    fn smem_operand(&self, o: &SmemOperand) -> String {
+        let d = &o.desc;
+        let major = match d.major {
+            tilec_layout::Major::K => "k",
+            tilec_layout::Major::Mn => "mn",
+        };
+        format!(
+            "desc({}, {}, {major}, {}, {})",
+            self.addr(&o.start),
+            d.swizzle.name(),
+            d.lbo,
+            d.sbo
+        )
+    }
+
     fn addr(&self, a: &Addr) -> String {
         let base = match a.space {
             Space::Global(p) => match &self.params[p] {
@@ -477,7 +524,7 @@ impl KernelIr {
                 InstKind::MmaSync { atom, a, b, c } => writeln!(
                     out,
                     "{pad}mma.sync {} {} += {} * {}",
-                    atom.name,
+                    atom.full_name(),
                     fragment(c),
                     fragment(a),
                     fragment(b)
@@ -513,6 +560,17 @@ impl KernelIr {
                     "{pad}assert {} \"{message}\" at {file}:{line}",
                     self.operand(*cond)
                 ),
+                InstKind::Wgmma { atom, a, b, c } => writeln!(
+                    out,
+                    "{pad}wgmma {} {} += {} * {}",
+                    atom.full_name(),
+                    fragment(c),
+                    self.smem_operand(a),
+                    self.smem_operand(b)
+                ),
+                InstKind::WgmmaFence => writeln!(out, "{pad}wgmma.fence"),
+                InstKind::WgmmaCommit => writeln!(out, "{pad}wgmma.commit"),
+                InstKind::WgmmaWait(n) => writeln!(out, "{pad}wgmma.wait {n}"),
                 InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),
                 InstKind::AsyncWait(n) => writeln!(out, "{pad}cp.async.wait {n}"),
                 InstKind::Loop {

@@ -11,7 +11,7 @@
 
 use super::{
     Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
-    Param, ScalarRef, Space, op_name,
+    Param, ScalarRef, SmemOperand, Space, op_name,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -181,6 +181,39 @@ impl Parser<'_> {
             elem(input).ok_or_else(unknown)?,
             elem(output).ok_or_else(unknown)?,
         ))
+    }
+
+    /// `desc(s0[%5], sw128, k, 16, 1024)`.
+    fn smem_operand(&mut self, text: &str) -> Result<SmemOperand> {
+        let bad = format!(
+            "line {}: expected desc(sN[I], LAYOUT, k|mn, LBO, SBO), not `{}`",
+            self.line_no(),
+            text.trim()
+        );
+        let inner = text
+            .trim()
+            .strip_prefix("desc(")
+            .and_then(|t| t.strip_suffix(')'))
+            .ok_or(bad.clone())?;
+        let parts: Vec<&str> = inner.split(", ").collect();
+        let [start, layout, major, lbo, sbo] = parts[..] else {
+            return Err(bad);
+        };
+        let offset = |v: &str| v.parse::<i64>().ok().filter(|v| (0..1 << 18).contains(v));
+        let desc = tilec_layout::SmemDescriptor {
+            swizzle: tilec_layout::DescSwizzle::named(layout).ok_or(bad.clone())?,
+            major: match major {
+                "k" => tilec_layout::Major::K,
+                "mn" => tilec_layout::Major::Mn,
+                _ => return Err(bad),
+            },
+            lbo: offset(lbo).ok_or(bad.clone())?,
+            sbo: offset(sbo).ok_or(bad.clone())?,
+        };
+        Ok(SmemOperand {
+            start: self.addr(start)?,
+            desc,
+        })
     }
 
     /// `r0[0,1,2,3]`.
@@ -422,6 +455,35 @@ impl Parser<'_> {
         let kind = match op {
             "barrier" => InstKind::Barrier,
             "cp.async.fence" => InstKind::AsyncFence,
+            "wgmma.fence" => InstKind::WgmmaFence,
+            "wgmma.commit" => InstKind::WgmmaCommit,
+            "wgmma.wait" => InstKind::WgmmaWait(
+                rest.trim()
+                    .parse()
+                    .map_err(|_| format!("line {}: bad group count", self.line_no()))?,
+            ),
+            "wgmma" => {
+                // `wgmma ATOM rC[..] += desc(..) * desc(..)`
+                let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
+                let atom = tilec_layout::MmaAtom::named(name)
+                    .filter(|a| a.shared_ab)
+                    .ok_or(format!(
+                        "line {}: unknown wgmma atom `{name}`",
+                        self.line_no()
+                    ))?;
+                let (c, ab) = operands
+                    .split_once("+=")
+                    .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
+                let (a, b) = ab
+                    .split_once(" * ")
+                    .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                InstKind::Wgmma {
+                    atom,
+                    a: self.smem_operand(a)?,
+                    b: self.smem_operand(b)?,
+                    c: self.fragment(c)?,
+                }
+            }
             "cp.async.wait" => InstKind::AsyncWait(
                 rest.trim()
                     .parse()

@@ -33,6 +33,7 @@ fn insts(
     open: &mut Vec<usize>,
     seen: &mut Vec<usize>,
 ) -> Result<(), String> {
+    wgmma_windows(body)?;
     for inst in body {
         match &inst.kind {
             InstKind::Copy { src, dst, atom } => {
@@ -120,7 +121,49 @@ fn insts(
                 addr(ir, y, open)?;
             }
             InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
-            InstKind::Barrier | InstKind::AsyncFence | InstKind::AsyncWait(_) => {}
+            InstKind::Wgmma { atom, a, b, c } => {
+                if ir.block_threads % 128 != 0 {
+                    return Err(format!(
+                        "a warpgroup-wide wgmma in a block of {} threads",
+                        ir.block_threads
+                    ));
+                }
+                fragment(ir, c, atom.values(tilec_layout::Operand::C))?;
+                if ir.registers[c.array].elem != atom.c {
+                    return Err(format!(
+                        "{} accumulates into r{} of {}",
+                        atom.full_name(),
+                        c.array,
+                        ir.registers[c.array].elem
+                    ));
+                }
+                for o in [a, b] {
+                    addr(ir, &o.start, open)?;
+                    let Space::Shared(s) = o.start.space else {
+                        return Err("a wgmma operand outside shared memory".into());
+                    };
+                    let buffer = &ir.shared[s];
+                    // The hardware's swizzle is on addresses: its repeat is
+                    // the buffer's own only at that alignment.
+                    let repeat = 8 * o.desc.swizzle.row_bytes();
+                    if o.start.guard.is_some() || buffer.elem != atom.ab || buffer.align < repeat
+                    {
+                        return Err(format!(
+                            "a wgmma operand in s{s} ({}, aligned to {} bytes) needs unguarded {} aligned to {} bytes",
+                            buffer.elem,
+                            buffer.align,
+                            atom.ab,
+                            repeat
+                        ));
+                    }
+                }
+            }
+            InstKind::Barrier
+            | InstKind::AsyncFence
+            | InstKind::AsyncWait(_)
+            | InstKind::WgmmaFence
+            | InstKind::WgmmaCommit
+            | InstKind::WgmmaWait(_) => {}
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
             InstKind::Loop {
                 id,
@@ -140,6 +183,53 @@ fn insts(
                 open.pop();
             }
         }
+    }
+    Ok(())
+}
+
+/// wgmma's protocol, as lowering places it: in each instruction list,
+/// wgmmas stand between a fence and a commit, and the commit is followed by
+/// a wait for all groups before anything else, so nothing touches an
+/// accumulator in flight (ptxas would serialize the wgmmas, or read stale
+/// registers) and no group outlives its list.
+fn wgmma_windows(body: &[Inst]) -> Result<(), String> {
+    #[derive(PartialEq)]
+    enum State {
+        Outside,
+        Issuing,
+        Committed,
+    }
+    let mut state = State::Outside;
+    for inst in body {
+        state = match (&inst.kind, state) {
+            (InstKind::WgmmaFence, State::Outside) => State::Issuing,
+            (InstKind::Wgmma { .. }, State::Issuing) => State::Issuing,
+            (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
+            (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
+            (_, State::Outside)
+                if !matches!(
+                    inst.kind,
+                    InstKind::Wgmma { .. } | InstKind::WgmmaCommit | InstKind::WgmmaWait(_)
+                ) =>
+            {
+                State::Outside
+            }
+            (kind, _) => {
+                return Err(format!(
+                    "wgmma protocol: {} out of place (fence, wgmmas, commit, wait 0)",
+                    match kind {
+                        InstKind::Wgmma { .. } => "a wgmma",
+                        InstKind::WgmmaFence => "a fence",
+                        InstKind::WgmmaCommit => "a commit",
+                        InstKind::WgmmaWait(_) => "a wait",
+                        _ => "an instruction",
+                    }
+                ));
+            }
+        };
+    }
+    if state != State::Outside {
+        return Err("wgmma protocol: a group is not waited for".into());
     }
     Ok(())
 }

@@ -133,7 +133,7 @@ impl KernelChecker {
                 self.state.thread_uses.push(super::ThreadUse {
                     name: match &args[0].kind {
                         ExprKind::Name(n) => n.clone(),
-                        _ => mma.atom.name.to_string(),
+                        _ => mma.atom.full_name(),
                     },
                     threads: Int::Static(mma.threads()),
                     span: e.span,
@@ -346,9 +346,11 @@ fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
     .with_label(format!("shape {}", v.layout.shape())))
 }
 
-/// The operands of a tensor-core gemm: register fragments of the atom's
-/// element types, (values, M, K), (values, N, K) and (values, M, N), with
-/// the atom's value count in the first mode and M, N, K agreeing.
+/// The operands of a tensor-core gemm: tensors of the atom's element types,
+/// (values, M, K), (values, N, K) and (values, M, N), with the atom's value
+/// count in the first mode and M, N, K agreeing. C is a register fragment;
+/// so are A and B, but for wgmma atoms (`_SS`), which read them from shared
+/// memory (whose layouts lowering turns into descriptors).
 fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
     let atom = &mma.atom;
     let forms = [
@@ -358,7 +360,17 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
     ];
     let mut modes = Vec::new();
     for ((op, name, elem, form), (v, e)) in forms.into_iter().zip(ops) {
-        if !matches!(v.base, Base::Registers(_)) {
+        if atom.shared_ab && op != Operand::C && !matches!(v.base, Base::Shared(_)) {
+            return Err(Diagnostic::new(
+                format!("{} reads {name} from shared memory", atom.full_name()),
+                e.span,
+            )
+            .with_label(format!("this is in {}", v.base.space()))
+            .with_help(format!(
+                "pass partition_{name}(mma, shared_tile, thread.x), sliced to one stage"
+            )));
+        }
+        if !(atom.shared_ab && op != Operand::C) && !matches!(v.base, Base::Registers(_)) {
             return Err(Diagnostic::new(
                 format!("the tensor-core gemm's {name} must be in registers"),
                 e.span,
@@ -370,7 +382,7 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
         }
         if v.elem != elem {
             return Err(Diagnostic::new(
-                format!("{} takes {elem} for {name}, not {}", atom.name, v.elem),
+                format!("{} takes {elem} for {name}, not {}", atom.full_name(), v.elem),
                 e.span,
             )
             .with_label(format!("{} elements", v.elem))

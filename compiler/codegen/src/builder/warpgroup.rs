@@ -1,0 +1,124 @@
+//! Hopper's warpgroup MMA (sm_90a only): `wgmma.mma_async` with its fence,
+//! commit and wait. LLVM 19 has no intrinsics for them, so they are inline
+//! PTX; the accumulators stay SSA values, tied in and out of each wgmma.
+//! Shared-memory descriptors are the operands' fixed fields (from the
+//! layout, in the IR) with the start address added here.
+
+use super::KernelBuilder;
+use crate::{CodegenError, Result};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use tilec::check::program::Elem;
+use tilec::ir::{Fragment, SmemOperand};
+use tilec_layout::{Major, MmaAtom};
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T`: D = A * B^T + D
+    /// (scale-d 1), A and B from descriptors, K-major or transposed
+    /// (MN-major) as their descriptors say.
+    pub(super) fn wgmma(
+        &mut self,
+        atom: &MmaAtom,
+        a: &SmemOperand,
+        b: &SmemOperand,
+        c: &Fragment,
+    ) -> Result<()> {
+        let ty = match atom.ab {
+            Elem::Bf16 => "bf16",
+            Elem::F16 => "f16",
+            e => return Err(CodegenError::Llvm(format!("no wgmma on {e}"))),
+        };
+        let n = c.index.len();
+        let trans = |o: &SmemOperand| u8::from(o.desc.major == Major::Mn);
+        let accumulators: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
+        let asm = format!(
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{}k16.f32.{ty}.{ty} {{{}}}, ${n}, ${}, p, 1, 1, {}, {};\n}}",
+            atom.n,
+            accumulators.join(", "),
+            n + 1,
+            trans(a),
+            trans(b)
+        );
+        // Outputs, then the descriptors, then the accumulators tied to the outputs.
+        let mut constraints: Vec<String> = vec!["=f".into(); n];
+        constraints.extend(["l".to_string(), "l".to_string()]);
+        constraints.extend((0..n).map(|i| i.to_string()));
+        let f32t = self.ctx.f32_type();
+        let i64t = self.ctx.i64_type();
+        let out = self
+            .ctx
+            .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), i64t.into()];
+        params.extend(std::iter::repeat_n(inkwell::types::BasicMetadataTypeEnum::from(f32t), n));
+        let fn_ty = out.fn_type(&params, false);
+        let mut args: Vec<BasicMetadataValueEnum> =
+            vec![self.descriptor(a)?.into(), self.descriptor(b)?.into()];
+        args.extend(
+            self.fragment_values(c, Elem::F32)
+                .into_iter()
+                .map(BasicMetadataValueEnum::from),
+        );
+        let ptr = self.ctx.create_inline_asm(
+            fn_ty,
+            asm,
+            constraints.join(","),
+            true,
+            false,
+            None,
+            false,
+        );
+        let d = match self
+            .b
+            .build_indirect_call(fn_ty, ptr, &args, "")?
+            .try_as_basic_value()
+        {
+            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm("wgmma returned nothing".into()));
+            }
+        };
+        for (v, &i) in c.index.iter().enumerate() {
+            let x = self.b.build_extract_value(d, v as u32, "")?;
+            self.registers[c.array][i as usize] = Some(x);
+        }
+        Ok(())
+    }
+
+    /// The 64-bit descriptor: the operand's shared address >> 4 in bits
+    /// 0..14, the fixed fields above.
+    fn descriptor(&mut self, o: &SmemOperand) -> Result<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let elem = self.ir.shared[match o.start.space {
+            tilec::ir::Space::Shared(s) => s,
+            _ => return Err(CodegenError::Llvm("a wgmma operand outside shared memory".into())),
+        }]
+        .elem;
+        let ptr = self.addr_ptr(&o.start, elem)?;
+        let addr = self.b.build_ptr_to_int(ptr, i32t, "")?;
+        let field = self
+            .b
+            .build_and(addr, i32t.const_int(0x3FFF << 4, false), "")?;
+        let field = self.b.build_right_shift(field, i32t.const_int(4, false), false, "")?;
+        let field = self.b.build_int_z_extend(field, i64t, "")?;
+        Ok(self
+            .b
+            .build_or(field, i64t.const_int(o.desc.fixed_bits(), false), "")?)
+    }
+
+    /// Inline PTX with no operands that orders memory around it.
+    pub(super) fn ptx_statement(&mut self, text: &str) -> Result<()> {
+        let fn_ty = self.ctx.void_type().fn_type(&[], false);
+        let ptr = self.ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            "~{memory}".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.b.build_indirect_call(fn_ty, ptr, &[], "")?;
+        Ok(())
+    }
+}
