@@ -78,8 +78,14 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
             "{name}"
         );
         if let Some(p) = &ptxas {
+            // sm_90a for kernels with wgmma, which plain sm_90 lacks.
+            let arch = if text.contains(".target sm_90a") {
+                "-arch=sm_90a"
+            } else {
+                "-arch=sm_90"
+            };
             let o = Command::new(p)
-                .args(["-arch=sm_90", ptx.to_str().unwrap(), "-o"])
+                .args([arch, ptx.to_str().unwrap(), "-o"])
                 .arg(out.join(format!("{name}.cubin")))
                 .output()
                 .unwrap();
@@ -169,6 +175,34 @@ fn async_copies_become_cp_async() {
             && err.contains("copy_async("),
         "{err}"
     );
+}
+
+/// wgmma exists on sm_90a alone: `--arch sm_90` builds an sm_90a module
+/// for a kernel that uses it; another arch is refused at the gemm.
+#[test]
+fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
+    let f = root().join("examples/bgemm_tn_sm90.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+    // Four k-blocks of m64n256k16 per gemm, in both entries, each group
+    // fenced, committed and waited for.
+    assert_eq!(
+        ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")
+            .count(),
+        8
+    );
+    assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 2);
+    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 2);
+    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 2);
+    for arch in ["sm_80", "sm_100"] {
+        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", arch]);
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("only sm_90a") && err.contains(arch) && err.contains("gemm(mma,"),
+            "{err}"
+        );
+    }
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {

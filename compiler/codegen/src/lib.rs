@@ -84,7 +84,6 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
             ..
         } => Some(("copy_async (cp.async)", 80)),
         InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
-        InstKind::Wgmma { .. } => Some(("wgmma (the SM90 tensor-core gemm)", 90)),
         InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).

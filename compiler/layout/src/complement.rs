@@ -163,7 +163,8 @@ fn check_complement(a: &Layout, r: &Layout) -> Result<()> {
     if n > ENUMERATION_LIMIT || m > ENUMERATION_LIMIT {
         return Ok(());
     }
-    let image: std::collections::HashSet<i64> = sa.offsets().take(n as usize).flatten().collect();
+    let image: std::collections::HashSet<i64> =
+        (0..n).zip(sa.offsets()).filter_map(|(_, o)| o).collect();
     let mut prev = None;
     for (i, off) in (0..m).zip(sr.offsets()) {
         let off = off.unwrap_or(i64::MIN);

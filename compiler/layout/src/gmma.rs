@@ -116,7 +116,9 @@ impl SmemDescriptor {
             (Major::Mn, DescSwizzle::Interleave) => {
                 e * (row % chunk + (k % 8) * chunk) + (row / chunk) * self.sbo + (k / 8) * self.lbo
             }
-            (Major::Mn, _) => e * (row % w + (k % 8) * w) + (row / w) * self.lbo + (k / 8) * self.sbo,
+            (Major::Mn, _) => {
+                e * (row % w + (k % 8) * w) + (row / w) * self.lbo + (k / 8) * self.sbo
+            }
         }
     }
 
@@ -155,9 +157,7 @@ impl SmemDescriptor {
             None => DescSwizzle::Interleave,
             Some(sw) => match DescSwizzle::from_bits(sw.bits) {
                 Some(d)
-                    if d != DescSwizzle::Interleave
-                        && 1 << sw.base == chunk
-                        && sw.shift == 3 =>
+                    if d != DescSwizzle::Interleave && 1 << sw.base == chunk && sw.shift == 3 =>
                 {
                     d
                 }
@@ -243,7 +243,10 @@ mod tests {
     fn k_major_128b_tile() {
         let at = |r: i64, k: i64| (r % 8) * 64 + (r / 8) * 512 + k;
         let d = SmemDescriptor::derive(64, 2, sw(3), &at).unwrap();
-        assert_eq!((d.swizzle, d.major, d.sbo), (DescSwizzle::B128, Major::K, 1024));
+        assert_eq!(
+            (d.swizzle, d.major, d.sbo),
+            (DescSwizzle::B128, Major::K, 1024)
+        );
         assert_eq!(d.fixed_bits(), (1 << 16) | (64 << 32) | (1 << 62));
         // The hardware's XOR: row 1's first chunk lands in chunk 1.
         assert_eq!(d.address(0, 2, 1, 0), 128 + 16);

@@ -116,7 +116,7 @@ impl MmaAtom {
     fn warpgroup(rest: &str) -> Option<MmaAtom> {
         let (n, types) = rest.split_once("x16_F32")?;
         let n: i64 = n.parse().ok()?;
-        if n < 8 || n > 256 || n % 8 != 0 {
+        if !(8..=256).contains(&n) || n % 8 != 0 {
             return None;
         }
         let ab = match types {
@@ -137,8 +137,14 @@ impl MmaAtom {
             c: Elem::F32,
             threads: 128,
             shared_ab: true,
-            a: tv(t(&[i(128), t(&[i(64), i(16)])]), t(&[i(0), t(&[i(1), i(64)])])),
-            b: tv(t(&[i(128), t(&[i(n), i(16)])]), t(&[i(0), t(&[i(1), i(n)])])),
+            a: tv(
+                t(&[i(128), t(&[i(64), i(16)])]),
+                t(&[i(0), t(&[i(1), i(64)])]),
+            ),
+            b: tv(
+                t(&[i(128), t(&[i(n), i(16)])]),
+                t(&[i(0), t(&[i(1), i(n)])]),
+            ),
             c_tv: tv(
                 t(&[t(&[i(4), i(8), i(4)]), t(&[i(2), i(2), i(n / 8)])]),
                 t(&[t(&[i(128), i(1), i(16)]), t(&[i(64), i(8), i(512)])]),
@@ -253,7 +259,11 @@ impl TiledMma {
         let [wm, wn, wk] = warps;
         // A block has at most 1024 threads.
         let most = 1024 / atom.threads;
-        let unit = if atom.threads == 128 { "warpgroups" } else { "warps" };
+        let unit = if atom.threads == 128 {
+            "warpgroups"
+        } else {
+            "warps"
+        };
         if warps.iter().any(|w| !(1..=most).contains(w)) || wm * wn * wk > most {
             return Err(AlgebraError::Invalid {
                 op: "make_tiled_mma",
@@ -376,7 +386,11 @@ mod tests {
             }
             assert!(seen.iter().all(|s| *s == 1), "N = {n}");
         }
-        for bad in ["SM90_64x4x16_F32BF16BF16_SS", "SM90_64x264x16_F32BF16BF16_SS", "SM90_64x12x16_F32F16F16_SS"] {
+        for bad in [
+            "SM90_64x4x16_F32BF16BF16_SS",
+            "SM90_64x264x16_F32BF16BF16_SS",
+            "SM90_64x12x16_F32F16F16_SS",
+        ] {
             assert!(MmaAtom::named(bad).is_none(), "{bad}");
         }
     }

@@ -49,7 +49,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .ctx
             .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
         let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), i64t.into()];
-        params.extend(std::iter::repeat_n(inkwell::types::BasicMetadataTypeEnum::from(f32t), n));
+        params.extend(std::iter::repeat_n(
+            inkwell::types::BasicMetadataTypeEnum::from(f32t),
+            n,
+        ));
         let fn_ty = out.fn_type(&params, false);
         let mut args: Vec<BasicMetadataValueEnum> =
             vec![self.descriptor(a)?.into(), self.descriptor(b)?.into()];
@@ -58,15 +61,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 .into_iter()
                 .map(BasicMetadataValueEnum::from),
         );
-        let ptr = self.ctx.create_inline_asm(
-            fn_ty,
-            asm,
-            constraints.join(","),
-            true,
-            false,
-            None,
-            false,
-        );
+        let ptr =
+            self.ctx
+                .create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
         let d = match self
             .b
             .build_indirect_call(fn_ty, ptr, &args, "")?
@@ -91,7 +88,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let i64t = self.ctx.i64_type();
         let elem = self.ir.shared[match o.start.space {
             tilec::ir::Space::Shared(s) => s,
-            _ => return Err(CodegenError::Llvm("a wgmma operand outside shared memory".into())),
+            _ => {
+                return Err(CodegenError::Llvm(
+                    "a wgmma operand outside shared memory".into(),
+                ));
+            }
         }]
         .elem;
         let ptr = self.addr_ptr(&o.start, elem)?;
@@ -99,7 +100,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let field = self
             .b
             .build_and(addr, i32t.const_int(0x3FFF << 4, false), "")?;
-        let field = self.b.build_right_shift(field, i32t.const_int(4, false), false, "")?;
+        let field = self
+            .b
+            .build_right_shift(field, i32t.const_int(4, false), false, "")?;
         let field = self.b.build_int_z_extend(field, i64t, "")?;
         Ok(self
             .b

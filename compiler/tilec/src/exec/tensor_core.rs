@@ -73,10 +73,16 @@ impl Block<'_> {
             let mut tiles = Vec::with_capacity(2);
             for (o, rows) in [(a, m), (b, n)] {
                 let Space::Shared(s) = o.start.space else {
-                    return Err(self.err(first, span, "gives wgmma an operand outside shared memory".into()));
+                    return Err(self.err(
+                        first,
+                        span,
+                        "gives wgmma an operand outside shared memory".into(),
+                    ));
                 };
                 let start = self.ints[first][o.start.index];
-                if let Some(t) = (first..first + lanes).find(|&t| self.ints[t][o.start.index] != start) {
+                if let Some(t) =
+                    (first..first + lanes).find(|&t| self.ints[t][o.start.index] != start)
+                {
                     return Err(self.err(
                         t,
                         span,

@@ -146,14 +146,10 @@ fn insts(
                     // The hardware's swizzle is on addresses: its repeat is
                     // the buffer's own only at that alignment.
                     let repeat = 8 * o.desc.swizzle.row_bytes();
-                    if o.start.guard.is_some() || buffer.elem != atom.ab || buffer.align < repeat
-                    {
+                    if o.start.guard.is_some() || buffer.elem != atom.ab || buffer.align < repeat {
                         return Err(format!(
                             "a wgmma operand in s{s} ({}, aligned to {} bytes) needs unguarded {} aligned to {} bytes",
-                            buffer.elem,
-                            buffer.align,
-                            atom.ab,
-                            repeat
+                            buffer.elem, buffer.align, atom.ab, repeat
                         ));
                     }
                 }

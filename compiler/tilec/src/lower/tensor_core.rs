@@ -15,9 +15,7 @@ use super::{Lowerer, Note, Problem, mode_size};
 use crate::check::program::{Base, View};
 use crate::ir::{Addr, Fragment, Inst, InstKind, SmemOperand, Space};
 use crate::span::Span;
-use tilec_layout::{
-    Builtin, Coord, Int, LdMatrixAtom, Operand, SmemDescriptor, Swizzle, TiledMma,
-};
+use tilec_layout::{Builtin, Coord, Int, LdMatrixAtom, Operand, SmemDescriptor, Swizzle, TiledMma};
 
 /// One 32-bit register's worth of a copy: elements `first` and `second` of
 /// the copy (its 1-D indices), landing in consecutive registers.
@@ -106,8 +104,8 @@ impl Lowerer<'_> {
                 for ni in 0..n {
                     let inst = InstKind::Wgmma {
                         atom: mma.atom.clone(),
-                        a: self.smem_operand(a, mma.atom.m, mi, k)?,
-                        b: self.smem_operand(b, mma.atom.n, ni, k)?,
+                        a: self.smem_operand(a, "A", mma.atom.m, mi, k)?,
+                        b: self.smem_operand(b, "B", mma.atom.n, ni, k)?,
                         c: self.fragment(c, mi, ni)?,
                     };
                     out.push(Inst::at(span, inst));
@@ -122,27 +120,43 @@ impl Lowerer<'_> {
     /// Tile `(_, i, j)` of a ((rows, 16), I, J) shared operand as a wgmma
     /// operand: its start, and the descriptor its layout and its buffer's
     /// swizzle give (an error saying why where none does).
-    fn smem_operand(&mut self, v: &View, rows: i64, i: i64, j: i64) -> Result<SmemOperand, Problem> {
+    fn smem_operand(
+        &mut self,
+        v: &View,
+        name: &str,
+        rows: i64,
+        i: i64,
+        j: i64,
+    ) -> Result<SmemOperand, Problem> {
         const HELP: &str = "wgmma reads tiles laid out as CuTe's GMMA atoms: tile_to_shape of (8, 64):(64, 1) under Swizzle(3, 3, 3) for K-major 16-bit tiles (or the 64- and 32-byte forms), each tile starting on a whole swizzle repeat";
         let Base::Shared(buffer) = v.base else {
             return Err(format!("a wgmma operand in {} memory", v.base.space()).into());
         };
         let mut c = vec![Coord::from(0), Coord::from(i), Coord::from(j)];
         c.truncate(v.layout.rank());
-        let start = self.fix(&v.offset.add(&v.layout.eval(&Coord::Tuple(c)).map_err(|e| e.to_string())?));
+        let start = self.fix(
+            &v.offset
+                .add(&v.layout.eval(&Coord::Tuple(c)).map_err(|e| e.to_string())?),
+        );
         let tile = v.layout.mode(0).map_err(|e| e.to_string())?;
         let mut offsets = Vec::with_capacity((rows * tilec_layout::gmma::K) as usize);
         for x in 0..rows * tilec_layout::gmma::K {
             match tile.at(x).ok().and_then(|o| o.as_static()) {
                 Some(o) => offsets.push(o),
-                None => return Err(Problem::Here("the wgmma operand's tile is not static".into(), HELP)),
+                None => {
+                    return Err(Problem::Here(
+                        format!("wgmma's {name} tile is not static"),
+                        HELP,
+                    ));
+                }
             }
         }
         let elem = self.k.shared[buffer].elem;
         let swizzle = self.k.shared[buffer].swizzle;
         let at = |r: i64, k: i64| offsets[(r + rows * k) as usize] - offsets[0];
-        let desc = SmemDescriptor::derive(rows, elem.bytes(), swizzle, &at)
-            .map_err(|why| Problem::Here(format!("this wgmma operand has no descriptor: {why}"), HELP))?;
+        let desc = SmemDescriptor::derive(rows, elem.bytes(), swizzle, &at).map_err(|why| {
+            Problem::Here(format!("wgmma's {name} has no descriptor: {why}"), HELP)
+        })?;
         // The hardware's swizzle phase comes from the address: the start
         // must lie in the first row of a repeat, on a 16-byte boundary.
         let row = desc.swizzle.row_bytes() / elem.bytes();
@@ -167,14 +181,19 @@ impl Lowerer<'_> {
         if moving.multiple_of(repeat, &|_| false).is_none() || !(0..self.block_threads).all(placed)
         {
             return Err(Problem::Here(
-                format!("this wgmma operand starts at element {start} of its buffer, not in the first 16-byte aligned row of a {} swizzle repeat ({repeat} elements)", desc.swizzle.name()),
+                format!(
+                    "wgmma's {name} starts at element {start} of its buffer, not in the first 16-byte aligned row of a {} swizzle repeat ({repeat} elements)",
+                    desc.swizzle.name()
+                ),
                 HELP,
             ));
         }
         // Every element it reads lies in the buffer (before the swizzle;
         // the buffer holds whole repeats).
         let len = self.k.shared[buffer].len;
-        let (lo, hi) = offsets.iter().fold((0, 0), |(l, h), &o| (l.min(o - offsets[0]), h.max(o - offsets[0])));
+        let (lo, hi) = offsets.iter().fold((0, 0), |(l, h), &o| {
+            (l.min(o - offsets[0]), h.max(o - offsets[0]))
+        });
         self.within_shared(&start.add(&Int::Static(lo)), len)?;
         self.within_shared(&start.add(&Int::Static(hi)), len)?;
         let index = self.int(&start)?;

@@ -339,6 +339,15 @@ impl<'a> Evaluator<'a> {
             let one = tilec_layout::TiledMma::new(atom, [1, 1, 1]).expect("one warp");
             return Ok(Value::Mma(one));
         }
+        if n.starts_with("SM90_64x") {
+            return Err(Diagnostic::new(format!("`{n}` is not a wgmma atom"), span)
+                .with_label("no such atom")
+                .with_help(format!(
+                    "the SM90 atoms are {} and {}, N a multiple of 8 from 8 to 256 (SM90_64x256x16_F32BF16BF16_SS)",
+                    tilec_layout::MmaAtom::NAMES[2],
+                    tilec_layout::MmaAtom::NAMES[3]
+                )));
+        }
         if !matches!(
             n,
             "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X"

@@ -360,7 +360,8 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
     ];
     let mut modes = Vec::new();
     for ((op, name, elem, form), (v, e)) in forms.into_iter().zip(ops) {
-        if atom.shared_ab && op != Operand::C && !matches!(v.base, Base::Shared(_)) {
+        let from_shared = atom.shared_ab && op != Operand::C;
+        if from_shared && !matches!(v.base, Base::Shared(_)) {
             return Err(Diagnostic::new(
                 format!("{} reads {name} from shared memory", atom.full_name()),
                 e.span,
@@ -370,7 +371,7 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
                 "pass partition_{name}(mma, shared_tile, thread.x), sliced to one stage"
             )));
         }
-        if !(atom.shared_ab && op != Operand::C) && !matches!(v.base, Base::Registers(_)) {
+        if !from_shared && !matches!(v.base, Base::Registers(_)) {
             return Err(Diagnostic::new(
                 format!("the tensor-core gemm's {name} must be in registers"),
                 e.span,
@@ -382,7 +383,11 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
         }
         if v.elem != elem {
             return Err(Diagnostic::new(
-                format!("{} takes {elem} for {name}, not {}", atom.full_name(), v.elem),
+                format!(
+                    "{} takes {elem} for {name}, not {}",
+                    atom.full_name(),
+                    v.elem
+                ),
                 e.span,
             )
             .with_label(format!("{} elements", v.elem))
