@@ -156,7 +156,32 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
         None => arch,
     };
     Target::initialize_nvptx(&InitializationConfig::default());
+    set_backend_options();
     compile_one(ir, arch, output)
+}
+
+/// LLVM's back-end options, set once per process (LLVM parses them into
+/// globals). `-disable-lsr`: lowering already strength-reduces addresses
+/// (each index computed once, loop-invariant parts hoisted); LLVM's loop
+/// strength reduction then gives each of a GEMM's row addresses an
+/// induction variable of its own, which took 40% of the back end's time on
+/// the tensor-core GEMMs and spilled registers in one of them
+/// (docs/performance.md, version 8).
+fn set_backend_options() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args: [&std::ffi::CStr; 2] = [c"tilec", c"-disable-lsr"];
+        let argv: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        // SAFETY: `argv` holds `argv.len()` NUL-terminated strings that
+        // outlive the call; LLVM copies what it keeps.
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                argv.len() as i32,
+                argv.as_ptr(),
+                std::ptr::null(),
+            );
+        }
+    });
 }
 
 /// The texts of one kernel's variants as one: PTX modules under one header,
