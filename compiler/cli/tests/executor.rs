@@ -122,9 +122,12 @@ fn any_size_runs_through_the_guarded_variant() {
 fn the_runtime_picks_the_variant_the_extents_allow() {
     // All tiles full: the full-tile entry; some blocks partial but the
     // vectors aligned: the full-tile entry on the full blocks, the guarded
-    // one on the others (one launch to the executor, which checks that no
-    // two blocks write one element); a misaligned extent or a partial
-    // k-tile: the guarded entry alone. The executor checks every access.
+    // one with vectors on the others (one launch to the executor, which
+    // checks that no two blocks write one element); a partial k-tile with
+    // aligned extents: the guarded entry with vectors alone; a misaligned
+    // extent: the per-element guarded entry alone (and where a kernel's
+    // guarded copies cannot be vectors, it has no such entry). The executor
+    // checks every access.
     for (file, dims, entry) in [
         (
             "examples/sgemm_nt_sm80.tile",
@@ -134,7 +137,7 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
         (
             "examples/sgemm_nt_sm80.tile",
             "M=260,N=384,K=32",
-            "sgemm_nt_sm80 + sgemm_nt_sm80_guarded ",
+            "sgemm_nt_sm80 + sgemm_nt_sm80_guarded_vec ",
         ),
         (
             "examples/sgemm_tn_sm80.tile",
@@ -149,7 +152,17 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
         (
             "examples/sgemm_nt_sm80.tile",
             "M=260,N=384,K=40",
-            "sgemm_nt_sm80_guarded ",
+            "sgemm_nt_sm80_guarded_vec ",
+        ),
+        (
+            "examples/bgemm_tn_sm90.tile",
+            "M=130,N=136,K=128",
+            "bgemm_tn_sm90 + bgemm_tn_sm90_guarded_vec ",
+        ),
+        (
+            "examples/bgemm_tn_sm90.tile",
+            "M=130,N=136,K=70",
+            "bgemm_tn_sm90_guarded ",
         ),
         ("examples/copy.tile", "M=260,N=96", "copy + copy_guarded "),
     ] {

@@ -166,6 +166,10 @@ fn async_copies_become_cp_async() {
     // The guarded entry copies 4 bytes at a time, zero-filling outside A.
     let guarded = part(&ptx, ".entry cp_async_guarded(");
     assert!(guarded.contains("cp.async.ca.shared.global") && guarded.contains("], 4, %r"));
+    // Where M is a multiple of 4, the guarded entry with vectors copies 16
+    // bytes under one guard, zero-filling whole vectors outside A.
+    let vectors = part(&ptx, ".entry cp_async_guarded_vec(");
+    assert!(vectors.contains("cp.async.cg.shared.global") && vectors.contains("], 16, %r"));
     // Before sm_80 there is no cp.async: a clear error, not an LLVM crash.
     let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_75"]);
     assert_eq!(code, 1);
@@ -185,16 +189,16 @@ fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
     assert!(ptx.contains(".target sm_90a"), "{ptx}");
-    // Four k-blocks of m64n256k16 per gemm, in both entries, each group
-    // fenced, committed and waited for.
+    // Four k-blocks of m64n128k16 per gemm, in each of the three entries,
+    // each group fenced, committed and waited for.
     assert_eq!(
         ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")
             .count(),
-        8
+        12
     );
-    assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 2);
-    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 2);
-    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 2);
+    assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 3);
+    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 3);
+    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 3);
     for arch in ["sm_80", "sm_100"] {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", arch]);
         assert_eq!(code, 1);

@@ -9,7 +9,7 @@
 use crate::check::kernel::check_source;
 use crate::check::program::Kernel;
 use crate::diagnostic::{Diagnostic, SourceLines};
-use crate::lower::{Lowered, lower_variant, lower_variant_checked, variants};
+use crate::lower::{Lowered, lower_variant, lower_variant_checked, variants, worth_compiling};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
@@ -36,7 +36,7 @@ pub fn lower_source_with(
             })
             .collect();
         match lowered {
-            Ok(l) => out.push((k, l)),
+            Ok(l) => out.push((k, l.into_iter().filter(worth_compiling).collect())),
             Err(d) => diags.push(d),
         }
     }

@@ -1,10 +1,11 @@
 //! The variants a kernel compiles to: full tiles unguarded and vectorized,
-//! on the blocks the checker's full-tile facts allow; guarded, anywhere.
+//! on the blocks the checker's full-tile facts allow; guarded with vectors
+//! where the extents are aligned; guarded per element, anywhere.
 
 use std::path::Path;
 use tilec::check::kernel::check_source;
 use tilec::ir::{CopyAtom, Inst, InstKind, for_each_atom};
-use tilec::lower::{Variant, lower_variant, variants};
+use tilec::lower::{Variant, lower_variant, variants, worth_compiling};
 
 fn kernel(name: &str) -> tilec::check::program::Kernel {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
@@ -33,7 +34,10 @@ fn facts(cs: &[tilec_layout::Condition]) -> Vec<String> {
 #[test]
 fn the_full_variant_runs_where_the_tiles_are_full() {
     let k = kernel("sgemm_nt_sm80");
-    assert_eq!(variants(&k), [Variant::Full, Variant::Guarded]);
+    assert_eq!(
+        variants(&k),
+        [Variant::Full, Variant::GuardedVectors, Variant::Guarded]
+    );
     let full = lower_variant(&k, Variant::Full).unwrap();
     assert_eq!(full.ir.name, "sgemm_nt_sm80");
     // Launch conditions: full k-tiles (the same for every block) and the
@@ -62,6 +66,35 @@ fn the_full_variant_runs_where_the_tiles_are_full() {
     assert!(guarded.block_conditions.is_empty());
     assert!(guarded.ir.block_offset, "it runs the edge blocks alone");
     assert!(guarded_anywhere(&guarded.ir.body));
+}
+
+/// Partial tiles with vectors: the cp.async copies keep 16 bytes where
+/// each vector has one guard, under the alignment conditions alone; a
+/// kernel with no such copy does not compile the variant.
+#[test]
+fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
+    let k = kernel("sgemm_nt_sm80");
+    let v = lower_variant(&k, Variant::GuardedVectors).unwrap();
+    assert_eq!(v.ir.name, "sgemm_nt_sm80_guarded_vec");
+    assert_eq!(facts(&v.conditions), ["M % 4 == 0", "N % 4 == 0"]);
+    assert!(v.block_conditions.is_empty() && v.ir.block_offset);
+    let wide_and_guarded = atoms(&v.ir.body).iter().any(|i| {
+        matches!(
+            &i.kind,
+            InstKind::Copy {
+                atom: CopyAtom::Async(_, 4),
+                src,
+                ..
+            } if src.guard.is_some()
+        )
+    });
+    assert!(wide_and_guarded);
+    assert!(worth_compiling(&v));
+    // sgemm_nt copies synchronously: its guarded copies stay per element.
+    let k = kernel("sgemm_nt");
+    assert!(!worth_compiling(
+        &lower_variant(&k, Variant::GuardedVectors).unwrap()
+    ));
 }
 
 #[test]

@@ -15,7 +15,7 @@ impl Lowerer<'_> {
         let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));
         let mut guard = None;
         let space = match v.base {
-            Base::Param(p) if self.variant == Variant::Guarded && !v.coords.is_empty() => {
+            Base::Param(p) if self.variant != Variant::Full && !v.coords.is_empty() => {
                 guard = self.guard(v, c)?;
                 Space::Global(p)
             }
@@ -119,8 +119,20 @@ impl Lowerer<'_> {
     /// elements is consecutive in both tensors and starts at an address
     /// aligned to the vector for every thread; alignment that depends on
     /// the extents becomes a launch condition.
-    pub(super) fn vector_width(&mut self, src: &View, dst: &View, n: i64, elem: Elem) -> i64 {
-        if self.variant == Variant::Guarded && !(src.coords.is_empty() && dst.coords.is_empty()) {
+    pub(super) fn vector_width(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        elem: Elem,
+        asynchronous: bool,
+    ) -> i64 {
+        // A guarded vector is a cp.async that reads nothing (and writes
+        // zeros) where its one guard fails; other copies are guarded
+        // element by element.
+        let guarded =
+            self.variant != Variant::Full && !(src.coords.is_empty() && dst.coords.is_empty());
+        if guarded && (self.variant == Variant::Guarded || !asynchronous) {
             return 1;
         }
         let mut scratch = tilec_layout::Conditions::new();
@@ -169,6 +181,11 @@ impl Lowerer<'_> {
                     }
                 })
             });
+            let fits = fits
+                && (!guarded
+                    || [src, dst]
+                        .iter()
+                        .all(|v| self.one_guard_per_vector(v, n, w, &mut facts)));
             if fits {
                 for fact in facts {
                     let c = tilec_layout::Condition {
@@ -184,6 +201,51 @@ impl Lowerer<'_> {
             w /= 2;
         }
         1
+    }
+
+    /// Whether every group of `w` consecutive elements of `v` (from a
+    /// multiple of `w`) has one guard: each coordinate function is the same
+    /// for the whole group, or steps by 1 from a multiple of `w` below an
+    /// extent that is a multiple of `w` (so the group is wholly inside or
+    /// wholly outside). The multiples that depend on extents go to `facts`.
+    fn one_guard_per_vector(
+        &self,
+        v: &View,
+        n: i64,
+        w: i64,
+        facts: &mut Vec<tilec_layout::Fact>,
+    ) -> bool {
+        let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        v.coords.iter().all(|f| {
+            (0..n).step_by(w as usize).all(|i| {
+                let at = |j: i64| {
+                    f.layout
+                        .at(i + j)
+                        .ok()
+                        .and_then(|x| self.fix(&x).as_static())
+                };
+                let Some(first) = at(0) else { return false };
+                let steps: Option<Vec<i64>> = (0..w).map(|j| at(j).map(|x| x - first)).collect();
+                match steps {
+                    Some(s) if s.iter().all(|&d| d == 0) => true,
+                    Some(s) if s.iter().enumerate().all(|(j, &d)| d == j as i64) => {
+                        let start = self.fix(&f.offset.add(&Int::Static(first)));
+                        match (
+                            start.multiple_of(w, &extents),
+                            f.extent.multiple_of(w, &extents),
+                        ) {
+                            (Some(a), Some(b)) => {
+                                facts.extend(a);
+                                facts.extend(b);
+                                true
+                            }
+                            _ => false,
+                        }
+                    }
+                    _ => false,
+                }
+            })
+        })
     }
 
     /// A shared-memory index stays inside its buffer for every thread and

@@ -28,6 +28,7 @@ use tilec_layout::{Builtin, Coord, Int};
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lowered {
+    pub variant: Variant,
     pub ir: KernelIr,
     /// Every distinct global index, symbolic in `thread.x`, `block.*`,
     /// loop counters and extents: the runtime bounds them at launch.
@@ -74,6 +75,15 @@ pub enum Variant {
     /// when it applies (every k-tile full, vector alignment); its block
     /// conditions, on which blocks (those whose tiles are inside the tensors).
     Full,
+    /// Partial tiles with the full variant's copy widths where the extents
+    /// allow them: every global access guarded, but an asynchronous copy
+    /// keeps its vectors where each vector's guard is one test (its
+    /// elements' coordinates equal, or consecutive from a multiple of the
+    /// width below an extent that is one). Its launch conditions are those
+    /// alignments (a K that is a multiple of 8, say); it runs the edge
+    /// blocks, or the whole grid where k-tiles are partial. Kept only where
+    /// some guarded copy is wider than an element.
+    GuardedVectors,
     /// Any extents, any block: every global access guarded by the tensor's
     /// coordinates, per-element copies. Where the full variant has block
     /// conditions, it takes a block offset, so that the runtime can launch
@@ -83,13 +93,30 @@ pub enum Variant {
 
 /// The variants a kernel compiles to, in the order the runtime tries them.
 pub fn variants(_: &Kernel) -> Vec<Variant> {
-    vec![Variant::Full, Variant::Guarded]
+    vec![Variant::Full, Variant::GuardedVectors, Variant::Guarded]
+}
+
+/// Whether a lowered variant earns its compile time: a `GuardedVectors`
+/// variant without a guarded vector copy is the `Guarded` one with
+/// conditions, and is dropped.
+pub fn worth_compiling(l: &Lowered) -> bool {
+    if l.variant != Variant::GuardedVectors {
+        return true;
+    }
+    let mut wide = false;
+    crate::ir::for_each_atom(&l.ir.body, &mut |i| {
+        if let InstKind::Copy { atom, src, .. } = &i.kind {
+            wide |= atom.width() > 1 && src.guard.is_some();
+        }
+    });
+    wide
 }
 
 /// The entry-point name of a variant.
 pub fn entry_name(kernel: &str, v: Variant) -> String {
     match v {
         Variant::Full => kernel.to_string(),
+        Variant::GuardedVectors => format!("{kernel}_guarded_vec"),
         Variant::Guarded => format!("{kernel}_guarded"),
     }
 }
@@ -177,7 +204,7 @@ fn lower_with(
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
-        block_offset: variant == Variant::Guarded && k.conditions.iter().any(is_block_fact),
+        block_offset: variant != Variant::Full && k.conditions.iter().any(is_block_fact),
         block_threads,
         min_blocks: k.launch.min_blocks,
         shared: k
@@ -223,6 +250,7 @@ fn lower_with(
         }
     }
     Ok(Lowered {
+        variant,
         ir,
         global_accesses: dedup(l.accesses),
         loops: l.loops,
@@ -334,7 +362,7 @@ impl Lowerer<'_> {
                 }
                 let elem = dst.elem;
                 let width = if src.elem == elem {
-                    self.vector_width(src, dst, n, elem)
+                    self.vector_width(src, dst, n, elem, *asynchronous)
                 } else {
                     1
                 };
