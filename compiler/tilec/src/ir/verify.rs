@@ -144,8 +144,12 @@ fn insts(
                     };
                     let buffer = &ir.shared[s];
                     // The hardware's swizzle is on addresses: its repeat is
-                    // the buffer's own only at that alignment.
-                    let repeat = 8 * o.desc.swizzle.row_bytes();
+                    // the buffer's own only at that alignment (16 bytes, a
+                    // core matrix's row, without a swizzle).
+                    let repeat = match o.desc.swizzle {
+                        tilec_layout::DescSwizzle::Interleave => 16,
+                        sw => 8 * sw.row_bytes(),
+                    };
                     if o.start.guard.is_some() || buffer.elem != atom.ab || buffer.align < repeat {
                         return Err(format!(
                             "a wgmma operand in s{s} ({}, aligned to {} bytes) needs unguarded {} aligned to {} bytes",
