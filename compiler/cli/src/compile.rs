@@ -110,7 +110,12 @@ pub fn compile_as(
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
     m::Manifest {
         kernel: k.name.clone(),
-        arch: arch.to_string(),
+        // What the PTX targets (sm_90a for wgmma), as the code generator decides.
+        arch: variants
+            .first()
+            .and_then(|l| tilec_codegen::target_arch(&l.ir, arch).ok())
+            .unwrap_or(arch)
+            .to_string(),
         params: k
             .params
             .iter()

@@ -134,30 +134,33 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     if let Some(e) = missing {
         return Err(e);
     }
-    // wgmma exists on sm_90a alone: a kernel that uses it is built for
-    // sm_90a when sm_90 is asked for, and refused for any other target
-    // (LLVM would abort the process, or ptxas reject the PTX).
+    let arch = target_arch(ir, arch)?;
+    Target::initialize_nvptx(&InitializationConfig::default());
+    set_backend_options();
+    compile_one(ir, arch, output)
+}
+
+/// The architecture a kernel's PTX targets when `arch` is asked for:
+/// wgmma exists on sm_90a alone, so a kernel that uses it is built for
+/// sm_90a when sm_90 is asked for, and refused for any other target (LLVM
+/// would abort the process, or ptxas reject the PTX).
+pub fn target_arch<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
     let mut specific = None;
     for_each_atom(&ir.body, &mut |i| {
         if matches!(i.kind, InstKind::Wgmma { .. }) && specific.is_none() {
             specific = Some(i.span);
         }
     });
-    let arch = match specific {
-        Some(_) if arch == "sm_90" || arch == "sm_90a" => "sm_90a",
-        Some(span) => {
-            return Err(CodegenError::ArchSpecific {
-                kernel: ir.name.clone(),
-                feature: "wgmma (the SM90 tensor-core gemm)",
-                arch: arch.to_string(),
-                span,
-            });
-        }
-        None => arch,
-    };
-    Target::initialize_nvptx(&InitializationConfig::default());
-    set_backend_options();
-    compile_one(ir, arch, output)
+    match specific {
+        Some(_) if arch == "sm_90" || arch == "sm_90a" => Ok("sm_90a"),
+        Some(span) => Err(CodegenError::ArchSpecific {
+            kernel: ir.name.clone(),
+            feature: "wgmma (the SM90 tensor-core gemm)",
+            arch: arch.to_string(),
+            span,
+        }),
+        None => Ok(arch),
+    }
 }
 
 /// LLVM's back-end options, set once per process (LLVM parses them into
