@@ -60,8 +60,8 @@ impl DescSwizzle {
             .find(|d| d.name() == name)
     }
 
-    /// The bytes of the swizzle's repeat: 8 rows of its width (16 bytes
-    /// for no swizzle: a core matrix's row).
+    /// The bytes of one swizzled row (16 without a swizzle: a core
+    /// matrix's row); the swizzle repeats every 8 rows.
     pub fn row_bytes(self) -> i64 {
         16 << self.bits()
     }
@@ -170,15 +170,10 @@ impl SmemDescriptor {
         };
         let w = chunk << desc_swizzle.bits();
         let bytes = |row: i64, k: i64| elem_bytes * at(row, k);
-        // Each form's two offsets are where its next group starts; an
-        // offset the tile never uses is 16 bytes (a field of 1, as CuTe sets it).
-        let probe = |row: i64, k: i64| {
-            if row < rows && k < K {
-                bytes(row, k)
-            } else {
-                16
-            }
-        };
+        // Each form's two offsets are where its next group starts (`None`
+        // where the tile has no next group: the field is then 1, 16 bytes,
+        // as CuTe sets it).
+        let probe = |row: i64, k: i64| (row < rows && k < K).then(|| bytes(row, k));
         let candidates = match desc_swizzle {
             DescSwizzle::Interleave => [
                 (Major::K, probe(0, chunk), probe(8, 0)),
@@ -190,12 +185,12 @@ impl SmemDescriptor {
             ],
         };
         let mut why = Vec::new();
-        for (major, lbo, sbo) in candidates {
+        for (major, lbo_at, sbo_at) in candidates {
             let d = SmemDescriptor {
                 swizzle: desc_swizzle,
                 major,
-                lbo,
-                sbo,
+                lbo: lbo_at.unwrap_or(16),
+                sbo: sbo_at.unwrap_or(16),
             };
             let name = match major {
                 Major::K => "K-major",
@@ -212,10 +207,18 @@ impl SmemDescriptor {
                 ));
                 continue;
             }
-            for (field, v) in [("leading", lbo), ("stride", sbo)] {
-                if v < 0 || v % 16 != 0 || v >= 1 << 18 {
+            // Groups of a swizzled tile start on whole repeats, as in
+            // CuTe's atoms: the hardware's swizzle phase follows the address.
+            let repeat = match desc_swizzle {
+                DescSwizzle::Interleave => 16,
+                sw => 8 * sw.row_bytes(),
+            };
+            for (field, v) in [("leading", lbo_at), ("stride", sbo_at)] {
+                let Some(v) = v else { continue };
+                if v < 0 || v % repeat != 0 || v >= 1 << 18 {
                     return Err(format!(
-                        "its {name} {field} byte offset {v} is not a multiple of 16 from 0 to 262128"
+                        "its {name} {field} byte offset {v} is not a multiple of {repeat} (the {} repeat) below 262144",
+                        desc_swizzle.name()
                     ));
                 }
             }
@@ -276,5 +279,13 @@ mod tests {
         let e = SmemDescriptor::derive(64, 2, Some(Swizzle::new(2, 4, 3).unwrap()), &padded)
             .unwrap_err();
         assert!(e.contains("not one wgmma reads"), "{e}");
+        // Groups of 8 rows 1152 bytes apart: canonical in form, but a group
+        // would start mid-repeat, where the hardware's swizzle phase differs.
+        let gapped = |r: i64, k: i64| (r % 8) * 64 + (r / 8) * 576 + k;
+        let e = SmemDescriptor::derive(64, 2, sw(3), &gapped).unwrap_err();
+        assert!(
+            e.contains("stride byte offset 1152 is not a multiple of 1024"),
+            "{e}"
+        );
     }
 }

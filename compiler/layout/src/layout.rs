@@ -374,19 +374,24 @@ fn static_leaves(shape: &IntTuple, stride: &IntTuple, out: &mut Vec<(i64, i64)>)
 impl StaticLayout {
     /// The offset of a 1-D index, as [`crd2idx`] computes it: every leaf
     /// but the last takes its remainder (C's truncating `%`), the last the
-    /// rest; `None` on overflow.
+    /// rest; `None` where the offset does not fit an `i64` (the sum is
+    /// taken in `i128`, so a partial sum may exceed it).
     pub fn at(&self, index: i64) -> Option<i64> {
+        i64::try_from(self.at_wide(index)?).ok()
+    }
+
+    fn at_wide(&self, index: i64) -> Option<i128> {
         let Some(((_, last), init)) = self.0.split_last() else {
             return Some(0);
         };
-        let mut rest = index;
-        let mut idx = 0i64;
+        let mut rest = index as i128;
+        let mut idx = 0i128;
         for &(extent, stride) in init {
-            let r = rest.checked_rem(extent)?;
-            rest = rest.checked_div(extent)?;
-            idx = idx.checked_add(r.checked_mul(stride)?)?;
+            let r = rest.checked_rem(extent as i128)?;
+            rest = rest.checked_div(extent as i128)?;
+            idx = idx.checked_add(r.checked_mul(stride as i128)?)?;
         }
-        idx.checked_add(rest.checked_mul(*last)?)
+        idx.checked_add(rest.checked_mul(*last as i128)?)
     }
 
     /// The offsets of indices `0, 1, ...` in order: [`StaticLayout::at`] of
@@ -394,14 +399,15 @@ impl StaticLayout {
     /// enumerate a whole layout.
     pub fn offsets(&self) -> impl Iterator<Item = Option<i64>> + '_ {
         let mut digits = vec![0i64; self.0.len()];
-        let (mut index, mut offset) = (0i64, Some(0i64));
+        let (mut index, mut offset) = (0i64, Some(0i128));
         std::iter::from_fn(move || {
             let here = offset;
             index += 1;
             // Carry through the leaves that wrap; the last never wraps.
-            let mut step = Some(0i64);
+            let mut step = Some(0i128);
             for (i, &(extent, stride)) in self.0.iter().enumerate() {
-                if i + 1 == self.0.len() || digits[i] + 1 < extent {
+                let (extent, stride) = (extent as i128, stride as i128);
+                if i + 1 == self.0.len() || (digits[i] as i128) + 1 < extent {
                     digits[i] += 1;
                     step = step.and_then(|s| s.checked_add(stride));
                     break;
@@ -409,12 +415,11 @@ impl StaticLayout {
                 step = step.and_then(|s| s.checked_sub((extent - 1).checked_mul(stride)?));
                 digits[i] = 0;
             }
-            // After an overflow, the next offset may not overflow.
             offset = match (here, step) {
                 (Some(o), Some(s)) => o.checked_add(s),
-                _ => self.at(index),
+                _ => self.at_wide(index),
             };
-            Some(here)
+            Some(here.and_then(|o| i64::try_from(o).ok()))
         })
     }
 }

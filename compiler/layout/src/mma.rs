@@ -61,14 +61,22 @@ fn i(v: i64) -> IntTuple {
 }
 
 impl MmaAtom {
-    /// The atoms tilec knows, by CuTe's names (N of the SM90 ones is any
-    /// multiple of 8 from 8 to 256).
-    pub const NAMES: &'static [&'static str] = &[
+    /// The warp-wide (mma.sync) atoms tilec knows, by CuTe's names.
+    pub const WARP_NAMES: &'static [&'static str] = &[
         "SM80_16x8x16_F32BF16BF16F32_TN",
         "SM80_16x8x16_F32F16F16F32_TN",
-        "SM90_64xNx16_F32BF16BF16_SS",
-        "SM90_64xNx16_F32F16F16_SS",
     ];
+    /// The warpgroup (wgmma) atoms, by CuTe's names with N for any
+    /// multiple of 8 from 8 to 256.
+    pub const WARPGROUP_BF16: &'static str = "SM90_64xNx16_F32BF16BF16_SS";
+    pub const WARPGROUP_F16: &'static str = "SM90_64xNx16_F32F16F16_SS";
+
+    /// Every atom name, for messages.
+    pub fn names() -> Vec<&'static str> {
+        let mut v = Self::WARP_NAMES.to_vec();
+        v.extend([Self::WARPGROUP_BF16, Self::WARPGROUP_F16]);
+        v
+    }
 
     /// The atom of CuTe's name (mma_traits_sm80.hpp, mma_traits_sm90_gmma.hpp).
     pub fn named(name: &str) -> Option<MmaAtom> {
@@ -80,7 +88,7 @@ impl MmaAtom {
             "SM80_16x8x16_F32F16F16F32_TN" => Elem::F16,
             _ => return None,
         };
-        let name = Self::NAMES.iter().find(|n| **n == name)?;
+        let name = Self::WARP_NAMES.iter().find(|n| **n == name)?;
         // A: ((4,8),(2,2,2)):((32,1),(16,8,128)); B: ((4,8),(2,2)):((16,1),(8,64));
         // C: ((4,8),(2,2)):((32,1),(16,8)).
         let lanes = t(&[i(4), i(8)]);
@@ -127,8 +135,8 @@ impl MmaAtom {
         // The name keeps the pattern; `full_name` spells N out.
         Some(MmaAtom {
             name: match ab {
-                Elem::Bf16 => Self::NAMES[2],
-                _ => Self::NAMES[3],
+                Elem::Bf16 => Self::WARPGROUP_BF16,
+                _ => Self::WARPGROUP_F16,
             },
             m: 64,
             n,
@@ -357,10 +365,8 @@ impl std::fmt::Display for TiledMma {
 mod tests {
     use super::*;
 
-    /// Every element of each operand's tile is held by exactly one
-    /// (lane, value) of the atom, and the C layout agrees with the PTX ISA's
-    /// figure for m16n8k16: lane l holds rows l/4 and l/4 + 8, columns
-    /// 2*(l%4) and 2*(l%4) + 1.
+    /// The wgmma atoms' C layouts cover (64, N) once, as the PTX ISA's
+    /// figure for m64nNk16 places them; A and B are whole tiles per thread.
     #[test]
     fn warpgroup_atoms_follow_the_ptx_isa() {
         for n in [8, 64, 136, 256] {
@@ -395,9 +401,13 @@ mod tests {
         }
     }
 
+    /// Every element of each operand's tile is held by exactly one
+    /// (lane, value) of the atom, and the C layout agrees with the PTX ISA's
+    /// figure for m16n8k16: lane l holds rows l/4 and l/4 + 8, columns
+    /// 2*(l%4) and 2*(l%4) + 1.
     #[test]
     fn atoms_cover_their_tiles_once() {
-        for name in &MmaAtom::NAMES[..2] {
+        for name in MmaAtom::WARP_NAMES {
             let a = MmaAtom::named(name).unwrap();
             for op in [Operand::A, Operand::B, Operand::C] {
                 let (r, c) = a.extent(op);

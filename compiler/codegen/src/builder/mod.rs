@@ -58,6 +58,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     messages: HashMap<String, PointerValue<'ctx>>,
     /// The kernel has wgmmas, which read shared memory through the async proxy.
     reads_async_proxy: bool,
+    /// The registers (array, index) the wgmmas issued since the last wait
+    /// write, which that wait pins.
+    in_flight: Vec<(usize, usize)>,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -155,6 +158,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             shared_loads: HashMap::new(),
             predicates: HashMap::new(),
             messages: HashMap::new(),
+            in_flight: Vec::new(),
             reads_async_proxy: {
                 let mut any = false;
                 for_each_atom(&ir.body, &mut |i| {
@@ -368,9 +372,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.ptx_statement("wgmma.fence.sync.aligned;")?;
                 }
                 InstKind::WgmmaCommit => self.ptx_statement("wgmma.commit_group.sync.aligned;")?,
-                InstKind::WgmmaWait(n) => {
-                    self.ptx_statement(&format!("wgmma.wait_group.sync.aligned {n};"))?
-                }
+                InstKind::WgmmaWait(n) => self.wgmma_wait(*n)?,
                 InstKind::LdMatrix {
                     elem,
                     count,

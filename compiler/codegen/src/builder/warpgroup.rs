@@ -77,6 +77,59 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         for (v, &i) in c.index.iter().enumerate() {
             let x = self.b.build_extract_value(d, v as u32, "")?;
             self.registers[c.array][i as usize] = Some(x);
+            if !self.in_flight.contains(&(c.array, i as usize)) {
+                self.in_flight.push((c.array, i as usize));
+            }
+        }
+        Ok(())
+    }
+
+    /// `wgmma.wait_group N`, with the accumulators of the wgmmas before it
+    /// tied through it (CUTLASS's `warpgroup_fence_operand`): their values
+    /// are those the wait returns, so LLVM cannot move a use of them above
+    /// the wait, where the registers are still being written.
+    pub(super) fn wgmma_wait(&mut self, n: u32) -> Result<()> {
+        let regs = std::mem::take(&mut self.in_flight);
+        let text = format!("wgmma.wait_group.sync.aligned {n};");
+        if regs.is_empty() {
+            return self.ptx_statement(&text);
+        }
+        let f32t = self.ctx.f32_type();
+        let count = regs.len();
+        let out = self
+            .ctx
+            .struct_type(&vec![BasicTypeEnum::from(f32t); count], false);
+        let params = vec![inkwell::types::BasicMetadataTypeEnum::from(f32t); count];
+        let fn_ty = out.fn_type(&params, false);
+        let mut constraints: Vec<String> = vec!["=f".into(); count];
+        constraints.extend((0..count).map(|i| i.to_string()));
+        constraints.push("~{memory}".into());
+        let args: Vec<BasicMetadataValueEnum> = regs
+            .iter()
+            .map(|&(a, i)| {
+                self.registers[a][i]
+                    .unwrap_or_else(|| f32t.const_zero().into())
+                    .into()
+            })
+            .collect();
+        let ptr = self.ctx.create_inline_asm(
+            fn_ty,
+            text,
+            constraints.join(","),
+            true,
+            false,
+            None,
+            false,
+        );
+        let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
+        let d = match call.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm("wgmma.wait returned nothing".into()));
+            }
+        };
+        for (v, &(a, i)) in regs.iter().enumerate() {
+            self.registers[a][i] = Some(self.b.build_extract_value(d, v as u32, "")?);
         }
         Ok(())
     }

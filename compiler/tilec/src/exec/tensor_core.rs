@@ -90,6 +90,14 @@ impl Block<'_> {
                     ));
                 }
                 let e = self.ir.shared[s].elem.bytes();
+                // The descriptor holds the address >> 4.
+                if (start * e) % 16 != 0 {
+                    return Err(self.err(
+                        first,
+                        span,
+                        format!("gives wgmma the operand start s{s}[{start}], not 16-byte aligned"),
+                    ));
+                }
                 let mut tile = vec![0.0; rows * k];
                 for kk in 0..k {
                     for r in 0..rows {

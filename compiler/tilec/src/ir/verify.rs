@@ -150,6 +150,13 @@ fn insts(
                         tilec_layout::DescSwizzle::Interleave => 16,
                         sw => 8 * sw.row_bytes(),
                     };
+                    // The descriptor holds offsets >> 4: others cannot be said.
+                    if [o.desc.lbo, o.desc.sbo].iter().any(|v| v % 16 != 0) {
+                        return Err(format!(
+                            "a wgmma descriptor's byte offsets {} and {} are not multiples of 16",
+                            o.desc.lbo, o.desc.sbo
+                        ));
+                    }
                     if o.start.guard.is_some() || buffer.elem != atom.ab || buffer.align < repeat {
                         return Err(format!(
                             "a wgmma operand in s{s} ({}, aligned to {} bytes) needs unguarded {} aligned to {} bytes",

@@ -13,6 +13,7 @@
 mod access;
 mod checked;
 mod tensor_core;
+mod warpgroup;
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};

@@ -1,6 +1,6 @@
 //! Lowering for the tensor cores: a tiled MMA's gemm into `mma.sync`
-//! atoms, and shared -> register copies into `ldmatrix` where the layouts
-//! allow it.
+//! atoms (wgmma's are `warpgroup.rs`'s), and shared -> register copies
+//! into `ldmatrix` where the layouts allow it.
 //!
 //! ldmatrix is chosen by layout, as vector copies are: a copy of 16-bit
 //! elements becomes ldmatrix when, for every thread of the block, each
@@ -13,9 +13,9 @@
 
 use super::{Lowerer, Note, Problem, mode_size};
 use crate::check::program::{Base, View};
-use crate::ir::{Addr, Fragment, Inst, InstKind, SmemOperand, Space};
+use crate::ir::{Addr, Fragment, Inst, InstKind, Space};
 use crate::span::Span;
-use tilec_layout::{Builtin, Coord, Int, LdMatrixAtom, Operand, SmemDescriptor, Swizzle, TiledMma};
+use tilec_layout::{Builtin, Coord, Int, LdMatrixAtom, Operand, Swizzle, TiledMma};
 
 /// One 32-bit register's worth of a copy: elements `first` and `second` of
 /// the copy (its 1-D indices), landing in consecutive registers.
@@ -86,130 +86,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `gemm(mma, sA, sB, C)` for a wgmma atom: one group of wgmmas, (k,
-    /// m, n) in CuTe's order, fenced, committed and waited for at once, so
-    /// that the statement is complete when the next one starts (the
-    /// verifier's rule): the accumulators are never touched in flight.
-    fn wgmma(
-        &mut self,
-        mma: &TiledMma,
-        [a, b, c]: [&View; 3],
-        [kk, m, n]: [i64; 3],
-        span: Span,
-        out: &mut Vec<Inst>,
-    ) -> Result<(), Problem> {
-        out.push(Inst::at(span, InstKind::WgmmaFence));
-        for k in 0..kk {
-            for mi in 0..m {
-                for ni in 0..n {
-                    let inst = InstKind::Wgmma {
-                        atom: mma.atom.clone(),
-                        a: self.smem_operand(a, "A", mma.atom.m, mi, k)?,
-                        b: self.smem_operand(b, "B", mma.atom.n, ni, k)?,
-                        c: self.fragment(c, mi, ni)?,
-                    };
-                    out.push(Inst::at(span, inst));
-                }
-            }
-        }
-        out.push(Inst::at(span, InstKind::WgmmaCommit));
-        out.push(Inst::at(span, InstKind::WgmmaWait(0)));
-        Ok(())
-    }
-
-    /// Tile `(_, i, j)` of a ((rows, 16), I, J) shared operand as a wgmma
-    /// operand: its start, and the descriptor its layout and its buffer's
-    /// swizzle give (an error saying why where none does).
-    fn smem_operand(
-        &mut self,
-        v: &View,
-        name: &str,
-        rows: i64,
-        i: i64,
-        j: i64,
-    ) -> Result<SmemOperand, Problem> {
-        const HELP: &str = "wgmma reads tiles laid out as CuTe's GMMA atoms: tile_to_shape of (8, 64):(64, 1) under Swizzle(3, 3, 3) for K-major 16-bit tiles (or the 64- and 32-byte forms), each tile starting on a whole swizzle repeat";
-        let Base::Shared(buffer) = v.base else {
-            return Err(format!("a wgmma operand in {} memory", v.base.space()).into());
-        };
-        let mut c = vec![Coord::from(0), Coord::from(i), Coord::from(j)];
-        c.truncate(v.layout.rank());
-        let start = self.fix(
-            &v.offset
-                .add(&v.layout.eval(&Coord::Tuple(c)).map_err(|e| e.to_string())?),
-        );
-        let tile = v.layout.mode(0).map_err(|e| e.to_string())?;
-        let mut offsets = Vec::with_capacity((rows * tilec_layout::gmma::K) as usize);
-        for x in 0..rows * tilec_layout::gmma::K {
-            match tile.at(x).ok().and_then(|o| o.as_static()) {
-                Some(o) => offsets.push(o),
-                None => {
-                    return Err(Problem::Here(
-                        format!("wgmma's {name} tile is not static"),
-                        HELP,
-                    ));
-                }
-            }
-        }
-        let elem = self.k.shared[buffer].elem;
-        let swizzle = self.k.shared[buffer].swizzle;
-        let at = |r: i64, k: i64| offsets[(r + rows * k) as usize] - offsets[0];
-        let desc = SmemDescriptor::derive(rows, elem.bytes(), swizzle, &at).map_err(|why| {
-            Problem::Here(format!("wgmma's {name} has no descriptor: {why}"), HELP)
-        })?;
-        // The hardware's swizzle phase comes from the address: the start
-        // must lie in the first row of a repeat, on a 16-byte boundary.
-        let row = desc.swizzle.row_bytes() / elem.bytes();
-        let repeat = if swizzle.is_some() { 8 * row } else { row };
-        // The part that depends on the thread alone (a warpgroup's rows)
-        // is checked for every thread; the rest must be whole repeats.
-        let thread = Builtin::Thread.name();
-        let (mut by_thread, mut moving) = (Int::Static(0), Int::Static(0));
-        for term in start.terms() {
-            let mut names = Vec::new();
-            term.names(&mut names);
-            match names.iter().all(|x| x == thread) {
-                true => by_thread = by_thread.add(&term),
-                false => moving = moving.add(&term),
-            }
-        }
-        let placed = |t: i64| {
-            by_thread
-                .eval(&|name: &str| (name == thread).then_some(t))
-                .is_some_and(|x| x.rem_euclid(repeat) < row && x % (16 / elem.bytes()) == 0)
-        };
-        if moving.multiple_of(repeat, &|_| false).is_none() || !(0..self.block_threads).all(placed)
-        {
-            return Err(Problem::Here(
-                format!(
-                    "wgmma's {name} starts at element {start} of its buffer, not in the first 16-byte aligned row of a {} swizzle repeat ({repeat} elements)",
-                    desc.swizzle.name()
-                ),
-                HELP,
-            ));
-        }
-        // Every element it reads lies in the buffer (before the swizzle;
-        // the buffer holds whole repeats).
-        let len = self.k.shared[buffer].len;
-        let (lo, hi) = offsets.iter().fold((0, 0), |(l, h), &o| {
-            (l.min(o - offsets[0]), h.max(o - offsets[0]))
-        });
-        self.within_shared(&start.add(&Int::Static(lo)), len)?;
-        self.within_shared(&start.add(&Int::Static(hi)), len)?;
-        let index = self.int(&start)?;
-        Ok(SmemOperand {
-            start: Addr {
-                space: Space::Shared(buffer),
-                index,
-                guard: None,
-            },
-            desc,
-        })
-    }
-
     /// The register elements of fragment `(_, i, j)` of a (values, I, J)
     /// register tensor (`(_, i)` of a (values, I) one), in value order.
-    fn fragment(&mut self, v: &View, i: i64, j: i64) -> Result<Fragment, Problem> {
+    pub(super) fn fragment(&mut self, v: &View, i: i64, j: i64) -> Result<Fragment, Problem> {
         let Base::Registers(array) = v.base else {
             return Err(format!("a tensor-core operand in {} memory", v.base.space()).into());
         };
@@ -343,9 +222,9 @@ impl Lowerer<'_> {
             .collect();
         let thread_part = thread_part.ok_or("the offset does not evaluate for every thread")?;
         // Where element `e` of thread `t` lies, swizzled, less `common`.
-        let place = |t: i64, e: i64| -> Option<i64> {
+        let place = |t: i64, e: i64| -> i64 {
             let x = thread_part[t as usize] + offset[e as usize];
-            Some(swizzle.map_or(x, |sw| sw.apply(x)))
+            swizzle.map_or(x, |sw| sw.apply(x))
         };
         let kinds: &[bool] = match demand {
             Some(a) => &[a.trans][..],
@@ -536,14 +415,14 @@ fn chunks(pairs: &[Pair], group: usize) -> Vec<&[Pair]> {
 /// matrix's rows are 16-byte aligned runs of 8 elements, and lane `l`
 /// holds row `l/4`, columns `2(l%4)` and `+1` (with `trans`: rows `2(l%4)`
 /// and `+1` of column `l/4`).
-fn fits(place: &dyn Fn(i64, i64) -> Option<i64>, threads: i64, p: Pair, trans: bool) -> bool {
+fn fits(place: &dyn Fn(i64, i64) -> i64, threads: i64, p: Pair, trans: bool) -> bool {
     (0..threads / 32).all(|w| {
         let row = |r: i64| -> Option<i64> {
             let at = if trans {
                 place(32 * w + r / 2, if r % 2 == 0 { p.first } else { p.second })
             } else {
                 place(32 * w + 4 * r, p.first)
-            }?;
+            };
             (at % 8 == 0).then_some(at)
         };
         (0..32).all(|l| {
@@ -555,7 +434,7 @@ fn fits(place: &dyn Fn(i64, i64) -> Option<i64>, threads: i64, p: Pair, trans: b
             } else {
                 row(l / 4).map(|a| (a + 2 * (l % 4), a + 2 * (l % 4) + 1))
             };
-            want.is_some() && want == place(t, p.first).zip(place(t, p.second))
+            want == Some((place(t, p.first), place(t, p.second)))
         })
     })
 }

@@ -465,9 +465,10 @@ fn make_tiled_mma(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
     let atom = match &a.values[0] {
         Value::Mma(m) if m.warps == [1, 1, 1] => m.atom.clone(),
         _ => {
-            return Err(a
-                .wrong(0, "an MMA atom")
-                .with_help(format!("the atoms are {}", alg::MmaAtom::NAMES.join(", "))));
+            return Err(a.wrong(0, "an MMA atom").with_help(format!(
+                "the atoms are {}",
+                alg::MmaAtom::names().join(", ")
+            )));
         }
     };
     let grid = || {

@@ -344,8 +344,8 @@ impl<'a> Evaluator<'a> {
                 .with_label("no such atom")
                 .with_help(format!(
                     "the SM90 atoms are {} and {}, N a multiple of 8 from 8 to 256 (SM90_64x256x16_F32BF16BF16_SS)",
-                    tilec_layout::MmaAtom::NAMES[2],
-                    tilec_layout::MmaAtom::NAMES[3]
+                    tilec_layout::MmaAtom::WARPGROUP_BF16,
+                    tilec_layout::MmaAtom::WARPGROUP_F16
                 )));
         }
         if !matches!(
