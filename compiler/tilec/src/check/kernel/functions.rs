@@ -100,8 +100,17 @@ impl KernelState {
                     .ok_or_else(|| a.wrong(0, "a layout or a swizzled layout"))?,
             ),
         };
-        let static_len = layout
-            .cosize()
+        let cosize = layout.cosize();
+        if layout.is_static() && cosize.overflowed() {
+            // Static extents and strides whose span does not fit 64 bits.
+            return Err(Diagnostic::new(
+                "integer overflow: the layout's last offset does not fit 64 bits",
+                a.spans[0],
+            )
+            .with_label(format!("layout {layout}"))
+            .with_help("a shared buffer holds at most 227 KB; check the extents and strides"));
+        }
+        let static_len = cosize
             .as_static()
             .zip(offset.as_static())
             .filter(|_| layout.is_static())
@@ -109,6 +118,7 @@ impl KernelState {
         let mut len = static_len.ok_or_else(|| {
             Diagnostic::new("shared memory needs a static layout", a.spans[0])
                 .with_label(format!("layout {layout}"))
+                .with_help("shared<T>(L) takes a layout of constant extents and strides, e.g. make_layout((128, 16))")
         })?;
         if let Some(sw) = swizzle {
             // The XOR pattern maps each aligned block of its repeat onto
@@ -148,6 +158,14 @@ impl KernelState {
         a.arity(&[1, 2])?;
         let elem = elem_arg(a, ty)?;
         let shape = a.shape(0)?;
+        if shape.is_static() && shape.product().overflowed() {
+            return Err(Diagnostic::new(
+                "integer overflow: the shape's size does not fit 64 bits",
+                a.spans[0],
+            )
+            .with_label(format!("shape {shape}"))
+            .with_help("a thread holds at most 4096 registers of a tensor"));
+        }
         let len = shape.product().as_static().filter(|_| shape.is_static()).ok_or_else(|| {
             Diagnostic::new("registers need a static shape", a.spans[0])
                 .with_label(format!("shape {shape}"))
