@@ -184,57 +184,27 @@ fn generate_mma_gemm(rng: &mut Rng) -> Program {
         }
     };
     let (sa, sb) = (tile(rng, bm), tile(rng, bn));
-    let (ta, tb) = (
-        thread_split(rng, threads, bm, bk, 90),
-        thread_split(rng, threads, bn, bk, 90),
-    );
-    let major =
-        |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(50));
-    let (la, lb, lc) = (
-        major(rng, "M", "K"),
-        major(rng, "N", "K"),
-        major(rng, "M", "N"),
-    );
-    let c_elem = if rng.chance(50) { "f32" } else { elem };
-    let source = format!(
-        "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
-{{
-    tiler cta = ({bm}, {bn}, {bk});
-    let mma = make_tiled_mma({atom}, ({wm}, {wn}));
-    layout tA = {ta};
-    layout tB = {tb};
-    reference gemm(A, B, C, alpha, beta);
-    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
-    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
-    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
-    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
-    let smA = shared<{elem}>({sa});
-    let smB = shared<{elem}>({sb});
-    let tAgA = local_partition(gA, tA, thread.x);
-    let tAsA = local_partition(smA, tA, thread.x);
-    let tBgB = local_partition(gB, tB, thread.x);
-    let tBsB = local_partition(smB, tB, thread.x);
-    let tCsA = partition_A(mma, smA, thread.x);
-    let tCsB = partition_B(mma, smB, thread.x);
-    let tCgC = partition_C(mma, gC, thread.x);
-    let tCrA = registers<{elem}>(shape(tCsA));
-    let tCrB = registers<{elem}>(shape(tCsB));
-    let tCrC = registers<f32>(shape(tCgC), 0.0);
-    for k in 0..size(gA, 2) {{
-        copy(tAgA[_, _, k], tAsA);
-        copy(tBgB[_, _, k], tBsB);
-        sync();
-        copy(tCsA, tCrA);
+    let gemm = TensorCoreGemm {
+        elem,
+        atom: atom.to_string(),
+        warps: [wm, wn],
+        threads,
+        tile: [bm, bn, bk],
+        shared: [sa, sb],
+    };
+    // Fragments copied from shared memory into registers (ldmatrix where
+    // the layouts allow), then multiplied.
+    gemm.program(
+        rng,
+        90,
+        &format!(
+            "    let tCrA = registers<{elem}>(shape(tCsA));
+    let tCrB = registers<{elem}>(shape(tCsB));"
+        ),
+        "        copy(tCsA, tCrA);
         copy(tCsB, tCrB);
-        gemm(mma, tCrA, tCrB, tCrC);
-        sync();
-    }}
-    axpby(alpha, tCrC, beta, tCgC);
-}}
-"
-    );
-    let dims = gemm_dims(rng, [bm, bn, bk], 2);
-    Program { source, dims }
+        gemm(mma, tCrA, tCrB, tCrC);",
+    )
 }
 
 /// A wgmma GEMM: SM90 `_SS` atoms of random N over one or two
@@ -290,23 +260,59 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
         }
     };
     let (sa, sb) = (tile(rng, bm), tile(rng, bn));
-    let (ta, tb) = (
-        thread_split(rng, threads, bm, bk, 100),
-        thread_split(rng, threads, bn, bk, 100),
-    );
-    let major =
-        |rng: &mut Rng, m: &str, n: &str| compact(&[m.to_string(), n.to_string()], rng.chance(50));
-    let (la, lb, lc) = (
-        major(rng, "M", "K"),
-        major(rng, "N", "K"),
-        major(rng, "M", "N"),
-    );
-    let c_elem = if rng.chance(50) { "f32" } else { elem };
-    let source = format!(
-        "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
+    let gemm = TensorCoreGemm {
+        elem,
+        atom: format!("SM90_64x{n}x16_F32{types}_SS"),
+        warps: [wm, wn],
+        threads,
+        tile: [bm, bn, bk],
+        shared: [sa, sb],
+    };
+    // The atom reads A and B from shared memory itself.
+    gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);")
+}
+
+/// What the tensor-core GEMM generators choose; `program` writes the rest
+/// alike: A, B and C of random majors, C in the input type or f32, copies
+/// through shared memory by thread layouts that divide the tiles
+/// `percent` of the time, and the extents.
+struct TensorCoreGemm {
+    elem: &'static str,
+    atom: String,
+    warps: [i64; 2],
+    threads: i64,
+    tile: [i64; 3],
+    shared: [String; 2],
+}
+
+impl TensorCoreGemm {
+    fn program(&self, rng: &mut Rng, percent: u64, registers: &str, multiply: &str) -> Program {
+        let Self {
+            elem,
+            atom,
+            warps: [wm, wn],
+            threads,
+            tile: [bm, bn, bk],
+            shared: [sa, sb],
+        } = self;
+        let (ta, tb) = (
+            thread_split(rng, *threads, *bm, *bk, percent),
+            thread_split(rng, *threads, *bn, *bk, percent),
+        );
+        let major = |rng: &mut Rng, m: &str, n: &str| {
+            compact(&[m.to_string(), n.to_string()], rng.chance(50))
+        };
+        let (la, lb, lc) = (
+            major(rng, "M", "K"),
+            major(rng, "N", "K"),
+            major(rng, "M", "N"),
+        );
+        let c_elem = if rng.chance(50) { "f32" } else { elem };
+        let source = format!(
+            "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
 {{
     tiler cta = ({bm}, {bn}, {bk});
-    let mma = make_tiled_mma(SM90_64x{n}x16_F32{types}_SS, ({wm}, {wn}));
+    let mma = make_tiled_mma({atom}, ({wm}, {wn}));
     layout tA = {ta};
     layout tB = {tb};
     reference gemm(A, B, C, alpha, beta);
@@ -323,20 +329,22 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
     let tCsA = partition_A(mma, smA, thread.x);
     let tCsB = partition_B(mma, smB, thread.x);
     let tCgC = partition_C(mma, gC, thread.x);
+{registers}
     let tCrC = registers<f32>(shape(tCgC), 0.0);
     for k in 0..size(gA, 2) {{
         copy(tAgA[_, _, k], tAsA);
         copy(tBgB[_, _, k], tBsB);
         sync();
-        gemm(mma, tCsA, tCsB, tCrC);
+{multiply}
         sync();
     }}
     axpby(alpha, tCrC, beta, tCgC);
 }}
 "
-    );
-    let dims = gemm_dims(rng, [bm, bn, bk], 2);
-    Program { source, dims }
+        );
+        let dims = gemm_dims(rng, [*bm, *bn, *bk], 2);
+        Program { source, dims }
+    }
 }
 
 /// A column-major thread layout `(a, threads / a)` over an (m, n) tile:

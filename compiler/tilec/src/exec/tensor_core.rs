@@ -24,14 +24,11 @@ impl Block<'_> {
         for warp in 0..self.threads / lanes {
             let mut ma = vec![0.0; m * k];
             let mut mb = vec![0.0; n * k];
-            let mut mc = vec![0.0; m * n];
             for lane in 0..lanes {
                 let t = warp * lanes + lane;
-                for (f, op, rows, into) in [
-                    (a, Operand::A, m, &mut ma),
-                    (b, Operand::B, n, &mut mb),
-                    (c, Operand::C, m, &mut mc),
-                ] {
+                for (f, op, rows, into) in
+                    [(a, Operand::A, m, &mut ma), (b, Operand::B, n, &mut mb)]
+                {
                     for (v, &i) in f.index.iter().enumerate() {
                         let (r, col) = atom.element(op, lane as i64, v as i64);
                         into[r as usize + rows * col as usize] =
@@ -39,17 +36,33 @@ impl Block<'_> {
                     }
                 }
             }
-            for lane in 0..lanes {
-                let t = warp * lanes + lane;
-                for (v, &i) in c.index.iter().enumerate() {
-                    let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
-                    let (r, col) = (r as usize, col as usize);
-                    let terms: Vec<(f64, f64)> = (0..k)
-                        .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
-                        .collect();
-                    let d = tensor_core_sum(mc[r + m * col] as f32, &terms);
-                    self.set_register(t, c.array, i as usize, d as f64);
-                }
+            self.accumulate(atom, c, warp * lanes, [&ma, &mb], span)?;
+        }
+        Ok(())
+    }
+
+    /// `c += a * b^T` for the lanes of one instruction, from `first` on:
+    /// `a` (M, K) and `b` (N, K) column-major, each lane's accumulators
+    /// placed by the atom's C layout and summed as the tensor cores do.
+    fn accumulate(
+        &mut self,
+        atom: &MmaAtom,
+        c: &Fragment,
+        first: usize,
+        [a, b]: [&[f64]; 2],
+        span: Span,
+    ) -> Result<()> {
+        let (m, n, k) = (atom.m as usize, atom.n as usize, atom.k as usize);
+        for lane in 0..atom.threads as usize {
+            let t = first + lane;
+            for (v, &i) in c.index.iter().enumerate() {
+                let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
+                let (r, col) = (r as usize, col as usize);
+                let terms: Vec<(f64, f64)> =
+                    (0..k).map(|kk| (a[r + m * kk], b[col + n * kk])).collect();
+                let acc = self.register(t, c.array, i, span)? as f32;
+                let d = tensor_core_sum(acc, &terms);
+                self.set_register(t, c.array, i as usize, d as f64);
             }
         }
         Ok(())
@@ -108,20 +121,7 @@ impl Block<'_> {
                 }
                 tiles.push(tile);
             }
-            let (ma, mb) = (&tiles[0], &tiles[1]);
-            for lane in 0..lanes {
-                let t = first + lane;
-                for (v, &i) in c.index.iter().enumerate() {
-                    let (r, col) = atom.element(Operand::C, lane as i64, v as i64);
-                    let (r, col) = (r as usize, col as usize);
-                    let terms: Vec<(f64, f64)> = (0..k)
-                        .map(|kk| (ma[r + m * kk], mb[col + n * kk]))
-                        .collect();
-                    let acc = self.register(t, c.array, i, span)? as f32;
-                    let d = tensor_core_sum(acc, &terms);
-                    self.set_register(t, c.array, i as usize, d as f64);
-                }
-            }
+            self.accumulate(atom, c, first, [&tiles[0], &tiles[1]], span)?;
         }
         Ok(())
     }

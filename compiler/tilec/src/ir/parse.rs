@@ -183,6 +183,29 @@ impl Parser<'_> {
         ))
     }
 
+    /// `ATOM C += A * B` of an MMA instruction: the atom (a wgmma one, or a
+    /// warp one, as `shared_ab` says) and the texts of C, A and B.
+    fn product<'t>(
+        &self,
+        rest: &'t str,
+        shared_ab: bool,
+    ) -> Result<(tilec_layout::MmaAtom, [&'t str; 3])> {
+        let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
+        let atom = tilec_layout::MmaAtom::named(name)
+            .filter(|a| a.shared_ab == shared_ab)
+            .ok_or(format!(
+                "line {}: unknown MMA atom `{name}`",
+                self.line_no()
+            ))?;
+        let (c, ab) = operands
+            .split_once("+=")
+            .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
+        let (a, b) = ab
+            .split_once(" * ")
+            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+        Ok((atom, [c, a, b]))
+    }
+
     /// `desc(s0[%5], sw128, k, 16, 1024)`.
     fn smem_operand(&mut self, text: &str) -> Result<SmemOperand> {
         let bad = format!(
@@ -464,19 +487,7 @@ impl Parser<'_> {
             ),
             "wgmma" => {
                 // `wgmma ATOM rC[..] += desc(..) * desc(..)`
-                let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
-                let atom = tilec_layout::MmaAtom::named(name)
-                    .filter(|a| a.shared_ab)
-                    .ok_or(format!(
-                        "line {}: unknown wgmma atom `{name}`",
-                        self.line_no()
-                    ))?;
-                let (c, ab) = operands
-                    .split_once("+=")
-                    .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
-                let (a, b) = ab
-                    .split_once(" * ")
-                    .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                let (atom, [c, a, b]) = self.product(rest, true)?;
                 InstKind::Wgmma {
                     atom,
                     a: self.smem_operand(a)?,
@@ -557,17 +568,7 @@ impl Parser<'_> {
             }
             "mma.sync" => {
                 // `mma.sync ATOM rC[..] += rA[..] * rB[..]`
-                let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
-                let atom = tilec_layout::MmaAtom::named(name).ok_or(format!(
-                    "line {}: unknown MMA atom `{name}`",
-                    self.line_no()
-                ))?;
-                let (c, ab) = operands
-                    .split_once("+=")
-                    .ok_or(format!("line {}: expected `+=`", self.line_no()))?;
-                let (a, b) = ab
-                    .split_once(" * ")
-                    .ok_or(format!("line {}: expected `*`", self.line_no()))?;
+                let (atom, [c, a, b]) = self.product(rest, false)?;
                 InstKind::MmaSync {
                     atom,
                     a: self.fragment(a)?,
