@@ -80,6 +80,12 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
             let tile = IntTuple::Tuple(vec![IntTuple::from(rows), IntTuple::from(cols)]);
             let mut p = picture::tv_picture(&mma.tv(op), &tile)?;
             p.title = format!("{op:?} of {mma}: {}", p.title);
+            if mma.atom.shared_ab && op != Operand::C {
+                // Stride 0 over threads: the picture shows thread 0's claim.
+                p.title.push_str(
+                    "; wgmma reads it from shared memory, each warpgroup all of its tile",
+                );
+            }
             return Ok(p);
         }
         Value::Composed(c) if args.tv.is_none() => return picture::swizzled_picture(c),
