@@ -62,11 +62,6 @@ impl KernelBuilder<'_, '_> {
         let f = self.intrinsic("llvm.nvvm.cp.async.wait.group", &[])?;
         let n = self.ctx.i32_type().const_int(n as u64, false);
         self.b.build_call(f, &[n.into()], "")?;
-        // What landed is read by wgmma through the async proxy: each
-        // thread fences its own copies before the barrier that publishes them.
-        if self.reads_async_proxy {
-            self.ptx_statement("fence.proxy.async.shared::cta;")?;
-        }
         Ok(())
     }
 }

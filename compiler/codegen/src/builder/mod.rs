@@ -409,6 +409,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 }
                 InstKind::Barrier => {
                     self.shared_loads.clear();
+                    // Each thread's generic-proxy shared writes (stores,
+                    // landed cp.asyncs), fenced for the async proxy before
+                    // the barrier that publishes them to the wgmmas after it.
+                    if self.reads_async_proxy {
+                        self.ptx_statement("fence.proxy.async.shared::cta;")?;
+                    }
                     let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
                     self.b.build_call(f, &[], "")?;
                 }
