@@ -377,7 +377,24 @@ impl StaticLayout {
     /// rest; `None` where the offset does not fit an `i64` (the sum is
     /// taken in `i128`, so a partial sum may exceed it).
     pub fn at(&self, index: i64) -> Option<i64> {
-        i64::try_from(self.at_wide(index)?).ok()
+        // 64-bit arithmetic unless a partial sum overflows (it is the hot
+        // path of every post-condition check; 128-bit division is slow).
+        self.at_narrow(index)
+            .or_else(|| i64::try_from(self.at_wide(index)?).ok())
+    }
+
+    fn at_narrow(&self, index: i64) -> Option<i64> {
+        let Some(((_, last), init)) = self.0.split_last() else {
+            return Some(0);
+        };
+        let mut rest = index;
+        let mut idx = 0i64;
+        for &(extent, stride) in init {
+            let r = rest.checked_rem(extent)?;
+            rest = rest.checked_div(extent)?;
+            idx = idx.checked_add(r.checked_mul(stride)?)?;
+        }
+        idx.checked_add(rest.checked_mul(*last)?)
     }
 
     fn at_wide(&self, index: i64) -> Option<i128> {
@@ -396,18 +413,18 @@ impl StaticLayout {
 
     /// The offsets of indices `0, 1, ...` in order: [`StaticLayout::at`] of
     /// each, stepped like an odometer (no division), for checks that
-    /// enumerate a whole layout.
+    /// enumerate a whole layout. A step that overflows 64 bits falls back
+    /// to `at`, so the two always agree.
     pub fn offsets(&self) -> impl Iterator<Item = Option<i64>> + '_ {
         let mut digits = vec![0i64; self.0.len()];
-        let (mut index, mut offset) = (0i64, Some(0i128));
+        let (mut index, mut offset) = (0i64, Some(0i64));
         std::iter::from_fn(move || {
             let here = offset;
             index += 1;
             // Carry through the leaves that wrap; the last never wraps.
-            let mut step = Some(0i128);
+            let mut step = Some(0i64);
             for (i, &(extent, stride)) in self.0.iter().enumerate() {
-                let (extent, stride) = (extent as i128, stride as i128);
-                if i + 1 == self.0.len() || (digits[i] as i128) + 1 < extent {
+                if i + 1 == self.0.len() || digits[i] + 1 < extent {
                     digits[i] += 1;
                     step = step.and_then(|s| s.checked_add(stride));
                     break;
@@ -416,10 +433,10 @@ impl StaticLayout {
                 digits[i] = 0;
             }
             offset = match (here, step) {
-                (Some(o), Some(s)) => o.checked_add(s),
-                _ => self.at_wide(index),
+                (Some(o), Some(s)) => o.checked_add(s).or_else(|| self.at(index)),
+                _ => self.at(index),
             };
-            Some(here.and_then(|o| i64::try_from(o).ok()))
+            Some(here)
         })
     }
 }
