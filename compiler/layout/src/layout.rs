@@ -411,6 +411,21 @@ impl StaticLayout {
         idx.checked_add(rest.checked_mul(*last as i128)?)
     }
 
+    /// The least and the greatest offset of the domain `0..size` (a leaf
+    /// of extent 0 gives no offsets: then `None`), or `None` on overflow.
+    pub fn range(&self) -> Option<(i64, i64)> {
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for &(extent, stride) in &self.0 {
+            let far = extent.checked_sub(1)?.checked_mul(stride)?;
+            if extent < 1 {
+                return None;
+            }
+            lo = lo.checked_add(far.min(0))?;
+            hi = hi.checked_add(far.max(0))?;
+        }
+        Some((lo, hi))
+    }
+
     /// The offsets of indices `0, 1, ...` in order: [`StaticLayout::at`] of
     /// each, stepped like an odometer (no division), for checks that
     /// enumerate a whole layout. A step that overflows 64 bits falls back
