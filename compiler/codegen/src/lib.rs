@@ -145,13 +145,7 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
 /// sm_90a when sm_90 is asked for, and refused for any other target (LLVM
 /// would abort the process, or ptxas reject the PTX).
 pub fn target_arch<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
-    let mut specific = None;
-    for_each_atom(&ir.body, &mut |i| {
-        if matches!(i.kind, InstKind::Wgmma { .. }) && specific.is_none() {
-            specific = Some(i.span);
-        }
-    });
-    match specific {
+    match first_wgmma(ir) {
         Some(_) if arch == "sm_90" || arch == "sm_90a" => Ok("sm_90a"),
         Some(span) => Err(CodegenError::ArchSpecific {
             kernel: ir.name.clone(),
@@ -161,6 +155,17 @@ pub fn target_arch<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
         }),
         None => Ok(arch),
     }
+}
+
+/// The span of the kernel's first wgmma, if it has one.
+fn first_wgmma(ir: &KernelIr) -> Option<tilec::span::Span> {
+    let mut first = None;
+    for_each_atom(&ir.body, &mut |i| {
+        if matches!(i.kind, InstKind::Wgmma { .. }) && first.is_none() {
+            first = Some(i.span);
+        }
+    });
+    first
 }
 
 /// LLVM's back-end options, set once per process (LLVM parses them into

@@ -159,13 +159,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             predicates: HashMap::new(),
             messages: HashMap::new(),
             in_flight: Vec::new(),
-            reads_async_proxy: {
-                let mut any = false;
-                for_each_atom(&ir.body, &mut |i| {
-                    any |= matches!(i.kind, InstKind::Wgmma { .. });
-                });
-                any
-            },
+            reads_async_proxy: crate::first_wgmma(ir).is_some(),
         })
     }
 

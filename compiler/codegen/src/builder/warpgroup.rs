@@ -6,8 +6,8 @@
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use tilec::check::program::Elem;
 use tilec::ir::{Fragment, SmemOperand};
 use tilec_layout::{Major, MmaAtom};
@@ -39,43 +39,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             trans(a),
             trans(b)
         );
-        // Outputs, then the descriptors, then the accumulators tied to the outputs.
-        let mut constraints: Vec<String> = vec!["=f".into(); n];
-        constraints.extend(["l".to_string(), "l".to_string()]);
-        constraints.extend((0..n).map(|i| i.to_string()));
-        let f32t = self.ctx.f32_type();
-        let i64t = self.ctx.i64_type();
-        let out = self
-            .ctx
-            .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
-        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), i64t.into()];
-        params.extend(std::iter::repeat_n(
-            inkwell::types::BasicMetadataTypeEnum::from(f32t),
-            n,
-        ));
-        let fn_ty = out.fn_type(&params, false);
-        let mut args: Vec<BasicMetadataValueEnum> =
-            vec![self.descriptor(a)?.into(), self.descriptor(b)?.into()];
-        args.extend(
-            self.fragment_values(c, Elem::F32)
-                .into_iter()
-                .map(BasicMetadataValueEnum::from),
-        );
-        let ptr =
-            self.ctx
-                .create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
-        let d = match self
-            .b
-            .build_indirect_call(fn_ty, ptr, &args, "")?
-            .try_as_basic_value()
-        {
-            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
-            inkwell::values::ValueKind::Instruction(_) => {
-                return Err(CodegenError::Llvm("wgmma returned nothing".into()));
-            }
-        };
-        for (v, &i) in c.index.iter().enumerate() {
-            let x = self.b.build_extract_value(d, v as u32, "")?;
+        let descriptors = [self.descriptor(a)?, self.descriptor(b)?];
+        let accumulators = self.fragment_values(c, Elem::F32);
+        let d = self.tied_f32_asm(asm, &descriptors, &accumulators, "")?;
+        for (x, &i) in d.into_iter().zip(&c.index) {
             self.registers[c.array][i as usize] = Some(x);
             if !self.in_flight.contains(&(c.array, i as usize)) {
                 self.in_flight.push((c.array, i as usize));
@@ -94,44 +61,64 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         if regs.is_empty() {
             return self.ptx_statement(&text);
         }
-        let f32t = self.ctx.f32_type();
-        let count = regs.len();
-        let out = self
-            .ctx
-            .struct_type(&vec![BasicTypeEnum::from(f32t); count], false);
-        let params = vec![inkwell::types::BasicMetadataTypeEnum::from(f32t); count];
-        let fn_ty = out.fn_type(&params, false);
-        let mut constraints: Vec<String> = vec!["=f".into(); count];
-        constraints.extend((0..count).map(|i| i.to_string()));
-        constraints.push("~{memory}".into());
-        let args: Vec<BasicMetadataValueEnum> = regs
+        let values: Vec<BasicValueEnum<'ctx>> = regs
             .iter()
             .map(|&(a, i)| {
-                self.registers[a][i]
-                    .unwrap_or_else(|| f32t.const_zero().into())
-                    .into()
+                self.registers[a][i].unwrap_or_else(|| self.ctx.f32_type().const_zero().into())
             })
             .collect();
+        let d = self.tied_f32_asm(text, &[], &values, ",~{memory}")?;
+        for (x, &(a, i)) in d.into_iter().zip(&regs) {
+            self.registers[a][i] = Some(x);
+        }
+        Ok(())
+    }
+
+    /// Inline PTX whose outputs `$0..` are f32s tied to `tied` (each output
+    /// the new value of its register), with the 64-bit `inputs` after them
+    /// (`$n..`); `clobbers` is appended to the constraints as written.
+    fn tied_f32_asm(
+        &mut self,
+        text: String,
+        inputs: &[IntValue<'ctx>],
+        tied: &[BasicValueEnum<'ctx>],
+        clobbers: &str,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let n = tied.len();
+        let f32t = self.ctx.f32_type();
+        let out = self
+            .ctx
+            .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![self.ctx.i64_type().into(); inputs.len()];
+        params.extend(std::iter::repeat_n(BasicMetadataTypeEnum::from(f32t), n));
+        let fn_ty = out.fn_type(&params, false);
+        let mut constraints: Vec<String> = vec!["=f".into(); n];
+        constraints.extend(std::iter::repeat_n("l".to_string(), inputs.len()));
+        constraints.extend((0..n).map(|i| i.to_string()));
+        let mut args: Vec<BasicMetadataValueEnum> = inputs.iter().map(|&v| v.into()).collect();
+        args.extend(tied.iter().map(|&v| BasicMetadataValueEnum::from(v)));
         let ptr = self.ctx.create_inline_asm(
             fn_ty,
-            text,
-            constraints.join(","),
+            text.clone(),
+            constraints.join(",") + clobbers,
             true,
             false,
             None,
             false,
         );
-        let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
-        let d = match call.try_as_basic_value() {
+        let d = match self
+            .b
+            .build_indirect_call(fn_ty, ptr, &args, "")?
+            .try_as_basic_value()
+        {
             inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
             inkwell::values::ValueKind::Instruction(_) => {
-                return Err(CodegenError::Llvm("wgmma.wait returned nothing".into()));
+                return Err(CodegenError::Llvm(format!("`{text}` returned nothing")));
             }
         };
-        for (v, &(a, i)) in regs.iter().enumerate() {
-            self.registers[a][i] = Some(self.b.build_extract_value(d, v as u32, "")?);
-        }
-        Ok(())
+        (0..n)
+            .map(|v| Ok(self.b.build_extract_value(d, v as u32, "")?))
+            .collect()
     }
 
     /// The 64-bit descriptor: the operand's shared address >> 4 in bits

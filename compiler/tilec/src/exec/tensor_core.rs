@@ -115,7 +115,8 @@ impl Block<'_> {
                 for kk in 0..k {
                     for r in 0..rows {
                         let byte = o.desc.address(start * e, e, r as i64, kk as i64);
-                        // Each thread of the warpgroup reads its operands.
+                        // One read for the warpgroup, by its first thread:
+                        // the instruction is the warpgroup's.
                         tile[r + rows * kk] = self.read_shared(s, byte / e, first, span)?;
                     }
                 }
