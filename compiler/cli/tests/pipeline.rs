@@ -199,6 +199,15 @@ fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
     assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 3);
     assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 3);
     assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 3);
+    // The wait returns the group's accumulators (64 f32s a thread here),
+    // so that no use of them can move above it.
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let wait = llvm
+        .lines()
+        .find(|l| l.contains("wgmma.wait_group.sync.aligned 0;"))
+        .unwrap_or_else(|| panic!("no wait in {llvm}"));
+    assert_eq!(wait.matches("=f,").count(), 64, "{wait}");
     for arch in ["sm_80", "sm_100"] {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", arch]);
         assert_eq!(code, 1);
