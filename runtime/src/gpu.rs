@@ -4,7 +4,7 @@
 use crate::RuntimeError;
 use crate::host::HostBuffer;
 use crate::manifest::{Elem, Manifest, ParamKind};
-use crate::plan::LaunchPlan;
+use crate::plan::{LaunchPlan, MapPlan};
 use crate::reference::Arg;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -92,6 +92,13 @@ pub struct Loaded {
     /// Where the side streams start: the main stream's work so far.
     start: CudaEvent,
 }
+
+/// A tensor map as a kernel argument: 128 bytes, passed by value.
+#[repr(C, align(64))]
+pub struct TensorMapArg([u64; 16]);
+
+// Safety: plain bytes, laid out as CUDA's `CUtensorMap`.
+unsafe impl cudarc::driver::DeviceRepr for TensorMapArg {}
 
 /// A device copy of one argument.
 pub enum DeviceArg {
@@ -214,9 +221,14 @@ impl Gpu {
             k.start.record(&self.stream)?;
         }
         let parts = k.entries.iter().zip(&plan.launches);
-        for ((s, _), ((f, offset), l)) in k.side.iter().zip(parts.clone().skip(1)) {
+        for (((s, _), ((f, offset), l)), maps) in k
+            .side
+            .iter()
+            .zip(parts.clone().skip(1))
+            .zip(plan.maps.iter().skip(1))
+        {
             s.wait(&k.start)?;
-            self.launch_one(s, f, offset.then_some(&l.offset), l.grid, plan, d)?;
+            self.launch_one(s, f, offset.then_some(&l.offset), l.grid, plan, d, maps)?;
         }
         for ((f, offset), l) in parts.take(1) {
             self.launch_one(
@@ -226,6 +238,7 @@ impl Gpu {
                 l.grid,
                 plan,
                 d,
+                plan.maps.first().map_or(&[], Vec::as_slice),
             )?;
         }
         for (s, done) in &k.side {
@@ -235,6 +248,7 @@ impl Gpu {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn launch_one(
         &self,
         stream: &CudaStream,
@@ -243,7 +257,12 @@ impl Gpu {
         grid: [u32; 3],
         plan: &LaunchPlan,
         d: &DeviceArgs,
+        maps: &[MapPlan],
     ) -> Result<(), RuntimeError> {
+        let maps = maps
+            .iter()
+            .map(|m| self.encode(m, d, stream))
+            .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
@@ -268,9 +287,69 @@ impl Gpu {
         for o in offset.into_iter().flatten() {
             b.arg(o);
         }
+        for m in &maps {
+            b.arg(m);
+        }
         // Safety: the plan checked every argument's size and every access's bounds.
         unsafe { b.launch(cfg) }?;
         Ok(())
+    }
+
+    /// The tensor map `m` of its tensor's device copy.
+    fn encode(
+        &self,
+        m: &MapPlan,
+        d: &DeviceArgs,
+        stream: &CudaStream,
+    ) -> Result<TensorMapArg, RuntimeError> {
+        use cudarc::driver::DevicePtr;
+        use cudarc::driver::sys;
+        let address = match &d.0[m.param] {
+            DeviceArg::F32(x) => x.device_ptr(stream).0,
+            DeviceArg::F16(x) => x.device_ptr(stream).0,
+            DeviceArg::Bf16(x) => x.device_ptr(stream).0,
+            DeviceArg::I32(x) => x.device_ptr(stream).0,
+            _ => return Err(RuntimeError::Manifest("a tensor map of a scalar".into())),
+        };
+        let dtype = match m.elem {
+            Elem::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            Elem::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            Elem::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            Elem::I32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        };
+        let swizzle = match m.swizzle_bytes {
+            32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            _ => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        };
+        let ones = vec![1u32; m.boxes.len()];
+        let mut map = TensorMapArg([0; 16]);
+        // Safety: every array has the rank's length (strides one less), and
+        // the plan checked them against TMA's limits and the tensor's size.
+        let r = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                (&mut map as *mut TensorMapArg).cast(),
+                dtype,
+                m.boxes.len() as u32,
+                address as *mut std::ffi::c_void,
+                m.extents.as_ptr(),
+                m.strides.as_ptr(),
+                m.boxes.as_ptr(),
+                ones.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(RuntimeError::Cuda(format!(
+                "cuTensorMapEncodeTiled refused the map of {} ({r:?})",
+                m.param
+            )));
+        }
+        Ok(map)
     }
 
     /// Copies every tensor back (scalars are `None`).

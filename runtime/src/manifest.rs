@@ -2,7 +2,7 @@
 //! needs to launch a kernel safely without the compiler.
 
 use serde::{Deserialize, Serialize};
-use tilec_layout::{Builtin, Fact, Int, Layout};
+use tilec_layout::{Builtin, Fact, Int, Layout, TensorMap};
 
 pub use tilec_layout::Elem;
 
@@ -114,6 +114,11 @@ pub struct VariantSpec {
     pub block_offset: bool,
     pub accesses: Vec<Access>,
     pub loops: Vec<LoopSpec>,
+    /// The tensor maps the entry takes after the block offset, in order,
+    /// encoded by the runtime at launch (TMA loads need no bound check:
+    /// the hardware fills zeros outside the map, and the map is the tensor).
+    #[serde(default)]
+    pub tensor_maps: Vec<TensorMap>,
 }
 
 impl Manifest {
@@ -248,6 +253,20 @@ impl Manifest {
             for a in &v.accesses {
                 tensor(a.param, &format!("an access of {}", v.entry))?;
                 known(&a.index, &loops, &format!("an access of {}", v.entry))?;
+            }
+            for t in &v.tensor_maps {
+                tensor(t.param, &format!("a tensor map of {}", v.entry))?;
+                if t.dims.is_empty() || t.dims.len() > 5 {
+                    return Err(format!(
+                        "a tensor map of {} has {} dimensions",
+                        v.entry,
+                        t.dims.len()
+                    ));
+                }
+                for d in &t.dims {
+                    known(&d.extent, &[], &format!("a tensor map of {}", v.entry))?;
+                    known(&d.stride, &[], &format!("a tensor map of {}", v.entry))?;
+                }
             }
         }
         if let Some(r) = &self.reference {

@@ -57,6 +57,80 @@ pub struct LaunchPlan {
     pub extents: Vec<i64>,
     /// Per parameter: `Some(elements)` for tensors, `None` for scalars.
     pub lens: Vec<Option<usize>>,
+    /// Per launch, the tensor maps its entry takes, evaluated.
+    pub maps: Vec<Vec<MapPlan>>,
+}
+
+/// A tensor map at the launch's extents: what `cuTensorMapEncodeTiled`
+/// takes but the tensor's address, checked against what TMA can do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapPlan {
+    pub param: usize,
+    pub elem: crate::manifest::Elem,
+    /// Innermost first.
+    pub extents: Vec<u64>,
+    /// Bytes between consecutive elements of each dimension but the first.
+    pub strides: Vec<u64>,
+    pub boxes: Vec<u32>,
+    pub swizzle_bytes: u32,
+}
+
+/// Evaluates tensor map `t` at the extents: refuses strides TMA cannot
+/// take (not multiples of 16 bytes, or the first dimension not
+/// contiguous), and a map reaching past its tensor's `len` elements.
+fn map_plan(
+    m: &Manifest,
+    t: &tilec_layout::TensorMap,
+    env: &dyn tilec_layout::Bindings,
+    len: usize,
+) -> Result<MapPlan, RuntimeError> {
+    let name = &m.params[t.param].name;
+    let eval = |x: &tilec_layout::Int| {
+        x.eval(env).ok_or_else(|| {
+            RuntimeError::Manifest(format!("tensor map value {x} cannot be evaluated"))
+        })
+    };
+    let bytes = t.elem.bytes();
+    let (mut extents, mut strides, mut reach) = (Vec::new(), Vec::new(), 0i128);
+    for (i, d) in t.dims.iter().enumerate() {
+        let (e, s) = (eval(&d.extent)?, eval(&d.stride)?);
+        if !(1..=1 << 32).contains(&e) || !(1..=256).contains(&d.size) {
+            return Err(RuntimeError::Condition(format!(
+                "the tensor map of {name} has extent {e} and box {} in dimension {i}; TMA takes extents up to 2^32 and boxes up to 256",
+                d.size
+            )));
+        }
+        if i == 0 && s != 1 {
+            return Err(RuntimeError::Manifest(format!(
+                "the tensor map of {name} is not contiguous innermost"
+            )));
+        }
+        if i > 0 && ((s * bytes) % 16 != 0 || s * bytes >= 1 << 40 || s < 1) {
+            return Err(RuntimeError::Condition(format!(
+                "the TMA loads of {name} need its strides to be multiples of 16 bytes, but {} = {s} elements is {} bytes",
+                d.stride,
+                s * bytes
+            )));
+        }
+        if i > 0 {
+            strides.push((s * bytes) as u64);
+        }
+        extents.push(e as u64);
+        reach += (e as i128 - 1) * s as i128;
+    }
+    if reach >= len as i128 {
+        return Err(RuntimeError::Manifest(format!(
+            "the tensor map of {name} reaches element {reach}, past its {len}"
+        )));
+    }
+    Ok(MapPlan {
+        param: t.param,
+        elem: t.elem,
+        extents,
+        strides,
+        boxes: t.dims.iter().map(|d| d.size as u32).collect(),
+        swizzle_bytes: t.swizzle_bytes as u32,
+    })
 }
 
 impl LaunchPlan {
@@ -179,6 +253,15 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
             ParamKind::Scalar { .. } => None,
         });
     }
+    let mut maps = Vec::new();
+    for l in &launches {
+        let mut these = Vec::new();
+        for t in &m.variants[l.variant].tensor_maps {
+            let len = lens.get(t.param).copied().flatten().unwrap_or(0);
+            these.push(map_plan(m, t, &env, len)?);
+        }
+        maps.push(these);
+    }
     let dynamic_shared = u32::try_from(m.dynamic_shared_bytes).map_err(|_| {
         RuntimeError::Manifest(format!(
             "dynamic shared memory of {} bytes",
@@ -192,6 +275,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         block,
         extents,
         lens,
+        maps,
     })
 }
 

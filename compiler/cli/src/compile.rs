@@ -132,8 +132,19 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .collect(),
         extents: k.extents.clone(),
         grid: k.launch.grid.clone(),
-        block: k.launch.block.clone(),
-        shared_bytes: k.shared_bytes(),
+        // A pipeline's producer warpgroup joins the block's threads, and
+        // its mbarriers (two per stage) the shared memory.
+        block: match variants.first().and_then(|l| l.ir.pipeline()) {
+            Some(_) => {
+                let extra = tilec_layout::Int::Static(tilec::ir::PRODUCER_THREADS);
+                k.launch.block.iter().map(|b| b.add(&extra)).collect()
+            }
+            None => k.launch.block.clone(),
+        },
+        shared_bytes: k.shared_bytes()
+            + variants
+                .first()
+                .map_or(0, |l| tilec_codegen::ring_bytes(&l.ir)),
         dynamic_shared_bytes: variants
             .first()
             .map_or(0, |l| tilec_codegen::dynamic_shared_bytes(&l.ir)),
@@ -161,6 +172,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                         end: r.end.clone(),
                     })
                     .collect(),
+                tensor_maps: l.tensor_maps.clone(),
             })
             .collect(),
         reference: k.reference.as_ref().map(|r| m::Reference {

@@ -30,10 +30,18 @@ pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;
 /// fit in static shared memory, else their total (each 16-byte aligned).
 pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
     let (_, total) = ir.shared_offsets();
-    if total > STATIC_SHARED_LIMIT {
+    if total + ring_bytes(ir) > STATIC_SHARED_LIMIT {
         total
     } else {
         0
+    }
+}
+
+/// The static shared memory of a pipeline's mbarriers: two of 8 bytes a stage.
+pub fn ring_bytes(ir: &KernelIr) -> i64 {
+    match ir.pipeline().map(|p| &p.kind) {
+        Some(InstKind::Pipeline { stages, .. }) => 16 * *stages as i64,
+        _ => 0,
     }
 }
 
@@ -145,11 +153,15 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
 /// sm_90a when sm_90 is asked for, and refused for any other target (LLVM
 /// would abort the process, or ptxas reject the PTX).
 pub fn target_arch<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
-    match first_wgmma(ir) {
+    let pipeline = ir
+        .pipeline()
+        .map(|p| (p.span, "a pipeline (TMA, mbarriers and setmaxnreg of SM90)"));
+    let wgmma = first_wgmma(ir).map(|s| (s, "wgmma (the SM90 tensor-core gemm)"));
+    match pipeline.or(wgmma) {
         Some(_) if arch == "sm_90" || arch == "sm_90a" => Ok("sm_90a"),
-        Some(span) => Err(CodegenError::ArchSpecific {
+        Some((span, feature)) => Err(CodegenError::ArchSpecific {
             kernel: ir.name.clone(),
-            feature: "wgmma (the SM90 tensor-core gemm)",
+            feature,
             arch: arch.to_string(),
             span,
         }),

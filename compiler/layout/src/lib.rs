@@ -26,6 +26,7 @@ pub mod mma;
 pub mod swizzle;
 pub mod tiler;
 pub mod tiling;
+pub mod tma;
 pub mod tuple;
 pub mod vector;
 
@@ -44,5 +45,6 @@ pub use tiler::Tiler;
 pub use tiling::{
     Grouping, Interleave, divide, ordered_layout, product, rank_product, tile_to_shape,
 };
+pub use tma::{TensorMap, TmaBox, TmaDim, tma_box};
 pub use tuple::IntTuple;
 pub use vector::{max_common_layout, max_common_vector};

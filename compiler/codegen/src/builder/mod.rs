@@ -13,6 +13,7 @@ mod arith;
 mod checked;
 mod cp_async;
 mod memory;
+mod pipeline;
 mod tensor_core;
 mod warpgroup;
 
@@ -61,6 +62,10 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// The registers (array, index) the wgmmas issued since the last wait
     /// write, which that wait pins.
     in_flight: Vec<(usize, usize)>,
+    /// A pipeline kernel's mbarrier ring.
+    ring: pipeline::Ring<'ctx>,
+    /// In a pipeline iteration: its stage's full and empty barriers.
+    stage: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -85,8 +90,50 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         if ir.block_offset {
             types.extend([BasicMetadataTypeEnum::from(ctx.i32_type()); 3]);
         }
+        let first_map = types.len();
+        // Tensor maps: 128-byte structures passed by value, which TMA reads
+        // in the parameter space (a grid constant; a copy in local memory
+        // it could not read).
+        types.extend(
+            ir.tensor_maps
+                .iter()
+                .map(|_| BasicMetadataTypeEnum::from(ctx.ptr_type(AddressSpace::default()))),
+        );
         let func = module.add_function(&ir.name, ctx.void_type().fn_type(&types, false), None);
         func.set_call_conventions(PTX_KERNEL_CC);
+        for m in 0..ir.tensor_maps.len() {
+            let at = inkwell::attributes::AttributeLoc::Param((first_map + m) as u32);
+            let map_ty = ctx.i64_type().array_type(16);
+            func.add_attribute(
+                at,
+                ctx.create_type_attribute(
+                    inkwell::attributes::Attribute::get_named_enum_kind_id("byval"),
+                    inkwell::types::AnyTypeEnum::ArrayType(map_ty),
+                ),
+            );
+            func.add_attribute(
+                at,
+                ctx.create_enum_attribute(
+                    inkwell::attributes::Attribute::get_named_enum_kind_id("align"),
+                    64,
+                ),
+            );
+            func.get_nth_param(at_index(at))
+                .expect("declared")
+                .set_name(&format!("map{m}"));
+            let node = ctx.metadata_node(&[
+                func.as_global_value().as_pointer_value().into(),
+                ctx.metadata_string("grid_constant").into(),
+                ctx.metadata_node(&[ctx
+                    .i32_type()
+                    .const_int((first_map + m + 1) as u64, false)
+                    .into()])
+                    .into(),
+            ]);
+            module
+                .add_global_metadata("nvvm.annotations", &node)
+                .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+        }
         // Tensor parameters never overlap (the runtime allocates each); this
         // lets LLVM keep loads of read-only tensors in the read-only path.
         let noalias = ctx.create_enum_attribute(
@@ -131,8 +178,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     .set_name(name);
             }
         }
-        launch_bounds(ctx, module, func, "maxntidx", ir.block_threads)?;
-        if let Some(n) = ir.min_blocks {
+        launch_bounds(ctx, module, func, "maxntidx", ir.launched_threads())?;
+        // A pipeline's register split assumes the block's allocation at
+        // launch is what these bounds give (one block a multiprocessor
+        // unless asked otherwise).
+        let min_blocks = ir.min_blocks.or(ir.pipeline().map(|_| 1));
+        if let Some(n) = min_blocks {
             launch_bounds(ctx, module, func, "minctasm", n)?;
         }
         let b = ctx.create_builder();
@@ -160,6 +211,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             messages: HashMap::new(),
             in_flight: Vec::new(),
             reads_async_proxy: crate::first_wgmma(ir).is_some(),
+            ring: None,
+            stage: None,
         })
     }
 
@@ -201,6 +254,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             }
         }
         self.scope_ints(None)?;
+        if let Some(p) = self.ir.pipeline() {
+            self.split_roles(p)?;
+        }
         let body = &self.ir.body;
         self.insts(body)?;
         self.b.build_return(None)?;
@@ -409,8 +465,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     if self.reads_async_proxy {
                         self.ptx_statement("fence.proxy.async.shared::cta;")?;
                     }
-                    let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-                    self.b.build_call(f, &[], "")?;
+                    if self.ring.is_some() {
+                        self.consumer_barrier()?;
+                    } else {
+                        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+                        self.b.build_call(f, &[], "")?;
+                    }
                 }
                 InstKind::Assert {
                     cond,
@@ -424,7 +484,23 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     end,
                     body,
                     name,
-                } => self.loop_(*id, name, *start, *end, body)?,
+                } => self.loop_(*id, name, *start, *end, body, None)?,
+                InstKind::Pipeline {
+                    id,
+                    name,
+                    start,
+                    end,
+                    body,
+                    ..
+                } => self.loop_(
+                    *id,
+                    name,
+                    *start,
+                    *end,
+                    body,
+                    Some(pipeline::Role::Consumer),
+                )?,
+                InstKind::TmaLoad { map, origin, dst } => self.tma_load(*map, origin, dst)?,
             }
         }
         Ok(())
@@ -434,6 +510,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     /// each iteration), which ptxas schedules best. The counter and the
     /// registers the body writes are phis in the body, and again at the
     /// exit, reached from before the loop (no iteration) or from its end.
+    /// A pipeline's loop waits for its stage before the body (`role`).
     fn loop_(
         &mut self,
         id: usize,
@@ -441,6 +518,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         start: usize,
         end: usize,
         body: &[Inst],
+        role: Option<pipeline::Role>,
     ) -> Result<()> {
         let i64t = self.ctx.i64_type();
         let (first, last) = (self.ints[&start], self.ints[&end]);
@@ -479,7 +557,14 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             self.ints.insert(v, counter);
         }
         self.scope_ints(Some(id))?;
+        if let Some(role) = role {
+            let trip = self.b.build_int_nsw_sub(counter, first, "")?;
+            self.stage_begin(role, trip)?;
+        }
         self.insts(body)?;
+        if let Some(role) = role {
+            self.stage_end(role)?;
+        }
         let next = self
             .b
             .build_int_nsw_add(counter, i64t.const_int(1, false), "")?;
@@ -500,6 +585,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.shared_loads.clear();
         self.predicates.clear();
         Ok(())
+    }
+}
+
+fn at_index(at: inkwell::attributes::AttributeLoc) -> u32 {
+    match at {
+        inkwell::attributes::AttributeLoc::Param(i) => i,
+        _ => unreachable!("a parameter"),
     }
 }
 

@@ -297,6 +297,27 @@ pub enum Op {
         end: Int,
         body: Vec<Stmt>,
     },
+    /// `pipeline var in start..end, stage s in 0..stages { load {...} body }`:
+    /// iteration `k`'s `load` (TMA box loads into stage `(k - start) %
+    /// stages`) runs on a producer warpgroup as soon as the consumers have
+    /// finished with the stage; the rest of the body runs on the block's
+    /// threads once the stage has landed. The stage name is bound to that
+    /// expression inside the body.
+    Pipeline {
+        var: String,
+        start: Int,
+        end: Int,
+        stages: i64,
+        load: Vec<Stmt>,
+        body: Vec<Stmt>,
+    },
+    /// `copy_tma(src, dst)`: one TMA box from a global tile into a shared
+    /// stage, in a pipeline's `load` block.
+    CopyTma {
+        src: View,
+        dst: View,
+        tma: tilec_layout::TmaBox,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

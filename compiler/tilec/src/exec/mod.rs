@@ -17,6 +17,7 @@
 //! their group, as late as the GPU may land them).
 
 mod tensor_core;
+mod tma;
 
 use crate::check::program::Elem;
 use crate::ir::Inst;
@@ -370,6 +371,14 @@ impl<'a> Block<'a> {
                         self.insts(body)?;
                     }
                 }
+                InstKind::Pipeline {
+                    id,
+                    start,
+                    end,
+                    load,
+                    body,
+                    ..
+                } => self.pipeline(*id, [*start, *end], load, body, inst.span)?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::LdMatrix {
@@ -495,6 +504,8 @@ impl<'a> Block<'a> {
             | InstKind::MmaSync { .. }
             | InstKind::LdMatrix { .. }
             | InstKind::Wgmma { .. }
+            | InstKind::Pipeline { .. }
+            | InstKind::TmaLoad { .. }
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.
             | InstKind::WgmmaFence

@@ -169,7 +169,9 @@ impl Inst {
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
-            | InstKind::Loop { .. } => None,
+            | InstKind::TmaLoad { .. }
+            | InstKind::Loop { .. }
+            | InstKind::Pipeline { .. } => None,
         }
     }
 }
@@ -265,6 +267,59 @@ pub enum InstKind {
         end: IntId,
         body: Vec<Inst>,
     },
+    /// A loop whose `load` runs on the producer warpgroup (threads
+    /// `block_threads..block_threads + 128`, one of them issuing) into
+    /// stage `(var - start) % stages` once the consumers have released it,
+    /// and whose `body` runs on the block's threads once the stage's
+    /// `bytes` have landed. Codegen makes the ring: per stage a full
+    /// barrier (one arrival with the bytes expected, completed by the TMA
+    /// transactions) and an empty one (an arrival per consumer thread).
+    /// At the top of a kernel, once; `load` holds only [`InstKind::TmaLoad`].
+    Pipeline {
+        id: usize,
+        name: String,
+        start: IntId,
+        end: IntId,
+        stages: u32,
+        bytes: i64,
+        load: Vec<Inst>,
+        body: Vec<Inst>,
+    },
+    /// One TMA box of tensor map `map` whose first element is at `origin`
+    /// (per map dimension) into shared memory at `dst` (the box's first
+    /// element; the map's swizzle applies at byte addresses), completing
+    /// on the enclosing pipeline stage's full barrier. Outside the tensor
+    /// it fills zeros.
+    TmaLoad {
+        map: usize,
+        origin: Vec<IntId>,
+        dst: Addr,
+    },
+}
+
+/// A tensor map the kernel takes, encoded by the runtime at launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMapIr {
+    /// The tensor parameter.
+    pub param: usize,
+    /// Per dimension, innermost first: the tensor's extent and stride in
+    /// elements (entry-scope values) and the box's size.
+    pub dims: Vec<(IntId, IntId, i64)>,
+    pub swizzle_bytes: i64,
+}
+
+impl TensorMapIr {
+    /// The element swizzle TMA applies to a box landing in a buffer of
+    /// `elem` aligned to its repeat (`Sw<B,4,3>` on bytes).
+    pub fn swizzle(&self, elem: Elem) -> Option<Swizzle> {
+        let bits = match self.swizzle_bytes {
+            32 => 1,
+            64 => 2,
+            128 => 3,
+            _ => return None,
+        };
+        Swizzle::new(bits, 4 - elem.bytes().trailing_zeros() as i64, 3).ok()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -300,10 +355,33 @@ pub struct KernelIr {
     pub shared: Vec<Buffer>,
     pub registers: Vec<Buffer>,
     pub ints: Vec<IntValue>,
+    /// The tensor maps its TMA loads use, passed after the block offset.
+    pub tensor_maps: Vec<TensorMapIr>,
     pub body: Vec<Inst>,
 }
 
+/// The threads of a pipeline's producer warpgroup, added to the block's.
+pub const PRODUCER_THREADS: i64 = 128;
+
 impl KernelIr {
+    /// The kernel's pipeline, if it has one (at the top, by the verifier).
+    pub fn pipeline(&self) -> Option<&Inst> {
+        self.body
+            .iter()
+            .find(|i| matches!(i.kind, InstKind::Pipeline { .. }))
+    }
+
+    /// The threads a block is launched with: the block's, plus a
+    /// pipeline's producer warpgroup.
+    pub fn launched_threads(&self) -> i64 {
+        self.block_threads
+            + if self.pipeline().is_some() {
+                PRODUCER_THREADS
+            } else {
+                0
+            }
+    }
+
     /// Each shared buffer's byte offset in the block's shared memory, at
     /// its alignment, and the bytes all of them take (the checker's rule,
     /// [`crate::check::program::aligned_offsets`]; lowering's buffers fit).
@@ -393,6 +471,20 @@ impl KernelIr {
             let _ = writeln!(out, "  registers r{i}: {}[{}]{init}", b.elem, b.len);
         }
         self.write_ints(&mut out, None, 1);
+        for (i, m) in self.tensor_maps.iter().enumerate() {
+            let list = |f: &dyn Fn(&(IntId, IntId, i64)) -> String| {
+                m.dims.iter().map(f).collect::<Vec<_>>().join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "  tensor_map t{i}: {}, box ({}), extent ({}), stride ({}), swizzle {}",
+                param_name(&self.params[m.param]),
+                list(&|d| d.2.to_string()),
+                list(&|d| self.operand(d.0)),
+                list(&|d| self.operand(d.1)),
+                m.swizzle_bytes
+            );
+        }
         self.write_insts(&mut out, &self.body, 1);
         out
     }
@@ -590,6 +682,38 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
+                InstKind::Pipeline {
+                    id,
+                    name,
+                    start,
+                    end,
+                    stages,
+                    bytes,
+                    load,
+                    body,
+                } => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}pipeline {id} {name} in {}..{} stages {stages} bytes {bytes} {{",
+                        self.operand(*start),
+                        self.operand(*end)
+                    );
+                    self.write_ints(out, Some(*id), depth + 1);
+                    let _ = writeln!(out, "{pad}  load {{");
+                    self.write_insts(out, load, depth + 2);
+                    let _ = writeln!(out, "{pad}  }}");
+                    self.write_insts(out, body, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
+                InstKind::TmaLoad { map, origin, dst } => {
+                    let o: Vec<String> = origin.iter().map(|&i| self.operand(i)).collect();
+                    writeln!(
+                        out,
+                        "{pad}tma t{map} ({}) -> {}",
+                        o.join(", "),
+                        self.addr(dst)
+                    )
+                }
             };
         }
     }
@@ -617,8 +741,18 @@ pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         match &i.kind {
             InstKind::Loop { body, .. } => for_each_atom(body, f),
+            InstKind::Pipeline { load, body, .. } => {
+                for_each_atom(load, f);
+                for_each_atom(body, f);
+            }
             _ => f(i),
         }
+    }
+}
+
+fn param_name(p: &Param) -> &str {
+    match p {
+        Param::Tensor { name, .. } | Param::Scalar { name, .. } => name,
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::{
     Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
-    Param, ScalarRef, SmemOperand, Space, op_name,
+    Param, ScalarRef, SmemOperand, Space, TensorMapIr, op_name,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -41,6 +41,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
             shared: Vec::new(),
             registers: Vec::new(),
             ints: Vec::new(),
+            tensor_maps: Vec::new(),
             body: Vec::new(),
         },
     };
@@ -131,6 +132,52 @@ impl Parser<'_> {
             self.at += 1;
         }
         Ok(())
+    }
+
+    /// `tN: A, box (64, 128), extent (%1, %2), stride (1, %1), swizzle 128`.
+    fn tensor_map(&mut self, text: &str) -> Result<TensorMapIr> {
+        let line = self.line_no();
+        let bad = || {
+            format!(
+                "line {line}: expected `tN: TENSOR, box (..), extent (..), stride (..), swizzle B`"
+            )
+        };
+        let (_, rest) = text.split_once(": ").ok_or_else(bad)?;
+        let (tensor, rest) = rest.split_once(", box (").ok_or_else(bad)?;
+        let (boxes, rest) = rest.split_once("), extent (").ok_or_else(bad)?;
+        let (extents, rest) = rest.split_once("), stride (").ok_or_else(bad)?;
+        let (strides, swizzle) = rest.split_once("), swizzle ").ok_or_else(bad)?;
+        let param = self
+            .ir
+            .params
+            .iter()
+            .position(|p| matches!(p, Param::Tensor { name, .. } if name == tensor.trim()))
+            .ok_or(format!("line {}: no tensor `{tensor}`", self.line_no()))?;
+        let boxes: Vec<i64> = boxes
+            .split(',')
+            .map(|b| b.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        let extents: Vec<IntId> = extents
+            .split(',')
+            .map(|o| self.operand(o))
+            .collect::<Result<_>>()?;
+        let strides: Vec<IntId> = strides
+            .split(',')
+            .map(|o| self.operand(o))
+            .collect::<Result<_>>()?;
+        if boxes.len() != extents.len() || boxes.len() != strides.len() {
+            return self.fail("a tensor map's box, extents and strides differ in length");
+        }
+        Ok(TensorMapIr {
+            param,
+            dims: extents
+                .into_iter()
+                .zip(strides)
+                .zip(boxes)
+                .map(|((e, s), b)| (e, s, b))
+                .collect(),
+            swizzle_bytes: swizzle.trim().parse().map_err(|_| bad())?,
+        })
     }
 
     /// `s0: f32[71]` or `r0: f32[8] = 0.0`.
@@ -304,11 +351,35 @@ impl Parser<'_> {
                 self.at += 1;
                 continue;
             }
+            if let Some(rest) = l.strip_prefix("tensor_map ") {
+                let m = self.tensor_map(rest)?;
+                self.ir.tensor_maps.push(m);
+                self.at += 1;
+                continue;
+            }
             let mut inst = self.inst(l)?;
             self.at += 1;
             // A loop's header line opens its body, which runs to its `}`.
-            if let InstKind::Loop { id, body, .. } = &mut inst.kind {
-                *body = self.block(Some(*id))?;
+            match &mut inst.kind {
+                InstKind::Loop { id, body, .. } => *body = self.block(Some(*id))?,
+                InstKind::Pipeline { id, load, body, .. } => {
+                    // Its values, `load {`, the loads, `}`, the body, `}`.
+                    while let Some(rest) = self
+                        .lines
+                        .get(self.at)
+                        .and_then(|(_, l)| l.strip_prefix('%'))
+                    {
+                        self.value(rest, Some(*id))?;
+                        self.at += 1;
+                    }
+                    if self.lines.get(self.at).map(|(_, l)| *l) != Some("load {") {
+                        return self.fail("expected `load {` after a pipeline's values");
+                    }
+                    self.at += 1;
+                    *load = self.block(Some(*id))?;
+                    *body = self.block(Some(*id))?;
+                }
+                _ => {}
             }
             out.push(inst);
         }
@@ -540,6 +611,54 @@ impl Parser<'_> {
                     start: self.operand(start)?,
                     end: self.operand(end)?,
                     body: Vec::new(),
+                }
+            }
+            "pipeline" => {
+                // `pipeline ID NAME in START..END stages S bytes B {`
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] = words[..]
+                else {
+                    return self
+                        .fail("expected `pipeline ID NAME in START..END stages S bytes B {`");
+                };
+                let (start, end) = range
+                    .split_once("..")
+                    .ok_or(format!("line {}: expected START..END", self.line_no()))?;
+                let line = self.line_no();
+                let number = |w: &str| {
+                    w.parse::<i64>()
+                        .map_err(|_| format!("line {line}: bad number `{w}`"))
+                };
+                InstKind::Pipeline {
+                    id: number(id)? as usize,
+                    name: name.to_string(),
+                    start: self.operand(start)?,
+                    end: self.operand(end)?,
+                    stages: number(stages)? as u32,
+                    bytes: number(bytes)?,
+                    load: Vec::new(),
+                    body: Vec::new(),
+                }
+            }
+            "tma" => {
+                // `tma tN (ORIGIN, ...) -> s0[INDEX]`
+                let (map, rest) = rest.split_once(" (").ok_or(format!(
+                    "line {}: expected `tma tN (...) -> DST`",
+                    self.line_no()
+                ))?;
+                let (origin, dst) = rest
+                    .split_once(") ->")
+                    .ok_or(format!("line {}: expected `) -> DST`", self.line_no()))?;
+                InstKind::TmaLoad {
+                    map: map
+                        .strip_prefix('t')
+                        .and_then(|m| m.parse().ok())
+                        .ok_or(format!("line {}: bad tensor map `{map}`", self.line_no()))?,
+                    origin: origin
+                        .split(',')
+                        .map(|o| self.operand(o))
+                        .collect::<Result<_>>()?,
+                    dst: self.addr(dst)?,
                 }
             }
             _ if op.starts_with("ldmatrix.x") => {

@@ -23,8 +23,84 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
             _ => {}
         }
     }
+    for m in &ir.tensor_maps {
+        if !matches!(ir.params.get(m.param), Some(Param::Tensor { .. })) {
+            return Err(format!(
+                "a tensor map of parameter {}, which is not a tensor",
+                m.param
+            ));
+        }
+        for &(e, s, size) in &m.dims {
+            visible(ir, e, &[])?;
+            visible(ir, s, &[])?;
+            if !(1..=256).contains(&size) {
+                return Err(format!("a tensor map box of {size} elements"));
+            }
+        }
+        if m.dims.is_empty() || m.dims.len() > 5 || ![0, 32, 64, 128].contains(&m.swizzle_bytes) {
+            return Err("a tensor map of 1 to 5 dimensions swizzles 0, 32, 64 or 128 bytes".into());
+        }
+    }
+    let pipelines = ir
+        .body
+        .iter()
+        .filter(|i| matches!(i.kind, InstKind::Pipeline { .. }))
+        .count();
+    if pipelines > 1 {
+        return Err("a kernel has at most one pipeline".into());
+    }
+    if pipelines == 1 && ir.block_threads % 128 != 0 {
+        return Err(format!(
+            "a pipeline's consumers are whole warpgroups, not {} threads",
+            ir.block_threads
+        ));
+    }
     let mut seen_loops = Vec::new();
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops)
+}
+
+/// A pipeline's loads: TMA boxes of its maps, into shared memory, whose
+/// bytes are the stage's.
+fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> Result<(), String> {
+    let mut total = 0;
+    for inst in load {
+        let InstKind::TmaLoad { map, origin, dst } = &inst.kind else {
+            return Err("a pipeline's load block holds only TMA loads".into());
+        };
+        let m = ir
+            .tensor_maps
+            .get(*map)
+            .ok_or(format!("no tensor map t{map}"))?;
+        if origin.len() != m.dims.len() {
+            return Err(format!("a box of t{map} with {} coordinates", origin.len()));
+        }
+        for &o in origin {
+            visible(ir, o, open)?;
+        }
+        addr(ir, dst, open)?;
+        let Space::Shared(s) = dst.space else {
+            return Err("a TMA load into global memory or registers".into());
+        };
+        let Param::Tensor { elem, .. } = ir.params[m.param] else {
+            unreachable!("checked above")
+        };
+        let align = m
+            .swizzle(elem)
+            .map_or(128, |sw| (sw.repeat() * elem.bytes()).max(128));
+        if dst.guard.is_some() || ir.shared[s].elem != elem || ir.shared[s].align < align {
+            return Err(format!(
+                "a TMA box of {elem} into s{s} ({}, aligned to {} bytes) needs it unguarded, aligned to {align}",
+                ir.shared[s].elem, ir.shared[s].align
+            ));
+        }
+        total += m.dims.iter().map(|d| d.2).product::<i64>() * elem.bytes();
+    }
+    if total != bytes {
+        return Err(format!(
+            "a pipeline stage expects {bytes} bytes, but its loads bring {total}"
+        ));
+    }
+    Ok(())
 }
 
 fn insts(
@@ -164,6 +240,33 @@ fn insts(
                         ));
                     }
                 }
+            }
+            InstKind::TmaLoad { .. } => {
+                return Err("a TMA load outside a pipeline's load block".into());
+            }
+            InstKind::Pipeline {
+                id,
+                start,
+                end,
+                stages,
+                bytes,
+                load,
+                body,
+                ..
+            } => {
+                if !open.is_empty() || seen.contains(id) {
+                    return Err("a pipeline inside a loop, or twice".into());
+                }
+                if !(1..=16).contains(stages) {
+                    return Err(format!("a pipeline of {stages} stages"));
+                }
+                seen.push(*id);
+                visible(ir, *start, open)?;
+                visible(ir, *end, open)?;
+                open.push(*id);
+                pipeline_loads(ir, load, *bytes, open)?;
+                insts(ir, body, open, seen)?;
+                open.pop();
             }
             InstKind::Barrier
             | InstKind::AsyncFence

@@ -46,6 +46,9 @@ pub struct Lowered {
     /// Choices of atoms worth knowing about, once per statement: a copy
     /// that could have been ldmatrix and why it is not (`check --perf`).
     pub notes: Vec<Note>,
+    /// The IR's tensor maps, symbolic in the extents, for the runtime to
+    /// encode at launch (in the IR's order).
+    pub tensor_maps: Vec<tilec_layout::TensorMap>,
 }
 
 /// A remark on how a statement was lowered.
@@ -179,6 +182,8 @@ fn lower_with(
         loops: Vec::new(),
         conditions: Vec::new(),
         notes: Vec::new(),
+        tensor_maps: Vec::new(),
+        map_irs: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
@@ -229,6 +234,7 @@ fn lower_with(
             })
             .collect(),
         ints: l.ints,
+        tensor_maps: l.map_irs,
         body,
     };
     crate::ir::verify::verify(&ir).map_err(|e| {
@@ -258,6 +264,7 @@ fn lower_with(
         conditions,
         block_conditions,
         notes: l.notes,
+        tensor_maps: l.tensor_maps,
     })
 }
 
@@ -311,6 +318,9 @@ struct Lowerer<'k> {
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
     notes: Vec<Note>,
+    /// The tensor maps made so far, and their IR form.
+    tensor_maps: Vec<tilec_layout::TensorMap>,
+    map_irs: Vec<crate::ir::TensorMapIr>,
 }
 
 impl Lowerer<'_> {
@@ -453,6 +463,64 @@ impl Lowerer<'_> {
                     ));
                 }
             }
+            Op::Pipeline {
+                var,
+                start,
+                end,
+                stages,
+                load,
+                body,
+            } => {
+                let bytes = load
+                    .iter()
+                    .map(|s| match &s.op {
+                        Op::CopyTma { tma, .. } => tma.map.box_bytes(),
+                        _ => 0,
+                    })
+                    .sum();
+                let (id, s_id, e_id) = self.open_loop(var, start, end)?;
+                let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
+                self.active.pop();
+                let (load, body) = inner.map_err(Problem::Inside)?;
+                out.push(Inst::at(
+                    s.span,
+                    InstKind::Pipeline {
+                        id,
+                        name: var.clone(),
+                        start: s_id,
+                        end: e_id,
+                        stages: *stages as u32,
+                        bytes,
+                        load,
+                        body,
+                    },
+                ));
+            }
+            Op::CopyTma { dst, tma, .. } => {
+                self.spend(1)?;
+                let map = self.tensor_map(&tma.map)?;
+                let origin = tma
+                    .origin
+                    .iter()
+                    .map(|o| self.int(&self.fix(o)))
+                    .collect::<Result<_, _>>()?;
+                let Base::Shared(b) = dst.base else {
+                    unreachable!("the checker's copy_tma writes shared memory")
+                };
+                let index = self.int(&self.fix(&dst.offset))?;
+                out.push(Inst::at(
+                    s.span,
+                    InstKind::TmaLoad {
+                        map,
+                        origin,
+                        dst: crate::ir::Addr {
+                            space: crate::ir::Space::Shared(b),
+                            index,
+                            guard: None,
+                        },
+                    },
+                ));
+            }
             Op::For {
                 var,
                 start,
@@ -482,22 +550,7 @@ impl Lowerer<'_> {
                     }
                     return Ok(());
                 }
-                let id = self.loop_names.len();
-                self.loop_names.push(var.clone());
-                self.loop_depth.push(self.active.len() + 1);
-                self.loops.push(LoopRange {
-                    name: loop_counter(var, id),
-                    start: self.by_loop(&start),
-                    end: self.by_loop(&end),
-                });
-                let (s_id, e_id) = (self.int(&start)?, self.int(&end)?);
-                let env = |n: &str| self.name_range(n);
-                let range = start.range(&env).map(|(lo, _)| {
-                    let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
-                    (lo, hi)
-                });
-                self.loop_ranges.push(range);
-                self.active.push(id);
+                let (id, s_id, e_id) = self.open_loop(var, &start, &end)?;
                 let inner = self.stmts(body).map_err(Problem::Inside);
                 self.active.pop();
                 out.push(Inst::at(
@@ -513,6 +566,52 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Opens a run-time loop over `start..end`: its id, bounds and range,
+    /// and the runtime's record of it; the caller lowers the body, then
+    /// pops [`Lowerer::active`].
+    fn open_loop(
+        &mut self,
+        var: &str,
+        start: &Int,
+        end: &Int,
+    ) -> Result<(usize, IntId, IntId), Problem> {
+        let id = self.loop_names.len();
+        self.loop_names.push(var.to_string());
+        self.loop_depth.push(self.active.len() + 1);
+        self.loops.push(LoopRange {
+            name: loop_counter(var, id),
+            start: self.by_loop(start),
+            end: self.by_loop(end),
+        });
+        let (s_id, e_id) = (self.int(start)?, self.int(end)?);
+        let env = |n: &str| self.name_range(n);
+        let range = start.range(&env).map(|(lo, _)| {
+            let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
+            (lo, hi)
+        });
+        self.loop_ranges.push(range);
+        self.active.push(id);
+        Ok((id, s_id, e_id))
+    }
+
+    /// The index of tensor map `m` in the IR, made on first use.
+    fn tensor_map(&mut self, m: &tilec_layout::TensorMap) -> Result<usize, Problem> {
+        if let Some(i) = self.tensor_maps.iter().position(|x| x == m) {
+            return Ok(i);
+        }
+        let mut dims = Vec::new();
+        for d in &m.dims {
+            dims.push((self.int(&d.extent)?, self.int(&d.stride)?, d.size));
+        }
+        self.tensor_maps.push(m.clone());
+        self.map_irs.push(crate::ir::TensorMapIr {
+            param: m.param,
+            dims,
+            swizzle_bytes: m.swizzle_bytes,
+        });
+        Ok(self.tensor_maps.len() - 1)
     }
 
     /// Counts `n` more atoms toward [`MAX_ATOMS`], before they are made.
@@ -658,7 +757,10 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
         Op::Axpby { x, y, .. } => by_var(x) || by_var(y),
         Op::Fill { dst, .. } => by_var(dst),
         Op::For { body, .. } => indexes_registers(body, var),
-        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) => false,
+        Op::Pipeline { load, body, .. } => {
+            indexes_registers(load, var) || indexes_registers(body, var)
+        }
+        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } => false,
     })
 }
 

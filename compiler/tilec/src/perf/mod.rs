@@ -110,7 +110,11 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::Assert { .. }
-            | InstKind::Loop { .. } => return,
+            // A TMA box is one instruction of one thread, with its own
+            // swizzle: the hardware's access pattern, not the lanes'.
+            | InstKind::TmaLoad { .. }
+            | InstKind::Loop { .. }
+            | InstKind::Pipeline { .. } => return,
         };
         for (a, store, width) in list {
             let (shared, target, elem) = match a.space {
@@ -309,12 +313,17 @@ fn values(
 
 fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
     for i in insts {
-        if let InstKind::Loop {
-            id, start, body, ..
-        } = &i.kind
-        {
-            out.insert(*id, *start);
-            starts(body, out);
+        match &i.kind {
+            InstKind::Loop {
+                id, start, body, ..
+            }
+            | InstKind::Pipeline {
+                id, start, body, ..
+            } => {
+                out.insert(*id, *start);
+                starts(body, out);
+            }
+            _ => {}
         }
     }
 }

@@ -99,6 +99,22 @@ pub enum StmtKind {
         end: Expr,
         body: Vec<Stmt>,
     },
+    /// `pipeline k in 0..kt, stage s in 0..4 { load { ... } ... }`: a loop
+    /// whose `load` block runs ahead on a producer warpgroup, `stages`
+    /// iterations at most, while the rest of the body consumes; `s` is the
+    /// iteration's stage, `(k - start) % stages`.
+    Pipeline {
+        var: Ident,
+        start: Expr,
+        end: Expr,
+        stage: Ident,
+        /// The stage range's start, which must be 0.
+        first: Expr,
+        stages: Expr,
+        body: Vec<Stmt>,
+    },
+    /// `load { copy_tma(...); ... }`: a pipeline's loads.
+    Load(Vec<Stmt>),
     /// `copy(a, b);`, `sync();`, ...
     Expr(Expr),
     /// `reference gemm(A, B, C, alpha, beta);`: what the kernel computes,

@@ -37,6 +37,12 @@ pub enum Tok<'s> {
     For,
     #[token("in")]
     In,
+    #[token("pipeline")]
+    Pipeline,
+    #[token("stage")]
+    Stage,
+    #[token("load")]
+    Load,
     #[token("reference")]
     Reference,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
@@ -121,6 +127,9 @@ impl fmt::Display for Tok<'_> {
             Tok::Launch => write!(f, "launch"),
             Tok::For => write!(f, "for"),
             Tok::In => write!(f, "in"),
+            Tok::Pipeline => write!(f, "pipeline"),
+            Tok::Stage => write!(f, "stage"),
+            Tok::Load => write!(f, "load"),
             Tok::Reference => write!(f, "reference"),
             Tok::Less => write!(f, "<"),
             Tok::Greater => write!(f, ">"),

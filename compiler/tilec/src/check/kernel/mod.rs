@@ -25,6 +25,7 @@ mod functions;
 mod launch;
 mod operations;
 mod partition;
+mod pipeline;
 mod reference;
 
 use super::algebra::Evaluator;
@@ -130,6 +131,12 @@ struct KernelChecker {
     bindings: Vec<Binding>,
     reference: Option<(Reference, Span)>,
     diags: Vec<Diagnostic>,
+    /// Loops around the statement being checked.
+    loop_depth: usize,
+    /// The kernel's pipeline, once seen.
+    pipeline: Option<Span>,
+    /// Checking a pipeline's load block, where `copy_tma` belongs.
+    in_load: bool,
 }
 
 impl KernelChecker {
@@ -142,6 +149,7 @@ impl KernelChecker {
         let launch = match self.launch.take() {
             Some((l, span)) => {
                 self.check_threads(&l, span);
+                self.check_pipeline(&body, &l.block);
                 l
             }
             None if self.launch_written => Launch {
@@ -433,6 +441,14 @@ impl KernelChecker {
             StmtKind::Launch(v) => v.iter().collect(),
             StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
+            StmtKind::Pipeline {
+                start,
+                end,
+                first,
+                stages,
+                ..
+            } => vec![start, end, first, stages],
+            StmtKind::Load(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
             if let StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) = &s.kind {
@@ -497,32 +513,12 @@ impl KernelChecker {
                 end,
                 body,
             } => {
-                let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
-                let (a, b) = match bounds {
-                    Ok((a, b)) => match (a.to_int(), b.to_int()) {
-                        (Some(a), Some(b)) => (a, b),
-                        _ => {
-                            self.diags.push(
-                                Diagnostic::new(
-                                    "loop bounds must be integers",
-                                    Span {
-                                        start: start.span.start,
-                                        end: end.span.end,
-                                    },
-                                )
-                                .with_help("e.g. for k in 0..size(gA, 2)"),
-                            );
-                            return None;
-                        }
-                    },
-                    Err(d) => {
-                        self.diags.push(d);
-                        return None;
-                    }
-                };
+                let (a, b) = self.loop_bounds(start, end)?;
                 let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
+                self.loop_depth += 1;
                 let body = self.block(body);
+                self.loop_depth -= 1;
                 // The loop variable and the body's names are not visible after the loop.
                 self.scope.retain(|name, _| outer.contains(name));
                 Some(Stmt {
@@ -534,6 +530,35 @@ impl KernelChecker {
                     },
                     span: s.span,
                 })
+            }
+            StmtKind::Pipeline {
+                var,
+                start,
+                end,
+                stage,
+                first,
+                stages,
+                body,
+            } => self.pipeline_stmt(
+                pipeline::PipelineAst {
+                    var,
+                    start,
+                    end,
+                    stage,
+                    first,
+                    stages,
+                    body,
+                },
+                s.span,
+            ),
+            StmtKind::Load(_) => {
+                self.diags.push(
+                    Diagnostic::new("a load block stands first in a pipeline's body", s.span)
+                        .with_help(
+                            "pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }",
+                        ),
+                );
+                None
             }
             StmtKind::Reference(e) => {
                 match self.reference_stmt(e) {
@@ -588,7 +613,9 @@ fn declare_names(
                 all_names(e, &mut names, false);
                 uses.entry(n.name.clone()).or_insert(names);
             }
-            StmtKind::For { body, .. } => declare_names(body, out, uses),
+            StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } | StmtKind::Load(body) => {
+                declare_names(body, out, uses)
+            }
             _ => {}
         }
     }

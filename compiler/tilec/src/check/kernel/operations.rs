@@ -19,6 +19,10 @@ pub(super) const STATEMENTS: &[Known] = &[
         "copy(src, dst) | copy(ATOM, src, dst)  ATOM: SM75_U32x4_LDSM_N, SM75_U16x8_LDSM_T, ... (ldmatrix)",
     ),
     ("copy_async", "copy_async(src, dst)"),
+    (
+        "copy_tma",
+        "copy_tma(src, dst)  in a pipeline's load block: one TMA box from a global tile into a shared stage",
+    ),
     ("cp_async_fence", "cp_async_fence()"),
     (
         "cp_async_wait",
@@ -104,6 +108,14 @@ impl KernelChecker {
                     asynchronous,
                     demand: None,
                 })
+            }
+            "copy_tma" => {
+                arity(2)?;
+                let src = self.tensor_arg(&args[0], name)?;
+                let dst = self.tensor_arg(&args[1], name)?;
+                self.same_elem(&src, &args[0], &dst, &args[1])?;
+                same_modes(&src, &args[0], &dst, &args[1], name)?;
+                self.copy_tma(src, &args[0], dst, &args[1], e.span)
             }
             "cp_async_fence" => {
                 arity(0)?;

@@ -1,0 +1,279 @@
+//! A pipeline (sm_90a): the mbarrier ring, the producer warpgroup's TMA
+//! loop and the consumers' waits, as inline PTX (LLVM 19 has intrinsics
+//! for none of `try_wait.parity`, `expect_tx`, the bulk tensor copy or
+//! `setmaxnreg` on sm_90).
+//!
+//! Per stage `s`: `full[s]` (one arrival, the producer's `expect_tx` of the
+//! stage's bytes, completed by the TMA transactions) and `empty[s]` (one
+//! arrival per consumer thread, after its body). Iteration `i` (counted
+//! from the loop's start) uses stage `i % S` in phase `(i / S) & 1`; the
+//! producer waits on `empty` with the other parity, so its first round
+//! passes at once. The producer warpgroup is threads `block_threads..`; it
+//! leaves once its loads are issued, so barriers among consumers are
+//! named barriers of the consumer threads.
+
+use super::KernelBuilder;
+use crate::{CodegenError, Result};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use tilec::ir::{Inst, InstKind, PRODUCER_THREADS};
+
+/// Which side of a pipeline a loop runs.
+#[derive(Clone, Copy)]
+pub(super) enum Role {
+    Producer { bytes: i64 },
+    Consumer,
+}
+
+/// The registers the producer keeps: it only counts and issues copies.
+const PRODUCER_REGISTERS: i64 = 40;
+
+/// The registers a thread has at launch and those each side asks for,
+/// when the consumers gain (CUTLASS's 40 / 232 for 2 + 1 warpgroups):
+/// the block's allocation is its threads times the launch count, the
+/// producer gives back down to 40, the consumers share the rest.
+pub(crate) fn register_split(block_threads: i64, min_blocks: i64) -> Option<(i64, i64)> {
+    let threads = block_threads + PRODUCER_THREADS;
+    let at_launch = (65536 / (min_blocks.max(1) * threads)).min(255) / 8 * 8;
+    let consumers = ((at_launch * threads - PRODUCER_REGISTERS * PRODUCER_THREADS) / block_threads)
+        .min(240)
+        / 8
+        * 8;
+    (consumers > at_launch && at_launch >= PRODUCER_REGISTERS)
+        .then_some((PRODUCER_REGISTERS, consumers))
+}
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// Before the kernel's body: the ring's barriers initialised, then the
+    /// producer warpgroup split off to run its loop and leave. Returns
+    /// with the builder in the consumers' code.
+    pub(super) fn split_roles(&mut self, pipeline: &Inst) -> Result<()> {
+        let InstKind::Pipeline {
+            id,
+            name,
+            start,
+            end,
+            stages,
+            bytes,
+            load,
+            ..
+        } = &pipeline.kind
+        else {
+            unreachable!("a pipeline")
+        };
+        let i64t = self.ctx.i64_type();
+        let i32t = self.ctx.i32_type();
+        let ring = self.module.add_global(
+            i64t.array_type(2 * stages),
+            Some(AddressSpace::from(3)),
+            &format!("{}_ring", self.ir.name),
+        );
+        ring.set_linkage(inkwell::module::Linkage::Internal);
+        ring.set_initializer(&i64t.array_type(2 * stages).get_undef());
+        ring.set_alignment(8);
+        self.ring = Some((ring.as_pointer_value(), *stages));
+        let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
+        let consumers = i64t.const_int(self.ir.block_threads as u64, false);
+        // Thread 0 initialises every barrier; the block's barrier publishes them.
+        let first = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
+        self.when(first, "ring.init", |k| {
+            for s in 0..*stages {
+                let (full, empty) = (
+                    k.barrier(true, i32t.const_int(s as u64, false))?,
+                    k.barrier(false, i32t.const_int(s as u64, false))?,
+                );
+                k.ptx(
+                    "mbarrier.init.shared::cta.b64 [$0], $1;",
+                    "r,r",
+                    &[full, i32t.const_int(1, false)],
+                )?;
+                k.ptx(
+                    "mbarrier.init.shared::cta.b64 [$0], $1;",
+                    "r,r",
+                    &[empty, i32t.const_int(k.ir.block_threads as u64, false)],
+                )?;
+            }
+            k.ptx_statement("fence.mbarrier_init.release.cluster;")
+        })?;
+        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        self.b.build_call(f, &[], "")?;
+        let split = register_split(self.ir.block_threads, self.ir.min_blocks.unwrap_or(1));
+        let producer = self
+            .b
+            .build_int_compare(IntPredicate::UGE, tid, consumers, "")?;
+        let producer_block = self.ctx.append_basic_block(self.func, "producer");
+        let consumer_block = self.ctx.append_basic_block(self.func, "consumers");
+        self.b
+            .build_conditional_branch(producer, producer_block, consumer_block)?;
+        self.b.position_at_end(producer_block);
+        if let Some((p, _)) = split {
+            self.ptx_statement(&format!("setmaxnreg.dec.sync.aligned.u32 {p};"))?;
+        }
+        // One thread issues every copy.
+        let issuer = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tid, consumers, "")?;
+        self.when(issuer, "producer.loop", |k| {
+            k.loop_(
+                *id,
+                name,
+                *start,
+                *end,
+                load,
+                Some(Role::Producer { bytes: *bytes }),
+            )
+        })?;
+        self.b.build_return(None)?;
+        self.b.position_at_end(consumer_block);
+        if let Some((_, c)) = split {
+            self.ptx_statement(&format!("setmaxnreg.inc.sync.aligned.u32 {c};"))?;
+        }
+        Ok(())
+    }
+
+    /// At the top of a pipeline iteration (`trip` counted from the start):
+    /// the consumers wait for the stage to land; the producer waits for it
+    /// to be free, then expects its bytes.
+    pub(super) fn stage_begin(&mut self, role: Role, trip: IntValue<'ctx>) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let (_, stages) = self.ring.expect("a pipeline kernel");
+        let trip = self.b.build_int_truncate(trip, i32t, "")?;
+        let n = i32t.const_int(stages as u64, false);
+        let stage = self.b.build_int_unsigned_rem(trip, n, "stage")?;
+        let round = self.b.build_int_unsigned_div(trip, n, "")?;
+        let phase = self.b.build_and(round, i32t.const_int(1, false), "phase")?;
+        let (full, empty) = (self.barrier(true, stage)?, self.barrier(false, stage)?);
+        let wait = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
+        match role {
+            Role::Consumer => self.ptx(wait, "r,r", &[full, phase])?,
+            Role::Producer { bytes } => {
+                let free = self.b.build_xor(phase, i32t.const_int(1, false), "")?;
+                self.ptx(wait, "r,r", &[empty, free])?;
+                self.ptx(
+                    "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                    "r,r",
+                    &[full, i32t.const_int(bytes as u64, false)],
+                )?;
+            }
+        }
+        self.stage = Some((full, empty));
+        Ok(())
+    }
+
+    /// At the end of a consumer iteration: the stage is free again.
+    pub(super) fn stage_end(&mut self, role: Role) -> Result<()> {
+        let (_, empty) = self.stage.take().expect("in a pipeline iteration");
+        if let Role::Consumer = role {
+            self.ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &[empty])?;
+        }
+        Ok(())
+    }
+
+    /// One TMA box into shared memory, completing on the stage's full barrier.
+    pub(super) fn tma_load(
+        &mut self,
+        map: usize,
+        origin: &[usize],
+        dst: &tilec::ir::Addr,
+    ) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let (full, _) = self.stage.expect("in a pipeline iteration");
+        let tilec::ir::Space::Shared(s) = dst.space else {
+            return Err(CodegenError::Llvm("a TMA box outside shared memory".into()));
+        };
+        let ptr = self.addr_ptr(dst, self.ir.shared[s].elem)?;
+        let smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
+        let at = self.ir.params.len()
+            + self.ir.extents.len()
+            + if self.ir.block_offset { 3 } else { 0 }
+            + map;
+        let param = self
+            .func
+            .get_nth_param(at as u32)
+            .expect("declared")
+            .into_pointer_value();
+        let map_addr = self.b.build_ptr_to_int(param, self.ctx.i64_type(), "")?;
+        let mut args: Vec<IntValue<'ctx>> = vec![smem, map_addr];
+        for &o in origin {
+            args.push(self.b.build_int_truncate(self.ints[&o], i32t, "")?);
+        }
+        args.push(full);
+        let r = origin.len();
+        let coords: Vec<String> = (0..r).map(|i| format!("${}", i + 2)).collect();
+        let text = format!(
+            "cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{}}}], [${}];",
+            coords.join(", "),
+            r + 2
+        );
+        let constraints = std::iter::once("r")
+            .chain(std::iter::once("l"))
+            .chain(std::iter::repeat_n("r", r + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        self.ptx(&text, &constraints, &args)
+    }
+
+    /// A barrier of the consumer threads alone (named barrier 1): the
+    /// producer warpgroup has left.
+    pub(super) fn consumer_barrier(&mut self) -> Result<()> {
+        self.ptx_statement(&format!("bar.sync 1, {};", self.ir.block_threads))
+    }
+
+    /// The 32-bit shared address of stage `s`'s full or empty barrier.
+    fn barrier(&self, full: bool, s: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let (ring, stages) = self.ring.expect("a pipeline kernel");
+        let base = self.b.build_ptr_to_int(ring, i32t, "")?;
+        let slot = if full {
+            s
+        } else {
+            self.b
+                .build_int_add(s, i32t.const_int(stages as u64, false), "")?
+        };
+        let offset = self.b.build_int_mul(slot, i32t.const_int(8, false), "")?;
+        Ok(self.b.build_int_add(base, offset, "")?)
+    }
+
+    /// Runs `f` where `cond` holds, then joins.
+    fn when(
+        &mut self,
+        cond: IntValue<'ctx>,
+        name: &str,
+        f: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let then = self.ctx.append_basic_block(self.func, name);
+        let join = self
+            .ctx
+            .append_basic_block(self.func, &format!("{name}.done"));
+        self.b.build_conditional_branch(cond, then, join)?;
+        self.b.position_at_end(then);
+        f(self)?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        Ok(())
+    }
+
+    /// Inline PTX on 32- and 64-bit integer operands, ordering memory.
+    fn ptx(&mut self, text: &str, constraints: &str, args: &[IntValue<'ctx>]) -> Result<()> {
+        let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_ty = self.ctx.void_type().fn_type(&types, false);
+        let ptr = self.ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            format!("{constraints},~{{memory}}"),
+            true,
+            false,
+            None,
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
+        Ok(())
+    }
+}
+
+/// The ring of a pipeline kernel: its barriers' base and the stage count.
+pub(super) type Ring<'ctx> = Option<(PointerValue<'ctx>, u32)>;

@@ -1,0 +1,281 @@
+//! Pipelines: `pipeline k in a..b, stage s in 0..S { load { copy_tma(...); } body }`.
+//!
+//! A pipeline is a loop whose loads run ahead on a warpgroup of their own
+//! (the producer, added to the block's threads), up to `S` iterations,
+//! through TMA into a ring of shared stages, while the block's threads (the
+//! consumers) run the rest of the body on the stages that have landed. The
+//! compiler owns the protocol (full and empty barriers per stage, the bytes
+//! each stage expects, stage and phase), so the checks here are what makes
+//! it sound: one pipeline, at the top of the kernel; its load block only
+//! `copy_tma`s, issued by one thread (so nothing in them depends on
+//! `thread.x`); and the stage buffers written by nothing else, since the
+//! producer writes them while the consumers run.
+
+use super::KernelChecker;
+use crate::check::program::{Base, Op, Stmt, View};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::span::Span;
+use crate::syntax::ast::{self, Expr, StmtKind};
+use tilec_layout::{Builtin, Int};
+
+/// The most stages a pipeline may have (two mbarriers each).
+pub const MAX_STAGES: i64 = 16;
+
+/// The producer warpgroup's threads.
+pub const PRODUCER_THREADS: i64 = 128;
+
+/// A pipeline statement's parts, as parsed.
+pub(super) struct PipelineAst<'a> {
+    pub var: &'a ast::Ident,
+    pub start: &'a Expr,
+    pub end: &'a Expr,
+    pub stage: &'a ast::Ident,
+    pub first: &'a Expr,
+    pub stages: &'a Expr,
+    pub body: &'a [ast::Stmt],
+}
+
+impl KernelChecker {
+    pub(super) fn pipeline_stmt(&mut self, p: PipelineAst, span: Span) -> Option<Stmt> {
+        if self.loop_depth > 0 {
+            self.diags.push(
+                Diagnostic::new("a pipeline stands at the top of a kernel, not inside a loop", span)
+                    .with_help("its loads run on a warpgroup of their own for the whole kernel; put the loop inside the pipeline"),
+            );
+            return None;
+        }
+        if let Some(first) = self.pipeline {
+            self.diags.push(
+                Diagnostic::new("a kernel has one pipeline", span)
+                    .with_related(first, "the first one")
+                    .with_help("load every operand of the main loop in one pipeline's load block"),
+            );
+            return None;
+        }
+        self.pipeline = Some(span);
+        let (start, end) = self.loop_bounds(p.start, p.end)?;
+        match self.eval(p.first).ok().and_then(|v| v.to_int()) {
+            Some(Int::Static(0)) => {}
+            _ => {
+                self.diags.push(
+                    Diagnostic::new("the stage range starts at 0", p.first.span)
+                        .with_help("write `stage s in 0..3` for three stages"),
+                );
+                return None;
+            }
+        }
+        let stages = match self.eval(p.stages).ok().and_then(|v| v.to_int()) {
+            Some(Int::Static(n)) if (1..=MAX_STAGES).contains(&n) => n,
+            _ => {
+                self.diags.push(
+                    Diagnostic::new(
+                        format!("the number of stages is a constant from 1 to {MAX_STAGES}"),
+                        p.stages.span,
+                    )
+                    .with_help("each stage is a slice of the shared buffers that the loads fill"),
+                );
+                return None;
+            }
+        };
+        let (load, rest) = match p.body.split_first() {
+            Some((
+                ast::Stmt {
+                    kind: StmtKind::Load(l),
+                    ..
+                },
+                rest,
+            )) => (l, rest),
+            _ => {
+                self.diags.push(
+                    Diagnostic::new(
+                        "a pipeline's body starts with its `load { ... }` block",
+                        span,
+                    )
+                    .with_help("e.g. load { copy_tma(gA[_, _, k], smA[_, _, s]); }"),
+                );
+                return None;
+            }
+        };
+        let outer: Vec<String> = self.scope.keys().cloned().collect();
+        let counter = Int::var(&p.var.name);
+        self.define(p.var, Some(Value::Int(counter.clone())));
+        let stage = counter.sub(&start).rem(&Int::Static(stages));
+        self.define(p.stage, Some(Value::Int(stage)));
+        self.in_load = true;
+        let load = self.block(load);
+        self.in_load = false;
+        self.loop_depth += 1;
+        let body = self.block(rest);
+        self.loop_depth -= 1;
+        self.scope.retain(|name, _| outer.contains(name));
+        if load.is_empty() {
+            self.diags.push(
+                Diagnostic::new("this pipeline loads nothing", span)
+                    .with_help("its load block holds the copy_tma statements that fill a stage"),
+            );
+            return None;
+        }
+        Some(Stmt {
+            op: Op::Pipeline {
+                var: p.var.name.clone(),
+                start,
+                end,
+                stages,
+                load,
+                body,
+            },
+            span,
+        })
+    }
+
+    /// `copy_tma(src, dst)`: a global tile into a shared stage, as one TMA
+    /// box, issued by one producer thread.
+    pub(super) fn copy_tma(
+        &mut self,
+        src: View,
+        se: &Expr,
+        dst: View,
+        de: &Expr,
+        span: Span,
+    ) -> Result<Op, Diagnostic> {
+        if !self.in_load {
+            return Err(
+                Diagnostic::new("copy_tma stands in a pipeline's load block", span).with_help(
+                    "pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }",
+                ),
+            );
+        }
+        let (Base::Param(p), Base::Shared(b)) = (src.base, dst.base) else {
+            let (at, v) = if matches!(src.base, Base::Param(_)) {
+                (de, &dst)
+            } else {
+                (se, &src)
+            };
+            return Err(
+                Diagnostic::new("`copy_tma` copies from global to shared memory", at.span)
+                    .with_label(format!("this is in {}", v.base.space())),
+            );
+        };
+        for (v, e) in [(&src, se), (&dst, de)] {
+            let mut names = Vec::new();
+            v.offset.names(&mut names);
+            for c in &v.coords {
+                c.offset.names(&mut names);
+            }
+            if names
+                .iter()
+                .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
+            {
+                return Err(Diagnostic::new(
+                    "a TMA box is issued by one thread: its tiles cannot depend on thread.x",
+                    e.span,
+                )
+                .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
+            }
+        }
+        let tensor = match &self.params[p].kind {
+            crate::check::program::ParamKind::Tensor { layout, .. } => layout.clone(),
+            crate::check::program::ParamKind::Scalar(_) => unreachable!("a view of a tensor"),
+        };
+        let coords: Vec<_> = src
+            .coords
+            .iter()
+            .map(|c| (c.layout.clone(), c.offset.clone()))
+            .collect();
+        let swizzle = self.state.shared[b].swizzle;
+        let tma = tilec_layout::tma_box(p, src.elem, &tensor, &coords, &dst.layout, &dst.offset, swizzle)
+            .map_err(|why| {
+                Diagnostic::new(format!("this copy is not a TMA box: {why}"), span)
+                    .with_label(format!("{} -> {}", src.layout, dst.layout))
+                    .with_help("a box is a tile of whole rows of the tensor, landing densely (or through a 32/64/128-byte swizzle) in shared memory")
+            })?;
+        Ok(Op::CopyTma { src, dst, tma })
+    }
+
+    /// The kernel-wide rules of a pipeline, once every statement is
+    /// checked: the block is whole warpgroups of consumers, and the stage
+    /// buffers are written by the loads alone.
+    pub(super) fn check_pipeline(&mut self, body: &[Stmt], block: &[Int]) {
+        let Some(span) = self.pipeline else { return };
+        let threads = block.iter().fold(Int::Static(1), |a, b| a.mul(b));
+        match threads.as_static() {
+            Some(t) if block.len() == 1 && t % PRODUCER_THREADS == 0 => {}
+            _ => self.diags.push(
+                Diagnostic::new(
+                    format!("a pipeline's consumers are whole warpgroups, but the block is {}", tilec_layout::IntTuple::Tuple(block.iter().cloned().map(Into::into).collect())),
+                    span,
+                )
+                .with_help("launch a one-dimensional block of 128, 256 or 384 threads; the producer warpgroup is added to it"),
+            ),
+        }
+        let mut stages = Vec::new();
+        walk(body, &mut |s| {
+            if let Op::CopyTma { dst, .. } = &s.op
+                && let Base::Shared(b) = dst.base
+            {
+                stages.push(b);
+            }
+        });
+        walk(body, &mut |s| {
+            let written = match &s.op {
+                Op::Copy { dst, .. } | Op::Fill { dst, .. } => Some(dst),
+                Op::Axpby { y, .. } => Some(y),
+                Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
+                _ => None,
+            };
+            if let Some(v) = written
+                && let Base::Shared(b) = v.base
+                && stages.contains(&b)
+            {
+                self.diags.push(
+                    Diagnostic::new("this writes a pipeline's stage buffer", s.span)
+                        .with_related(span, "the pipeline's loads write it while the block runs")
+                        .with_help("the producer warpgroup writes the stages at any time; give this data its own buffer"),
+                );
+            }
+        });
+    }
+
+    /// A loop's bounds, as integers; `None` with the error reported.
+    pub(super) fn loop_bounds(&mut self, start: &Expr, end: &Expr) -> Option<(Int, Int)> {
+        let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
+        match bounds {
+            Ok((a, b)) => match (a.to_int(), b.to_int()) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => {
+                    self.diags.push(
+                        Diagnostic::new(
+                            "loop bounds must be integers",
+                            Span {
+                                start: start.span.start,
+                                end: end.span.end,
+                            },
+                        )
+                        .with_help("e.g. for k in 0..size(gA, 2)"),
+                    );
+                    None
+                }
+            },
+            Err(d) => {
+                self.diags.push(d);
+                None
+            }
+        }
+    }
+}
+
+/// Calls `f` on every statement, inside loops and pipelines too.
+fn walk(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        match &s.op {
+            Op::For { body, .. } => walk(body, f),
+            Op::Pipeline { load, body, .. } => {
+                walk(load, f);
+                walk(body, f);
+            }
+            _ => {}
+        }
+    }
+}
