@@ -19,7 +19,8 @@ use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
-    Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
+    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
+    ScalarRef, Space,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -184,6 +185,7 @@ fn lower_with(
         notes: Vec::new(),
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
+        extra_registers: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
@@ -232,6 +234,12 @@ fn lower_with(
                 init: r.init,
                 align: 16,
             })
+            .chain(l.extra_registers.iter().map(|&(elem, len)| Buffer {
+                elem,
+                len,
+                init: None,
+                align: 16,
+            }))
             .collect(),
         ints: l.ints,
         tensor_maps: l.map_irs,
@@ -318,6 +326,8 @@ struct Lowerer<'k> {
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
     notes: Vec<Note>,
+    /// Register arrays lowering adds (after the kernel's), by element type.
+    extra_registers: Vec<(crate::check::program::Elem, i64)>,
     /// The tensor maps made so far, and their IR form.
     tensor_maps: Vec<tilec_layout::TensorMap>,
     map_irs: Vec<crate::ir::TensorMapIr>,
@@ -430,13 +440,43 @@ impl Lowerer<'_> {
             }
             Op::Mma { mma, a, b, c } => self.mma(mma, [a, b, c], s.span, out)?,
             Op::Axpby { alpha, x, beta, y } => {
-                self.spend(static_size(y)?)?;
-                for i in 0..static_size(y)? {
+                let n = static_size(y)?;
+                // A global `y` whose elements are distinct is loaded whole
+                // into registers first, so that its loads wait for memory
+                // once (element by element, each load would wait for the
+                // store before it, which may alias for all LLVM knows).
+                let staged = matches!(y.base, Base::Param(p) if distinct_elements(y, &self.k.params[p].kind));
+                self.spend(if staged { 3 * n } else { n })?;
+                let temp = staged.then(|| {
+                    self.extra_registers.push((y.elem, n));
+                    self.k.registers.len() + self.extra_registers.len() - 1
+                });
+                let mut stores = Vec::new();
+                let mut computes = Vec::new();
+                for i in 0..n {
                     let (xa, ya) = (
                         self.element(x, &Coord::from(i), 1)?,
                         self.element(y, &Coord::from(i), 1)?,
                     );
-                    out.push(Inst::at(
+                    let at = match temp {
+                        Some(r) => {
+                            let reg = Addr {
+                                space: Space::Registers(r),
+                                index: self.def(IntDef::Const(i)),
+                                guard: None,
+                            };
+                            let copy = |src, dst| InstKind::Copy {
+                                atom: CopyAtom::Scalar(y.elem),
+                                src,
+                                dst,
+                            };
+                            out.push(Inst::at(s.span, copy(ya, reg)));
+                            stores.push(Inst::at(s.span, copy(reg, ya)));
+                            reg
+                        }
+                        None => ya,
+                    };
+                    computes.push(Inst::at(
                         s.span,
                         InstKind::Axpby {
                             elem: y.elem,
@@ -444,10 +484,12 @@ impl Lowerer<'_> {
                             alpha: scalar(alpha),
                             x: xa,
                             beta: scalar(beta),
-                            y: ya,
+                            y: at,
                         },
                     ));
                 }
+                out.extend(computes);
+                out.extend(stores);
             }
             Op::Fill { dst, value } => {
                 self.spend(static_size(dst)?)?;
@@ -766,6 +808,39 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
 
 fn coord2(a: i64, b: i64) -> Coord {
     Coord::Tuple(vec![Coord::from(a), Coord::from(b)])
+}
+
+/// Whether the elements of a view of tensor parameter `kind` are distinct
+/// places: distinct coordinates (each a static function of the element,
+/// plus the view's common offset) in a layout that is one-to-one, its
+/// strides a chain of products of the extents (column-major under some
+/// order of its modes).
+fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
+    let ParamKind::Tensor { layout, .. } = kind else {
+        return false;
+    };
+    let (shapes, strides) = (layout.shape().leaves(), layout.stride().leaves());
+    let mut next = Int::Static(1);
+    let mut left: Vec<usize> = (0..shapes.len()).collect();
+    while !left.is_empty() {
+        let Some(at) = left.iter().position(|&i| strides[i] == next) else {
+            return false;
+        };
+        let i = left.remove(at);
+        next = next.mul(&shapes[i]);
+    }
+    let Some(n) = v.layout.size().as_static() else {
+        return false;
+    };
+    let mut seen = std::collections::HashSet::new();
+    (0..n).all(|i| {
+        let coords: Option<Vec<i64>> = v
+            .coords
+            .iter()
+            .map(|c| c.layout.at(i).ok().and_then(|x| x.as_static()))
+            .collect();
+        coords.is_some_and(|c| seen.insert(c))
+    })
 }
 
 fn scalar(s: &Scalar) -> ScalarRef {
