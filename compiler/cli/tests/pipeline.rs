@@ -531,7 +531,8 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
 /// The ABI both sides rely on, stated once and checked on every example:
 /// an entry's parameters are the manifest's parameters in order (a tensor
 /// as a 64-bit pointer, a scalar as its type), then each extent as a u64,
-/// then, for a variant with a block offset, three u32s.
+/// then, for a variant with a block offset, three u32s, then its tensor
+/// maps, 128 bytes each, by value, 64-byte aligned.
 #[test]
 fn every_entry_takes_the_parameters_its_manifest_declares() {
     use tilec_runtime::manifest::{Elem, ParamKind};
@@ -559,12 +560,18 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
             if v.block_offset {
                 want.extend([".u32"; 3]);
             }
+            want.extend(v.tensor_maps.iter().map(|_| ".align 64 .b8"));
             let entry = part(&ptx, &format!(".entry {}(", v.entry));
             let head = &entry[..entry.find(')').unwrap()];
             let got: Vec<&str> = head
                 .lines()
                 .filter_map(|l| l.trim().strip_prefix(".param "))
-                .map(|l| l.split_whitespace().next().unwrap())
+                .map(|l| match l.strip_prefix(".align 64 .b8 ") {
+                    Some(map) if map.ends_with("[128],") || map.ends_with("[128]") => {
+                        ".align 64 .b8"
+                    }
+                    _ => l.split_whitespace().next().unwrap(),
+                })
                 .collect();
             assert_eq!(got, want, "{}: {}", f.display(), v.entry);
         }
