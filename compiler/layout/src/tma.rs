@@ -152,7 +152,7 @@ pub fn tma_box(
         .map_err(|e| e.to_string())?;
         if m != want {
             return Err(format!(
-                "mode {i} of the shared tile is {m}, but TMA writes the box densely, dimension {} of the map first: it would be {want}",
+                "mode {i} of the shared tile is {m}, but TMA writes the box densely, fastest along mode {} of the tensor (its stride-1 mode): it would be {want}",
                 order[0]
             ));
         }

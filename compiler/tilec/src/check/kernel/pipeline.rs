@@ -97,6 +97,13 @@ impl KernelChecker {
                 return None;
             }
         };
+        if load.is_empty() {
+            self.diags.push(
+                Diagnostic::new("this pipeline loads nothing", span)
+                    .with_help("its load block holds the copy_tma statements that fill a stage"),
+            );
+            return None;
+        }
         let outer: Vec<String> = self.scope.keys().cloned().collect();
         let counter = Int::var(&p.var.name);
         self.define(p.var, Some(Value::Int(counter.clone())));
@@ -109,13 +116,6 @@ impl KernelChecker {
         let body = self.block(rest);
         self.loop_depth -= 1;
         self.scope.retain(|name, _| outer.contains(name));
-        if load.is_empty() {
-            self.diags.push(
-                Diagnostic::new("this pipeline loads nothing", span)
-                    .with_help("its load block holds the copy_tma statements that fill a stage"),
-            );
-            return None;
-        }
         Some(Stmt {
             op: Op::Pipeline {
                 var: p.var.name.clone(),
