@@ -218,6 +218,75 @@ fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
     }
 }
 
+/// A pipeline's protocol in the PTX: per stage a full and an empty
+/// mbarrier initialised once, the producer warpgroup giving registers to
+/// the consumers, one TMA box per operand with the stage's bytes expected,
+/// the consumers' wait and release; the manifest launches the producer too
+/// and names the maps.
+#[test]
+fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
+    let f = root().join("examples/bgemm_tn_sm90_tma.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    assert!(ptx.contains(".target sm_90a"));
+    assert!(entry.contains(".maxntid 384, 1, 1") && entry.contains(".minnctapersm 1"));
+    assert_eq!(
+        entry.matches("mbarrier.init.shared::cta.b64").count(),
+        8,
+        "4 stages"
+    );
+    assert_eq!(
+        entry.matches("fence.mbarrier_init.release.cluster").count(),
+        1
+    );
+    assert!(entry.contains("setmaxnreg.dec.sync.aligned.u32 40;"));
+    assert!(entry.contains("setmaxnreg.inc.sync.aligned.u32 232;"));
+    assert_eq!(
+        entry
+            .matches("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes")
+            .count(),
+        2
+    );
+    // 128x64 + 256x64 bf16 a stage.
+    assert!(entry.contains(", 49152;"), "the stage's bytes");
+    assert_eq!(
+        entry
+            .matches("mbarrier.try_wait.parity.shared::cta.b64")
+            .count(),
+        2
+    );
+    assert_eq!(
+        entry
+            .matches("mbarrier.arrive.expect_tx.shared::cta.b64")
+            .count(),
+        1
+    );
+    assert_eq!(entry.matches("mbarrier.arrive.shared::cta.b64").count(), 1);
+    let m = manifest_of("examples/bgemm_tn_sm90_tma.tile");
+    assert_eq!(m.block, vec![tilec_layout::Int::Static(384)]);
+    for v in &m.variants {
+        let maps: Vec<(usize, Vec<i64>, i64)> = v
+            .tensor_maps
+            .iter()
+            .map(|t| {
+                (
+                    t.param,
+                    t.dims.iter().map(|d| d.size).collect(),
+                    t.swizzle_bytes,
+                )
+            })
+            .collect();
+        assert_eq!(maps, vec![(0, vec![64, 128], 128), (1, vec![64, 256], 128)]);
+    }
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_80"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("only sm_90a") && err.contains("pipeline k in"),
+        "{err}"
+    );
+}
+
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
     let dir = std::env::temp_dir().join(format!("tilec-manifest-{}", std::process::id()));
     let f = root().join(file);
