@@ -253,13 +253,42 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 self.shared.push(g.as_pointer_value());
             }
         }
-        self.scope_ints(None)?;
+        // Entry values are computed where the top-level statement that
+        // first needs them begins, not all at the start: one the epilogue
+        // alone needs (a guard) would otherwise stay live, in a register,
+        // through the main loop. The tensor maps' are computed at once.
+        let maps: Vec<usize> = self
+            .ir
+            .tensor_maps
+            .iter()
+            .flat_map(|m| m.dims.iter().flat_map(|d| [d.0, d.1]))
+            .collect();
+        self.entry_values(&maps)?;
         if let Some(p) = self.ir.pipeline() {
+            let ids = self.ir.entry_values_of(std::slice::from_ref(p));
+            self.entry_values(&ids)?;
             self.split_roles(p)?;
         }
         let body = &self.ir.body;
-        self.insts(body)?;
+        for inst in body {
+            let ids = self.ir.entry_values_of(std::slice::from_ref(inst));
+            self.entry_values(&ids)?;
+            self.insts(std::slice::from_ref(inst))?;
+        }
         self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Emits the entry-scope values `ids` (in definition order, operands
+    /// first) that are not emitted yet, here.
+    fn entry_values(&mut self, ids: &[usize]) -> Result<()> {
+        for &id in ids {
+            let v = &self.ir.ints[id];
+            if v.scope.is_none() && !self.ints.contains_key(&id) {
+                let value = self.int_value(&v.def)?;
+                self.ints.insert(id, value);
+            }
+        }
         Ok(())
     }
 

@@ -454,6 +454,12 @@ impl Lowerer<'_> {
                 let mut stores = Vec::new();
                 let mut computes = Vec::new();
                 for i in 0..n {
+                    // In groups: their loads overlap, and what a group holds
+                    // (values, addresses, guards) stays within registers.
+                    if i % STAGED_GROUP == 0 {
+                        out.append(&mut computes);
+                        out.append(&mut stores);
+                    }
                     let (xa, ya) = (
                         self.element(x, &Coord::from(i), 1)?,
                         self.element(y, &Coord::from(i), 1)?,
@@ -781,6 +787,9 @@ fn loop_counter(var: &str, id: usize) -> String {
 /// The most atoms (element or vector copies, multiply-adds) one variant of
 /// a kernel unrolls to: each is an instruction of every thread.
 const MAX_ATOMS: i64 = 1 << 16;
+
+/// The elements of a staged axpby loaded together (see `Op::Axpby`).
+const STAGED_GROUP: i64 = 16;
 
 /// The most copies of a loop body that unrolling makes.
 const MAX_UNROLL: i64 = 256;
