@@ -79,6 +79,10 @@ pub struct Manifest {
     pub extents: Vec<String>,
     pub grid: Vec<Int>,
     pub block: Vec<Int>,
+    /// Threads at the end of the block that run a pipeline's TMA loads
+    /// and nothing else (0: none): the accesses are the others'.
+    #[serde(default)]
+    pub producer_threads: i64,
     pub shared_bytes: i64,
     /// Dynamic shared memory to request at launch (0: all static).
     pub dynamic_shared_bytes: i64,
@@ -212,6 +216,11 @@ impl Manifest {
         }
         if self.grid.len() > 3 || self.block.len() > 3 {
             return Err("more than three grid or block dimensions".into());
+        }
+        if ![0, 128].contains(&self.producer_threads)
+            || (self.producer_threads > 0 && self.block.len() != 1)
+        {
+            return Err(format!("a producer of {} threads", self.producer_threads));
         }
         for x in self.grid.iter().chain(&self.block) {
             known(x, &[], "the launch")?;

@@ -407,10 +407,10 @@ fn check_bounds(
 ) -> Result<(), RuntimeError> {
     let extent = |n: &str| values.get(n).map(|&v| (v, v));
     let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
-    ranges.insert(
-        Builtin::Thread.name(),
-        (0, plan.block.iter().map(|&b| b as i64).product::<i64>() - 1),
-    );
+    // A pipeline's producer warpgroup (the last threads) issues TMA loads
+    // alone: the listed accesses are the other threads'.
+    let threads = plan.block.iter().map(|&b| b as i64).product::<i64>() - m.producer_threads;
+    ranges.insert(Builtin::Thread.name(), (0, threads - 1));
     for i in 0..3 {
         let first = launch.offset[i] as i64;
         let name = Builtin::Block(i as u8).name();

@@ -141,6 +141,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             }
             None => k.launch.block.clone(),
         },
+        producer_threads: variants
+            .first()
+            .filter(|l| l.ir.pipeline().is_some())
+            .map_or(0, |_| tilec::ir::PRODUCER_THREADS),
         shared_bytes: k.shared_bytes()
             + variants
                 .first()

@@ -114,6 +114,10 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/tma_pipeline.tile", "M=1,N=65,K=8"),
         ("tests/run/tma_pipeline_mn.tile", "M=136,N=72,K=40"),
         ("tests/run/tma_pipeline_sw64.tile", "M=64,N=130,K=200"),
+        (
+            "tests/run/tma_pipeline_smem_epilogue.tile",
+            "M=130,N=70,K=72",
+        ),
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
         ("tests/run/negative_shift_swizzle.tile", "M=100,N=77"),

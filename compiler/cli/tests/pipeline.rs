@@ -647,6 +647,28 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
     }
 }
 
+/// A pipeline's producer warpgroup joins the block (384 threads here) but
+/// runs none of the listed accesses: the plan bounds them over the
+/// consumer threads, 0..127, and proves this epilogue in bounds (over
+/// 0..255 its rows would pass the end of C).
+#[test]
+fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
+    let m = manifest_of("tests/run/tma_pipeline_smem_epilogue.tile");
+    assert_eq!(
+        (m.block.clone(), m.producer_threads),
+        (vec![tilec_layout::Int::Static(256)], 128)
+    );
+    plan(&m, &Dims::parse("M=128,N=128,K=128").unwrap()).expect("in bounds");
+    let wrong = tilec_runtime::manifest::Manifest {
+        producer_threads: 0,
+        ..m
+    };
+    match plan(&wrong, &Dims::parse("M=128,N=128,K=128").unwrap()) {
+        Err(RuntimeError::Bounds(why)) => assert!(why.contains("C would be accessed"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     for file in [
