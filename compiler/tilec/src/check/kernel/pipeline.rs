@@ -8,8 +8,9 @@
 //! each stage expects, stage and phase), so the checks here are what makes
 //! it sound: one pipeline, at the top of the kernel; its load block only
 //! `copy_tma`s, issued by one thread (so nothing in them depends on
-//! `thread.x`); and the stage buffers written by nothing else, since the
-//! producer writes them while the consumers run.
+//! `thread.x`); the stage buffers written by nothing else, since the
+//! producer writes them while the consumers run; and no tensor both loaded
+//! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
 use crate::check::program::{Base, Op, Stmt, View};
@@ -209,12 +210,17 @@ impl KernelChecker {
                 .with_help("launch a one-dimensional block of 128, 256 or 384 threads; the producer warpgroup is added to it"),
             ),
         }
-        let mut stages = Vec::new();
+        let (mut stages, mut loaded) = (Vec::new(), Vec::new());
         walk(body, &mut |s| {
-            if let Op::CopyTma { dst, .. } = &s.op
-                && let Base::Shared(b) = dst.base
-            {
-                stages.push(b);
+            if let Op::CopyTma { src, dst, .. } = &s.op {
+                stages.extend(match dst.base {
+                    Base::Shared(b) => Some(b),
+                    _ => None,
+                });
+                loaded.extend(match src.base {
+                    Base::Param(p) => Some(p),
+                    _ => None,
+                });
             }
         });
         walk(body, &mut |s| {
@@ -224,6 +230,16 @@ impl KernelChecker {
                 Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
                 _ => None,
             };
+            if let Some(v) = written
+                && let Base::Param(p) = v.base
+                && loaded.contains(&p)
+            {
+                self.diags.push(
+                    Diagnostic::new(format!("this writes `{}`, which the pipeline loads", self.params[p].name), s.span)
+                        .with_related(span, "its TMA loads read it, in every block, while the blocks run")
+                        .with_help("a tensor is read by TMA or written, not both; write the result to another tensor"),
+                );
+            }
             if let Some(v) = written
                 && let Base::Shared(b) = v.base
                 && stages.contains(&b)
