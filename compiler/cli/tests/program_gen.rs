@@ -272,6 +272,96 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
     gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);")
 }
 
+/// A TMA pipeline GEMM: wgmma atoms of random N over one or two consumer
+/// warpgroups, A and B loaded as TMA boxes into one to four stages of
+/// CuTe's GMMA atoms (K-major 32-, 64- or 128-byte rows, the k-tile one
+/// row wide; or MN-major, the tile one swizzle span tall), A and B of
+/// random majors (a major the stage does not match is no box: refused at
+/// the copy), sometimes a barrier among the consumers, and extents that
+/// keep the tensors' rows whole 16 bytes (which TMA needs).
+fn generate_tma_gemm(rng: &mut Rng) -> Program {
+    let (elem, types) = rng.pick(&[("bf16", "BF16BF16"), ("f16", "F16F16")]);
+    let n = rng.pick(&[8, 16, 32, 64, 128]);
+    let (wm, wn) = rng.pick(&[(1, 1), (2, 1), (1, 2)]);
+    let threads = 128 * wm * wn;
+    let (bm, bn) = (64 * wm * rng.pick(&[1, 2]), n * wn * rng.pick(&[1, 2]));
+    let swizzle = rng.pick(&[1i64, 2, 3]);
+    let width = 8 << swizzle;
+    // K-major stages need the k-tile one row wide; MN-major ones, the
+    // tile one swizzle span tall.
+    let k_major = rng.chance(70) || (bm != width && bn != width);
+    let bk = if k_major {
+        width
+    } else {
+        16 * rng.pick(&[1, 2, 4])
+    };
+    let stages = rng.pick(&[1, 2, 3, 4]);
+    let stage = |rows: i64| {
+        if k_major {
+            format!(
+                "composition(Swizzle({swizzle}, 3, 3), tile_to_shape((8, {width}):({width}, 1), ({rows}, {bk}, {stages})))"
+            )
+        } else {
+            format!(
+                "composition(Swizzle({swizzle}, 3, 3), tile_to_shape(({width}, 8):(1, {width}), ({rows}, {bk}, {stages})))"
+            )
+        }
+    };
+    let tensor = |rng: &mut Rng, m: &str| {
+        let matches = rng.chance(90);
+        compact(&[m.to_string(), "K".to_string()], k_major == matches)
+    };
+    let (la, lb) = (tensor(rng, "M"), tensor(rng, "N"));
+    let lc = compact(&["M".to_string(), "N".to_string()], rng.chance(50));
+    let c_elem = if rng.chance(50) { "f32" } else { elem };
+    let sync = if rng.chance(20) {
+        "\n        sync();"
+    } else {
+        ""
+    };
+    let (sa, sb) = (stage(bm), stage(bn));
+    let source = format!(
+        "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
+{{
+    tiler cta = ({bm}, {bn}, {bk});
+    let mma = make_tiled_mma(SM90_64x{n}x16_F32{types}_SS, ({wm}, {wn}));
+    reference gemm(A, B, C, alpha, beta);
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
+    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
+    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
+    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
+    let smA = shared<{elem}>({sa});
+    let smB = shared<{elem}>({sb});
+    let tCsA = partition_A(mma, smA, thread.x);
+    let tCsB = partition_B(mma, smB, thread.x);
+    let tCgC = partition_C(mma, gC, thread.x);
+    let tCrC = registers<f32>(shape(tCgC), 0.0);
+    pipeline k in 0..size(gA, 2), stage s in 0..{stages} {{
+        load {{
+            copy_tma(gA[_, _, k], smA[_, _, s]);
+            copy_tma(gB[_, _, k], smB[_, _, s]);
+        }}
+        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);{sync}
+    }}
+    axpby(alpha, tCrC, beta, tCgC);
+}}
+"
+    );
+    // Multiples of 8 (rows of 16 bytes in every major), now and then a
+    // partial tile, a single tile or several.
+    let mut extent = |t: i64| match rng.below(3) {
+        0 => 8 * (1 + rng.below(4) as i64),
+        1 => t * (1 + rng.below(2) as i64),
+        _ => (t * (1 + rng.below(2) as i64) + rng.pick(&[-8, 8])).max(8),
+    };
+    let dims = vec![
+        format!("M={}", extent(bm)),
+        format!("N={}", extent(bn)),
+        format!("K={}", extent(bk)),
+    ];
+    Program { source, dims }
+}
+
 /// What the tensor-core GEMM generators choose; `program` writes the rest
 /// alike: A, B and C of random majors, C in the input type or f32, copies
 /// through shared memory by thread layouts that divide the tiles
@@ -390,7 +480,8 @@ fn generate(rng: &mut Rng) -> Program {
     match rng.below(100) {
         0..25 => generate_gemm(rng),
         25..37 => generate_mma_gemm(rng),
-        37..45 => generate_wgmma_gemm(rng),
+        37..42 => generate_wgmma_gemm(rng),
+        42..47 => generate_tma_gemm(rng),
         _ => generate_copy(rng),
     }
 }
@@ -515,7 +606,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
-    // FUZZ_KIND=mma or wgmma: tensor-core GEMMs only (off-line runs of one kind).
+    // FUZZ_KIND=mma, wgmma or tma: tensor-core GEMMs only (off-line runs of one kind).
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
@@ -523,6 +614,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         let p = match kind.as_str() {
             "mma" => generate_mma_gemm(&mut rng),
             "wgmma" => generate_wgmma_gemm(&mut rng),
+            "tma" => generate_tma_gemm(&mut rng),
             _ => generate(&mut rng),
         };
         let file = dir.join(format!("case{case}.tile"));

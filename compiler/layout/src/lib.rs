@@ -45,6 +45,6 @@ pub use tiler::Tiler;
 pub use tiling::{
     Grouping, Interleave, divide, ordered_layout, product, rank_product, tile_to_shape,
 };
-pub use tma::{TensorMap, TmaBox, TmaDim, tma_box};
+pub use tma::{TensorMap, TmaCopy, TmaDim, TmaPiece, tma_copy};
 pub use tuple::IntTuple;
 pub use vector::{max_common_layout, max_common_vector};

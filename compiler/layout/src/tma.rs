@@ -46,11 +46,27 @@ impl TensorMap {
     }
 }
 
-/// A box load: the map and the box's first element, per dimension.
+/// A copy of a tile as TMA boxes of one map: the tile's first element
+/// (per map dimension, symbolic) and, per box, where it starts from there
+/// (per dimension) and in shared memory (elements, before the swizzle).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TmaBox {
+pub struct TmaCopy {
     pub map: TensorMap,
     pub origin: Vec<Int>,
+    pub boxes: Vec<TmaPiece>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaPiece {
+    pub coords: Vec<i64>,
+    pub smem: i64,
+}
+
+impl TmaCopy {
+    /// The bytes the copy brings (whole boxes, zero-filled or not).
+    pub fn bytes(&self) -> i64 {
+        self.map.box_bytes() * self.boxes.len() as i64
+    }
 }
 
 /// The most elements along one dimension of a box.
@@ -59,11 +75,18 @@ pub const MAX_BOX: i64 = 256;
 /// The most dimensions of a tensor map.
 pub const MAX_RANK: usize = 5;
 
-/// The box load that copies the tile whose coordinates in mode `j` of the
+/// The most boxes one copy is cut into.
+pub const MAX_BOXES: usize = 64;
+
+/// The TMA boxes that copy the tile whose coordinates in mode `j` of the
 /// tensor are `coords[j].1 + coords[j].0(c)` into shared memory at
-/// `smem_offset + smem(c)` (then swizzled by `swizzle`), or why there is
-/// none. `tensor` is the parameter's layout.
-pub fn tma_box(
+/// `smem_offset + smem(c)` (then swizzled by `swizzle`), or why there are
+/// none. `tensor` is the parameter's layout. The box is the largest that
+/// lands densely: per dimension (the tensor's stride-1 mode first) the
+/// first run of the destination's mode that steps by the box elements
+/// before it, at most 256 elements (the swizzle's span for the first
+/// dimension of a swizzled buffer); the rest of the mode repeats it.
+pub fn tma_copy(
     param: usize,
     elem: Elem,
     tensor: &Layout,
@@ -71,7 +94,7 @@ pub fn tma_box(
     smem: &Layout,
     smem_offset: &Int,
     swizzle: Option<Swizzle>,
-) -> Result<TmaBox, String> {
+) -> Result<TmaCopy, String> {
     let modes = tensor.modes();
     if modes.len() != coords.len() || modes.len() > MAX_RANK {
         return Err(format!(
@@ -86,10 +109,8 @@ pub fn tma_box(
         }
     }
     // Which tensor mode each tile mode walks, with stride 1, alone.
-    let tile_modes = smem.rank();
     let mut walks: Vec<Option<usize>> = vec![None; modes.len()];
-    let mut sizes = vec![1i64; modes.len()];
-    for i in 0..tile_modes {
+    for i in 0..smem.rank() {
         let size = smem
             .mode(i)
             .map_err(|e| e.to_string())?
@@ -113,14 +134,7 @@ pub fn tma_box(
             }
             found = Some(j);
         }
-        let j = found.ok_or(format!("mode {i} of the tile does not move in the tensor"))?;
-        if size > MAX_BOX {
-            return Err(format!(
-                "the box would be {size} elements along mode {j} of the tensor; TMA takes at most {MAX_BOX}"
-            ));
-        }
-        walks[j] = Some(i);
-        sizes[j] = size;
+        walks[found.ok_or(format!("mode {i} of the tile does not move in the tensor"))?] = Some(i);
     }
     // The tensor's unit-stride mode is the map's first dimension.
     let Some(inner) = modes
@@ -134,30 +148,6 @@ pub fn tma_box(
     let order: Vec<usize> = std::iter::once(inner)
         .chain((0..modes.len()).filter(|&j| j != inner))
         .collect();
-    // The box lands densely in that order: mode i of the destination must
-    // step by the box elements of the dimensions before its own.
-    let mut dense = 1i64;
-    let mut box_stride = vec![0i64; modes.len()];
-    for &j in &order {
-        box_stride[j] = dense;
-        dense *= sizes[j];
-    }
-    for (j, w) in walks.iter().enumerate() {
-        let Some(i) = *w else { continue };
-        let m = smem.mode(i).map_err(|e| e.to_string())?.coalesce();
-        let want = Layout::new(
-            Int::Static(sizes[j]).into(),
-            Int::Static(box_stride[j]).into(),
-        )
-        .map_err(|e| e.to_string())?;
-        if m != want {
-            return Err(format!(
-                "mode {i} of the shared tile is {m}, but TMA writes the box densely, fastest along mode {} of the tensor (its stride-1 mode): it would be {want}",
-                order[0]
-            ));
-        }
-    }
-    let inner_bytes = sizes[inner] * elem.bytes();
     let swizzle_bytes = match swizzle {
         None => 0,
         Some(sw) => {
@@ -171,18 +161,70 @@ pub fn tma_box(
             16 << sw.bits
         }
     };
-    if inner_bytes % 16 != 0 || (swizzle_bytes > 0 && inner_bytes != swizzle_bytes) {
-        return Err(match swizzle_bytes {
-            0 => format!(
-                "the box's inner dimension is {inner_bytes} bytes; TMA needs a multiple of 16"
-            ),
-            s => format!(
-                "the box's inner dimension is {inner_bytes} bytes; with the {s}-byte swizzle it must be {s}"
-            ),
-        });
+    // Per dimension in map order: the box's size and, per repeat of it
+    // along the mode, (coordinate, shared offset).
+    let mut dense = 1i64;
+    let mut sizes = vec![1i64; modes.len()];
+    let mut repeats: Vec<Vec<(i64, i64)>> = vec![vec![(0, 0)]; modes.len()];
+    for &j in &order {
+        let Some(i) = walks[j] else { continue };
+        let m = smem.mode(i).map_err(|e| e.to_string())?.coalesce();
+        let (s, d) = (m.shape().leaves(), m.stride().leaves());
+        let (Some(n), Some(first), Some(step)) =
+            (m.size().as_static(), s[0].as_static(), d[0].as_static())
+        else {
+            return Err("the shared tile needs a static layout".into());
+        };
+        if step != dense {
+            let want = Layout::new(Int::Static(first).into(), Int::Static(dense).into())
+                .map_err(|e| e.to_string())?;
+            return Err(format!(
+                "mode {i} of the shared tile is {m}, but TMA writes a box densely, fastest along mode {inner} of the tensor (its stride-1 mode): it would start {want}"
+            ));
+        }
+        let limit = match (j == inner, swizzle_bytes) {
+            (true, b) if b > 0 => b / elem.bytes(),
+            _ => MAX_BOX,
+        };
+        let size = (1..=first.min(limit))
+            .rev()
+            .find(|b| first % b == 0)
+            .unwrap_or(1);
+        if j == inner && swizzle_bytes > 0 && size != limit {
+            return Err(format!(
+                "the box's inner dimension is {} bytes; with the {swizzle_bytes}-byte swizzle it must be {swizzle_bytes}",
+                size * elem.bytes()
+            ));
+        }
+        if j == inner && (size * elem.bytes()) % 16 != 0 {
+            return Err(format!(
+                "the box's inner dimension is {} bytes; TMA needs a multiple of 16",
+                size * elem.bytes()
+            ));
+        }
+        sizes[j] = size;
+        repeats[j] = (0..n / size)
+            .map(|r| {
+                let at = m.at(r * size).ok().and_then(|x| x.as_static());
+                at.map(|a| (r * size, a))
+                    .ok_or("the shared tile needs a static layout")
+            })
+            .collect::<Result<_, _>>()?;
+        dense *= size;
     }
-    // The destination starts where the swizzle pattern does (and TMA
-    // needs 128-byte aligned boxes).
+    let count: usize = repeats.iter().map(Vec::len).product();
+    if count > MAX_BOXES {
+        return Err(format!(
+            "the copy would be {count} TMA boxes of {}; at most {MAX_BOXES}",
+            order
+                .iter()
+                .map(|&j| sizes[j].to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        ));
+    }
+    // Every box starts where the swizzle pattern does (and TMA needs
+    // 128-byte aligned boxes).
     let align = swizzle.map_or(128, |sw| (sw.repeat() * elem.bytes()).max(128)) / elem.bytes();
     if smem_offset.multiple_of(align, &|_| false).is_none() {
         return Err(format!(
@@ -190,7 +232,33 @@ pub fn tma_box(
             align * elem.bytes()
         ));
     }
-    Ok(TmaBox {
+    let mut boxes = vec![TmaPiece {
+        coords: vec![0; order.len()],
+        smem: 0,
+    }];
+    for (at, &j) in order.iter().enumerate() {
+        boxes = boxes
+            .into_iter()
+            .flat_map(|b| {
+                repeats[j].iter().map(move |&(c, o)| {
+                    let mut coords = b.coords.clone();
+                    coords[at] = c;
+                    TmaPiece {
+                        coords,
+                        smem: b.smem + o,
+                    }
+                })
+            })
+            .collect();
+    }
+    if let Some(b) = boxes.iter().find(|b| b.smem % align != 0) {
+        return Err(format!(
+            "a box would land at element {} of the tile, not a multiple of {align} elements ({} bytes), where TMA's boxes start",
+            b.smem,
+            align * elem.bytes()
+        ));
+    }
+    Ok(TmaCopy {
         map: TensorMap {
             param,
             elem,
@@ -205,6 +273,7 @@ pub fn tma_box(
             swizzle_bytes,
         },
         origin: order.iter().map(|&j| coords[j].1.clone()).collect(),
+        boxes,
     })
 }
 
@@ -246,7 +315,8 @@ mod tests {
         )
         .unwrap();
         let sw = Swizzle::new(3, 3, 3).unwrap();
-        let b = tma_box(0, Elem::Bf16, &tensor, &coords, &smem, &c(8192), Some(sw)).expect("a box");
+        let b =
+            tma_copy(0, Elem::Bf16, &tensor, &coords, &smem, &c(8192), Some(sw)).expect("a box");
         assert_eq!(b.map.dims[0].size, 64);
         assert_eq!(b.map.dims[0].extent, Int::var("K"));
         assert_eq!(b.map.dims[1].size, 128);
@@ -254,22 +324,68 @@ mod tests {
         assert_eq!(b.map.swizzle_bytes, 128);
         assert_eq!(b.map.box_bytes(), 16384);
         assert_eq!(b.origin, vec![Int::var("k0"), Int::var("m0")]);
+        assert_eq!(
+            b.boxes,
+            vec![TmaPiece {
+                coords: vec![0, 0],
+                smem: 0
+            }]
+        );
         // Not at a swizzle repeat: refused.
-        let e = tma_box(0, Elem::Bf16, &tensor, &coords, &smem, &c(64), Some(sw)).unwrap_err();
+        let e = tma_copy(0, Elem::Bf16, &tensor, &coords, &smem, &c(64), Some(sw)).unwrap_err();
         assert!(e.contains("multiple of 512 elements"), "{e}");
-        // A 64-byte swizzle is not TMA's for 128-byte rows.
+        // Under a 64-byte swizzle a box's rows are 32 elements: 128-byte
+        // rows in shared memory are no such boxes.
         let sw64 = Swizzle::new(2, 3, 3).unwrap();
-        let e = tma_box(0, Elem::Bf16, &tensor, &coords, &smem, &c(0), Some(sw64)).unwrap_err();
-        assert!(e.contains("must be 64"), "{e}");
+        let e = tma_copy(0, Elem::Bf16, &tensor, &coords, &smem, &c(0), Some(sw64)).unwrap_err();
+        assert!(e.contains("it would start 128:32"), "{e}");
     }
 
     #[test]
     fn the_destination_must_be_the_dense_box() {
         let (tensor, coords) = k_major(64);
         let rows = l(&[c(64), c(64)], &[c(64), c(1)]);
-        assert!(tma_box(0, Elem::F16, &tensor, &coords, &rows, &c(0), None).is_ok());
+        assert!(tma_copy(0, Elem::F16, &tensor, &coords, &rows, &c(0), None).is_ok());
         let transposed = l(&[c(64), c(64)], &[c(1), c(64)]);
-        let e = tma_box(0, Elem::F16, &tensor, &coords, &transposed, &c(0), None).unwrap_err();
+        let e = tma_copy(0, Elem::F16, &tensor, &coords, &transposed, &c(0), None).unwrap_err();
         assert!(e.contains("densely"), "{e}");
+    }
+
+    /// An MN-major tile taller than the swizzle's span (128 rows of the
+    /// 128-byte atom) and k-tiles wider than a box are several boxes.
+    #[test]
+    fn a_tile_wider_than_a_box_is_several() {
+        let (m, k) = (Int::var("M"), Int::var("K"));
+        let tensor = l(&[m.clone(), k], &[c(1), m]);
+        let coords = [
+            (l(&[c(128), c(32)], &[c(1), c(0)]), Int::var("m0")),
+            (l(&[c(128), c(32)], &[c(0), c(1)]), Int::var("k0")),
+        ];
+        // Sw<3,3,3> o (64,8):(1,64) tiled to (128, 32): ((64,2),(8,4)):((1,4096),(64,512)).
+        let smem = Layout::new(
+            IntTuple::Tuple(vec![t(&[c(64), c(2)]), t(&[c(8), c(4)])]),
+            IntTuple::Tuple(vec![t(&[c(1), c(4096)]), t(&[c(64), c(512)])]),
+        )
+        .unwrap();
+        let sw = Swizzle::new(3, 3, 3).unwrap();
+        let b = tma_copy(0, Elem::Bf16, &tensor, &coords, &smem, &c(0), Some(sw)).expect("boxes");
+        assert_eq!(
+            b.map.dims.iter().map(|d| d.size).collect::<Vec<_>>(),
+            vec![64, 32]
+        );
+        assert_eq!(
+            b.boxes,
+            vec![
+                TmaPiece {
+                    coords: vec![0, 0],
+                    smem: 0
+                },
+                TmaPiece {
+                    coords: vec![64, 0],
+                    smem: 4096
+                },
+            ]
+        );
+        assert_eq!(b.bytes(), 8192);
     }
 }

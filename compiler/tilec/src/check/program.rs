@@ -311,12 +311,12 @@ pub enum Op {
         load: Vec<Stmt>,
         body: Vec<Stmt>,
     },
-    /// `copy_tma(src, dst)`: one TMA box from a global tile into a shared
-    /// stage, in a pipeline's `load` block.
+    /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
+    /// of one tensor map, in a pipeline's `load` block.
     CopyTma {
         src: View,
         dst: View,
-        tma: tilec_layout::TmaBox,
+        tma: tilec_layout::TmaCopy,
     },
 }
 

@@ -522,7 +522,7 @@ impl Lowerer<'_> {
                 let bytes = load
                     .iter()
                     .map(|s| match &s.op {
-                        Op::CopyTma { tma, .. } => tma.map.box_bytes(),
+                        Op::CopyTma { tma, .. } => tma.bytes(),
                         _ => 0,
                     })
                     .sum();
@@ -545,29 +545,32 @@ impl Lowerer<'_> {
                 ));
             }
             Op::CopyTma { dst, tma, .. } => {
-                self.spend(1)?;
+                self.spend(tma.boxes.len() as i64)?;
                 let map = self.tensor_map(&tma.map)?;
-                let origin = tma
-                    .origin
-                    .iter()
-                    .map(|o| self.int(&self.fix(o)))
-                    .collect::<Result<_, _>>()?;
                 let Base::Shared(b) = dst.base else {
                     unreachable!("the checker's copy_tma writes shared memory")
                 };
-                let index = self.int(&self.fix(&dst.offset))?;
-                out.push(Inst::at(
-                    s.span,
-                    InstKind::TmaLoad {
-                        map,
-                        origin,
-                        dst: crate::ir::Addr {
-                            space: crate::ir::Space::Shared(b),
-                            index,
-                            guard: None,
+                for piece in &tma.boxes {
+                    let origin = tma
+                        .origin
+                        .iter()
+                        .zip(&piece.coords)
+                        .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
+                        .collect::<Result<_, _>>()?;
+                    let index = self.int(&self.fix(&dst.offset).add(&Int::Static(piece.smem)))?;
+                    out.push(Inst::at(
+                        s.span,
+                        InstKind::TmaLoad {
+                            map,
+                            origin,
+                            dst: Addr {
+                                space: Space::Shared(b),
+                                index,
+                                guard: None,
+                            },
                         },
-                    },
-                ));
+                    ));
+                }
             }
             Op::For {
                 var,

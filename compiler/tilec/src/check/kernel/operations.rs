@@ -21,7 +21,7 @@ pub(super) const STATEMENTS: &[Known] = &[
     ("copy_async", "copy_async(src, dst)"),
     (
         "copy_tma",
-        "copy_tma(src, dst)  in a pipeline's load block: one TMA box from a global tile into a shared stage",
+        "copy_tma(src, dst)  in a pipeline's load block: a global tile into a shared stage, as TMA boxes",
     ),
     ("cp_async_fence", "cp_async_fence()"),
     (

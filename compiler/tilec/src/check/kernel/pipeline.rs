@@ -130,8 +130,8 @@ impl KernelChecker {
         })
     }
 
-    /// `copy_tma(src, dst)`: a global tile into a shared stage, as one TMA
-    /// box, issued by one producer thread.
+    /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
+    /// of one map, issued by one producer thread.
     pub(super) fn copy_tma(
         &mut self,
         src: View,
@@ -185,11 +185,11 @@ impl KernelChecker {
             .map(|c| (c.layout.clone(), c.offset.clone()))
             .collect();
         let swizzle = self.state.shared[b].swizzle;
-        let tma = tilec_layout::tma_box(p, src.elem, &tensor, &coords, &dst.layout, &dst.offset, swizzle)
+        let tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &dst.layout, &dst.offset, swizzle)
             .map_err(|why| {
-                Diagnostic::new(format!("this copy is not a TMA box: {why}"), span)
+                Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
                     .with_label(format!("{} -> {}", src.layout, dst.layout))
-                    .with_help("a box is a tile of whole rows of the tensor, landing densely (or through a 32/64/128-byte swizzle) in shared memory")
+                    .with_help("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike")
             })?;
         Ok(Op::CopyTma { src, dst, tma })
     }
