@@ -263,8 +263,20 @@ impl Manifest {
                 tensor(a.param, &format!("an access of {}", v.entry))?;
                 known(&a.index, &loops, &format!("an access of {}", v.entry))?;
             }
+            if !v.tensor_maps.is_empty() && self.producer_threads == 0 {
+                return Err(format!(
+                    "{} takes tensor maps but has no producer warpgroup",
+                    v.entry
+                ));
+            }
             for t in &v.tensor_maps {
                 tensor(t.param, &format!("a tensor map of {}", v.entry))?;
+                if self.params[t.param].elem() != t.elem {
+                    return Err(format!(
+                        "a tensor map of {} reads {} as {}",
+                        v.entry, self.params[t.param].name, t.elem
+                    ));
+                }
                 if t.dims.is_empty() || t.dims.len() > 5 {
                     return Err(format!(
                         "a tensor map of {} has {} dimensions",

@@ -94,9 +94,10 @@ fn map_plan(
     let (mut extents, mut strides, mut reach) = (Vec::new(), Vec::new(), 0i128);
     for (i, d) in t.dims.iter().enumerate() {
         let (e, s) = (eval(&d.extent)?, eval(&d.stride)?);
-        if !(1..=1 << 32).contains(&e) || !(1..=256).contains(&d.size) {
+        // Box coordinates are 32-bit signed in the kernel.
+        if !(1..1 << 31).contains(&e) || !(1..=tilec_layout::tma::MAX_BOX).contains(&d.size) {
             return Err(RuntimeError::Condition(format!(
-                "the tensor map of {name} has extent {e} and box {} in dimension {i}; TMA takes extents up to 2^32 and boxes up to 256",
+                "the tensor map of {name} has extent {e} and box {} in dimension {i}; the kernel takes extents below 2^31 and boxes up to 256",
                 d.size
             )));
         }
@@ -105,15 +106,21 @@ fn map_plan(
                 "the tensor map of {name} is not contiguous innermost"
             )));
         }
-        if i > 0 && ((s * bytes) % 16 != 0 || s * bytes >= 1 << 40 || s < 1) {
-            return Err(RuntimeError::Condition(format!(
-                "the TMA loads of {name} need its strides to be multiples of 16 bytes, but {} = {s} elements is {} bytes",
-                d.stride,
-                s * bytes
-            )));
-        }
-        if i > 0 {
-            strides.push((s * bytes) as u64);
+        let stride_bytes = s.checked_mul(bytes).filter(|b| (1..1 << 40).contains(b));
+        match stride_bytes {
+            _ if i == 0 => {}
+            Some(b) if b % 16 == 0 => strides.push(b as u64),
+            Some(b) => {
+                return Err(RuntimeError::Condition(format!(
+                    "the TMA loads of {name} need its strides to be multiples of 16 bytes, but {} = {s} elements is {b} bytes",
+                    d.stride
+                )));
+            }
+            None => {
+                return Err(RuntimeError::Condition(format!(
+                    "the tensor map of {name} has a stride of {s} elements; TMA takes 1 to 2^40 bytes"
+                )));
+            }
         }
         extents.push(e as u64);
         reach += (e as i128 - 1) * s as i128;
@@ -410,6 +417,13 @@ fn check_bounds(
     // A pipeline's producer warpgroup (the last threads) issues TMA loads
     // alone: the listed accesses are the other threads'.
     let threads = plan.block.iter().map(|&b| b as i64).product::<i64>() - m.producer_threads;
+    if threads < 1 {
+        return Err(RuntimeError::Manifest(format!(
+            "a block of {} threads has no thread besides its producer's {}",
+            threads + m.producer_threads,
+            m.producer_threads
+        )));
+    }
     ranges.insert(Builtin::Thread.name(), (0, threads - 1));
     for i in 0..3 {
         let first = launch.offset[i] as i64;

@@ -319,19 +319,17 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
     } else {
         ""
     };
-    let (sa, sb) = (stage(bm), stage(bn));
+    let gemm = TensorCoreGemm {
+        elem,
+        atom: format!("SM90_64x{n}x16_F32{types}_SS"),
+        warps: [wm, wn],
+        threads,
+        tile: [bm, bn, bk],
+        shared: [stage(bm), stage(bn)],
+    };
+    let head = gemm.head([&la, &lb, &lc], c_elem, "");
     let source = format!(
-        "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
-{{
-    tiler cta = ({bm}, {bn}, {bk});
-    let mma = make_tiled_mma(SM90_64x{n}x16_F32{types}_SS, ({wm}, {wn}));
-    reference gemm(A, B, C, alpha, beta);
-    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
-    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
-    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
-    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
-    let smA = shared<{elem}>({sa});
-    let smB = shared<{elem}>({sb});
+        "{head}
     let tCsA = partition_A(mma, smA, thread.x);
     let tCsB = partition_B(mma, smB, thread.x);
     let tCgC = partition_C(mma, gC, thread.x);
@@ -376,7 +374,10 @@ struct TensorCoreGemm {
 }
 
 impl TensorCoreGemm {
-    fn program(&self, rng: &mut Rng, percent: u64, registers: &str, multiply: &str) -> Program {
+    /// The kernel's first lines, to its shared stages: A, B and C of the
+    /// given layouts (C of `c_elem`), the tile, the tiled MMA, `extra`
+    /// declarations, the reference, the launch and the block's tiles.
+    fn head(&self, [la, lb, lc]: [&str; 3], c_elem: &str, extra: &str) -> String {
         let Self {
             elem,
             atom,
@@ -384,6 +385,28 @@ impl TensorCoreGemm {
             threads,
             tile: [bm, bn, bk],
             shared: [sa, sb],
+        } = self;
+        format!(
+            "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
+{{
+    tiler cta = ({bm}, {bn}, {bk});
+    let mma = make_tiled_mma({atom}, ({wm}, {wn}));
+{extra}    reference gemm(A, B, C, alpha, beta);
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
+    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
+    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
+    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
+    let smA = shared<{elem}>({sa});
+    let smB = shared<{elem}>({sb});"
+        )
+    }
+
+    fn program(&self, rng: &mut Rng, percent: u64, registers: &str, multiply: &str) -> Program {
+        let Self {
+            elem,
+            threads,
+            tile: [bm, bn, bk],
+            ..
         } = self;
         let (ta, tb) = (
             thread_split(rng, *threads, *bm, *bk, percent),
@@ -398,20 +421,13 @@ impl TensorCoreGemm {
             major(rng, "M", "N"),
         );
         let c_elem = if rng.chance(50) { "f32" } else { elem };
+        let head = self.head(
+            [&la, &lb, &lc],
+            c_elem,
+            &format!("    layout tA = {ta};\n    layout tB = {tb};\n"),
+        );
         let source = format!(
-            "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
-{{
-    tiler cta = ({bm}, {bn}, {bk});
-    let mma = make_tiled_mma({atom}, ({wm}, {wn}));
-    layout tA = {ta};
-    layout tB = {tb};
-    reference gemm(A, B, C, alpha, beta);
-    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
-    let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
-    let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
-    let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
-    let smA = shared<{elem}>({sa});
-    let smB = shared<{elem}>({sb});
+            "{head}
     let tAgA = local_partition(gA, tA, thread.x);
     let tAsA = local_partition(smA, tA, thread.x);
     let tBgB = local_partition(gB, tB, thread.x);

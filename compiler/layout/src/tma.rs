@@ -145,6 +145,11 @@ pub fn tma_copy(
             "the tensor has no mode of stride 1, which a tensor map's first dimension needs".into(),
         );
     };
+    if walks[inner].is_none() {
+        return Err(format!(
+            "the tile does not move along mode {inner} of the tensor, its stride-1 mode: a box's rows would be one element, and TMA takes rows of 16 bytes and more"
+        ));
+    }
     let order: Vec<usize> = std::iter::once(inner)
         .chain((0..modes.len()).filter(|&j| j != inner))
         .collect();

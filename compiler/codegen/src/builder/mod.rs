@@ -66,6 +66,8 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     ring: pipeline::Ring<'ctx>,
     /// In a pipeline iteration: its stage's full and empty barriers.
     stage: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    /// The index of the first tensor-map parameter (after the block offset).
+    first_map: usize,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -118,7 +120,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     64,
                 ),
             );
-            func.get_nth_param(at_index(at))
+            func.get_nth_param((first_map + m) as u32)
                 .expect("declared")
                 .set_name(&format!("map{m}"));
             let node = ctx.metadata_node(&[
@@ -213,6 +215,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             reads_async_proxy: crate::first_wgmma(ir).is_some(),
             ring: None,
             stage: None,
+            first_map,
         })
     }
 
@@ -614,13 +617,6 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.shared_loads.clear();
         self.predicates.clear();
         Ok(())
-    }
-}
-
-fn at_index(at: inkwell::attributes::AttributeLoc) -> u32 {
-    match at {
-        inkwell::attributes::AttributeLoc::Param(i) => i,
-        _ => unreachable!("a parameter"),
     }
 }
 

@@ -186,13 +186,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let ptr = self.addr_ptr(dst, self.ir.shared[s].elem)?;
         let smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
-        let at = self.ir.params.len()
-            + self.ir.extents.len()
-            + if self.ir.block_offset { 3 } else { 0 }
-            + map;
         let param = self
             .func
-            .get_nth_param(at as u32)
+            .get_nth_param((self.first_map + map) as u32)
             .expect("declared")
             .into_pointer_value();
         let map_addr = self.b.build_ptr_to_int(param, self.ctx.i64_type(), "")?;
@@ -217,9 +213,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// A barrier of the consumer threads alone (named barrier 1): the
-    /// producer warpgroup has left.
+    /// producer warpgroup has left. LLVM's intrinsic, which it knows to be
+    /// convergent (inline PTX it would not).
     pub(super) fn consumer_barrier(&mut self) -> Result<()> {
-        self.ptx_statement(&format!("bar.sync 1, {};", self.ir.block_threads))
+        let i32t = self.ctx.i32_type();
+        let f = self.intrinsic("llvm.nvvm.barrier.sync.cnt", &[])?;
+        let threads = i32t.const_int(self.ir.block_threads as u64, false);
+        self.b
+            .build_call(f, &[i32t.const_int(1, false).into(), threads.into()], "")?;
+        Ok(())
     }
 
     /// The 32-bit shared address of stage `s`'s full or empty barrier.

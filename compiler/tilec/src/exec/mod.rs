@@ -264,6 +264,10 @@ struct Block<'a> {
     /// barrier between them are caught.
     writers: HashMap<(usize, usize), (u32, u32, Span)>,
     counters: HashMap<usize, i64>,
+    /// In a pipeline: per shared element, the iteration whose box last
+    /// wrote it (and the load), and the iteration whose body is running.
+    stage_tags: Vec<Vec<Option<(i64, Span)>>>,
+    iteration: Option<i64>,
 }
 
 impl<'a> Block<'a> {
@@ -310,6 +314,8 @@ impl<'a> Block<'a> {
             overlay: HashMap::new(),
             writers: HashMap::new(),
             counters: HashMap::new(),
+            stage_tags: Vec::new(),
+            iteration: None,
         }
     }
 
@@ -375,10 +381,11 @@ impl<'a> Block<'a> {
                     id,
                     start,
                     end,
+                    stages,
                     load,
                     body,
                     ..
-                } => self.pipeline(*id, [*start, *end], load, body, inst.span)?,
+                } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::LdMatrix {
@@ -541,6 +548,7 @@ impl<'a> Block<'a> {
     fn shared_slot(&self, s: usize, i: i64, t: usize, span: Span, what: &str) -> Result<usize> {
         let len = self.shared[s].values.len();
         let i = self.local_index(i, len, t, span, &format!("shared buffer s{s}"))?;
+        self.in_stage(s, i, t, span)?;
         match self.in_flight[s][i] {
             None => Ok(i),
             Some((owner, at)) => Err(ExecError {

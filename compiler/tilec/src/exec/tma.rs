@@ -3,10 +3,17 @@
 //!
 //! The compiler places the protocol (full and empty barriers per stage), so
 //! the executor runs one schedule of it: each iteration's boxes land, then
-//! the consumers run the body. A box write happens after every consumer
-//! access of the stage's previous round (the empty barrier) and before
-//! every access of this round (the full barrier), so it leaves no record
-//! for the race check; the checker keeps other writes out of stage buffers.
+//! the consumers run the body. What the protocol orders is a stage, not an
+//! element, so the executor checks that the kernel keeps to its stages:
+//! every element a box writes is tagged with its iteration; a box may land
+//! only on elements whose last box is `S` iterations old (the producer runs
+//! up to `S` ahead, so a younger one may still be in use), and the body of
+//! iteration `k` may touch a tagged element only if iteration `k` wrote it
+//! (any other may be rewritten under it). Within those rules a box write
+//! happens after every consumer access of the stage's previous round (the
+//! empty barrier) and before every access of this round (the full
+//! barrier), so it leaves no record for the race check; the checker keeps
+//! other writes out of stage buffers.
 
 use super::{Block, ExecError, Result, Touch};
 use crate::ir::{Addr, Inst, InstKind, Param, Space};
@@ -18,6 +25,7 @@ impl<'a> Block<'a> {
         &mut self,
         id: usize,
         [start, end]: [usize; 2],
+        stages: u32,
         load: &'a [Inst],
         body: &'a [Inst],
         span: Span,
@@ -26,22 +34,64 @@ impl<'a> Block<'a> {
             self.uniform(start, span, "pipeline bounds differ")?,
             self.uniform(end, span, "pipeline bounds differ")?,
         );
+        self.stage_tags = self
+            .shared
+            .iter()
+            .map(|b| vec![None; b.values.len()])
+            .collect();
         for k in s..e {
             self.counters.insert(id, k);
             self.scope_ints(Some(id), span)?;
             for l in load {
                 if let InstKind::TmaLoad { map, origin, dst } = &l.kind {
-                    self.tma_load(*map, origin, dst, l.span)?;
+                    self.tma_load(*map, origin, dst, (k, stages as i64), l.span)?;
                 }
             }
+            self.iteration = Some(k);
             self.insts(body)?;
+            self.iteration = None;
         }
+        // After the pipeline every box has landed and been waited for.
+        self.stage_tags.clear();
         Ok(())
     }
 
-    /// One box of tensor map `map` at `origin` into shared memory at `dst`:
-    /// zeros outside the tensor, through the map's swizzle.
-    fn tma_load(&mut self, map: usize, origin: &[usize], dst: &Addr, span: Span) -> Result<()> {
+    /// In a pipeline's body: element `i` of buffer `s` holds what the
+    /// current iteration's boxes brought, or no box's.
+    pub(super) fn in_stage(&self, s: usize, i: usize, t: usize, span: Span) -> Result<()> {
+        let (Some(k), Some(Some((j, at)))) = (self.iteration, self.stage_tags.get(s).map(|b| b[i]))
+        else {
+            return Ok(());
+        };
+        if j == k {
+            return Ok(());
+        }
+        Err(ExecError {
+            message: format!(
+                "thread {t} of block {:?} touches s{s}[{i}] in iteration {k} of the pipeline, but the box of iteration {j} landed there: the producer may rewrite it meanwhile",
+                self.block
+            ),
+            span,
+            label: format!("iteration {k} touches it here"),
+            other: Some((at, format!("iteration {j}'s box wrote it"))),
+            help: Some(
+                "the body reads the stage its own iteration loaded: index the stages by the pipeline's stage name",
+            ),
+        })
+    }
+
+    /// One box of tensor map `map` at `origin` into shared memory at `dst`,
+    /// for iteration `k` of a pipeline of `stages`: zeros outside the
+    /// tensor, through the map's swizzle, only where no younger box's data
+    /// may still be in use.
+    fn tma_load(
+        &mut self,
+        map: usize,
+        origin: &[usize],
+        dst: &Addr,
+        (k, stages): (i64, i64),
+        span: Span,
+    ) -> Result<()> {
         let m = &self.ir.tensor_maps[map];
         let Param::Tensor { elem, .. } = self.ir.params[m.param] else {
             unreachable!("the verifier's tensor maps are of tensors")
@@ -89,6 +139,22 @@ impl<'a> Block<'a> {
                     message: format!("a TMA box {}", e.message),
                     ..e
                 })?;
+            if let Some((j, at)) = self.stage_tags[buffer][slot]
+                && k - j < stages
+            {
+                return Err(ExecError {
+                    message: format!(
+                        "the box of iteration {k} of the pipeline lands on s{buffer}[{slot}], where iteration {j}'s box may still be in use ({stages} stages)"
+                    ),
+                    span,
+                    label: format!("iteration {k}'s box"),
+                    other: Some((at, format!("iteration {j}'s box"))),
+                    help: Some(
+                        "each iteration's boxes go to its own stage: index the stage buffers by the pipeline's stage name, and give them as many stages as the pipeline",
+                    ),
+                });
+            }
+            self.stage_tags[buffer][slot] = Some((k, span));
             self.shared[buffer].values[slot] = v;
             self.shared[buffer].written[slot] = true;
             self.touches[buffer][slot] = Touch {

@@ -15,6 +15,7 @@
 //! ([`parse`]) and checked ([`verify`]).
 
 pub mod parse;
+mod uses;
 pub mod verify;
 
 use crate::check::program::Elem;
@@ -151,65 +152,6 @@ pub struct Inst {
 impl Inst {
     pub fn at(span: Span, kind: InstKind) -> Inst {
         Inst { kind, span }
-    }
-
-    /// Every value the instruction names, nested instructions included
-    /// (not the values a loop computes in its own scope, nor operands of
-    /// values: see [`KernelIr::operands`]).
-    pub fn ints_used(&self, out: &mut Vec<IntId>) {
-        let addr = |a: &Addr, out: &mut Vec<IntId>| {
-            out.push(a.index);
-            out.extend(a.guard);
-        };
-        match &self.kind {
-            InstKind::Copy { src, dst, .. } => {
-                addr(src, out);
-                addr(dst, out);
-            }
-            InstKind::Mma { a, b, c, .. } => {
-                for x in [a, b, c] {
-                    addr(x, out);
-                }
-            }
-            InstKind::Wgmma { a, b, .. } => {
-                addr(&a.start, out);
-                addr(&b.start, out);
-            }
-            InstKind::LdMatrix { src, .. } => addr(src, out),
-            InstKind::Axpby { x, y, .. } => {
-                addr(x, out);
-                addr(y, out);
-            }
-            InstKind::Fill { dst, .. } => addr(dst, out),
-            InstKind::Assert { cond, .. } => out.push(*cond),
-            InstKind::TmaLoad { origin, dst, .. } => {
-                out.extend(origin);
-                addr(dst, out);
-            }
-            InstKind::Loop {
-                start, end, body, ..
-            } => {
-                out.extend([*start, *end]);
-                body.iter().for_each(|i| i.ints_used(out));
-            }
-            InstKind::Pipeline {
-                start,
-                end,
-                load,
-                body,
-                ..
-            } => {
-                out.extend([*start, *end]);
-                load.iter().chain(body).for_each(|i| i.ints_used(out));
-            }
-            InstKind::MmaSync { .. }
-            | InstKind::Barrier
-            | InstKind::AsyncFence
-            | InstKind::AsyncWait(_)
-            | InstKind::WgmmaFence
-            | InstKind::WgmmaCommit
-            | InstKind::WgmmaWait(_) => {}
-        }
     }
 
     /// Where an atom writes, and how many consecutive elements; `None` for
@@ -419,8 +361,7 @@ pub struct KernelIr {
     pub body: Vec<Inst>,
 }
 
-/// The threads of a pipeline's producer warpgroup, added to the block's.
-pub const PRODUCER_THREADS: i64 = 128;
+pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS};
 
 impl KernelIr {
     /// The kernel's pipeline, if it has one (at the top, by the verifier).
@@ -428,41 +369,6 @@ impl KernelIr {
         self.body
             .iter()
             .find(|i| matches!(i.kind, InstKind::Pipeline { .. }))
-    }
-
-    /// The values value `id` is computed from.
-    pub fn operands(&self, id: IntId) -> Vec<IntId> {
-        match self.ints[id].def {
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) => vec![a, b],
-            IntDef::Swizzle(a, _) => vec![a],
-            _ => vec![],
-        }
-    }
-
-    /// The entry-scope values `insts` need, operands included, in
-    /// definition order: what must be computed before them. (The values
-    /// of loops inside count, through their operands.)
-    pub fn entry_values_of(&self, insts: &[Inst]) -> Vec<IntId> {
-        let mut ids = Vec::new();
-        let mut loops = Vec::new();
-        for i in insts {
-            i.ints_used(&mut ids);
-            collect_loops(std::slice::from_ref(i), &mut loops);
-        }
-        ids.extend(
-            (0..self.ints.len())
-                .filter(|&v| self.ints[v].scope.is_some_and(|l| loops.contains(&l))),
-        );
-        let mut need = vec![false; self.ints.len()];
-        let mut stack = ids;
-        while let Some(v) = stack.pop() {
-            if !std::mem::replace(&mut need[v], true) {
-                stack.extend(self.operands(v));
-            }
-        }
-        (0..self.ints.len())
-            .filter(|&v| need[v] && self.ints[v].scope.is_none())
-            .collect()
     }
 
     /// The threads a block is launched with: the block's, plus a
@@ -840,24 +746,6 @@ pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
                 for_each_atom(body, f);
             }
             _ => f(i),
-        }
-    }
-}
-
-/// The ids of the loops (and pipelines) in `insts`, nested ones too.
-fn collect_loops(insts: &[Inst], out: &mut Vec<usize>) {
-    for i in insts {
-        match &i.kind {
-            InstKind::Loop { id, body, .. } => {
-                out.push(*id);
-                collect_loops(body, out);
-            }
-            InstKind::Pipeline { id, load, body, .. } => {
-                out.push(*id);
-                collect_loops(load, out);
-                collect_loops(body, out);
-            }
-            _ => {}
         }
     }
 }

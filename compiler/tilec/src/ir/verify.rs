@@ -33,11 +33,14 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
         for &(e, s, size) in &m.dims {
             visible(ir, e, &[])?;
             visible(ir, s, &[])?;
-            if !(1..=256).contains(&size) {
+            if !(1..=tilec_layout::tma::MAX_BOX).contains(&size) {
                 return Err(format!("a tensor map box of {size} elements"));
             }
         }
-        if m.dims.is_empty() || m.dims.len() > 5 || ![0, 32, 64, 128].contains(&m.swizzle_bytes) {
+        if m.dims.is_empty()
+            || m.dims.len() > tilec_layout::tma::MAX_RANK
+            || ![0, 32, 64, 128].contains(&m.swizzle_bytes)
+        {
             return Err("a tensor map of 1 to 5 dimensions swizzles 0, 32, 64 or 128 bytes".into());
         }
     }
@@ -49,7 +52,10 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     if pipelines > 1 {
         return Err("a kernel has at most one pipeline".into());
     }
-    if pipelines == 1 && ir.block_threads % 128 != 0 {
+    if pipelines == 1
+        && (ir.block_threads % super::PRODUCER_THREADS != 0
+            || ir.block_threads + super::PRODUCER_THREADS > 1024)
+    {
         return Err(format!(
             "a pipeline's consumers are whole warpgroups, not {} threads",
             ir.block_threads
@@ -93,7 +99,15 @@ fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> R
                 ir.shared[s].elem, ir.shared[s].align
             ));
         }
-        total += m.dims.iter().map(|d| d.2).product::<i64>() * elem.bytes();
+        let elems: i64 = m.dims.iter().map(|d| d.2).product();
+        if let IntDef::Const(c) = ir.ints[dst.index].def
+            && c + elems > ir.shared[s].len
+        {
+            return Err(format!(
+                "a TMA box at s{s}[{c}] of {elems} elements passes the buffer's end"
+            ));
+        }
+        total += elems * elem.bytes();
     }
     if total != bytes {
         return Err(format!(
@@ -257,7 +271,7 @@ fn insts(
                 if !open.is_empty() || seen.contains(id) {
                     return Err("a pipeline inside a loop, or twice".into());
                 }
-                if !(1..=16).contains(stages) {
+                if !(1..=super::MAX_STAGES as u32).contains(stages) {
                     return Err(format!("a pipeline of {stages} stages"));
                 }
                 seen.push(*id);

@@ -11,7 +11,9 @@
 //! ldmatrix atoms, `checked` the `--checked` bound checks.
 
 mod access;
+mod axpby;
 mod checked;
+mod pipeline;
 mod tensor_core;
 mod warpgroup;
 
@@ -19,8 +21,7 @@ use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
-    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
-    ScalarRef, Space,
+    Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -439,64 +440,7 @@ impl Lowerer<'_> {
                 }
             }
             Op::Mma { mma, a, b, c } => self.mma(mma, [a, b, c], s.span, out)?,
-            Op::Axpby { alpha, x, beta, y } => {
-                let n = static_size(y)?;
-                // A global `y` whose elements are distinct is loaded whole
-                // into registers first, so that its loads wait for memory
-                // once (element by element, each load would wait for the
-                // store before it, which may alias for all LLVM knows).
-                let staged = matches!(y.base, Base::Param(p) if distinct_elements(y, &self.k.params[p].kind));
-                self.spend(if staged { 3 * n } else { n })?;
-                let temp = staged.then(|| {
-                    self.extra_registers.push((y.elem, n));
-                    self.k.registers.len() + self.extra_registers.len() - 1
-                });
-                let mut stores = Vec::new();
-                let mut computes = Vec::new();
-                for i in 0..n {
-                    // In groups: their loads overlap, and what a group holds
-                    // (values, addresses, guards) stays within registers.
-                    if i % STAGED_GROUP == 0 {
-                        out.append(&mut computes);
-                        out.append(&mut stores);
-                    }
-                    let (xa, ya) = (
-                        self.element(x, &Coord::from(i), 1)?,
-                        self.element(y, &Coord::from(i), 1)?,
-                    );
-                    let at = match temp {
-                        Some(r) => {
-                            let reg = Addr {
-                                space: Space::Registers(r),
-                                index: self.def(IntDef::Const(i)),
-                                guard: None,
-                            };
-                            let copy = |src, dst| InstKind::Copy {
-                                atom: CopyAtom::Scalar(y.elem),
-                                src,
-                                dst,
-                            };
-                            out.push(Inst::at(s.span, copy(ya, reg)));
-                            stores.push(Inst::at(s.span, copy(reg, ya)));
-                            reg
-                        }
-                        None => ya,
-                    };
-                    computes.push(Inst::at(
-                        s.span,
-                        InstKind::Axpby {
-                            elem: y.elem,
-                            x_elem: x.elem,
-                            alpha: scalar(alpha),
-                            x: xa,
-                            beta: scalar(beta),
-                            y: at,
-                        },
-                    ));
-                }
-                out.extend(computes);
-                out.extend(stores);
-            }
+            Op::Axpby { alpha, x, beta, y } => self.axpby([alpha, beta], x, y, s.span, out)?,
             Op::Fill { dst, value } => {
                 self.spend(static_size(dst)?)?;
                 for i in 0..static_size(dst)? {
@@ -518,60 +462,8 @@ impl Lowerer<'_> {
                 stages,
                 load,
                 body,
-            } => {
-                let bytes = load
-                    .iter()
-                    .map(|s| match &s.op {
-                        Op::CopyTma { tma, .. } => tma.bytes(),
-                        _ => 0,
-                    })
-                    .sum();
-                let (id, s_id, e_id) = self.open_loop(var, start, end)?;
-                let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
-                self.active.pop();
-                let (load, body) = inner.map_err(Problem::Inside)?;
-                out.push(Inst::at(
-                    s.span,
-                    InstKind::Pipeline {
-                        id,
-                        name: var.clone(),
-                        start: s_id,
-                        end: e_id,
-                        stages: *stages as u32,
-                        bytes,
-                        load,
-                        body,
-                    },
-                ));
-            }
-            Op::CopyTma { dst, tma, .. } => {
-                self.spend(tma.boxes.len() as i64)?;
-                let map = self.tensor_map(&tma.map)?;
-                let Base::Shared(b) = dst.base else {
-                    unreachable!("the checker's copy_tma writes shared memory")
-                };
-                for piece in &tma.boxes {
-                    let origin = tma
-                        .origin
-                        .iter()
-                        .zip(&piece.coords)
-                        .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
-                        .collect::<Result<_, _>>()?;
-                    let index = self.int(&self.fix(&dst.offset).add(&Int::Static(piece.smem)))?;
-                    out.push(Inst::at(
-                        s.span,
-                        InstKind::TmaLoad {
-                            map,
-                            origin,
-                            dst: Addr {
-                                space: Space::Shared(b),
-                                index,
-                                guard: None,
-                            },
-                        },
-                    ));
-                }
-            }
+            } => self.pipeline(var, [start, end], *stages, [load, body], s.span, out)?,
+            Op::CopyTma { dst, tma, .. } => self.copy_tma(dst, tma, s.span, out)?,
             Op::For {
                 var,
                 start,
@@ -645,24 +537,6 @@ impl Lowerer<'_> {
         self.loop_ranges.push(range);
         self.active.push(id);
         Ok((id, s_id, e_id))
-    }
-
-    /// The index of tensor map `m` in the IR, made on first use.
-    fn tensor_map(&mut self, m: &tilec_layout::TensorMap) -> Result<usize, Problem> {
-        if let Some(i) = self.tensor_maps.iter().position(|x| x == m) {
-            return Ok(i);
-        }
-        let mut dims = Vec::new();
-        for d in &m.dims {
-            dims.push((self.int(&d.extent)?, self.int(&d.stride)?, d.size));
-        }
-        self.tensor_maps.push(m.clone());
-        self.map_irs.push(crate::ir::TensorMapIr {
-            param: m.param,
-            dims,
-            swizzle_bytes: m.swizzle_bytes,
-        });
-        Ok(self.tensor_maps.len() - 1)
     }
 
     /// Counts `n` more atoms toward [`MAX_ATOMS`], before they are made.
@@ -791,9 +665,6 @@ fn loop_counter(var: &str, id: usize) -> String {
 /// a kernel unrolls to: each is an instruction of every thread.
 const MAX_ATOMS: i64 = 1 << 16;
 
-/// The elements of a staged axpby loaded together (see `Op::Axpby`).
-const STAGED_GROUP: i64 = 16;
-
 /// The most copies of a loop body that unrolling makes.
 const MAX_UNROLL: i64 = 256;
 
@@ -822,47 +693,14 @@ fn coord2(a: i64, b: i64) -> Coord {
     Coord::Tuple(vec![Coord::from(a), Coord::from(b)])
 }
 
-/// Whether the elements of a view of tensor parameter `kind` are distinct
-/// places: distinct coordinates (each a static function of the element,
-/// plus the view's common offset) in a layout that is one-to-one, its
-/// strides a chain of products of the extents (column-major under some
-/// order of its modes).
-fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
-    let ParamKind::Tensor { layout, .. } = kind else {
-        return false;
-    };
-    let (shapes, strides) = (layout.shape().leaves(), layout.stride().leaves());
-    let mut next = Int::Static(1);
-    let mut left: Vec<usize> = (0..shapes.len()).collect();
-    while !left.is_empty() {
-        let Some(at) = left.iter().position(|&i| strides[i] == next) else {
-            return false;
-        };
-        let i = left.remove(at);
-        next = next.mul(&shapes[i]);
-    }
-    let Some(n) = v.layout.size().as_static() else {
-        return false;
-    };
-    let mut seen = std::collections::HashSet::new();
-    (0..n).all(|i| {
-        let coords: Option<Vec<i64>> = v
-            .coords
-            .iter()
-            .map(|c| c.layout.at(i).ok().and_then(|x| x.as_static()))
-            .collect();
-        coords.is_some_and(|c| seen.insert(c))
-    })
-}
-
-fn scalar(s: &Scalar) -> ScalarRef {
+pub(super) fn scalar(s: &Scalar) -> ScalarRef {
     match s {
         Scalar::Param(p) => ScalarRef::Param(*p),
         Scalar::Literal(v) => ScalarRef::Literal(*v),
     }
 }
 
-fn static_size(v: &View) -> Result<i64, String> {
+pub(super) fn static_size(v: &View) -> Result<i64, String> {
     v.layout
         .size()
         .as_static()

@@ -76,6 +76,21 @@ pub enum Type {
     Scalar(Ident),
 }
 
+/// A loop whose `load` block runs ahead on a producer warpgroup, `stages`
+/// iterations at most, while the rest of the body consumes; `stage` names
+/// the iteration's stage, `(var - start) % stages`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pipeline {
+    pub var: Ident,
+    pub start: Expr,
+    pub end: Expr,
+    pub stage: Ident,
+    /// The stage range's start, which must be 0.
+    pub first: Expr,
+    pub stages: Expr,
+    pub body: Vec<Stmt>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {
     pub kind: StmtKind,
@@ -99,20 +114,8 @@ pub enum StmtKind {
         end: Expr,
         body: Vec<Stmt>,
     },
-    /// `pipeline k in 0..kt, stage s in 0..4 { load { ... } ... }`: a loop
-    /// whose `load` block runs ahead on a producer warpgroup, `stages`
-    /// iterations at most, while the rest of the body consumes; `s` is the
-    /// iteration's stage, `(k - start) % stages`.
-    Pipeline {
-        var: Ident,
-        start: Expr,
-        end: Expr,
-        stage: Ident,
-        /// The stage range's start, which must be 0.
-        first: Expr,
-        stages: Expr,
-        body: Vec<Stmt>,
-    },
+    /// `pipeline k in 0..kt, stage s in 0..4 { load { ... } ... }`.
+    Pipeline(Pipeline),
     /// `load { copy_tma(...); ... }`: a pipeline's loads.
     Load(Vec<Stmt>),
     /// `copy(a, b);`, `sync();`, ...

@@ -25,7 +25,7 @@ mod functions;
 mod launch;
 mod operations;
 mod partition;
-mod pipeline;
+pub mod pipeline;
 mod reference;
 
 use super::algebra::Evaluator;
@@ -441,13 +441,7 @@ impl KernelChecker {
             StmtKind::Launch(v) => v.iter().collect(),
             StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
-            StmtKind::Pipeline {
-                start,
-                end,
-                first,
-                stages,
-                ..
-            } => vec![start, end, first, stages],
+            StmtKind::Pipeline(p) => vec![&p.start, &p.end, &p.first, &p.stages],
             StmtKind::Load(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
@@ -531,26 +525,7 @@ impl KernelChecker {
                     span: s.span,
                 })
             }
-            StmtKind::Pipeline {
-                var,
-                start,
-                end,
-                stage,
-                first,
-                stages,
-                body,
-            } => self.pipeline_stmt(
-                pipeline::PipelineAst {
-                    var,
-                    start,
-                    end,
-                    stage,
-                    first,
-                    stages,
-                    body,
-                },
-                s.span,
-            ),
+            StmtKind::Pipeline(p) => self.pipeline_stmt(p, s.span),
             StmtKind::Load(_) => {
                 self.diags.push(
                     Diagnostic::new("a load block stands first in a pipeline's body", s.span)
@@ -613,9 +588,9 @@ fn declare_names(
                 all_names(e, &mut names, false);
                 uses.entry(n.name.clone()).or_insert(names);
             }
-            StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } | StmtKind::Load(body) => {
-                declare_names(body, out, uses)
-            }
+            StmtKind::For { body, .. }
+            | StmtKind::Pipeline(ast::Pipeline { body, .. })
+            | StmtKind::Load(body) => declare_names(body, out, uses),
             _ => {}
         }
     }

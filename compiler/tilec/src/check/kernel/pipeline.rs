@@ -23,22 +23,14 @@ use tilec_layout::{Builtin, Int};
 /// The most stages a pipeline may have (two mbarriers each).
 pub const MAX_STAGES: i64 = 16;
 
-/// The producer warpgroup's threads.
-pub const PRODUCER_THREADS: i64 = 128;
+/// The threads of a warpgroup.
+const WARPGROUP: i64 = 128;
 
-/// A pipeline statement's parts, as parsed.
-pub(super) struct PipelineAst<'a> {
-    pub var: &'a ast::Ident,
-    pub start: &'a Expr,
-    pub end: &'a Expr,
-    pub stage: &'a ast::Ident,
-    pub first: &'a Expr,
-    pub stages: &'a Expr,
-    pub body: &'a [ast::Stmt],
-}
+/// The producer warpgroup's threads, added to the block's (the last ones).
+pub const PRODUCER_THREADS: i64 = WARPGROUP;
 
 impl KernelChecker {
-    pub(super) fn pipeline_stmt(&mut self, p: PipelineAst, span: Span) -> Option<Stmt> {
+    pub(super) fn pipeline_stmt(&mut self, p: &ast::Pipeline, span: Span) -> Option<Stmt> {
         if self.loop_depth > 0 {
             self.diags.push(
                 Diagnostic::new("a pipeline stands at the top of a kernel, not inside a loop", span)
@@ -55,8 +47,8 @@ impl KernelChecker {
             return None;
         }
         self.pipeline = Some(span);
-        let (start, end) = self.loop_bounds(p.start, p.end)?;
-        match self.eval(p.first).ok().and_then(|v| v.to_int()) {
+        let (start, end) = self.loop_bounds(&p.start, &p.end)?;
+        match self.eval(&p.first).ok().and_then(|v| v.to_int()) {
             Some(Int::Static(0)) => {}
             _ => {
                 self.diags.push(
@@ -66,7 +58,7 @@ impl KernelChecker {
                 return None;
             }
         }
-        let stages = match self.eval(p.stages).ok().and_then(|v| v.to_int()) {
+        let stages = match self.eval(&p.stages).ok().and_then(|v| v.to_int()) {
             Some(Int::Static(n)) if (1..=MAX_STAGES).contains(&n) => n,
             _ => {
                 self.diags.push(
@@ -107,16 +99,27 @@ impl KernelChecker {
         }
         let outer: Vec<String> = self.scope.keys().cloned().collect();
         let counter = Int::var(&p.var.name);
-        self.define(p.var, Some(Value::Int(counter.clone())));
+        self.define(&p.var, Some(Value::Int(counter.clone())));
         let stage = counter.sub(&start).rem(&Int::Static(stages));
-        self.define(p.stage, Some(Value::Int(stage)));
+        self.define(&p.stage, Some(Value::Int(stage)));
         self.in_load = true;
         let load = self.block(load);
         self.in_load = false;
+        let mut only_boxes = true;
+        for other in load.iter().filter(|s| !matches!(s.op, Op::CopyTma { .. })) {
+            only_boxes = false;
+            self.diags.push(
+                Diagnostic::new("a load block holds copy_tma statements only", other.span)
+                    .with_help("the producer warpgroup runs it, one thread issuing each box: anything else belongs in the body, on the consumers"),
+            );
+        }
         self.loop_depth += 1;
         let body = self.block(rest);
         self.loop_depth -= 1;
         self.scope.retain(|name, _| outer.contains(name));
+        if !only_boxes {
+            return None;
+        }
         Some(Stmt {
             op: Op::Pipeline {
                 var: p.var.name.clone(),
@@ -201,13 +204,13 @@ impl KernelChecker {
         let Some(span) = self.pipeline else { return };
         let threads = block.iter().fold(Int::Static(1), |a, b| a.mul(b));
         match threads.as_static() {
-            Some(t) if block.len() == 1 && t % PRODUCER_THREADS == 0 => {}
+            Some(t) if block.len() == 1 && t % WARPGROUP == 0 && t + PRODUCER_THREADS <= 1024 => {}
             _ => self.diags.push(
                 Diagnostic::new(
                     format!("a pipeline's consumers are whole warpgroups, but the block is {}", tilec_layout::IntTuple::Tuple(block.iter().cloned().map(Into::into).collect())),
                     span,
                 )
-                .with_help("launch a one-dimensional block of 128, 256 or 384 threads; the producer warpgroup is added to it"),
+                .with_help("launch a one-dimensional block of 128 to 896 threads, whole warpgroups; the producer warpgroup is added to it (1024 threads at most)"),
             ),
         }
         let (mut stages, mut loaded) = (Vec::new(), Vec::new());

@@ -9,9 +9,11 @@
 //! first problem, with its line. The parser checks only the form; what the
 //! IR means is the verifier's to check.
 
+mod pipeline;
+
 use super::{
     Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
-    Param, ScalarRef, SmemOperand, Space, TensorMapIr, op_name,
+    Param, ScalarRef, SmemOperand, Space, op_name,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -132,52 +134,6 @@ impl Parser<'_> {
             self.at += 1;
         }
         Ok(())
-    }
-
-    /// `tN: A, box (64, 128), extent (%1, %2), stride (1, %1), swizzle 128`.
-    fn tensor_map(&mut self, text: &str) -> Result<TensorMapIr> {
-        let line = self.line_no();
-        let bad = || {
-            format!(
-                "line {line}: expected `tN: TENSOR, box (..), extent (..), stride (..), swizzle B`"
-            )
-        };
-        let (_, rest) = text.split_once(": ").ok_or_else(bad)?;
-        let (tensor, rest) = rest.split_once(", box (").ok_or_else(bad)?;
-        let (boxes, rest) = rest.split_once("), extent (").ok_or_else(bad)?;
-        let (extents, rest) = rest.split_once("), stride (").ok_or_else(bad)?;
-        let (strides, swizzle) = rest.split_once("), swizzle ").ok_or_else(bad)?;
-        let param = self
-            .ir
-            .params
-            .iter()
-            .position(|p| matches!(p, Param::Tensor { name, .. } if name == tensor.trim()))
-            .ok_or(format!("line {}: no tensor `{tensor}`", self.line_no()))?;
-        let boxes: Vec<i64> = boxes
-            .split(',')
-            .map(|b| b.trim().parse().map_err(|_| bad()))
-            .collect::<Result<_>>()?;
-        let extents: Vec<IntId> = extents
-            .split(',')
-            .map(|o| self.operand(o))
-            .collect::<Result<_>>()?;
-        let strides: Vec<IntId> = strides
-            .split(',')
-            .map(|o| self.operand(o))
-            .collect::<Result<_>>()?;
-        if boxes.len() != extents.len() || boxes.len() != strides.len() {
-            return self.fail("a tensor map's box, extents and strides differ in length");
-        }
-        Ok(TensorMapIr {
-            param,
-            dims: extents
-                .into_iter()
-                .zip(strides)
-                .zip(boxes)
-                .map(|((e, s), b)| (e, s, b))
-                .collect(),
-            swizzle_bytes: swizzle.trim().parse().map_err(|_| bad())?,
-        })
     }
 
     /// `s0: f32[71]` or `r0: f32[8] = 0.0`.
@@ -613,54 +569,8 @@ impl Parser<'_> {
                     body: Vec::new(),
                 }
             }
-            "pipeline" => {
-                // `pipeline ID NAME in START..END stages S bytes B {`
-                let words: Vec<&str> = rest.split_whitespace().collect();
-                let [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] = words[..]
-                else {
-                    return self
-                        .fail("expected `pipeline ID NAME in START..END stages S bytes B {`");
-                };
-                let (start, end) = range
-                    .split_once("..")
-                    .ok_or(format!("line {}: expected START..END", self.line_no()))?;
-                let line = self.line_no();
-                let number = |w: &str| {
-                    w.parse::<i64>()
-                        .map_err(|_| format!("line {line}: bad number `{w}`"))
-                };
-                InstKind::Pipeline {
-                    id: number(id)? as usize,
-                    name: name.to_string(),
-                    start: self.operand(start)?,
-                    end: self.operand(end)?,
-                    stages: number(stages)? as u32,
-                    bytes: number(bytes)?,
-                    load: Vec::new(),
-                    body: Vec::new(),
-                }
-            }
-            "tma" => {
-                // `tma tN (ORIGIN, ...) -> s0[INDEX]`
-                let (map, rest) = rest.split_once(" (").ok_or(format!(
-                    "line {}: expected `tma tN (...) -> DST`",
-                    self.line_no()
-                ))?;
-                let (origin, dst) = rest
-                    .split_once(") ->")
-                    .ok_or(format!("line {}: expected `) -> DST`", self.line_no()))?;
-                InstKind::TmaLoad {
-                    map: map
-                        .strip_prefix('t')
-                        .and_then(|m| m.parse().ok())
-                        .ok_or(format!("line {}: bad tensor map `{map}`", self.line_no()))?,
-                    origin: origin
-                        .split(',')
-                        .map(|o| self.operand(o))
-                        .collect::<Result<_>>()?,
-                    dst: self.addr(dst)?,
-                }
-            }
+            "pipeline" => self.pipeline(rest)?,
+            "tma" => self.tma(rest)?,
             _ if op.starts_with("ldmatrix.x") => {
                 // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
                 let mut parts = op["ldmatrix.x".len()..].split('.');

@@ -1,0 +1,101 @@
+//! The text form of pipelines read back: `tensor_map` declarations, the
+//! `pipeline ... {` header and `tma` loads.
+
+use super::{Parser, Result};
+use crate::ir::{InstKind, IntId, Param, TensorMapIr};
+
+impl Parser<'_> {
+    /// `tN: A, box (64, 128), extent (%1, %2), stride (1, %1), swizzle 128`.
+    pub(super) fn tensor_map(&mut self, text: &str) -> Result<TensorMapIr> {
+        let line = self.line_no();
+        let bad = || {
+            format!(
+                "line {line}: expected `tN: TENSOR, box (..), extent (..), stride (..), swizzle B`"
+            )
+        };
+        let (_, rest) = text.split_once(": ").ok_or_else(bad)?;
+        let (tensor, rest) = rest.split_once(", box (").ok_or_else(bad)?;
+        let (boxes, rest) = rest.split_once("), extent (").ok_or_else(bad)?;
+        let (extents, rest) = rest.split_once("), stride (").ok_or_else(bad)?;
+        let (strides, swizzle) = rest.split_once("), swizzle ").ok_or_else(bad)?;
+        let param = self
+            .ir
+            .params
+            .iter()
+            .position(|p| matches!(p, Param::Tensor { name, .. } if name == tensor.trim()))
+            .ok_or(format!("line {}: no tensor `{tensor}`", self.line_no()))?;
+        let boxes: Vec<i64> = boxes
+            .split(',')
+            .map(|b| b.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        let extents: Vec<IntId> = extents
+            .split(',')
+            .map(|o| self.operand(o))
+            .collect::<Result<_>>()?;
+        let strides: Vec<IntId> = strides
+            .split(',')
+            .map(|o| self.operand(o))
+            .collect::<Result<_>>()?;
+        if boxes.len() != extents.len() || boxes.len() != strides.len() {
+            return self.fail("a tensor map's box, extents and strides differ in length");
+        }
+        Ok(TensorMapIr {
+            param,
+            dims: extents
+                .into_iter()
+                .zip(strides)
+                .zip(boxes)
+                .map(|((e, s), b)| (e, s, b))
+                .collect(),
+            swizzle_bytes: swizzle.trim().parse().map_err(|_| bad())?,
+        })
+    }
+
+    /// `pipeline ID NAME in START..END stages S bytes B {` (the rest of the line).
+    pub(super) fn pipeline(&mut self, rest: &str) -> Result<InstKind> {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] = words[..] else {
+            return self.fail("expected `pipeline ID NAME in START..END stages S bytes B {`");
+        };
+        let (start, end) = range
+            .split_once("..")
+            .ok_or(format!("line {}: expected START..END", self.line_no()))?;
+        let line = self.line_no();
+        let number = |w: &str| {
+            w.parse::<i64>()
+                .map_err(|_| format!("line {line}: bad number `{w}`"))
+        };
+        Ok(InstKind::Pipeline {
+            id: number(id)? as usize,
+            name: name.to_string(),
+            start: self.operand(start)?,
+            end: self.operand(end)?,
+            stages: number(stages)? as u32,
+            bytes: number(bytes)?,
+            load: Vec::new(),
+            body: Vec::new(),
+        })
+    }
+
+    /// `tma tN (ORIGIN, ...) -> s0[INDEX]` (after `tma `).
+    pub(super) fn tma(&mut self, rest: &str) -> Result<InstKind> {
+        let (map, rest) = rest.split_once(" (").ok_or(format!(
+            "line {}: expected `tma tN (...) -> DST`",
+            self.line_no()
+        ))?;
+        let (origin, dst) = rest
+            .split_once(") ->")
+            .ok_or(format!("line {}: expected `) -> DST`", self.line_no()))?;
+        Ok(InstKind::TmaLoad {
+            map: map
+                .strip_prefix('t')
+                .and_then(|m| m.parse().ok())
+                .ok_or(format!("line {}: bad tensor map `{map}`", self.line_no()))?,
+            origin: origin
+                .split(',')
+                .map(|o| self.operand(o))
+                .collect::<Result<_>>()?,
+            dst: self.addr(dst)?,
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! A `pipeline`: a loop whose `copy_tma`s become TMA loads of boxes (one
+//! tensor map per distinct map, each box's destination bounded in its
+//! buffer at compile time), and whose stage holds their bytes.
+
+use super::{Lowerer, Problem};
+use crate::check::program::{Base, Op, Stmt, View};
+use crate::ir::{Addr, Inst, InstKind, Space};
+use crate::span::Span;
+use tilec_layout::Int;
+
+impl Lowerer<'_> {
+    pub(super) fn pipeline(
+        &mut self,
+        var: &str,
+        [start, end]: [&Int; 2],
+        stages: i64,
+        [load, body]: [&[Stmt]; 2],
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let bytes = load
+            .iter()
+            .map(|l| match &l.op {
+                Op::CopyTma { tma, .. } => tma.bytes(),
+                _ => 0,
+            })
+            .sum();
+        let (id, s_id, e_id) = self.open_loop(var, start, end)?;
+        let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
+        self.active.pop();
+        let (load, body) = inner.map_err(Problem::Inside)?;
+        out.push(Inst::at(
+            span,
+            InstKind::Pipeline {
+                id,
+                name: var.to_string(),
+                start: s_id,
+                end: e_id,
+                stages: stages as u32,
+                bytes,
+                load,
+                body,
+            },
+        ));
+        Ok(())
+    }
+
+    pub(super) fn copy_tma(
+        &mut self,
+        dst: &View,
+        tma: &tilec_layout::TmaCopy,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        self.spend(tma.boxes.len() as i64)?;
+        let map = self.tensor_map(&tma.map)?;
+        let Base::Shared(b) = dst.base else {
+            unreachable!("the checker's copy_tma writes shared memory")
+        };
+        let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
+        for piece in &tma.boxes {
+            let first = self.fix(&dst.offset).add(&Int::Static(piece.smem));
+            self.within_shared(&first, self.k.shared[b].len)?;
+            self.within_shared(&first.add(&Int::Static(elems - 1)), self.k.shared[b].len)?;
+            let origin = tma
+                .origin
+                .iter()
+                .zip(&piece.coords)
+                .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
+                .collect::<Result<_, _>>()?;
+            let index = self.int(&self.fix(&dst.offset).add(&Int::Static(piece.smem)))?;
+            out.push(Inst::at(
+                span,
+                InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst: Addr {
+                        space: Space::Shared(b),
+                        index,
+                        guard: None,
+                    },
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// The index of tensor map `m` in the IR, made on first use.
+    fn tensor_map(&mut self, m: &tilec_layout::TensorMap) -> Result<usize, Problem> {
+        if let Some(i) = self.tensor_maps.iter().position(|x| x == m) {
+            return Ok(i);
+        }
+        let mut dims = Vec::new();
+        for d in &m.dims {
+            dims.push((self.int(&d.extent)?, self.int(&d.stride)?, d.size));
+        }
+        self.tensor_maps.push(m.clone());
+        self.map_irs.push(crate::ir::TensorMapIr {
+            param: m.param,
+            dims,
+            swizzle_bytes: m.swizzle_bytes,
+        });
+        Ok(self.tensor_maps.len() - 1)
+    }
+}
