@@ -68,6 +68,7 @@ fn perf_analysis_of_the_gemms() {
         "transpose",
         "bgemm_tn_sm80",
         "bgemm_nt_sm80",
+        "bgemm_nt_sm90_tma",
     ] {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));

@@ -58,6 +58,24 @@ impl Lowerer<'_> {
             unreachable!("the checker's copy_tma writes shared memory")
         };
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
+        // What the copy became, for `check --perf` (once per statement).
+        if !self.notes.iter().any(|n| n.span == span) {
+            let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
+            let swizzle = match tma.map.swizzle_bytes {
+                0 => "no swizzle".to_string(),
+                b => format!("{b}-byte swizzle"),
+            };
+            self.notes.push(super::Note {
+                span,
+                text: format!(
+                    "TMA: {} box(es) of {} {} ({swizzle}), {} bytes",
+                    tma.boxes.len(),
+                    sizes.join("x"),
+                    tma.map.elem,
+                    tma.bytes()
+                ),
+            });
+        }
         for piece in &tma.boxes {
             let first = self.fix(&dst.offset).add(&Int::Static(piece.smem));
             self.within_shared(&first, self.k.shared[b].len)?;
