@@ -597,13 +597,19 @@ impl<'a> Block<'a> {
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "read")?;
-                if let Some(v) = self.overlay.get(&(p, i)) {
-                    return Ok(*v);
-                }
-                Ok(self.globals[p].as_ref().map_or(0.0, |g| g.data[i]))
+                Ok(self.global_value(p, i))
             }
             Space::Shared(s) => self.read_shared(s, i, t, span),
             Space::Registers(r) => self.register(t, r, i, span),
+        }
+    }
+
+    /// Element `i` (inside) of global tensor `p` as this block sees it:
+    /// its own latest write, else the launch's input.
+    fn global_value(&self, p: usize, i: usize) -> f64 {
+        match self.overlay.get(&(p, i)) {
+            Some(v) => *v,
+            None => self.globals[p].as_ref().map_or(0.0, |g| g.data[i]),
         }
     }
 

@@ -124,10 +124,7 @@ impl<'a> Block<'a> {
             let v = if inside {
                 let p = m.param;
                 let g = self.global_index(p, index, 0, span, "read")?;
-                match self.overlay.get(&(p, g)) {
-                    Some(v) => *v,
-                    None => self.globals[p].as_ref().map_or(0.0, |t| t.data[g]),
-                }
+                self.global_value(p, g)
             } else {
                 0.0
             };
