@@ -6,8 +6,8 @@
 use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan};
-use crate::reference::{Arg, expected, work};
-use crate::{RuntimeError, check_args, random_args, tolerance};
+use crate::reference::{Arg, Expect, work};
+use crate::{RuntimeError, check_args, random_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
 use half::{bf16, f16};
 use tilec_layout::Layout;
@@ -41,8 +41,8 @@ pub struct BenchResult {
     pub kernel: String,
     pub dims: String,
     pub device: String,
-    pub error: f64,
-    pub passed: bool,
+    /// The results against the reference; `None`: the kernel states none.
+    pub check: Option<crate::Check>,
     pub runs: usize,
     pub input_sets: usize,
     pub tilec: Timing,
@@ -54,6 +54,11 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
+    /// Within tolerance, or unchecked.
+    pub fn passed(&self) -> bool {
+        self.check.is_none_or(|c| c.error <= c.tolerance)
+    }
+
     fn rate(&self, ms: f64) -> Option<f64> {
         let w = self.work?;
         Some(if self.work_unit.as_deref() == Some("flop") {
@@ -79,15 +84,17 @@ impl BenchResult {
                 t.median, t.min, t.max
             )
         };
+        let check = match self.check {
+            Some(c) => format!(
+                "rel. error {:.2e} ({})",
+                c.error,
+                if self.passed() { "ok" } else { "MISMATCH" }
+            ),
+            None => "no reference, results not checked".into(),
+        };
         let mut s = format!(
-            "{} {} on {}: rel. error {:.2e} ({}), {} runs, {} input set(s)\n",
-            self.kernel,
-            self.dims,
-            self.device,
-            self.error,
-            if self.passed { "ok" } else { "MISMATCH" },
-            self.runs,
-            self.input_sets
+            "{} {} on {}: {check}, {} runs, {} input set(s)\n",
+            self.kernel, self.dims, self.device, self.runs, self.input_sets
         );
         s += &row("tilec", &self.tilec);
         if let Some(c) = &self.cublas {
@@ -247,6 +254,7 @@ pub fn bench(
     dims: &Dims,
     seed: u64,
     iters: usize,
+    expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
     let p = plan(m, dims)?;
     gpu.check_fits(m, &p)?;
@@ -266,18 +274,13 @@ pub fn bench(
         .collect();
     check_args(m, &p, &host[0])?;
     // Correctness first, on the first set.
-    let want = expected(m, &p, &host[0])?;
+    let want = expect(&p, &host[0])?;
     let mut dev: Vec<DeviceArgs> = host
         .iter()
         .map(|a| gpu.upload(m, a))
         .collect::<Result<_, _>>()?;
     gpu.launch(&f, &p, &dev[0])?;
-    let outs = gpu.download(&dev[0])?;
-    let out = outs[want.output]
-        .as_ref()
-        .ok_or_else(|| RuntimeError::Manifest("the output is not a tensor".into()))?;
-    let error = crate::host::relative_error(out, &want.values, &want.offsets);
-    let elem = out.elem();
+    let check = crate::compare(&gpu.download(&dev[0])?, &want)?;
     // The kernel accumulated into its output once; restore it for timing.
     dev[0] = gpu.upload(m, &host[0])?;
     let blas = cublas_config(m, &p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
@@ -312,8 +315,7 @@ pub fn bench(
         kernel: p.entries(m),
         dims: dims.to_string(),
         device: gpu.name.clone(),
-        error,
-        passed: error <= tolerance(elem),
+        check,
         runs: iters.max(1),
         input_sets: sets,
         tilec: Timing::of(mine),

@@ -114,8 +114,8 @@ pub struct Report {
     /// The entry point that ran (the variant the launch plan chose).
     pub kernel: String,
     pub dims: String,
-    pub error: f64,
-    pub tolerance: f64,
+    /// The results against the reference; `None`: the kernel states none.
+    pub check: Option<Check>,
     pub ms_median: f64,
     pub ms_min: f64,
     pub ms_max: f64,
@@ -125,9 +125,18 @@ pub struct Report {
     pub work: Option<(f64, &'static str)>,
 }
 
+/// A result's relative error against its reference, and the tolerance of
+/// its element type.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Check {
+    pub error: f64,
+    pub tolerance: f64,
+}
+
 impl Report {
+    /// Within tolerance, or unchecked (the executor's checks still ran).
     pub fn passed(&self) -> bool {
-        self.error <= self.tolerance
+        self.check.is_none_or(|c| c.error <= c.tolerance)
     }
 
     /// One line: error, time and throughput.
@@ -148,13 +157,17 @@ impl Report {
         } else {
             format!("{:.1} ms", self.ms_median)
         };
+        let check = match self.check {
+            Some(c) => format!(
+                "rel. error {:.2e} ({})",
+                c.error,
+                if self.passed() { "ok" } else { "MISMATCH" }
+            ),
+            None => "no reference, results not checked".into(),
+        };
         format!(
-            "{} {} on {}: rel. error {:.2e} ({}), {time}{rate}",
-            self.kernel,
-            self.dims,
-            self.device,
-            self.error,
-            if self.passed() { "ok" } else { "MISMATCH" },
+            "{} {} on {}: {check}, {time}{rate}",
+            self.kernel, self.dims, self.device,
         )
     }
 }
@@ -168,8 +181,8 @@ pub fn tolerance(elem: Elem) -> f64 {
     }
 }
 
-/// Plans, fills, runs on the GPU, and compares with the reference; returns
-/// the report and the kernel's output tensor.
+/// Plans, fills, runs on the GPU, and compares with what `expect` gives;
+/// returns the report and every tensor as the kernel left it.
 pub fn run_gpu(
     gpu: &gpu::Gpu,
     ptx: &str,
@@ -177,31 +190,52 @@ pub fn run_gpu(
     dims: &Dims,
     seed: u64,
     iters: usize,
-) -> Result<(Report, HostBuffer), RuntimeError> {
+    expect: &reference::Expect,
+) -> Result<(Report, Vec<Option<HostBuffer>>), RuntimeError> {
     let plan = plan::plan(m, dims)?;
     gpu.check_fits(m, &plan)?;
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
-    let expected = reference::expected(m, &plan, &args)?;
+    let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
-    let out = outs[expected.output]
-        .as_ref()
-        .ok_or_else(|| RuntimeError::Manifest("the output is not a tensor".into()))?;
-    let error = relative_error(out, &expected.values, &expected.offsets);
+    let check = compare(&outs, &expected)?;
     times.sort_by(f32::total_cmp);
-    let elem = out.elem();
     let report = Report {
         device: gpu.name.clone(),
         kernel: plan.entries(m),
         dims: dims.to_string(),
-        error,
-        tolerance: tolerance(elem),
+        check,
         ms_median: times[times.len() / 2] as f64,
         ms_min: times[0] as f64,
         ms_max: times[times.len() - 1] as f64,
         runs: times.len(),
         work: reference::work(m, &plan),
     };
-    Ok((report, out.clone()))
+    Ok((report, outs))
+}
+
+/// The outputs against their expected values: the worst relative error
+/// (against its type's tolerance) of them all; `None` with nothing expected.
+pub fn compare(
+    outs: &[Option<HostBuffer>],
+    expected: &[reference::Expected],
+) -> Result<Option<Check>, RuntimeError> {
+    let mut worst: Option<Check> = None;
+    for e in expected {
+        let out = outs
+            .get(e.output)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| RuntimeError::Manifest("an output is not a tensor".into()))?;
+        let c = Check {
+            error: relative_error(out, &e.values, &e.offsets),
+            tolerance: tolerance(out.elem()),
+        };
+        if worst
+            .is_none_or(|w| c.error / c.tolerance.max(1e-300) > w.error / w.tolerance.max(1e-300))
+        {
+            worst = Some(c);
+        }
+    }
+    Ok(worst)
 }

@@ -60,12 +60,17 @@ pub enum ReferenceKind {
     Gemm,
     Copy,
     Transpose,
+    /// A kernel of the same source, run by the compiler's CPU executor.
+    Kernel,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
     pub kind: ReferenceKind,
     pub operands: Vec<usize>,
+    /// The reference kernel's name, for [`ReferenceKind::Kernel`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -293,8 +298,9 @@ impl Manifest {
         if let Some(r) = &self.reference {
             for &o in &r.operands {
                 tensor(o, "the reference").or_else(|e| match (r.kind, self.params.get(o)) {
-                    // A GEMM's alpha and beta are scalars.
-                    (ReferenceKind::Gemm, Some(_)) => Ok(()),
+                    // A GEMM's alpha and beta are scalars, and so may a
+                    // reference kernel's operands be.
+                    (ReferenceKind::Gemm | ReferenceKind::Kernel, Some(_)) => Ok(()),
                     _ => Err(e),
                 })?;
             }

@@ -75,7 +75,29 @@ fn scalar(args: &[Arg], p: usize) -> Result<f64, RuntimeError> {
     }
 }
 
-/// Computes the reference the manifest names, from the kernel's inputs.
+/// Where a run's expected outputs come from: [`builtin`] for the built-in
+/// references, or the caller's (the compiler runs reference kernels on its
+/// CPU executor). None at all: the run is not checked.
+pub type Expect<'a> = dyn Fn(&LaunchPlan, &[Arg]) -> Result<Vec<Expected>, RuntimeError> + 'a;
+
+/// The manifest's built-in reference, or none for a kernel that states none.
+pub fn builtin(
+    m: &Manifest,
+    plan: &LaunchPlan,
+    args: &[Arg],
+) -> Result<Vec<Expected>, RuntimeError> {
+    match &m.reference {
+        None => Ok(Vec::new()),
+        Some(r) if r.kind == ReferenceKind::Kernel => Err(RuntimeError::Usage(format!(
+            "kernel {}'s reference is the kernel {}, which runs on the compiler's CPU executor: use `tilec run`",
+            m.kernel,
+            r.kernel.as_deref().unwrap_or("?")
+        ))),
+        Some(_) => expected(m, plan, args).map(|e| vec![e]),
+    }
+}
+
+/// Computes the built-in reference the manifest names, from the kernel's inputs.
 pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expected, RuntimeError> {
     let r = m.reference.as_ref().ok_or_else(|| {
         RuntimeError::Usage(format!(
@@ -138,6 +160,9 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
                 values,
             })
         }
+        ReferenceKind::Kernel => Err(RuntimeError::Usage(
+            "a reference kernel runs on the compiler's CPU executor".into(),
+        )),
         ReferenceKind::Copy | ReferenceKind::Transpose => {
             let a = tensor(args, ops[0])?;
             let (a0, a1) = (mode_offsets(&l[0], 0)?, mode_offsets(&l[0], 1)?);
@@ -195,12 +220,14 @@ pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
             let k = l.mode(1).ok()?.size().as_static()? as f64;
             Some((2.0 * c.size().as_static()? as f64 * k, "flop"))
         }
-        ReferenceKind::Copy | ReferenceKind::Transpose => {
+        // Bytes each tensor operand holds, once: the traffic of a
+        // memory-bound kernel that reads its inputs and writes its outputs.
+        ReferenceKind::Copy | ReferenceKind::Transpose | ReferenceKind::Kernel => {
             let bytes = |p: usize| match &m.params[p].kind {
                 ParamKind::Tensor { elem, .. } => size(p) * elem.bytes() as f64,
                 ParamKind::Scalar { .. } => 0.0,
             };
-            Some((bytes(r.operands[0]) + bytes(r.operands[1]), "byte"))
+            Some((r.operands.iter().map(|&p| bytes(p)).sum(), "byte"))
         }
     }
 }

@@ -42,8 +42,16 @@ pub fn run(a: Args) -> ExitCode {
             return code;
         }
         let waiting = crate::run::spinner("checking against the reference, then timing");
-        let timed =
-            tilec_runtime::bench::bench(&gpu, &c.code, &c.manifest, &dims, a.launch.seed, a.iters);
+        let expect = |p: &_, args: &[_]| crate::expect::expected(&compiled, c, p, args);
+        let timed = tilec_runtime::bench::bench(
+            &gpu,
+            &c.code,
+            &c.manifest,
+            &dims,
+            a.launch.seed,
+            a.iters,
+            &expect,
+        );
         waiting.finish_and_clear();
         match timed {
             Ok(b) => {
@@ -52,7 +60,7 @@ pub fn run(a: Args) -> ExitCode {
                 } else {
                     print!("{}", b.table());
                 }
-                ok &= b.passed;
+                ok &= b.passed();
             }
             Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
         }

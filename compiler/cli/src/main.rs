@@ -6,6 +6,7 @@ mod bench;
 mod build;
 mod check;
 mod compile;
+mod expect;
 mod run;
 mod show;
 

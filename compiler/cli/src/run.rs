@@ -21,11 +21,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tilec::exec;
 use tilec_runtime::gpu::Gpu;
-use tilec_runtime::host::{HostBuffer, relative_error};
+use tilec_runtime::host::HostBuffer;
 use tilec_runtime::manifest::{Manifest, ParamKind};
 use tilec_runtime::plan::{Dims, LaunchPlan, plan_sizes};
-use tilec_runtime::reference::{Arg, expected, work};
-use tilec_runtime::{Report, check_args, random_args, tolerance};
+use tilec_runtime::reference::{Arg, work};
+use tilec_runtime::{Report, check_args, random_args};
 
 /// Work the CPU executor may start on without being asked (`--cpu`).
 const CPU_LIMIT: Duration = Duration::from_secs(60);
@@ -79,6 +79,8 @@ pub fn run(a: Args) -> ExitCode {
                     return code;
                 }
                 let waiting = spinner("running on the GPU and checking against the reference");
+                let expect =
+                    |p: &LaunchPlan, args: &[Arg]| crate::expect::expected(&compiled, c, p, args);
                 let ran = tilec_runtime::run_gpu(
                     &gpu,
                     &c.code,
@@ -86,41 +88,16 @@ pub fn run(a: Args) -> ExitCode {
                     &dims,
                     a.launch.seed,
                     a.iters,
+                    &expect,
                 );
                 waiting.finish_and_clear();
                 match ran {
-                    Ok((r, gpu_out)) => {
+                    Ok((r, gpu_outs)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
                         if a.check_cpu {
-                            match run_cpu(c, &dims, a.launch.seed) {
-                                Ok((_, cpu_out)) => {
-                                    let ulps: Vec<u64> = (0..gpu_out.len())
-                                        .map(|i| gpu_out.ulps(&cpu_out, i))
-                                        .filter(|&u| u > 0)
-                                        .collect();
-                                    let most = ulps.iter().max().map_or(String::new(), |m| {
-                                        format!(" (by at most {m} ulp)")
-                                    });
-                                    println!(
-                                        "  CPU executor vs GPU on the same inputs: {} of {} elements differ{most}",
-                                        ulps.len(),
-                                        gpu_out.len()
-                                    );
-                                    // The first few, bit patterns and all, to study.
-                                    for i in (0..gpu_out.len())
-                                        .filter(|&i| gpu_out.ulps(&cpu_out, i) > 0)
-                                        .take(4)
-                                    {
-                                        println!(
-                                            "    element {i}: GPU {:e}, CPU {:e}",
-                                            gpu_out.get(i),
-                                            cpu_out.get(i)
-                                        );
-                                    }
-                                    let differ = ulps.len();
-                                    all_ok &= differ == 0;
-                                }
+                            match run_cpu(&compiled, c, &dims, a.launch.seed) {
+                                Ok((_, cpu_outs)) => all_ok &= agree(&gpu_outs, &cpu_outs),
                                 Err(CpuFailure::Runtime(e)) => return fail(&e.to_string()),
                                 Err(CpuFailure::Kernel(e)) => {
                                     return report(
@@ -151,22 +128,24 @@ pub fn run(a: Args) -> ExitCode {
                 Ok(l) => l,
                 Err(f) => return report(&name, &src, f),
             };
-            for (kernel, l) in lowered {
-                let m = manifest(&kernel, &l, &a.launch.arch);
-                let c = Compiled {
+            let compiled: Vec<Compiled> = lowered
+                .into_iter()
+                .map(|(kernel, l)| Compiled {
+                    manifest: manifest(&kernel, &l, &a.launch.arch),
                     kernel,
                     lowered: l,
                     code: String::new(),
-                    manifest: m,
-                };
+                })
+                .collect();
+            for c in &compiled {
                 let plan = match check_launch(&c.manifest, &dims, true) {
                     Ok(p) => p,
                     Err(code) => return code,
                 };
-                if let Err(code) = approve_cpu(&c, &dims, &plan, a.cpu) {
+                if let Err(code) = approve_cpu(c, &dims, &plan, a.cpu) {
                     return code;
                 }
-                match run_cpu(&c, &dims, a.launch.seed) {
+                match run_cpu(&compiled, c, &dims, a.launch.seed) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
@@ -186,6 +165,36 @@ pub fn run(a: Args) -> ExitCode {
     }
 }
 
+/// The GPU's tensors against the CPU executor's, on the same inputs: every
+/// element of every tensor, bit for bit; prints how many differ.
+fn agree(gpu: &[Option<HostBuffer>], cpu: &[Option<HostBuffer>]) -> bool {
+    let (mut differ, mut total, mut most) = (0usize, 0usize, 0u64);
+    let mut shown = 0;
+    for (g, c) in gpu.iter().zip(cpu) {
+        let (Some(g), Some(c)) = (g, c) else { continue };
+        total += g.len();
+        for i in 0..g.len() {
+            let u = g.ulps(c, i);
+            if u > 0 {
+                differ += 1;
+                most = most.max(u);
+                // The first few, to study.
+                if shown < 4 {
+                    shown += 1;
+                    println!("    element {i}: GPU {:e}, CPU {:e}", g.get(i), c.get(i));
+                }
+            }
+        }
+    }
+    let by = if differ > 0 {
+        format!(" (by at most {most} ulp)")
+    } else {
+        String::new()
+    };
+    println!("  CPU executor vs GPU on the same inputs: {differ} of {total} elements differ{by}");
+    differ == 0
+}
+
 pub enum CpuFailure {
     Runtime(tilec_runtime::RuntimeError),
     /// A bug the executor found in the kernel, with its span.
@@ -198,51 +207,49 @@ impl From<tilec_runtime::RuntimeError> for CpuFailure {
     }
 }
 
-/// Runs one kernel on the CPU executor against its reference; returns the
-/// report and the output tensor.
-pub fn run_cpu(c: &Compiled, dims: &Dims, seed: u64) -> Result<(Report, HostBuffer), CpuFailure> {
+/// Runs one kernel of `all` on the CPU executor against its reference;
+/// returns the report and every tensor as the kernel left it.
+pub fn run_cpu(
+    all: &[Compiled],
+    c: &Compiled,
+    dims: &Dims,
+    seed: u64,
+) -> Result<(Report, Vec<Option<HostBuffer>>), CpuFailure> {
     let m = &c.manifest;
     let plan = plan_sizes(m, dims)?;
     let waiting = spinner("making the inputs and computing the reference");
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;
-    let want = expected(m, &plan, &args)?;
-    let mut tensors: Vec<Option<exec::Tensor>> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => Some(exec::Tensor {
-                elem: t.elem(),
-                data: (0..t.len()).map(|i| t.get(i)).collect(),
-            }),
-            Arg::Scalar(_) => None,
-        })
-        .collect();
+    let want = crate::expect::expected(all, c, &plan, &args)?;
+    let mut tensors: Vec<Option<exec::Tensor>> =
+        args.iter().map(crate::expect::exec_tensor).collect();
     let scalars = args
         .iter()
         .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
         .collect();
     waiting.finish_and_clear();
     let start = Instant::now();
-    execute_shown(c, &plan, scalars, &mut tensors).map_err(CpuFailure::Kernel)?;
+    execute_shown(c, &plan, scalars, &mut tensors, false).map_err(CpuFailure::Kernel)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
-    let out = tensors[want.output]
-        .as_ref()
-        .ok_or_else(|| tilec_runtime::RuntimeError::Manifest("output".into()))?;
-    let out = HostBuffer::from_f64(out.elem, out.data.iter().copied());
-    let error = relative_error(&out, &want.values, &want.offsets);
+    let outs: Vec<Option<HostBuffer>> = tensors
+        .iter()
+        .map(|t| {
+            t.as_ref()
+                .map(|t| HostBuffer::from_f64(t.elem, t.data.iter().copied()))
+        })
+        .collect();
     let report = Report {
         device: format!("the CPU executor ({} threads)", cores()),
         kernel: plan.entries(m),
         dims: dims.to_string(),
-        error,
-        tolerance: tolerance(m.params[want.output].elem()),
+        check: tilec_runtime::compare(&outs, &want)?,
         ms_median: ms,
         ms_min: ms,
         ms_max: ms,
         runs: 1,
         work: work(m, &plan),
     };
-    Ok((report, out))
+    Ok((report, outs))
 }
 
 fn cores() -> usize {
@@ -252,15 +259,17 @@ fn cores() -> usize {
 /// Runs the plan on the CPU executor, showing the blocks done: a bar with
 /// the time left on a terminal, else a line every ten seconds, every minute
 /// after the first (so that a short run prints nothing).
-fn execute_shown(
+/// With `exact`, it runs as a reference kernel (in f64).
+pub fn execute_shown(
     c: &Compiled,
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     tensors: &mut [Option<exec::Tensor>],
+    exact: bool,
 ) -> Result<(), exec::ExecError> {
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
-    let launch = cpu_launch(c, plan, scalars, Some(&done));
+    let launch = cpu_launch(c, plan, scalars, Some(&done), exact);
     let total = blocks(plan) as u64;
     let name = &c.kernel.name;
     std::thread::scope(|s| {
@@ -314,6 +323,7 @@ fn cpu_launch<'a>(
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     blocks_done: Option<&'a AtomicUsize>,
+    exact: bool,
 ) -> exec::Launch<'a> {
     exec::Launch {
         parts: plan
@@ -328,6 +338,7 @@ fn cpu_launch<'a>(
         extents: plan.extents.clone(),
         scalars,
         blocks_done,
+        exact,
     }
 }
 
@@ -415,7 +426,7 @@ fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
             _ => None,
         })
         .collect();
-    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None);
+    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None, false);
     let start = Instant::now();
     exec::execute(&launch, &mut tensors).ok()?;
     let took = start.elapsed();

@@ -5,6 +5,7 @@
 //! - [`lower`]: typed program -> kernel IR (base + index accesses, atoms);
 //! - [`ir`]: the kernel IR itself, its text form's printer and parser, its verifier;
 //! - [`pipeline`]: source -> typed programs and their lowered variants (check, then lower);
+//! - [`arith`]: element-wise operations and the math functions, once for the executor and codegen;
 //! - [`exec`]: kernel IR run on the CPU with the GPU's semantics, and its checks;
 //! - [`perf`]: kernel IR -> what a warp's accesses cost (coalescing, bank conflicts);
 //! - [`picture`]: layouts -> terminal grids and SVG pictures;
@@ -14,6 +15,7 @@
 
 #![allow(clippy::result_large_err)]
 
+pub mod arith;
 pub mod check;
 pub mod diagnostic;
 pub mod exec;

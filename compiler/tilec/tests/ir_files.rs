@@ -109,6 +109,7 @@ fn run(ir: &KernelIr, grid: [u32; 3], extents: &[i64], lens: &[usize]) -> Vec<Op
         extents: extents.to_vec(),
         scalars: vec![1.5; ir.params.len()],
         blocks_done: None,
+        exact: false,
     };
     execute(&launch, &mut tensors).unwrap();
     tensors

@@ -22,7 +22,11 @@ fn atoms(insts: &[Inst]) -> Vec<Inst> {
 fn guarded_anywhere(insts: &[Inst]) -> bool {
     atoms(insts).iter().any(|i| match &i.kind {
         InstKind::Copy { src, dst, .. } => src.guard.is_some() || dst.guard.is_some(),
-        InstKind::Axpby { x, y, .. } => x.guard.is_some() || y.guard.is_some(),
+        InstKind::Compute { value, dst, .. } => {
+            let mut loads = Vec::new();
+            value.loads(&mut loads);
+            dst.guard.is_some() || loads.iter().any(|a| a.guard.is_some())
+        }
         _ => false,
     })
 }

@@ -49,7 +49,8 @@ fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> 
     let gpu = Gpu::open()
         .map_err(|e| e.to_string())?
         .ok_or("no GPU on this machine (no CUDA driver or no device)")?;
-    let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, seed, iters).map_err(|e| e.to_string())?;
+    let expect = |p: &_, a: &[_]| tilec_runtime::reference::builtin(&m, p, a);
+    let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, seed, iters, &expect).map_err(|e| e.to_string())?;
     println!("{}", r.line());
     Ok(r.passed())
 }

@@ -1,5 +1,5 @@
 //! Arithmetic in the accumulation type (f32 for every float type, i32 for
-//! i32): FMAs as `llvm.fma`, products, and scalar operands converted to it.
+//! i32): FMAs as `llvm.fma`, and scalar operands converted to it.
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
@@ -33,23 +33,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 Err(CodegenError::Llvm("llvm.fma returned nothing".into()))
             }
         }
-    }
-
-    pub(super) fn mul(
-        &self,
-        elem: Elem,
-        a: BasicValueEnum<'ctx>,
-        b: BasicValueEnum<'ctx>,
-    ) -> Result<BasicValueEnum<'ctx>> {
-        Ok(if elem == Elem::I32 {
-            self.b
-                .build_int_mul(a.into_int_value(), b.into_int_value(), "")?
-                .into()
-        } else {
-            self.b
-                .build_float_mul(a.into_float_value(), b.into_float_value(), "")?
-                .into()
-        })
     }
 
     /// A scalar operand in the accumulation type of `elem`.

@@ -11,6 +11,7 @@
 
 mod arith;
 mod checked;
+mod compute;
 mod cp_async;
 mod memory;
 mod pipeline;
@@ -471,20 +472,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let v = self.convert_float(v, *from, *to)?;
                     self.store(dst, *to, v)?;
                 }
-                InstKind::Axpby {
-                    elem,
-                    x_elem,
-                    alpha,
-                    x,
-                    beta,
-                    y,
-                } => {
-                    let (xv, yv) = (self.load_acc(x, *x_elem)?, self.load_acc(y, *elem)?);
-                    let (al, be) = (self.scalar(alpha, *elem)?, self.scalar(beta, *elem)?);
-                    let ax = self.mul(*elem, al, xv)?;
-                    let r = self.fma(*elem, be, yv, ax)?;
-                    self.store_acc(y, *elem, r)?;
-                }
+                InstKind::Compute { elem, value, dst } => self.compute(*elem, value, dst)?,
                 InstKind::Fill { elem, dst, value } => {
                     let c = constant(self.ctx, *elem, *value);
                     self.store(dst, *elem, c)?;

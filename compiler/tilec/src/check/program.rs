@@ -8,6 +8,7 @@
 //! shapes, every partition is even (or guarded by a launch condition), and
 //! the memory it declares fits the device.
 
+use crate::arith::{Binary, Unary};
 use crate::span::Span;
 use std::fmt;
 use tilec_layout::{
@@ -183,6 +184,41 @@ pub enum Scalar {
     Literal(f64),
 }
 
+/// What each element of an element-wise statement's target becomes:
+/// computed in f32 and rounded to the target's type, or in i32 for an i32
+/// target.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elementwise {
+    /// The same element of a tensor of the target's mode sizes, or the one
+    /// element of a tensor of one element.
+    Tensor(View),
+    Scalar(Scalar),
+    Unary(Unary, Box<Elementwise>),
+    Binary(Binary, Box<Elementwise>, Box<Elementwise>),
+    /// `select(c, a, b)`: `a` where `c` is not 0, else `b`.
+    Select(Box<Elementwise>, Box<Elementwise>, Box<Elementwise>),
+}
+
+impl Elementwise {
+    /// Its tensors, left to right.
+    pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
+        match self {
+            Elementwise::Tensor(v) => out.push(v),
+            Elementwise::Scalar(_) => {}
+            Elementwise::Unary(_, x) => x.tensors(out),
+            Elementwise::Binary(_, a, b) => {
+                a.tensors(out);
+                b.tensors(out);
+            }
+            Elementwise::Select(c, a, b) => {
+                c.tensors(out);
+                a.tensors(out);
+                b.tensors(out);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamKind {
     /// A tensor in global memory with its declared layout.
@@ -274,12 +310,11 @@ pub enum Op {
         b: View,
         c: View,
     },
-    /// `y = alpha * x + beta * y`.
-    Axpby {
-        alpha: Scalar,
-        x: View,
-        beta: Scalar,
-        y: View,
+    /// `dst = value` element by element (`axpby(alpha, x, beta, y)` is
+    /// `y = alpha * x + beta * y`).
+    Assign {
+        dst: View,
+        value: Elementwise,
     },
     Fill {
         dst: View,
@@ -345,6 +380,10 @@ pub enum ReferenceKind {
     Copy,
     /// `transpose(A, B)`: `B = A^T`, A (M,N), B (N,M).
     Transpose,
+    /// `name(A, B, ...)`: kernel `name` of the same source, run on the CPU
+    /// executor in f64 with these operands as its parameters; what it
+    /// writes is what this kernel must.
+    Kernel,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -352,6 +391,10 @@ pub struct Reference {
     pub kind: ReferenceKind,
     /// Kernel parameter indices, in the order the reference names them.
     pub operands: Vec<usize>,
+    /// The reference kernel, for [`ReferenceKind::Kernel`].
+    pub kernel: Option<String>,
+    /// The `reference` statement.
+    pub span: Span,
 }
 
 /// A `let`, with its inferred tensor, for `tilec check --shapes`.

@@ -16,6 +16,7 @@
 //! cp.async to it is in flight (copies land when `cp_async_wait` retires
 //! their group, as late as the GPU may land them).
 
+mod compute;
 mod tensor_core;
 mod tma;
 
@@ -47,6 +48,9 @@ pub struct Launch<'a> {
     pub scalars: Vec<f64>,
     /// Counts the blocks run so far, for the caller's progress report.
     pub blocks_done: Option<&'a AtomicUsize>,
+    /// Runs a reference kernel: floats computed and kept in f64, never
+    /// rounded to their tensors' types (tensor-core atoms excepted).
+    pub exact: bool,
 }
 
 /// What went wrong, where in the source, and (for races) the other access.
@@ -429,7 +433,8 @@ impl<'a> Block<'a> {
                 for r in 0..w {
                     let x = self.read_at(src, r, t, span)?;
                     v.push(match atom {
-                        CopyAtom::Convert(_, to) => round(*to, x),
+                        CopyAtom::Convert(_, to) if !self.launch.exact => round(*to, x),
+                        CopyAtom::Convert(..) => x,
                         _ => x,
                     });
                 }
@@ -473,32 +478,13 @@ impl<'a> Block<'a> {
                 );
                 let r = match elem {
                     Elem::I32 => (x as i32).wrapping_mul(y as i32).wrapping_add(z as i32) as f64,
+                    _ if self.launch.exact => x.mul_add(y, z),
                     _ => round(*elem, (x as f32).mul_add(y as f32, z as f32) as f64),
                 };
                 self.write(c, t, r, span)
             }
-            InstKind::Axpby {
-                elem,
-                alpha,
-                x,
-                beta,
-                y,
-                ..
-            } => {
-                let (xv, yv) = (self.read(x, t, span)?, self.read(y, t, span)?);
-                let (al, be) = (self.scalar(alpha), self.scalar(beta));
-                let r = match elem {
-                    Elem::I32 => (al as i32)
-                        .wrapping_mul(xv as i32)
-                        .wrapping_add((be as i32).wrapping_mul(yv as i32))
-                        as f64,
-                    _ => {
-                        let ax = (al as f32) * (xv as f32);
-                        round(*elem, (be as f32).mul_add(yv as f32, ax) as f64)
-                    }
-                };
-                self.write(y, t, r, span)
-            }
+            InstKind::Compute { elem, value, dst } => self.compute(*elem, value, dst, t, span),
+            InstKind::Fill { dst, value, .. } if self.launch.exact => self.write(dst, t, *value, span),
             InstKind::Fill { elem, dst, value } => self.write(dst, t, round(*elem, *value), span),
             InstKind::Assert { cond, message, .. } if self.ints[t][*cond] == 0 => Err(self.err(
                 t,
@@ -572,6 +558,7 @@ impl<'a> Block<'a> {
             ScalarRef::Param(p) => {
                 let v = self.launch.scalars.get(*p).copied().unwrap_or(0.0);
                 match &self.ir.params[*p] {
+                    Param::Scalar { .. } if self.launch.exact => v,
                     Param::Scalar { elem, .. } => round(*elem, v),
                     Param::Tensor { .. } => v,
                 }

@@ -18,6 +18,7 @@ pub mod parse;
 mod uses;
 pub mod verify;
 
+use crate::arith::{Binary, Unary};
 use crate::check::program::Elem;
 use crate::span::Span;
 use std::fmt::{self, Write};
@@ -142,6 +143,41 @@ pub enum ScalarRef {
     Literal(f64),
 }
 
+/// One element's value in an [`InstKind::Compute`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arith {
+    /// An element of a tensor of type `Elem`, converted to the computation's
+    /// type (exactly from f16, bf16 and f32; i32 to f32 rounds to nearest).
+    Load(Addr, Elem),
+    Scalar(ScalarRef),
+    Unary(Unary, Box<Arith>),
+    Binary(Binary, Box<Arith>, Box<Arith>),
+    /// `a * b + c` rounded once: lowering contracts a product feeding a sum.
+    Fma(Box<Arith>, Box<Arith>, Box<Arith>),
+    /// `a` where `c` is not 0, else `b`.
+    Select(Box<Arith>, Box<Arith>, Box<Arith>),
+}
+
+impl Arith {
+    /// Its loads, left to right.
+    pub fn loads<'a>(&'a self, out: &mut Vec<&'a Addr>) {
+        match self {
+            Arith::Load(a, _) => out.push(a),
+            Arith::Scalar(_) => {}
+            Arith::Unary(_, x) => x.loads(out),
+            Arith::Binary(_, a, b) => {
+                a.loads(out);
+                b.loads(out);
+            }
+            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
+                a.loads(out);
+                b.loads(out);
+                c.loads(out);
+            }
+        }
+    }
+}
+
 /// An instruction and the span of the `.tile` statement it comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
@@ -162,7 +198,7 @@ impl Inst {
             InstKind::MmaSync { .. } | InstKind::LdMatrix { .. } | InstKind::Wgmma { .. } => None,
             InstKind::Fill { dst, .. } => Some((dst, 1)),
             InstKind::Mma { c, .. } => Some((c, 1)),
-            InstKind::Axpby { y, .. } => Some((y, 1)),
+            InstKind::Compute { dst, .. } => Some((dst, 1)),
             InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
@@ -240,15 +276,13 @@ pub enum InstKind {
         src: Addr,
         dst: Fragment,
     },
-    /// `y = alpha * x + beta * y`, in f32 for floats, rounded to `elem`
-    /// (y's type); `x_elem` is x's.
-    Axpby {
+    /// `dst = value`, one element: in f32 when `elem` (dst's type) is a
+    /// float, the result rounded to `elem` (nearest even); in wrapping i32
+    /// arithmetic when it is i32.
+    Compute {
         elem: Elem,
-        x_elem: Elem,
-        alpha: ScalarRef,
-        x: Addr,
-        beta: ScalarRef,
-        y: Addr,
+        value: Arith,
+        dst: Addr,
     },
     Fill {
         elem: Elem,
@@ -567,6 +601,29 @@ impl KernelIr {
         }
     }
 
+    /// `f32:A[%3]` loads, scalars, `exp(x)`, `add(a, b)`, `fma(a, b, c)`,
+    /// `select(c, a, b)`.
+    fn arith(&self, a: &Arith) -> String {
+        match a {
+            Arith::Load(at, elem) => format!("{elem}:{}", self.addr(at)),
+            Arith::Scalar(s) => self.scalar(s),
+            Arith::Unary(op, x) => format!("{op}({})", self.arith(x)),
+            Arith::Binary(op, x, y) => format!("{op}({}, {})", self.arith(x), self.arith(y)),
+            Arith::Fma(x, y, z) => format!(
+                "fma({}, {}, {})",
+                self.arith(x),
+                self.arith(y),
+                self.arith(z)
+            ),
+            Arith::Select(x, y, z) => format!(
+                "select({}, {}, {})",
+                self.arith(x),
+                self.arith(y),
+                self.arith(z)
+            ),
+        }
+    }
+
     fn write_insts(&self, out: &mut String, insts: &[Inst], depth: usize) {
         let pad = "  ".repeat(depth);
         for inst in insts {
@@ -621,22 +678,11 @@ impl KernelIr {
                     fragment(a),
                     fragment(b)
                 ),
-                InstKind::Axpby {
-                    elem,
-                    x_elem,
-                    alpha,
-                    x,
-                    beta,
-                    y,
-                } => writeln!(
+                InstKind::Compute { elem, value, dst } => writeln!(
                     out,
-                    "{pad}axpby.{} {} = {} * {} + {} * {}",
-                    elem_pair(*x_elem, *elem),
-                    self.addr(y),
-                    self.scalar(alpha),
-                    self.addr(x),
-                    self.scalar(beta),
-                    self.addr(y)
+                    "{pad}compute.{elem} {} = {}",
+                    self.addr(dst),
+                    self.arith(value)
                 ),
                 InstKind::Fill { elem, dst, value } => {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))

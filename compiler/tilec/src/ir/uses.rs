@@ -28,9 +28,11 @@ impl Inst {
                 addr(&b.start, out);
             }
             InstKind::LdMatrix { src, .. } => addr(src, out),
-            InstKind::Axpby { x, y, .. } => {
-                addr(x, out);
-                addr(y, out);
+            InstKind::Compute { value, dst, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                loads.into_iter().for_each(|a| addr(a, out));
+                addr(dst, out);
             }
             InstKind::Fill { dst, .. } => addr(dst, out),
             InstKind::Assert { cond, .. } => out.push(*cond),

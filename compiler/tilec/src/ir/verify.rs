@@ -3,7 +3,10 @@
 //! constants inside their arrays; shared indices that are constants lie
 //! inside their buffers; global accesses name tensor parameters.
 
-use super::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
+use super::{
+    Addr, Arith, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
+};
+use crate::check::program::Elem;
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
@@ -206,9 +209,15 @@ fn insts(
                     ));
                 }
             }
-            InstKind::Axpby { x, y, .. } => {
-                addr(ir, x, open)?;
-                addr(ir, y, open)?;
+            InstKind::Compute { elem, value, dst } => {
+                addr(ir, dst, open)?;
+                if space_elem(ir, dst.space) != Some(*elem) {
+                    return Err(format!(
+                        "a compute of {elem} into {:?} of another type",
+                        dst.space
+                    ));
+                }
+                arith(ir, value, *elem == Elem::I32, open)?;
             }
             InstKind::Fill { dst, .. } => addr(ir, dst, open)?,
             InstKind::Wgmma { atom, a, b, c } => {
@@ -409,6 +418,64 @@ fn visible(ir: &KernelIr, id: IntId, open: &[usize]) -> Result<(), String> {
         Some(Some(l)) => Err(format!(
             "%{id} belongs to loop {l}, which does not enclose its use"
         )),
+    }
+}
+
+/// The element type of a space (`None`: no such tensor).
+fn space_elem(ir: &KernelIr, s: Space) -> Option<Elem> {
+    match s {
+        Space::Global(p) => match ir.params.get(p)? {
+            Param::Tensor { elem, .. } => Some(*elem),
+            Param::Scalar { .. } => None,
+        },
+        Space::Shared(b) => ir.shared.get(b).map(|b| b.elem),
+        Space::Registers(r) => ir.registers.get(r).map(|r| r.elem),
+    }
+}
+
+/// A compute's value: loads of existing tensors of their stated types,
+/// scalar parameters that exist, and on integers only integer operations.
+fn arith(ir: &KernelIr, a: &Arith, integers: bool, open: &[usize]) -> Result<(), String> {
+    match a {
+        Arith::Load(at, elem) => {
+            addr(ir, at, open)?;
+            if space_elem(ir, at.space) != Some(*elem) {
+                return Err(format!(
+                    "a load of {elem} from {:?} of another type",
+                    at.space
+                ));
+            }
+            if integers && *elem != Elem::I32 {
+                return Err(format!("an integer compute loads {elem}"));
+            }
+            Ok(())
+        }
+        Arith::Scalar(ScalarRef::Param(p)) => match ir.params.get(*p) {
+            Some(Param::Scalar { .. }) => Ok(()),
+            _ => Err(format!("scalar parameter {p} does not exist")),
+        },
+        Arith::Scalar(ScalarRef::Literal(_)) => Ok(()),
+        Arith::Unary(op, x) => {
+            if integers && !op.on_integers() {
+                return Err(format!("{op} of integers"));
+            }
+            arith(ir, x, integers, open)
+        }
+        Arith::Binary(op, x, y) => {
+            if integers && !op.on_integers() {
+                return Err(format!("{op} of integers"));
+            }
+            arith(ir, x, integers, open)?;
+            arith(ir, y, integers, open)
+        }
+        Arith::Fma(x, y, z) | Arith::Select(x, y, z) => {
+            if integers && matches!(a, Arith::Fma(..)) {
+                return Err("an fma of integers".into());
+            }
+            [x, y, z]
+                .into_iter()
+                .try_for_each(|v| arith(ir, v, integers, open))
+        }
     }
 }
 

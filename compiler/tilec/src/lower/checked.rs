@@ -23,7 +23,13 @@ impl Lowerer<'_> {
                 vec![(src, atom.width(), "read"), (dst, atom.width(), "write")]
             }
             InstKind::Mma { a, b, c, .. } => vec![(a, 1, "read"), (b, 1, "read"), (c, 1, "write")],
-            InstKind::Axpby { x, y, .. } => vec![(x, 1, "read"), (y, 1, "write")],
+            InstKind::Compute { value, dst, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                let mut list: Vec<_> = loads.into_iter().map(|a| (a, 1, "read")).collect();
+                list.push((dst, 1, "write"));
+                list
+            }
             InstKind::Fill { dst, .. } => vec![(dst, 1, "write")],
             _ => Vec::new(),
         };

@@ -11,8 +11,8 @@
 //! ldmatrix atoms, `checked` the `--checked` bound checks.
 
 mod access;
-mod axpby;
 mod checked;
+mod elementwise;
 mod pipeline;
 mod tensor_core;
 mod warpgroup;
@@ -440,7 +440,7 @@ impl Lowerer<'_> {
                 }
             }
             Op::Mma { mma, a, b, c } => self.mma(mma, [a, b, c], s.span, out)?,
-            Op::Axpby { alpha, x, beta, y } => self.axpby([alpha, beta], x, y, s.span, out)?,
+            Op::Assign { dst, value } => self.assign(dst, value, s.span, out)?,
             Op::Fill { dst, value } => {
                 self.spend(static_size(dst)?)?;
                 for i in 0..static_size(dst)? {
@@ -679,7 +679,11 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
     body.iter().any(|s| match &s.op {
         Op::Copy { src, dst, .. } => by_var(src) || by_var(dst),
         Op::Gemm { a, b, c } | Op::Mma { a, b, c, .. } => by_var(a) || by_var(b) || by_var(c),
-        Op::Axpby { x, y, .. } => by_var(x) || by_var(y),
+        Op::Assign { dst, value } => {
+            let mut views = vec![dst];
+            value.tensors(&mut views);
+            views.into_iter().any(by_var)
+        }
         Op::Fill { dst, .. } => by_var(dst),
         Op::For { body, .. } => indexes_registers(body, var),
         Op::Pipeline { load, body, .. } => {

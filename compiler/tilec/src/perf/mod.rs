@@ -22,7 +22,7 @@ const BANKS: i64 = 32;
 #[derive(Clone, Debug, PartialEq)]
 pub struct AccessCost {
     pub span: Span,
-    /// `copy`, `gemm`, `axpby`, `fill`.
+    /// `copy`, `gemm`, `element-wise`, `fill`.
     pub op: &'static str,
     pub store: bool,
     /// `A` (a tensor parameter), `s0` (a shared buffer).
@@ -93,8 +93,12 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 }
                 ("gemm", list)
             }
-            InstKind::Axpby { x, y, .. } => {
-                ("axpby", vec![(x, false, 1), (y, false, 1), (y, true, 1)])
+            InstKind::Compute { value, dst, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                let mut list: Vec<_> = loads.into_iter().map(|a| (a, false, 1)).collect();
+                list.push((dst, true, 1));
+                ("element-wise", list)
             }
             InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
             // Each lane gives one 16-byte row.

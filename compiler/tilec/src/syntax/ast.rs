@@ -28,8 +28,11 @@ pub enum ExprKind {
     Call(Box<Expr>, Vec<Expr>),
     /// `t[coord]`: a slice or an element of a tensor.
     Index(Box<Expr>, Vec<Expr>),
-    /// `a + b`, `a - b`, `a * b`, `a % b` on integers.
+    /// `a + b`, `a - b`, `a * b`, `a % b` on integers; these, `a / b` and
+    /// comparisons element by element in element-wise statements.
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `-a` (a literal's minus is part of the literal).
+    Neg(Box<Expr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,31 @@ pub enum BinOp {
     Mul,
     /// The remainder, for cycling through pipeline stages: `k % 3`.
     Rem,
+    Div,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Rem => "%",
+            BinOp::Div => "/",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+        }
+    }
 }
 
 /// A `.tile` file: kernels.
@@ -123,4 +151,7 @@ pub enum StmtKind {
     /// `reference gemm(A, B, C, alpha, beta);`: what the kernel computes,
     /// for checking its results.
     Reference(Expr),
+    /// `tCgC = max(alpha * tCrC + bias, 0.0);`: an element-wise statement,
+    /// the target's every element from the same elements of the operands.
+    Assign(Expr, Expr),
 }

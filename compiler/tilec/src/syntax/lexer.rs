@@ -67,10 +67,25 @@ pub enum Tok<'s> {
     Star,
     #[token("%")]
     Percent,
+    /// `/`: division, in element-wise expressions.
+    #[token("/")]
+    Slash,
     #[token("<")]
     Less,
     #[token(">")]
     Greater,
+    #[token("<=")]
+    LessEq,
+    #[token(">=")]
+    GreaterEq,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    /// `<f32>` right after a name, as in `shared<f32>`: one token, so that
+    /// `<` and `>` stay free for comparisons (`a < b`).
+    #[regex("<[a-z]+[0-9]+>", |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
+    TypeArg(&'s str),
     #[token("{")]
     LBrace,
     #[token("}")]
@@ -131,8 +146,14 @@ impl fmt::Display for Tok<'_> {
             Tok::Stage => write!(f, "stage"),
             Tok::Load => write!(f, "load"),
             Tok::Reference => write!(f, "reference"),
+            Tok::Slash => write!(f, "/"),
             Tok::Less => write!(f, "<"),
             Tok::Greater => write!(f, ">"),
+            Tok::LessEq => write!(f, "<="),
+            Tok::GreaterEq => write!(f, ">="),
+            Tok::EqEq => write!(f, "=="),
+            Tok::NotEq => write!(f, "!="),
+            Tok::TypeArg(t) => write!(f, "<{t}>"),
             Tok::LBrace => write!(f, "{{"),
             Tok::RBrace => write!(f, "}}"),
             Tok::Semi => write!(f, ";"),

@@ -218,33 +218,67 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Value::Int(Int::Static(*v))),
             ExprKind::Binary(op, a, b) => {
+                use crate::syntax::ast::BinOp;
+                if !matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem
+                ) {
+                    return Err(Diagnostic::new(
+                        format!(
+                            "`{}` compares elements, in element-wise statements",
+                            op.symbol()
+                        ),
+                        e.span,
+                    )
+                    .with_help("e.g. `tD = select(tC > 0.0, tC, 0.0);`"));
+                }
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 let int = |v: &Value, span: Span| {
                     v.to_int().ok_or_else(|| {
-                        Diagnostic::new("arithmetic works on integers", span)
+                        Diagnostic::new("arithmetic here works on integers", span)
                             .with_label(format!("this is {}", v.kind()))
                             .with_help(
-                                "+, -, * and % combine integers such as loop counters and sizes",
+                                "+, -, *, / and % combine integers such as loop counters and sizes; on tensors, write an element-wise statement: `dst = a + b;`",
                             )
                     })
                 };
                 let (x, y) = (int(&x, a.span)?, int(&y, b.span)?);
+                let positive = |what: &str| -> Result<(), Diagnostic> {
+                    if y.as_static().is_some_and(|d| d <= 0) {
+                        return Err(Diagnostic::new(
+                            format!(
+                                "`{} {y}` has no {what}: the divisor must be positive",
+                                op.symbol()
+                            ),
+                            b.span,
+                        )
+                        .with_help("e.g. k % 3 cycles through 3 pipeline stages"));
+                    }
+                    Ok(())
+                };
                 Ok(Value::Int(match op {
-                    crate::syntax::ast::BinOp::Add => x.add(&y),
-                    crate::syntax::ast::BinOp::Sub => x.sub(&y),
-                    crate::syntax::ast::BinOp::Mul => x.mul(&y),
-                    crate::syntax::ast::BinOp::Rem => {
-                        if y.as_static().is_some_and(|d| d <= 0) {
-                            return Err(Diagnostic::new(
-                                format!("`% {y}` has no remainder: the divisor must be positive"),
-                                b.span,
-                            )
-                            .with_help("e.g. k % 3 cycles through 3 pipeline stages"));
-                        }
+                    BinOp::Add => x.add(&y),
+                    BinOp::Sub => x.sub(&y),
+                    BinOp::Mul => x.mul(&y),
+                    BinOp::Div => {
+                        positive("quotient")?;
+                        x.div(&y)
+                    }
+                    _ => {
+                        positive("remainder")?;
                         x.rem(&y)
                     }
                 }))
             }
+            ExprKind::Neg(x) => match self.eval(x)? {
+                Value::Float(v) => Ok(Value::Float(-v)),
+                v => match v.to_int() {
+                    Some(i) => Ok(Value::Int(Int::Static(0).sub(&i))),
+                    None => Err(Diagnostic::new("`-` negates a number", x.span)
+                        .with_label(format!("this is {}", v.kind()))
+                        .with_help("on tensors, write an element-wise statement: `dst = -src;`")),
+                },
+            },
             ExprKind::Float(text) => text
                 .parse()
                 .map(Value::Float)

@@ -21,6 +21,7 @@
 //! (`copy`, `gemm`, ...), `launch` the launch statement and the block's
 //! threads, and `reference` the computation a kernel states.
 
+mod elementwise;
 mod functions;
 mod launch;
 mod operations;
@@ -84,6 +85,7 @@ pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnost
                 .with_help("write `kernel name(params) { ... }`"),
         );
     }
+    diags.extend(reference::check_kernel_references(&kernels));
     if diags.is_empty() {
         Ok(kernels)
     } else {
@@ -438,6 +440,7 @@ impl KernelChecker {
             | StmtKind::Layout(_, e)
             | StmtKind::Let(_, e)
             | StmtKind::Expr(e) => vec![e],
+            StmtKind::Assign(t, e) => vec![t, e],
             StmtKind::Launch(v) => v.iter().collect(),
             StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
@@ -549,6 +552,13 @@ impl KernelChecker {
                 }
                 None
             }
+            StmtKind::Assign(t, e) => match self.assign_stmt(t, e) {
+                Ok(op) => Some(Stmt { op, span: s.span }),
+                Err(d) => {
+                    self.diags.push(d);
+                    None
+                }
+            },
             StmtKind::Expr(e) => match self.op(e) {
                 Ok(op) => Some(Stmt { op, span: s.span }),
                 Err(d) => {
@@ -617,6 +627,7 @@ fn all_names(e: &Expr, out: &mut Vec<String>, callees: bool) {
             all_names(a, out, callees);
             all_names(b, out, callees);
         }
+        ExprKind::Neg(a) => all_names(a, out, callees),
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Under => {}
     }
 }

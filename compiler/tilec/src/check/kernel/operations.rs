@@ -34,7 +34,7 @@ pub(super) const STATEMENTS: &[Known] = &[
     ),
     (
         "axpby",
-        "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y",
+        "axpby(alpha, X, beta, Y)  computes Y = alpha*X + beta*Y, as the element-wise statement `Y = alpha * X + beta * Y;` does",
     ),
     ("fill", "fill(T, value)"),
     ("clear", "clear(T)"),
@@ -77,8 +77,8 @@ impl KernelChecker {
                     Value::CopyAtom(a) => a,
                     v => return Err(wrong_leading(name, "a copy atom", &v, &args[0])),
                 };
-                let src = self.tensor_arg(&args[1], name)?;
-                let dst = self.tensor_arg(&args[2], name)?;
+                let src = self.tensor_operand(&args[1], name)?;
+                let dst = self.tensor_operand(&args[2], name)?;
                 self.same_elem(&src, &args[1], &dst, &args[2])?;
                 same_modes(&src, &args[1], &dst, &args[2], name)?;
                 writable(&dst, &args[2], name)?;
@@ -91,8 +91,8 @@ impl KernelChecker {
             }
             "copy" | "copy_async" => {
                 arity(2)?;
-                let src = self.tensor_arg(&args[0], name)?;
-                let dst = self.tensor_arg(&args[1], name)?;
+                let src = self.tensor_operand(&args[0], name)?;
+                let dst = self.tensor_operand(&args[1], name)?;
                 if name == "copy_async" || !(src.elem.is_float() && dst.elem.is_float()) {
                     self.same_elem(&src, &args[0], &dst, &args[1])?;
                 }
@@ -111,8 +111,8 @@ impl KernelChecker {
             }
             "copy_tma" => {
                 arity(2)?;
-                let src = self.tensor_arg(&args[0], name)?;
-                let dst = self.tensor_arg(&args[1], name)?;
+                let src = self.tensor_operand(&args[0], name)?;
+                let dst = self.tensor_operand(&args[1], name)?;
                 self.same_elem(&src, &args[0], &dst, &args[1])?;
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 self.copy_tma(src, &args[0], dst, &args[1], e.span)
@@ -137,9 +137,9 @@ impl KernelChecker {
                     Value::Mma(m) => m,
                     v => return Err(wrong_leading(name, "a tiled MMA", &v, &args[0])),
                 };
-                let a = self.tensor_arg(&args[1], "gemm")?;
-                let b = self.tensor_arg(&args[2], "gemm")?;
-                let c = self.tensor_arg(&args[3], "gemm")?;
+                let a = self.tensor_operand(&args[1], "gemm")?;
+                let b = self.tensor_operand(&args[2], "gemm")?;
+                let c = self.tensor_operand(&args[3], "gemm")?;
                 let ops = [(&a, &args[1]), (&b, &args[2]), (&c, &args[3])];
                 mma_operands(&mma, ops)?;
                 self.state.thread_uses.push(super::ThreadUse {
@@ -159,9 +159,9 @@ impl KernelChecker {
             }
             "gemm" => {
                 arity(3)?;
-                let a = self.tensor_arg(&args[0], "gemm")?;
-                let b = self.tensor_arg(&args[1], "gemm")?;
-                let c = self.tensor_arg(&args[2], "gemm")?;
+                let a = self.tensor_operand(&args[0], "gemm")?;
+                let b = self.tensor_operand(&args[1], "gemm")?;
+                let c = self.tensor_operand(&args[2], "gemm")?;
                 self.same_elem(&a, &args[0], &b, &args[1])?;
                 // f16 and bf16 products accumulate in f32 too.
                 let widening = a.elem.bytes() == 2 && c.elem == Elem::F32;
@@ -174,18 +174,7 @@ impl KernelChecker {
             }
             "axpby" => {
                 arity(4)?;
-                let alpha = self.scalar_arg(&args[0])?;
-                let x = self.tensor_arg(&args[1], "axpby")?;
-                let beta = self.scalar_arg(&args[2])?;
-                let y = self.tensor_arg(&args[3], "axpby")?;
-                // Floats compute in f32 and round to y's type (an f32
-                // accumulator into a bf16 output); integers stay integers.
-                if !(x.elem.is_float() && y.elem.is_float()) {
-                    self.same_elem(&x, &args[1], &y, &args[3])?;
-                }
-                same_modes(&x, &args[1], &y, &args[3], "axpby")?;
-                writable(&y, &args[3], "axpby")?;
-                Ok(Op::Axpby { alpha, x, beta, y })
+                self.axpby(args)
             }
             "clear" | "fill" => {
                 let value = if name == "clear" {
@@ -201,7 +190,7 @@ impl KernelChecker {
                         }
                     }
                 };
-                let dst = self.tensor_arg(&args[0], name)?;
+                let dst = self.tensor_operand(&args[0], name)?;
                 writable(&dst, &args[0], name)?;
                 Ok(Op::Fill { dst, value })
             }
@@ -257,7 +246,7 @@ impl KernelChecker {
         at
     }
 
-    fn tensor_arg(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {
+    pub(super) fn tensor_operand(&mut self, e: &Expr, op: &str) -> Result<View, Diagnostic> {
         match self.eval(e)? {
             Value::Tensor(t) => Ok(t),
             v => Err(Diagnostic::new(format!("`{op}` works on tensors"), e.span)
@@ -308,7 +297,7 @@ fn root_name(e: &Expr) -> Option<&str> {
 }
 
 /// Mode sizes of a tensor, for comparing operands.
-fn mode_sizes(v: &View) -> Vec<Int> {
+pub(super) fn mode_sizes(v: &View) -> Vec<Int> {
     v.layout
         .shape()
         .modes()
@@ -347,7 +336,7 @@ fn async_spaces(src: &View, se: &Expr, dst: &View, de: &Expr) -> Result<(), Diag
     )
 }
 
-fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
+pub(super) fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
     if v.layout.is_static() || matches!(v.base, Base::Param(_)) {
         return Ok(());
     }

@@ -229,7 +229,7 @@ impl KernelChecker {
         walk(body, &mut |s| {
             let written = match &s.op {
                 Op::Copy { dst, .. } | Op::Fill { dst, .. } => Some(dst),
-                Op::Axpby { y, .. } => Some(y),
+                Op::Assign { dst, .. } => Some(dst),
                 Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
                 _ => None,
             };

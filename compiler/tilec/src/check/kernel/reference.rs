@@ -1,8 +1,9 @@
 //! The `reference` statement: the computation a kernel states (gemm, copy,
-//! transpose) over its parameters, whose extents must agree.
+//! transpose, or another kernel of the file) over its parameters, whose
+//! extents must agree.
 
 use super::KernelChecker;
-use crate::check::program::{ParamKind, Reference, ReferenceKind};
+use crate::check::program::{Kernel, ParamKind, Reference, ReferenceKind};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind};
 
@@ -10,7 +11,7 @@ impl KernelChecker {
     /// `reference gemm(A, B, C, alpha, beta)` and friends: the operands are
     /// parameters, with the shapes the computation needs.
     pub(super) fn reference_stmt(&mut self, e: &Expr) -> Result<Reference, Diagnostic> {
-        let usage = "reference gemm(A, B, C, alpha, beta) | reference copy(A, B) | reference transpose(A, B)";
+        let usage = "reference gemm(A, B, C, alpha, beta) | reference copy(A, B) | reference transpose(A, B) | reference KERNEL(params...)  (a kernel of this file, run on the CPU executor in f64)";
         let (name, args) = match &e.kind {
             ExprKind::Call(f, args) => match &f.kind {
                 ExprKind::Name(n) => (n.as_str(), args),
@@ -30,12 +31,7 @@ impl KernelChecker {
             "gemm" => (ReferenceKind::Gemm, 3, 2),
             "copy" => (ReferenceKind::Copy, 2, 0),
             "transpose" => (ReferenceKind::Transpose, 2, 0),
-            _ => {
-                return Err(
-                    Diagnostic::new(format!("no reference computation `{name}`"), e.span)
-                        .with_help(usage),
-                );
-            }
+            _ => return self.kernel_reference(name, args, e, usage),
         };
         if args.len() != tensors + scalars {
             return Err(Diagnostic::new(
@@ -87,6 +83,7 @@ impl KernelChecker {
             ReferenceKind::Gemm => &[((0, 0), (2, 0)), ((1, 0), (2, 1)), ((0, 1), (1, 1))],
             ReferenceKind::Copy => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
             ReferenceKind::Transpose => &[((0, 0), (1, 1)), ((0, 1), (1, 0))],
+            ReferenceKind::Kernel => &[],
         };
         for &((x, xm), (y, ym)) in agree {
             let get = |o: usize, m: usize| {
@@ -105,6 +102,118 @@ impl KernelChecker {
                 .with_help(usage));
             }
         }
-        Ok(Reference { kind, operands })
+        Ok(Reference {
+            kind,
+            operands,
+            kernel: None,
+            span: e.span,
+        })
     }
+
+    /// `reference name(A, B, alpha)`: the operands are parameters, in the
+    /// order of kernel `name`'s, which [`check_kernel_references`] matches
+    /// once every kernel is checked.
+    fn kernel_reference(
+        &self,
+        name: &str,
+        args: &[Expr],
+        e: &Expr,
+        usage: &str,
+    ) -> Result<Reference, Diagnostic> {
+        let operands = args
+            .iter()
+            .map(|a| {
+                match &a.kind {
+                    ExprKind::Name(n) => self.params.iter().position(|p| &p.name == n),
+                    _ => None,
+                }
+                .ok_or_else(|| {
+                    Diagnostic::new("a reference operand is a kernel parameter", a.span)
+                        .with_help(usage)
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Reference {
+            kind: ReferenceKind::Kernel,
+            operands,
+            kernel: Some(name.to_string()),
+            span: e.span,
+        })
+    }
+}
+
+/// Every reference to a kernel names another kernel of the file whose
+/// parameters the operands match: tensors of the same element type and
+/// layout, scalars for scalars.
+pub fn check_kernel_references(kernels: &[Kernel]) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for k in kernels {
+        let Some(r) = &k.reference else { continue };
+        let Some(name) = &r.kernel else { continue };
+        let Some(target) = kernels.iter().find(|t| &t.name == name) else {
+            let names: Vec<&str> = kernels.iter().map(|t| t.name.as_str()).collect();
+            diags.push(
+                Diagnostic::new(format!("no reference computation or kernel `{name}`"), r.span)
+                    .with_help(format!(
+                        "built-in references are gemm, copy and transpose; the kernels of this file are {}",
+                        names.join(", ")
+                    )),
+            );
+            continue;
+        };
+        if target.name == k.name {
+            diags.push(
+                Diagnostic::new("a kernel cannot be its own reference", r.span)
+                    .with_help("write a plain kernel (one thread per output element) that computes the same, and name it here"),
+            );
+            continue;
+        }
+        if r.operands.len() != target.params.len() {
+            diags.push(
+                Diagnostic::new(
+                    format!(
+                        "kernel `{name}` takes {} parameters, not {}",
+                        target.params.len(),
+                        r.operands.len()
+                    ),
+                    r.span,
+                )
+                .with_related(target.span, format!("`{name}` is defined here"))
+                .with_help(
+                    "pass this kernel's parameters in the order the reference kernel takes them",
+                ),
+            );
+            continue;
+        }
+        for (i, (&o, want)) in r.operands.iter().zip(&target.params).enumerate() {
+            let have = &k.params[o];
+            let agree = match (&have.kind, &want.kind) {
+                (
+                    ParamKind::Tensor { elem, layout },
+                    ParamKind::Tensor {
+                        elem: e2,
+                        layout: l2,
+                    },
+                ) => elem == e2 && layout == l2,
+                (ParamKind::Scalar(_), ParamKind::Scalar(_)) => true,
+                _ => false,
+            };
+            if !agree {
+                diags.push(
+                    Diagnostic::new(
+                        format!(
+                            "operand {} (`{}`) does not match parameter `{}` of `{name}`",
+                            i + 1,
+                            have.name,
+                            want.name
+                        ),
+                        r.span,
+                    )
+                    .with_related(target.span, format!("`{name}` is defined here"))
+                    .with_help("a reference kernel takes the same tensors, declared alike (element type and layout), and scalars for scalars"),
+                );
+            }
+        }
+    }
+    diags
 }

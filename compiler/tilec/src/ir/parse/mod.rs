@@ -12,9 +12,10 @@
 mod pipeline;
 
 use super::{
-    Addr, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
-    Param, ScalarRef, SmemOperand, Space, op_name,
+    Addr, Arith, Buffer, CopyAtom, Fragment, Inst, InstKind, IntDef, IntId, IntValue, KernelIr,
+    MmaAtom, Param, ScalarRef, SmemOperand, Space, op_name,
 };
+use crate::arith::{Binary, Unary};
 use crate::span::Span;
 use std::collections::HashMap;
 use tilec_layout::int::Op as IntOp;
@@ -499,6 +500,47 @@ impl Parser<'_> {
         }
     }
 
+    /// The printer's form of an [`Arith`]: `f32:A[%3]`, a scalar, or
+    /// `op(args)`.
+    fn arith(&mut self, text: &str) -> Result<Arith> {
+        let Some(open) = text.find('(').filter(|_| text.ends_with(')')) else {
+            if let Some((e, at)) = text.split_once(':')
+                && let Some(e) = elem(e)
+            {
+                return Ok(Arith::Load(self.addr(at)?, e));
+            }
+            return Ok(Arith::Scalar(self.scalar(text)?));
+        };
+        let name = &text[..open];
+        let mut args = Vec::new();
+        for a in split_top_level(&text[open + 1..text.len() - 1]) {
+            args.push(Box::new(self.arith(a.trim())?));
+        }
+        let unary = Unary::ALL.into_iter().find(|u| u.name() == name);
+        let binary = Binary::ALL.into_iter().find(|b| b.name() == name);
+        Ok(match (args.len(), unary, binary, name) {
+            (1, Some(op), _, _) => Arith::Unary(op, args.remove(0)),
+            (2, _, Some(op), _) => {
+                let a = args.remove(0);
+                Arith::Binary(op, a, args.remove(0))
+            }
+            (3, _, _, "fma" | "select") => {
+                let (a, b, c) = (args.remove(0), args.remove(0), args.remove(0));
+                if name == "fma" {
+                    Arith::Fma(a, b, c)
+                } else {
+                    Arith::Select(a, b, c)
+                }
+            }
+            _ => {
+                return self.fail(format!(
+                    "unknown operation `{name}` of {} operands",
+                    args.len()
+                ));
+            }
+        })
+    }
+
     fn inst(&mut self, l: &str) -> Result<Inst> {
         let (op, rest) = l.split_once(' ').unwrap_or((l, ""));
         let elem_of = |suffix: &str| elem(suffix);
@@ -641,28 +683,16 @@ impl Parser<'_> {
                             c: self.addr(c)?,
                         }
                     }
-                    "axpby" => {
-                        // `Y = ALPHA * X + BETA * Y`
-                        let (y, terms) = rest
+                    "compute" => {
+                        // `DST = VALUE`
+                        let (dst, value) = rest
                             .split_once(" = ")
                             .ok_or(format!("line {}: expected `=`", self.line_no()))?;
-                        let (ax, by) = terms
-                            .split_once(" + ")
-                            .ok_or(format!("line {}: expected `+`", self.line_no()))?;
-                        let (alpha, x) = ax
-                            .split_once(" * ")
-                            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
-                        let (beta, _) = by
-                            .split_once(" * ")
-                            .ok_or(format!("line {}: expected `*`", self.line_no()))?;
-                        let (x_elem, elem) = self.elem_pair(suffix)?;
-                        InstKind::Axpby {
-                            elem,
-                            x_elem,
-                            alpha: self.scalar(alpha)?,
-                            x: self.addr(x)?,
-                            beta: self.scalar(beta)?,
-                            y: self.addr(y)?,
+                        InstKind::Compute {
+                            elem: elem_of(suffix)
+                                .ok_or(format!("line {}: unknown element type", self.line_no()))?,
+                            value: self.arith(value.trim())?,
+                            dst: self.addr(dst)?,
                         }
                     }
                     "fill" => {
@@ -682,6 +712,24 @@ impl Parser<'_> {
         };
         Ok(Inst::at(Span { start: 0, end: 0 }, kind))
     }
+}
+
+/// `text` split at the commas outside brackets.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut parts) = (0i32, 0, Vec::new());
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 fn elem(s: &str) -> Option<Elem> {

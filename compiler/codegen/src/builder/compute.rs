@@ -1,0 +1,222 @@
+//! Element-wise computations: an IR [`Arith`] tree as LLVM instructions.
+//! Floats go through [`tilec::arith`]'s math functions on [`Llvm`], the
+//! same IEEE operations in the same order as the CPU executor runs them,
+//! and nothing carries fast-math flags: each operation rounds once, to
+//! nearest even, subnormals kept (the PTX: add/mul/fma/div/sqrt `.rn`).
+
+use super::KernelBuilder;
+use crate::{CodegenError, Result};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+use tilec::arith::{self, Binary, Float, Unary};
+use tilec::check::program::Elem;
+use tilec::ir::{Addr, Arith};
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// `dst = value`, rounded to `elem`.
+    pub(super) fn compute(&mut self, elem: Elem, value: &Arith, dst: &Addr) -> Result<()> {
+        let v: BasicValueEnum = match elem {
+            Elem::I32 => self.integer(value)?.into(),
+            _ => self.float(value)?.into(),
+        };
+        self.store_acc(dst, elem, v)
+    }
+
+    fn float(&mut self, a: &Arith) -> Result<FloatValue<'ctx>> {
+        Ok(match a {
+            Arith::Load(at, e) => {
+                let v = self.load_acc(at, *e)?;
+                match e {
+                    Elem::I32 => self.b.build_signed_int_to_float(
+                        v.into_int_value(),
+                        self.ctx.f32_type(),
+                        "",
+                    )?,
+                    _ => v.into_float_value(),
+                }
+            }
+            Arith::Scalar(s) => self.scalar(s, Elem::F32)?.into_float_value(),
+            Arith::Unary(op, x) => {
+                let x = self.float(x)?;
+                arith::unary(&mut Llvm(self), *op, x)?
+            }
+            Arith::Binary(op, x, y) => {
+                let (x, y) = (self.float(x)?, self.float(y)?);
+                arith::binary(&mut Llvm(self), *op, x, y)?
+            }
+            Arith::Fma(x, y, z) => {
+                let (x, y, z) = (self.float(x)?, self.float(y)?, self.float(z)?);
+                Llvm(self).fma(x, y, z)?
+            }
+            Arith::Select(c, x, y) => {
+                let (c, x, y) = (self.float(c)?, self.float(x)?, self.float(y)?);
+                Llvm(self).select(c, x, y)?
+            }
+        })
+    }
+
+    /// Wrapping i32 arithmetic (the verifier lets only integer operations in).
+    fn integer(&mut self, a: &Arith) -> Result<IntValue<'ctx>> {
+        Ok(match a {
+            Arith::Load(at, e) => self.load_acc(at, *e)?.into_int_value(),
+            Arith::Scalar(s) => self.scalar(s, Elem::I32)?.into_int_value(),
+            Arith::Unary(op, x) => {
+                let x = self.integer(x)?;
+                let neg = self.b.build_int_neg(x, "")?;
+                match op {
+                    Unary::Abs => {
+                        let zero = self.ctx.i32_type().const_zero();
+                        let below = self.b.build_int_compare(IntPredicate::SLT, x, zero, "")?;
+                        self.b.build_select(below, neg, x, "")?.into_int_value()
+                    }
+                    _ => neg,
+                }
+            }
+            Arith::Binary(op, x, y) => {
+                let (x, y) = (self.integer(x)?, self.integer(y)?);
+                let b = &self.b;
+                let cmp = |p| b.build_int_compare(p, x, y, "");
+                let flag = |c: IntValue<'ctx>| b.build_int_z_extend(c, self.ctx.i32_type(), "");
+                match op {
+                    Binary::Add => b.build_int_add(x, y, "")?,
+                    Binary::Sub => b.build_int_sub(x, y, "")?,
+                    Binary::Mul => b.build_int_mul(x, y, "")?,
+                    Binary::Min => b
+                        .build_select(cmp(IntPredicate::SLT)?, x, y, "")?
+                        .into_int_value(),
+                    Binary::Max => b
+                        .build_select(cmp(IntPredicate::SGT)?, x, y, "")?
+                        .into_int_value(),
+                    Binary::Lt => flag(cmp(IntPredicate::SLT)?)?,
+                    Binary::Le => flag(cmp(IntPredicate::SLE)?)?,
+                    Binary::Gt => flag(cmp(IntPredicate::SGT)?)?,
+                    Binary::Ge => flag(cmp(IntPredicate::SGE)?)?,
+                    Binary::Eq => flag(cmp(IntPredicate::EQ)?)?,
+                    Binary::Ne => flag(cmp(IntPredicate::NE)?)?,
+                    Binary::Div => return Err(CodegenError::Llvm("integer division".into())),
+                }
+            }
+            Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),
+            Arith::Select(c, x, y) => {
+                let (c, x, y) = (self.integer(c)?, self.integer(x)?, self.integer(y)?);
+                let zero = self.ctx.i32_type().const_zero();
+                let on = self.b.build_int_compare(IntPredicate::NE, c, zero, "")?;
+                self.b.build_select(on, x, y, "")?.into_int_value()
+            }
+        })
+    }
+}
+
+/// The math functions' operations as LLVM instructions, without fast-math
+/// flags.
+struct Llvm<'k, 'a, 'ctx>(&'k KernelBuilder<'a, 'ctx>);
+
+impl<'ctx> Llvm<'_, '_, 'ctx> {
+    fn call(&self, name: &str, args: &[FloatValue<'ctx>]) -> Result<FloatValue<'ctx>> {
+        let f32t = self.0.ctx.f32_type();
+        let f = self.0.intrinsic(name, &[f32t.into()])?;
+        let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
+        match self.0.b.build_call(f, &args, "")?.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => Ok(v.into_float_value()),
+            inkwell::values::ValueKind::Instruction(_) => {
+                Err(CodegenError::Llvm(format!("{name} returned nothing")))
+            }
+        }
+    }
+
+    fn bits(&self, a: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let i32t = self.0.ctx.i32_type();
+        Ok(self.0.b.build_bit_cast(a, i32t, "")?.into_int_value())
+    }
+
+    fn float_of_bits(&self, a: IntValue<'ctx>) -> Result<FloatValue<'ctx>> {
+        let f32t = self.0.ctx.f32_type();
+        Ok(self.0.b.build_bit_cast(a, f32t, "")?.into_float_value())
+    }
+}
+
+impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
+    type V = FloatValue<'ctx>;
+    type Error = CodegenError;
+    fn lit(&mut self, x: f32) -> Result<Self::V> {
+        Ok(self.0.ctx.f32_type().const_float(x as f64))
+    }
+    fn add(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        Ok(self.0.b.build_float_add(a, b, "")?)
+    }
+    fn sub(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        Ok(self.0.b.build_float_sub(a, b, "")?)
+    }
+    fn mul(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        Ok(self.0.b.build_float_mul(a, b, "")?)
+    }
+    fn div(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        Ok(self.0.b.build_float_div(a, b, "")?)
+    }
+    fn fma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Result<Self::V> {
+        self.call("llvm.fma", &[a, b, c])
+    }
+    fn sqrt(&mut self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.sqrt", &[a])
+    }
+    fn neg(&mut self, a: Self::V) -> Result<Self::V> {
+        Ok(self.0.b.build_float_neg(a, "")?)
+    }
+    fn abs(&mut self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.fabs", &[a])
+    }
+    fn min(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        self.call("llvm.minnum", &[a, b])
+    }
+    fn max(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
+        self.call("llvm.maxnum", &[a, b])
+    }
+    fn compare(&mut self, op: Binary, a: Self::V, b: Self::V) -> Result<Self::V> {
+        // Ordered comparisons are false on NaN; `!=` is true on it.
+        let p = match op {
+            Binary::Lt => FloatPredicate::OLT,
+            Binary::Le => FloatPredicate::OLE,
+            Binary::Gt => FloatPredicate::OGT,
+            Binary::Ge => FloatPredicate::OGE,
+            Binary::Eq => FloatPredicate::OEQ,
+            _ => FloatPredicate::UNE,
+        };
+        let c = self.0.b.build_float_compare(p, a, b, "")?;
+        let (one, zero) = (self.lit(1.0)?, self.lit(0.0)?);
+        Ok(self.0.b.build_select(c, one, zero, "")?.into_float_value())
+    }
+    fn select(&mut self, c: Self::V, a: Self::V, b: Self::V) -> Result<Self::V> {
+        let zero = self.lit(0.0)?;
+        let on = self
+            .0
+            .b
+            .build_float_compare(FloatPredicate::UNE, c, zero, "")?;
+        Ok(self.0.b.build_select(on, a, b, "")?.into_float_value())
+    }
+    fn rint(&mut self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.rint", &[a])
+    }
+    fn pow2(&mut self, n: Self::V) -> Result<Self::V> {
+        let i32t = self.0.ctx.i32_type();
+        let n = self.0.b.build_float_to_signed_int(n, i32t, "")?;
+        let biased = self.0.b.build_int_add(n, i32t.const_int(127, false), "")?;
+        let bits = self
+            .0
+            .b
+            .build_left_shift(biased, i32t.const_int(23, false), "")?;
+        self.float_of_bits(bits)
+    }
+    fn split(&mut self, a: Self::V) -> Result<(Self::V, Self::V)> {
+        let i32t = self.0.ctx.i32_type();
+        let c = |v: u64| i32t.const_int(v, false);
+        let bits = self.bits(a)?;
+        let b = &self.0.b;
+        let e = b.build_right_shift(bits, c(23), false, "")?;
+        let e = b.build_and(e, c(0xff), "")?;
+        let e = b.build_int_sub(e, c(127), "")?;
+        let e = b.build_signed_int_to_float(e, self.0.ctx.f32_type(), "")?;
+        let m = b.build_and(bits, c(0x007f_ffff), "")?;
+        let m = b.build_or(m, c(0x3f80_0000), "")?;
+        Ok((e, self.float_of_bits(m)?))
+    }
+}
