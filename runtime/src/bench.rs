@@ -48,6 +48,9 @@ pub struct BenchResult {
     pub tilec: Timing,
     /// `None` when cuBLAS has no routine for the kernel's reference.
     pub cublas: Option<Timing>,
+    /// For a kernel measured in bytes: a device-to-device copy moving as
+    /// many (half read, half written), the memory-bound roofline.
+    pub copy: Option<Timing>,
     /// Floating-point operations per run (for TFLOP/s), or bytes moved.
     pub work: Option<f64>,
     pub work_unit: Option<String>,
@@ -85,11 +88,7 @@ impl BenchResult {
             )
         };
         let check = match self.check {
-            Some(c) => format!(
-                "rel. error {:.2e} ({})",
-                c.error,
-                if self.passed() { "ok" } else { "MISMATCH" }
-            ),
+            Some(c) => format!("{c}"),
             None => "no reference, results not checked".into(),
         };
         let mut s = format!(
@@ -100,6 +99,13 @@ impl BenchResult {
         if let Some(c) = &self.cublas {
             s += &row("cuBLAS", c);
             s += &format!("  tilec / cuBLAS = {:.3}\n", c.median / self.tilec.median);
+        }
+        if let Some(c) = &self.copy {
+            s += &row("copy", c);
+            s += &format!(
+                "  tilec / device copy (bandwidth) = {:.3}\n",
+                c.median / self.tilec.median
+            );
         }
         s
     }
@@ -301,7 +307,25 @@ pub fn bench(
             gemm(b, &mut dev[i % sets])?;
         }
     }
-    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    let w = work(m, &p);
+    // A kernel of bytes is held against a copy of as many bytes.
+    let copy_bytes = match w {
+        Some((bytes, "byte")) if blas.is_none() => (bytes / 2.0) as usize,
+        _ => 0,
+    };
+    let cuda = |e: cudarc::driver::DriverError| RuntimeError::Cuda(format!("{e:?}"));
+    let mut copy_buffers = if copy_bytes > 0 {
+        Some((
+            gpu.stream.alloc_zeros::<u8>(copy_bytes).map_err(cuda)?,
+            gpu.stream.alloc_zeros::<u8>(copy_bytes).map_err(cuda)?,
+        ))
+    } else {
+        None
+    };
+    let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
+        gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
+    };
+    let (mut mine, mut theirs, mut copies) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
         mine.push(gpu.time_ms(|| gpu.launch(&f, &p, &dev[d]))?);
@@ -309,8 +333,10 @@ pub fn bench(
             let dv = &mut dev[d];
             theirs.push(gpu.time_ms(|| gemm(b, dv))?);
         }
+        if let Some(bufs) = copy_buffers.as_mut() {
+            copies.push(gpu.time_ms(|| copy(bufs))?);
+        }
     }
-    let w = work(m, &p);
     Ok(BenchResult {
         kernel: p.entries(m),
         dims: dims.to_string(),
@@ -320,6 +346,7 @@ pub fn bench(
         input_sets: sets,
         tilec: Timing::of(mine),
         cublas: (!theirs.is_empty()).then(|| Timing::of(theirs)),
+        copy: (!copies.is_empty()).then(|| Timing::of(copies)),
         work: w.map(|(x, _)| x),
         work_unit: w.map(|(_, u)| u.to_string()),
     })

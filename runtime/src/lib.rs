@@ -131,6 +131,28 @@ pub struct Report {
 pub struct Check {
     pub error: f64,
     pub tolerance: f64,
+    /// Checked on the outputs of a sample of the reference's blocks: how
+    /// many ran, of how many.
+    pub sample: Option<(u64, u64)>,
+}
+
+/// `rel. error 1.2e-7 (ok)`, and on what sample.
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verdict = if self.error <= self.tolerance {
+            "ok"
+        } else {
+            "MISMATCH"
+        };
+        write!(f, "rel. error {:.2e} ({verdict}", self.error)?;
+        if let Some((ran, of)) = self.sample {
+            write!(
+                f,
+                ", on the outputs of {ran} of the reference's {of} blocks"
+            )?;
+        }
+        write!(f, ")")
+    }
 }
 
 impl Report {
@@ -158,11 +180,7 @@ impl Report {
             format!("{:.1} ms", self.ms_median)
         };
         let check = match self.check {
-            Some(c) => format!(
-                "rel. error {:.2e} ({})",
-                c.error,
-                if self.passed() { "ok" } else { "MISMATCH" }
-            ),
+            Some(c) => format!("{}", c),
             None => "no reference, results not checked".into(),
         };
         format!(
@@ -230,6 +248,7 @@ pub fn compare(
         let c = Check {
             error: relative_error(out, &e.values, &e.offsets),
             tolerance: tolerance(out.elem()),
+            sample: e.sample,
         };
         if worst
             .is_none_or(|w| c.error / c.tolerance.max(1e-300) > w.error / w.tolerance.max(1e-300))

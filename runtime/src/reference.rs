@@ -21,6 +21,9 @@ pub struct Expected {
     pub output: usize,
     pub offsets: Vec<usize>,
     pub values: Vec<f64>,
+    /// For a reference computed on a sample of its blocks: the blocks run
+    /// and the blocks of the whole launch.
+    pub sample: Option<(u64, u64)>,
 }
 
 /// The layout of parameter `p` with the launch's extents substituted.
@@ -158,6 +161,7 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
                 output: ops[2],
                 offsets,
                 values,
+                sample: None,
             })
         }
         ReferenceKind::Kernel => Err(RuntimeError::Usage(
@@ -184,6 +188,7 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
                 output: ops[1],
                 offsets,
                 values,
+                sample: None,
             })
         }
     }

@@ -1,15 +1,15 @@
 //! What a run's outputs must be: the runtime's built-in reference (gemm,
 //! copy, transpose, computed in f64), or a reference kernel of the same
-//! file run on the CPU executor in f64 on the same inputs.
+//! file run on the CPU executor in f64 on the same inputs (on a sample of
+//! its blocks when all of them would take too long).
 //!
 //! In: every kernel of the file, compiled, and the one that runs. Out: its
 //! expected outputs for a launch plan and inputs, as the runtime compares
 //! them; none for a kernel that states no reference.
 
 use crate::compile::Compiled;
-use crate::run::execute_shown;
+use std::time::{Duration, Instant};
 use tilec::exec;
-use tilec::ir::{Space, for_each_atom};
 use tilec_runtime::RuntimeError;
 use tilec_runtime::plan::{Dims, LaunchPlan, plan_sizes};
 use tilec_runtime::reference::{Arg, Expected, builtin};
@@ -48,35 +48,107 @@ pub fn expected(
         .iter()
         .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
         .collect();
-    execute_shown(target, &tplan, scalars, &mut tensors, true).map_err(|e| {
+    let (written, sample) = run_sampled(target, &tplan, scalars, &mut tensors).map_err(|e| {
         RuntimeError::Usage(format!(
             "the reference kernel {name} failed on the CPU executor: {} (run it alone to see where)",
             e.message
         ))
     })?;
-    let mut written = vec![false; tensors.len()];
-    for l in &target.lowered {
-        for_each_atom(&l.ir.body, &mut |i| {
-            if let Some((a, _)) = i.written()
-                && let Space::Global(p) = a.space
-            {
-                written[p] = true;
-            }
-        });
-    }
     Ok(tensors
         .into_iter()
+        .zip(written)
         .enumerate()
-        .filter(|&(p, _)| written[p])
-        .filter_map(|(p, t)| {
+        .filter(|(_, (_, w))| !w.is_empty())
+        .filter_map(|(p, (t, offsets))| {
             let t = t?;
             Some(Expected {
                 output: r.operands[p],
-                offsets: (0..t.data.len()).collect(),
-                values: t.data,
+                values: offsets.iter().map(|&i| t.data[i]).collect(),
+                offsets,
+                sample,
             })
         })
         .collect())
+}
+
+/// The reference kernel's blocks, in f64, for this long at most once the
+/// first batch has run: a launch too large for that (a GPU-sized GEMM of
+/// one thread per output) is checked on the outputs of a sample of its
+/// blocks, spread over the grid.
+const REFERENCE_TIME: Duration = Duration::from_secs(10);
+
+/// Runs the blocks of `plan` in batches of doubling size (within the time
+/// left), in an order that visits the grid evenly, until all ran or the
+/// time is up; returns what they wrote and, if not all ran, how many of how
+/// many.
+fn run_sampled(
+    c: &Compiled,
+    plan: &LaunchPlan,
+    scalars: Vec<f64>,
+    tensors: &mut [Option<exec::Tensor>],
+) -> Result<(exec::Written, Option<(u64, u64)>), exec::ExecError> {
+    let sizes: Vec<u64> = plan
+        .launches
+        .iter()
+        .map(|l| l.grid.iter().map(|&g| g as u64).product())
+        .collect();
+    let total: u64 = sizes.iter().sum();
+    // Block i of the order is block (i * stride) % total of the plan: a
+    // stride near total / golden ratio, coprime with total, visits every
+    // block once and spreads any prefix over the grid.
+    let mut stride = ((total as f64 * 0.618_033_988_75) as u64).max(1);
+    while gcd(stride, total) != 1 {
+        stride += 1;
+    }
+    let block = |i: u64| -> exec::Part {
+        let mut k = (i as u128 * stride as u128 % total as u128) as u64;
+        let mut part = 0;
+        while k >= sizes[part] {
+            k -= sizes[part];
+            part += 1;
+        }
+        let l = &plan.launches[part];
+        let [gx, gy, _] = l.grid.map(|g| g as u64);
+        let at = [k % gx, k / gx % gy, k / (gx * gy)];
+        exec::Part {
+            ir: &c.lowered[l.variant].ir,
+            grid: [1, 1, 1],
+            offset: [0, 1, 2].map(|d| l.offset[d] + at[d] as u32),
+        }
+    };
+    let start = Instant::now();
+    let mut written: exec::Written = vec![Vec::new(); tensors.len()];
+    let (mut done, mut batch) = (0u64, 256u64);
+    while done < total && (done == 0 || start.elapsed() < REFERENCE_TIME) {
+        // No more than the time left allows, at the rate so far.
+        if done > 0 {
+            let per_block = start.elapsed().as_secs_f64() / done as f64;
+            let left = (REFERENCE_TIME - start.elapsed()).as_secs_f64();
+            batch = batch.min((left / per_block) as u64).max(1);
+        }
+        let n = batch.min(total - done);
+        let launch = exec::Launch {
+            parts: (done..done + n).map(block).collect(),
+            extents: plan.extents.clone(),
+            scalars: scalars.clone(),
+            blocks_done: None,
+            exact: true,
+        };
+        for (all, new) in written.iter_mut().zip(exec::execute(&launch, tensors)?) {
+            all.extend(new);
+        }
+        done += n;
+        batch *= 2;
+    }
+    for w in &mut written {
+        w.sort_unstable();
+        w.dedup();
+    }
+    Ok((written, (done < total).then_some((done, total))))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// A host tensor as the executor takes it.

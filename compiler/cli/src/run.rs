@@ -229,7 +229,7 @@ pub fn run_cpu(
         .collect();
     waiting.finish_and_clear();
     let start = Instant::now();
-    execute_shown(c, &plan, scalars, &mut tensors, false).map_err(CpuFailure::Kernel)?;
+    execute_shown(c, &plan, scalars, &mut tensors).map_err(CpuFailure::Kernel)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let outs: Vec<Option<HostBuffer>> = tensors
         .iter()
@@ -259,17 +259,15 @@ fn cores() -> usize {
 /// Runs the plan on the CPU executor, showing the blocks done: a bar with
 /// the time left on a terminal, else a line every ten seconds, every minute
 /// after the first (so that a short run prints nothing).
-/// With `exact`, it runs as a reference kernel (in f64).
-pub fn execute_shown(
+fn execute_shown(
     c: &Compiled,
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     tensors: &mut [Option<exec::Tensor>],
-    exact: bool,
 ) -> Result<(), exec::ExecError> {
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
-    let launch = cpu_launch(c, plan, scalars, Some(&done), exact);
+    let launch = cpu_launch(c, plan, scalars, Some(&done));
     let total = blocks(plan) as u64;
     let name = &c.kernel.name;
     std::thread::scope(|s| {
@@ -313,7 +311,7 @@ pub fn execute_shown(
         });
         let r = exec::execute(&launch, tensors);
         finished.store(true, Ordering::Relaxed);
-        r
+        r.map(|_| ())
     })
 }
 
@@ -323,7 +321,6 @@ fn cpu_launch<'a>(
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     blocks_done: Option<&'a AtomicUsize>,
-    exact: bool,
 ) -> exec::Launch<'a> {
     exec::Launch {
         parts: plan
@@ -338,7 +335,7 @@ fn cpu_launch<'a>(
         extents: plan.extents.clone(),
         scalars,
         blocks_done,
-        exact,
+        exact: false,
     }
 }
 
@@ -426,7 +423,7 @@ fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
             _ => None,
         })
         .collect();
-    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None, false);
+    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None);
     let start = Instant::now();
     exec::execute(&launch, &mut tensors).ok()?;
     let took = start.elapsed();

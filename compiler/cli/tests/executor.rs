@@ -41,6 +41,9 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/bgemm_tn_sm90_tma.tile", "M=128,N=256,K=128"),
         ("examples/hgemm_tn_sm90_tma.tile", "M=128,N=256,K=64"),
         ("examples/bgemm_nt_sm90_tma.tile", "M=128,N=256,K=128"),
+        ("examples/add.tile", "M=1000,N=37"),
+        ("examples/gemm_bias_relu.tile", "M=136,N=200,K=72"),
+        ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_64_32.tile", "M=130,N=70,K=40"),
@@ -64,11 +67,15 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
 
 #[test]
 fn a_wrong_result_exits_1() {
-    for file in [
-        "tests/run/skips_a_k_tile.tile",
-        "tests/run/swapped_tile_coordinates.tile",
+    for (file, dims) in [
+        ("tests/run/skips_a_k_tile.tile", "M=256,N=384,K=32"),
+        (
+            "tests/run/swapped_tile_coordinates.tile",
+            "M=256,N=384,K=32",
+        ),
+        ("tests/run/bias_of_the_wrong_row.tile", "M=256,N=384"),
     ] {
-        let (code, out, err) = run_cpu(file, "M=256,N=384,K=32");
+        let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 1, "{out}{err}");
         assert!(out.contains("MISMATCH"), "{out}");
     }

@@ -91,9 +91,13 @@ pub struct Part<'a> {
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-/// Runs the kernel; on success the tensors hold its results. The parts run
-/// as one launch: two blocks writing one element conflict across parts too.
-pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
+/// Per tensor parameter, the elements a launch wrote, in increasing order.
+pub type Written = Vec<Vec<usize>>;
+
+/// Runs the kernel; on success the tensors hold its results, and it says
+/// which elements it wrote. The parts run as one launch: two blocks writing
+/// one element conflict across parts too.
+pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Written> {
     let blocks: Vec<(&KernelIr, [u32; 3])> = launch
         .parts
         .iter()
@@ -187,7 +191,10 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(writer
+        .iter()
+        .map(|w| (0..w.len()).filter(|&i| w[i] != 0).collect())
+        .collect())
 }
 
 /// A global write of one block, applied after every block has run.

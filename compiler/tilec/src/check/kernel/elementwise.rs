@@ -95,6 +95,8 @@ impl KernelChecker {
                 Ok(Elementwise::Binary(op, Box::new(a), Box::new(b)))
             }
             ExprKind::Neg(x) => Ok(Elementwise::Unary(Unary::Neg, Box::new(sub(x)?))),
+            // `(a + b)`: grouping.
+            ExprKind::Tuple(v) if v.len() == 1 => sub(&v[0]),
             ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n)) => {
                 let ExprKind::Name(name) = &f.kind else {
                     unreachable!("matched a name")

@@ -199,13 +199,19 @@ pub fn check_kernel_references(kernels: &[Kernel]) -> Vec<Diagnostic> {
                 _ => false,
             };
             if !agree {
+                let describe = |k: &ParamKind| match k {
+                    ParamKind::Tensor { elem, layout } => format!("tensor<{elem}, {layout}>"),
+                    ParamKind::Scalar(e) => format!("a scalar {e}"),
+                };
                 diags.push(
                     Diagnostic::new(
                         format!(
-                            "operand {} (`{}`) does not match parameter `{}` of `{name}`",
+                            "operand {} (`{}`, {}) does not match parameter `{}` of `{name}` ({})",
                             i + 1,
                             have.name,
-                            want.name
+                            describe(&have.kind),
+                            want.name,
+                            describe(&want.kind)
                         ),
                         r.span,
                     )
