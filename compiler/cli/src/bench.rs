@@ -37,7 +37,11 @@ pub fn run(a: Args) -> ExitCode {
         Err(f) => return report(&name, &src, f),
     };
     let mut ok = true;
-    for c in &compiled {
+    let selected = match a.launch.selected(&compiled) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    for c in selected {
         if let Err(code) = crate::run::check_launch(&c.manifest, &dims, false) {
             return code;
         }

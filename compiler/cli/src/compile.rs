@@ -242,9 +242,44 @@ pub struct LaunchArgs {
     /// line (slower; for finding bugs).
     #[arg(long)]
     pub checked: bool,
+    /// Run only this kernel of the file. Without it, every kernel runs but
+    /// those another kernel names as its reference (they run as part of
+    /// checking it).
+    #[arg(long)]
+    pub kernel: Option<String>,
 }
 
 impl LaunchArgs {
+    /// The kernels of `all` to run: the one asked for, or every kernel no
+    /// other names as its reference.
+    pub fn selected<'a>(
+        &self,
+        all: &'a [Compiled],
+    ) -> Result<Vec<&'a Compiled>, std::process::ExitCode> {
+        if let Some(k) = &self.kernel {
+            return match all.iter().find(|c| &c.kernel.name == k) {
+                Some(c) => Ok(vec![c]),
+                None => {
+                    let names: Vec<&str> = all.iter().map(|c| c.kernel.name.as_str()).collect();
+                    Err(fail(&format!(
+                        "no kernel {k} in {}; its kernels are {}",
+                        self.file.display(),
+                        names.join(", ")
+                    )))
+                }
+            };
+        }
+        let referenced = |c: &Compiled| {
+            all.iter().any(|o| {
+                o.kernel
+                    .reference
+                    .as_ref()
+                    .is_some_and(|r| r.kernel.as_ref() == Some(&c.kernel.name))
+            })
+        };
+        Ok(all.iter().filter(|c| !referenced(c)).collect())
+    }
+
     /// The file's name and source, and the parsed extents.
     pub fn read(
         &self,

@@ -67,7 +67,11 @@ pub fn run(a: Args) -> ExitCode {
                 Ok(c) => c,
                 Err(f) => return report(&name, &src, f),
             };
-            for c in &compiled {
+            let selected = match a.launch.selected(&compiled) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            for c in selected {
                 let plan = match check_launch(&c.manifest, &dims, a.check_cpu) {
                     Ok(p) => p,
                     Err(code) => return code,
@@ -137,7 +141,11 @@ pub fn run(a: Args) -> ExitCode {
                     code: String::new(),
                 })
                 .collect();
-            for c in &compiled {
+            let selected = match a.launch.selected(&compiled) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            for c in selected {
                 let plan = match check_launch(&c.manifest, &dims, true) {
                     Ok(p) => p,
                     Err(code) => return code,

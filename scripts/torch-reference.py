@@ -1,0 +1,34 @@
+# PyTorch's figures for the same work as the element-wise examples, for
+# docs/performance.md: run on the GPU machine beside scripts/elementwise-check.
+#   python3 scripts/torch-reference.py
+import torch
+
+def time_ms(f, iters=20):
+    for _ in range(3):
+        f()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(iters):
+        start.record()
+        f()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+print(torch.cuda.get_device_name(), "torch", torch.__version__)
+n = 8192
+a, b, c = (torch.randn(n, n, device="cuda") for _ in range(3))
+ms = time_ms(lambda: torch.add(a, b, out=c))
+print(f"add f32 {n}x{n}: {ms:.3f} ms, {3 * n * n * 4 / ms / 1e6:.1f} GB/s")
+ms = time_ms(lambda: c.copy_(a))
+print(f"copy f32 {n}x{n}: {ms:.3f} ms, {2 * n * n * 4 / ms / 1e6:.1f} GB/s")
+for s in (4096, 8192):
+    x = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(s, device="cuda", dtype=torch.bfloat16)
+    plain = time_ms(lambda: torch.mm(x, w.t()))
+    fused = time_ms(lambda: torch.relu(torch.addmm(bias, x, w.t())))
+    flop = 2 * s ** 3
+    print(f"bf16 {s}^3: mm {flop / plain / 1e9:.1f} TFLOP/s, relu(addmm(bias)) {flop / fused / 1e9:.1f} TFLOP/s")
