@@ -32,3 +32,8 @@ for s in (4096, 8192):
     fused = time_ms(lambda: torch.relu(torch.addmm(bias, x, w.t())))
     flop = 2 * s ** 3
     print(f"bf16 {s}^3: mm {flop / plain / 1e9:.1f} TFLOP/s, relu(addmm(bias)) {flop / fused / 1e9:.1f} TFLOP/s")
+for m, k in ((8192, 8192), (1048576, 64)):
+    x = torch.randn(k, m, device="cuda").t()   # (m, k), column-major
+    y = torch.empty(m, device="cuda")
+    ms = time_ms(lambda: torch.sum(x, dim=1, out=y))
+    print(f"row sums of a column-major {m}x{k} f32: {ms:.3f} ms, {(m * k + m) * 4 / ms / 1e6:.1f} GB/s")

@@ -52,6 +52,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let (c, x, y) = (self.float(c)?, self.float(x)?, self.float(y)?);
                 Llvm(self).select(c, x, y)?
             }
+            Arith::Shuffle(x, mask) => {
+                let x = self.float(x)?;
+                self.shuffle(x.into(), *mask, "llvm.nvvm.shfl.sync.bfly.f32")?
+                    .into_float_value()
+            }
         })
     }
 
@@ -97,6 +102,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
             Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),
+            Arith::Shuffle(x, mask) => {
+                let x = self.integer(x)?;
+                self.shuffle(x.into(), *mask, "llvm.nvvm.shfl.sync.bfly.i32")?
+                    .into_int_value()
+            }
             Arith::Select(c, x, y) => {
                 let (c, x, y) = (self.integer(c)?, self.integer(x)?, self.integer(y)?);
                 let zero = self.ctx.i32_type().const_zero();
@@ -104,6 +114,31 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 self.b.build_select(on, x, y, "")?.into_int_value()
             }
         })
+    }
+}
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// The value of lane `lane ^ mask`, all 32 lanes taking part.
+    fn shuffle(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        mask: u32,
+        intrinsic: &str,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let f = self.intrinsic(intrinsic, &[])?;
+        let args = [
+            i32t.const_all_ones().into(),
+            v.into(),
+            i32t.const_int(mask as u64, false).into(),
+            i32t.const_int(31, false).into(),
+        ];
+        match self.b.build_call(f, &args, "")?.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => Ok(v),
+            inkwell::values::ValueKind::Instruction(_) => {
+                Err(CodegenError::Llvm(format!("{intrinsic} returned nothing")))
+            }
+        }
     }
 }
 

@@ -197,6 +197,16 @@ pub enum Elementwise {
     Binary(Binary, Box<Elementwise>, Box<Elementwise>),
     /// `select(c, a, b)`: `a` where `c` is not 0, else `b`.
     Select(Box<Elementwise>, Box<Elementwise>, Box<Elementwise>),
+    /// `shfl_xor(value, mask)`: the value of lane `lane ^ mask` of the warp.
+    Shuffle(Box<Elementwise>, u32),
+    /// `reduce_sum(value, mode)` (`op` is `Add`, `Max` or `Min`): `value`
+    /// has the modes here plus `mode`, of static `extent`, folded over.
+    Reduce {
+        op: Binary,
+        mode: usize,
+        extent: i64,
+        value: Box<Elementwise>,
+    },
 }
 
 impl Elementwise {
@@ -205,7 +215,7 @@ impl Elementwise {
         match self {
             Elementwise::Tensor(v) => out.push(v),
             Elementwise::Scalar(_) => {}
-            Elementwise::Unary(_, x) => x.tensors(out),
+            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.tensors(out),
             Elementwise::Binary(_, a, b) => {
                 a.tensors(out);
                 b.tensors(out);
@@ -214,6 +224,27 @@ impl Elementwise {
                 c.tensors(out);
                 a.tensors(out);
                 b.tensors(out);
+            }
+            Elementwise::Reduce { value, .. } => value.tensors(out),
+        }
+    }
+
+    /// Its tensors outside reductions, whose elements are the target's.
+    pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
+        match self {
+            Elementwise::Tensor(v) => out.push(v),
+            Elementwise::Scalar(_) | Elementwise::Reduce { .. } => {}
+            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => {
+                x.tensors_outside_reductions(out)
+            }
+            Elementwise::Binary(_, a, b) => {
+                a.tensors_outside_reductions(out);
+                b.tensors_outside_reductions(out);
+            }
+            Elementwise::Select(c, a, b) => {
+                c.tensors_outside_reductions(out);
+                a.tensors_outside_reductions(out);
+                b.tensors_outside_reductions(out);
             }
         }
     }

@@ -11,6 +11,70 @@ use crate::ir::{Addr, Arith};
 use crate::span::Span;
 
 impl Block<'_> {
+    /// A compute that shuffles: every thread's shuffled values first (the
+    /// GPU's lanes all give theirs before any takes), then each thread's
+    /// result from its partners' values.
+    pub(super) fn compute_warps(
+        &mut self,
+        elem: Elem,
+        value: &Arith,
+        dst: &Addr,
+        span: Span,
+    ) -> Result<()> {
+        let mut shuffles = Vec::new();
+        collect_shuffles(value, &mut shuffles);
+        let mut given = Vec::with_capacity(shuffles.len());
+        for &(x, _) in &shuffles {
+            let mut per_thread = Vec::with_capacity(self.threads);
+            for t in 0..self.threads {
+                per_thread.push(self.value(elem, x, t, span)?);
+            }
+            given.push(per_thread);
+        }
+        self.shuffled = Vec::with_capacity(shuffles.len());
+        for (&(_, mask), values) in shuffles.iter().zip(&given) {
+            let mut taken = Vec::with_capacity(self.threads);
+            for t in 0..self.threads {
+                let partner = t ^ mask as usize;
+                let Some(&v) = values.get(partner) else {
+                    return Err(super::ExecError {
+                        message: format!(
+                            "thread {t}'s shuffle partner {partner} is outside the block"
+                        ),
+                        span,
+                        label: "this statement shuffles".into(),
+                        other: None,
+                        help: Some("shuffles exchange within whole warps of 32 threads"),
+                    });
+                };
+                taken.push(v);
+            }
+            self.shuffled.push(taken);
+        }
+        for t in 0..self.threads {
+            self.shuffle_at = 0;
+            self.compute(elem, value, dst, t, span)?;
+        }
+        self.shuffled.clear();
+        Ok(())
+    }
+
+    /// Thread `t`'s value of `a` as its type computes it, unrounded.
+    fn value(&mut self, elem: Elem, a: &Arith, t: usize, span: Span) -> Result<f64> {
+        Ok(match elem {
+            Elem::I32 => self.integer(a, t, span)? as f64,
+            _ if self.launch.exact => self.exact(a, t, span)?,
+            _ => self.float(a, t, span)? as f64,
+        })
+    }
+
+    /// The next shuffle's value for thread `t`.
+    fn shuffled(&mut self, t: usize) -> f64 {
+        let v = self.shuffled[self.shuffle_at][t];
+        self.shuffle_at += 1;
+        v
+    }
+
     /// `dst = value` for thread `t`.
     pub(super) fn compute(
         &mut self,
@@ -20,10 +84,11 @@ impl Block<'_> {
         t: usize,
         span: Span,
     ) -> Result<()> {
+        let v = self.value(elem, value, t, span)?;
         let v = match elem {
-            Elem::I32 => self.integer(value, t, span)? as f64,
-            _ if self.launch.exact => self.exact(value, t, span)?,
-            _ => round(elem, self.float(value, t, span)? as f64),
+            Elem::I32 => v,
+            _ if self.launch.exact => v,
+            _ => round(elem, v),
         };
         self.write(dst, t, v, span)
     }
@@ -48,6 +113,7 @@ impl Block<'_> {
                 let y = self.float(y, t, span)?;
                 x.mul_add(y, self.float(z, t, span)?)
             }
+            Arith::Shuffle(..) => self.shuffled(t) as f32,
             Arith::Select(c, x, y) => {
                 // Both sides are evaluated, as on the GPU (their reads count).
                 let c = self.float(c, t, span)?;
@@ -92,6 +158,7 @@ impl Block<'_> {
                 let y = self.exact(y, t, span)?;
                 x.mul_add(y, self.exact(z, t, span)?)
             }
+            Arith::Shuffle(..) => self.shuffled(t),
             Arith::Select(c, x, y) => {
                 let c = self.exact(c, t, span)?;
                 let (x, y) = (self.exact(x, t, span)?, self.exact(y, t, span)?);
@@ -127,11 +194,31 @@ impl Block<'_> {
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
                 x.wrapping_mul(y).wrapping_add(self.integer(z, t, span)?)
             }
+            Arith::Shuffle(..) => self.shuffled(t) as i32,
             Arith::Select(c, x, y) => {
                 let c = self.integer(c, t, span)?;
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
                 if c != 0 { x } else { y }
             }
         })
+    }
+}
+
+/// The shuffles of `a` in the order the evaluators meet them (operands left
+/// to right), each with its mask; none is nested in another.
+fn collect_shuffles<'a>(a: &'a Arith, out: &mut Vec<(&'a Arith, u32)>) {
+    match a {
+        Arith::Shuffle(x, mask) => out.push((x, *mask)),
+        Arith::Load(..) | Arith::Scalar(_) => {}
+        Arith::Unary(_, x) => collect_shuffles(x, out),
+        Arith::Binary(_, x, y) => {
+            collect_shuffles(x, out);
+            collect_shuffles(y, out);
+        }
+        Arith::Fma(x, y, z) | Arith::Select(x, y, z) => {
+            collect_shuffles(x, out);
+            collect_shuffles(y, out);
+            collect_shuffles(z, out);
+        }
     }
 }

@@ -267,6 +267,10 @@ struct Block<'a> {
     epoch: u32,
     /// Per thread, per register array.
     registers: Vec<Vec<Buffer>>,
+    /// A shuffling compute's shuffled values, per shuffle in evaluation
+    /// order, per thread; and the next shuffle a thread's evaluation meets.
+    shuffled: Vec<Vec<f64>>,
+    shuffle_at: usize,
     /// This block's global writes, in order, and the latest value of each.
     writes: Vec<Write>,
     overlay: HashMap<(usize, usize), f64>,
@@ -327,6 +331,8 @@ impl<'a> Block<'a> {
             counters: HashMap::new(),
             stage_tags: Vec::new(),
             iteration: None,
+            shuffled: Vec::new(),
+            shuffle_at: 0,
         }
     }
 
@@ -406,6 +412,9 @@ impl<'a> Block<'a> {
                     dst,
                     ..
                 } => self.ldmatrix(*count, *trans, src, dst, inst.span)?,
+                InstKind::Compute { elem, value, dst } if value.shuffles() => {
+                    self.compute_warps(*elem, value, dst, inst.span)?
+                }
                 kind => {
                     for t in 0..self.threads {
                         self.atom(kind, t, inst.span)?;

@@ -156,15 +156,31 @@ pub enum Arith {
     Fma(Box<Arith>, Box<Arith>, Box<Arith>),
     /// `a` where `c` is not 0, else `b`.
     Select(Box<Arith>, Box<Arith>, Box<Arith>),
+    /// The value of the lane `lane ^ mask` of the warp (PTX `shfl.sync.bfly`):
+    /// every lane computes `value`, then each takes its partner's.
+    Shuffle(Box<Arith>, u32),
 }
 
 impl Arith {
+    /// Whether it takes values of other lanes.
+    pub fn shuffles(&self) -> bool {
+        match self {
+            Arith::Load(..) | Arith::Scalar(_) => false,
+            Arith::Shuffle(..) => true,
+            Arith::Unary(_, x) => x.shuffles(),
+            Arith::Binary(_, a, b) => a.shuffles() || b.shuffles(),
+            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
+                a.shuffles() || b.shuffles() || c.shuffles()
+            }
+        }
+    }
+
     /// Its loads, left to right.
     pub fn loads<'a>(&'a self, out: &mut Vec<&'a Addr>) {
         match self {
             Arith::Load(a, _) => out.push(a),
             Arith::Scalar(_) => {}
-            Arith::Unary(_, x) => x.loads(out),
+            Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.loads(out),
             Arith::Binary(_, a, b) => {
                 a.loads(out);
                 b.loads(out);
@@ -621,6 +637,7 @@ impl KernelIr {
                 self.arith(y),
                 self.arith(z)
             ),
+            Arith::Shuffle(x, mask) => format!("shfl_xor({}, {mask})", self.arith(x)),
         }
     }
 

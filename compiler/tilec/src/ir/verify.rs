@@ -468,6 +468,13 @@ fn arith(ir: &KernelIr, a: &Arith, integers: bool, open: &[usize]) -> Result<(),
             arith(ir, x, integers, open)?;
             arith(ir, y, integers, open)
         }
+        Arith::Shuffle(x, mask) => {
+            whole_warps(ir)?;
+            if *mask == 0 || *mask > 31 || x.shuffles() {
+                return Err(format!("a shuffle of mask {mask} (1 to 31, one deep)"));
+            }
+            arith(ir, x, integers, open)
+        }
         Arith::Fma(x, y, z) | Arith::Select(x, y, z) => {
             if integers && matches!(a, Arith::Fma(..)) {
                 return Err("an fma of integers".into());

@@ -40,16 +40,21 @@ impl Lowerer<'_> {
             && operands
                 .iter()
                 .all(|v| v.base != dst.base || same_elements(v, dst));
-        let globals: Vec<usize> = (0..operands.len())
-            .filter(|&j| staged && matches!(operands[j].base, Base::Param(_)))
-            .collect();
+        let mut outside = Vec::new();
+        value.tensors_outside_reductions(&mut outside);
         self.spend(n * (1 + operands.len() as i64 + staged as i64))?;
         let mut temp = |elem: Elem| {
             self.extra_registers.push((elem, n));
             self.k.registers.len() + self.extra_registers.len() - 1
         };
         let result = staged.then(|| temp(dst.elem));
-        let loaded: Vec<usize> = globals.iter().map(|&j| temp(operands[j].elem)).collect();
+        // The global operands of the target's elements, loaded ahead.
+        let temps: Vec<(*const View, usize)> = outside
+            .iter()
+            .filter(|v| staged && matches!(v.base, Base::Param(_)))
+            .map(|v| (*v as *const View, temp(v.elem)))
+            .collect();
+        let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
         let (mut computes, mut stores) = (Vec::new(), Vec::new());
         for i in 0..n {
@@ -57,26 +62,7 @@ impl Lowerer<'_> {
                 out.append(&mut computes);
                 out.append(&mut stores);
             }
-            let mut at = Vec::new();
-            for (j, v) in operands.iter().enumerate() {
-                // An operand of one element is that element for every i.
-                let c = if v.layout.size().as_static() == Some(1) {
-                    0
-                } else {
-                    i
-                };
-                let a = self.element(v, &Coord::from(c), 1)?;
-                at.push(match globals.iter().position(|&g| g == j) {
-                    Some(k) => {
-                        let reg = self.register(loaded[k], i);
-                        out.push(Inst::at(span, copy(v.elem, a, reg)));
-                        reg
-                    }
-                    None => a,
-                });
-            }
-            let mut next = at.into_iter();
-            let tree = arith(value, &mut next);
+            let tree = self.tree(value, i, &sizes, &temps, span, out)?;
             let tree = if integers { tree } else { contract(tree) };
             let target = self.element(dst, &Coord::from(i), 1)?;
             let into = match result {
@@ -101,6 +87,93 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The IR of element `i` (a 1-D index over modes of `sizes`) of `e`; an
+    /// operand with a register of its own in `temps` is loaded into it
+    /// first (the load appended to `loads`).
+    fn tree(
+        &mut self,
+        e: &Elementwise,
+        i: i64,
+        sizes: &[i64],
+        temps: &[(*const View, usize)],
+        span: Span,
+        loads: &mut Vec<Inst>,
+    ) -> Result<Arith, Problem> {
+        let mut sub = |s: &mut Self, x: &Elementwise| s.tree(x, i, sizes, temps, span, loads);
+        Ok(match e {
+            Elementwise::Tensor(v) => {
+                // An operand of one element is that element for every i.
+                let c = if v.layout.size().as_static() == Some(1) {
+                    0
+                } else {
+                    i
+                };
+                let a = self.element(v, &Coord::from(c), 1)?;
+                match temps.iter().find(|(p, _)| std::ptr::eq(*p, v)) {
+                    Some(&(_, r)) => {
+                        let reg = self.register(r, i);
+                        loads.push(Inst::at(span, copy(v.elem, a, reg)));
+                        Arith::Load(reg, v.elem)
+                    }
+                    None => Arith::Load(a, v.elem),
+                }
+            }
+            Elementwise::Scalar(s) => Arith::Scalar(scalar(s)),
+            Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
+            Elementwise::Binary(op, a, b) => {
+                let a = sub(self, a)?;
+                Arith::Binary(*op, Box::new(a), Box::new(sub(self, b)?))
+            }
+            Elementwise::Shuffle(x, mask) => Arith::Shuffle(Box::new(sub(self, x)?), *mask),
+            Elementwise::Select(c, a, b) => {
+                let c = sub(self, c)?;
+                let a = sub(self, a)?;
+                Arith::Select(Box::new(c), Box::new(a), Box::new(sub(self, b)?))
+            }
+            Elementwise::Reduce {
+                op,
+                mode,
+                extent,
+                value,
+            } => {
+                // Element i's coordinates, with each index of the folded
+                // mode put in at `mode`, as 1-D indices of the operand.
+                let mut inner = sizes.to_vec();
+                inner.insert(*mode, *extent);
+                let mut digits = Vec::with_capacity(inner.len());
+                let mut rest = i;
+                for &s in sizes {
+                    digits.push(rest % s);
+                    rest /= s;
+                }
+                let mut terms = Vec::with_capacity(*extent as usize);
+                for j in 0..*extent {
+                    let mut at = digits.clone();
+                    at.insert(*mode, j);
+                    let (mut index, mut stride) = (0, 1);
+                    for (d, s) in at.iter().zip(&inner) {
+                        index += d * stride;
+                        stride *= s;
+                    }
+                    terms.push(self.tree(value, index, &inner, &[], span, loads)?);
+                }
+                // Pairwise: a sum's rounding error grows with log(extent).
+                while terms.len() > 1 {
+                    let mut next = Vec::with_capacity(terms.len().div_ceil(2));
+                    let mut it = terms.into_iter();
+                    while let Some(a) = it.next() {
+                        next.push(match it.next() {
+                            Some(b) => Arith::Binary(*op, Box::new(a), Box::new(b)),
+                            None => a,
+                        });
+                    }
+                    terms = next;
+                }
+                terms.pop().expect("a mode of at least one element")
+            }
+        })
+    }
+
     /// Element `i` of register array `r`.
     fn register(&mut self, r: usize, i: i64) -> Addr {
         Addr {
@@ -116,25 +189,6 @@ fn copy(elem: Elem, src: Addr, dst: Addr) -> InstKind {
         atom: CopyAtom::Scalar(elem),
         src,
         dst,
-    }
-}
-
-/// The IR of one element: the operands' tensors read at `at`, in the order
-/// [`Elementwise::tensors`] lists them.
-fn arith(e: &Elementwise, at: &mut impl Iterator<Item = Addr>) -> Arith {
-    match e {
-        Elementwise::Tensor(v) => Arith::Load(at.next().expect("one address an operand"), v.elem),
-        Elementwise::Scalar(s) => Arith::Scalar(scalar(s)),
-        Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(arith(x, at))),
-        Elementwise::Binary(op, a, b) => {
-            let a = arith(a, at);
-            Arith::Binary(*op, Box::new(a), Box::new(arith(b, at)))
-        }
-        Elementwise::Select(c, a, b) => {
-            let c = arith(c, at);
-            let a = arith(a, at);
-            Arith::Select(Box::new(c), Box::new(a), Box::new(arith(b, at)))
-        }
     }
 }
 
@@ -184,8 +238,23 @@ fn contract(a: Arith) -> Arith {
             Box::new(contract(*x)),
             Box::new(contract(*y)),
         ),
+        Arith::Shuffle(x, mask) => Arith::Shuffle(Box::new(contract(*x)), mask),
         leaf => leaf,
     }
+}
+
+/// The extents of a view's modes, all static (unrolled element by element).
+fn mode_sizes(v: &View) -> Result<Vec<i64>, Problem> {
+    v.layout
+        .shape()
+        .modes()
+        .iter()
+        .map(|m| {
+            m.product()
+                .as_static()
+                .ok_or_else(|| Problem::from(format!("a mode of run-time extent {m}")))
+        })
+        .collect()
 }
 
 /// Whether two views of one tensor are the same elements in the same order.

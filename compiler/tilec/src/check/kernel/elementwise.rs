@@ -17,8 +17,16 @@ use tilec_layout::Int;
 const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str =
-    "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask)";
+
+/// Where an operand's elements go: the statement's target (for messages
+/// and its type) and the mode sizes operands must have here (the target's,
+/// or more inside a reduction).
+struct Target<'a> {
+    view: &'a View,
+    expr: &'a Expr,
+    modes: Vec<Int>,
+}
 
 impl KernelChecker {
     /// `target = value;`.
@@ -32,7 +40,24 @@ impl KernelChecker {
             }
         };
         writable(&dst, target, "=")?;
-        let value = self.elementwise(value, &dst, target, 0)?;
+        let to = Target {
+            view: &dst,
+            expr: target,
+            modes: mode_sizes(&dst),
+        };
+        let value = self.elementwise(value, &to, 0)?;
+        // `dst = src` of one type and shape is a copy, which vectorizes.
+        if let Elementwise::Tensor(src) = &value
+            && src.elem == dst.elem
+            && mode_sizes(src) == to.modes
+        {
+            return Ok(Op::Copy {
+                src: src.clone(),
+                dst,
+                asynchronous: false,
+                demand: None,
+            });
+        }
         Ok(Op::Assign { dst, value })
     }
 
@@ -40,9 +65,14 @@ impl KernelChecker {
     pub(super) fn axpby(&mut self, args: &[Expr]) -> Result<Op, Diagnostic> {
         let y = self.tensor_operand(&args[3], "axpby")?;
         writable(&y, &args[3], "axpby")?;
+        let to = Target {
+            view: &y,
+            expr: &args[3],
+            modes: mode_sizes(&y),
+        };
         let mut part = |s: &Expr, t: &Expr| -> Result<Elementwise, Diagnostic> {
-            let s = self.elementwise(s, &y, &args[3], 0)?;
-            let t = self.elementwise(t, &y, &args[3], 0)?;
+            let s = self.elementwise(s, &to, 0)?;
+            let t = self.elementwise(t, &to, 0)?;
             Ok(Elementwise::Binary(Binary::Mul, Box::new(s), Box::new(t)))
         };
         let ax = part(&args[0], &args[1])?;
@@ -53,12 +83,11 @@ impl KernelChecker {
         })
     }
 
-    /// One operand of an element-wise statement into `dst` (written as `de`).
+    /// One operand of an element-wise statement into `to`.
     fn elementwise(
         &mut self,
         e: &Expr,
-        dst: &View,
-        de: &Expr,
+        to: &Target,
         depth: usize,
     ) -> Result<Elementwise, Diagnostic> {
         if depth > MAX_DEPTH {
@@ -68,8 +97,19 @@ impl KernelChecker {
             )
             .with_help("compute a part into a register tensor first: `tmp = ...; dst = f(tmp);`"));
         }
-        let integers = dst.elem == Elem::I32;
-        let mut sub = |x: &Expr| self.elementwise(x, dst, de, depth + 1);
+        let integers = to.view.elem == Elem::I32;
+        if let ExprKind::Call(f, args) = &e.kind
+            && let ExprKind::Name(name) = &f.kind
+            && let Some(op) = reduction(name)
+        {
+            return self.reduce(op, name, args, e, to, depth);
+        }
+        if let ExprKind::Call(f, args) = &e.kind
+            && matches!(&f.kind, ExprKind::Name(n) if n == "shfl_xor")
+        {
+            return self.shuffle(args, e, to, depth);
+        }
+        let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
                 let op = match op {
@@ -89,7 +129,7 @@ impl KernelChecker {
                     }
                 };
                 if integers && !op.on_integers() {
-                    return Err(integer_statement(e, "`/`", dst, de));
+                    return Err(integer_statement(e, "`/`", to));
                 }
                 let (a, b) = (sub(a)?, sub(b)?);
                 Ok(Elementwise::Binary(op, Box::new(a), Box::new(b)))
@@ -123,7 +163,7 @@ impl KernelChecker {
                 Ok(match (unary, name.as_str()) {
                     (Some(u), _) => {
                         if integers && !u.on_integers() {
-                            return Err(integer_statement(e, &format!("`{name}`"), dst, de));
+                            return Err(integer_statement(e, &format!("`{name}`"), to));
                         }
                         Elementwise::Unary(u, ops.remove(0))
                     }
@@ -138,39 +178,174 @@ impl KernelChecker {
                     }
                 })
             }
-            _ => self.leaf(e, dst, de),
+            _ => self.leaf(e, to),
         }
     }
 
+    /// `shfl_xor(x, mask)`: lane `lane ^ mask`'s value of `x`, the butterfly
+    /// step of a warp reduction.
+    fn shuffle(
+        &mut self,
+        args: &[Expr],
+        e: &Expr,
+        to: &Target,
+        depth: usize,
+    ) -> Result<Elementwise, Diagnostic> {
+        let usage = "`shfl_xor(x, mask)` is x of the lane whose index is this lane's XOR mask (1 to 31); e.g. `m = max(m, shfl_xor(m, 16));` then 8, 4, 2, 1 reduces m over a warp";
+        if args.len() != 2 {
+            return Err(Diagnostic::new(
+                format!("`shfl_xor` takes 2 operands, not {}", args.len()),
+                e.span,
+            )
+            .with_help(usage));
+        }
+        let mask = match self.eval(&args[1])? {
+            Value::Int(Int::Static(m)) if (1..32).contains(&m) => m as u32,
+            v => {
+                return Err(Diagnostic::new(
+                    "the lane mask is a number from 1 to 31",
+                    args[1].span,
+                )
+                .with_label(format!("this is {v}"))
+                .with_help(usage));
+            }
+        };
+        let value = self.elementwise(&args[0], to, depth + 1)?;
+        if shuffles(&value) {
+            return Err(
+                Diagnostic::new("a shuffle of a shuffle", args[0].span).with_help(
+                    "shuffle once per statement: `t = shfl_xor(x, 16); y = shfl_xor(t, 8);`",
+                ),
+            );
+        }
+        Ok(Elementwise::Shuffle(Box::new(value), mask))
+    }
+
+    /// `reduce_sum(x, mode)`: `x` has the modes here plus `mode`, which it
+    /// is folded over (pairwise, so that a sum's rounding error grows with
+    /// the log of the extent).
+    fn reduce(
+        &mut self,
+        op: Binary,
+        name: &str,
+        args: &[Expr],
+        e: &Expr,
+        to: &Target,
+        depth: usize,
+    ) -> Result<Elementwise, Diagnostic> {
+        let usage = || {
+            format!(
+                "`{name}(x, mode)` folds x over its mode `mode` (0 first); x has the target's modes plus that one"
+            )
+        };
+        if args.len() != 2 {
+            return Err(Diagnostic::new(
+                format!("`{name}` takes 2 operands, not {}", args.len()),
+                e.span,
+            )
+            .with_help(usage()));
+        }
+        let mode = match self.eval(&args[1])? {
+            Value::Int(Int::Static(m)) if m >= 0 => m as usize,
+            v => {
+                return Err(
+                    Diagnostic::new("the mode to fold over is a number", args[1].span)
+                        .with_label(format!("this is {}", v.kind()))
+                        .with_help(usage()),
+                );
+            }
+        };
+        // The operand's modes come from its first tensor.
+        let Some(first) = first_tensor(&args[0]) else {
+            return Err(
+                Diagnostic::new(format!("`{name}` folds a tensor"), args[0].span)
+                    .with_help(usage()),
+            );
+        };
+        let modes = match self.eval(first)? {
+            Value::Tensor(v) => mode_sizes(&v),
+            v => {
+                return Err(
+                    Diagnostic::new(format!("`{name}` folds a tensor"), first.span)
+                        .with_label(format!("this is {}", v.kind()))
+                        .with_help(usage()),
+                );
+            }
+        };
+        let Some(extent) = modes.get(mode).and_then(Int::as_static) else {
+            return Err(Diagnostic::new(
+                format!(
+                    "`{name}` folds over mode {mode} of a tensor of {} mode(s)",
+                    modes.len()
+                ),
+                args[1].span,
+            )
+            .with_related(
+                first.span,
+                "a mode of this tensor of static extent, to unroll",
+            )
+            .with_help(usage()));
+        };
+        let mut rest = modes.clone();
+        rest.remove(mode);
+        if rest != to.modes {
+            let show = |m: &[Int]| {
+                let parts: Vec<String> = m.iter().map(|x| x.to_string()).collect();
+                format!("({})", parts.join(", "))
+            };
+            return Err(Diagnostic::new(
+                format!(
+                    "folding mode {mode} leaves modes {}, not those of the target {}",
+                    show(&rest),
+                    show(&to.modes)
+                ),
+                e.span,
+            )
+            .with_related(to.expr.span, "the target")
+            .with_help(usage()));
+        }
+        let inner = Target {
+            view: to.view,
+            expr: to.expr,
+            modes,
+        };
+        let value = self.elementwise(&args[0], &inner, depth + 1)?;
+        Ok(Elementwise::Reduce {
+            op,
+            mode,
+            extent,
+            value: Box::new(value),
+        })
+    }
+
     /// A tensor, a scalar parameter or a number.
-    fn leaf(&mut self, e: &Expr, dst: &View, de: &Expr) -> Result<Elementwise, Diagnostic> {
-        let integers = dst.elem == Elem::I32;
+    fn leaf(&mut self, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
+        let integers = to.view.elem == Elem::I32;
         match self.eval(e)? {
             Value::Tensor(v) => {
-                let (sv, sd) = (mode_sizes(&v), mode_sizes(dst));
-                if sv != sd && v.layout.size().as_static() != Some(1) {
+                if mode_sizes(&v) != to.modes && v.layout.size().as_static() != Some(1) {
                     return Err(Diagnostic::new(
                         "this operand's shape is not the target's",
                         e.span,
                     )
                     .with_label(format!("shape {}", v.layout.shape()))
-                    .with_related(de.span, format!("the target, shape {}", dst.layout.shape()))
+                    .with_related(to.expr.span, format!("the target, shape {}", to.view.layout.shape()))
                     .with_help("an operand has the target's extent in every mode, or is one element (t[i, j]); check the thread layouts and tilers that made them"));
                 }
                 if integers && v.elem != Elem::I32 {
-                    return Err(integer_statement(e, &format!("a tensor of {}", v.elem), dst, de));
+                    return Err(integer_statement(e, &format!("a tensor of {}", v.elem), to));
                 }
                 Ok(Elementwise::Tensor(v))
             }
             Value::Scalar { index, elem } => {
                 if integers && elem != Elem::I32 {
-                    return Err(integer_statement(e, &format!("a scalar of {elem}"), dst, de));
+                    return Err(integer_statement(e, &format!("a scalar of {elem}"), to));
                 }
                 Ok(Elementwise::Scalar(Scalar::Param(index)))
             }
             Value::Float(v) => {
                 if integers && v.fract() != 0.0 {
-                    return Err(integer_statement(e, "a fraction", dst, de));
+                    return Err(integer_statement(e, "a fraction", to));
                 }
                 Ok(Elementwise::Scalar(Scalar::Literal(v)))
             }
@@ -189,9 +364,44 @@ fn is_function(name: &str) -> bool {
             .any(|u| u.name() == name && *u != Unary::Neg)
 }
 
+fn shuffles(e: &Elementwise) -> bool {
+    match e {
+        Elementwise::Shuffle(..) => true,
+        Elementwise::Tensor(_) | Elementwise::Scalar(_) => false,
+        Elementwise::Unary(_, x) | Elementwise::Reduce { value: x, .. } => shuffles(x),
+        Elementwise::Binary(_, a, b) => shuffles(a) || shuffles(b),
+        Elementwise::Select(c, a, b) => shuffles(c) || shuffles(a) || shuffles(b),
+    }
+}
+
+/// The fold of `reduce_sum`, `reduce_max`, `reduce_min`.
+fn reduction(name: &str) -> Option<Binary> {
+    match name {
+        "reduce_sum" => Some(Binary::Add),
+        "reduce_max" => Some(Binary::Max),
+        "reduce_min" => Some(Binary::Min),
+        _ => None,
+    }
+}
+
+/// The first operand of an element-wise expression that may be a tensor:
+/// a name, an index or a call that is not an element-wise function.
+fn first_tensor(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(_, a, b) => first_tensor(a).or_else(|| first_tensor(b)),
+        ExprKind::Neg(x) => first_tensor(x),
+        ExprKind::Tuple(v) if v.len() == 1 => first_tensor(&v[0]),
+        ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || reduction(n).is_some() || n == "shfl_xor") => {
+            args.iter().find_map(first_tensor)
+        }
+        ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Call(..) => Some(e),
+        _ => None,
+    }
+}
+
 /// `what` in a statement into an i32 tensor, which computes in i32.
-fn integer_statement(e: &Expr, what: &str, dst: &View, de: &Expr) -> Diagnostic {
+fn integer_statement(e: &Expr, what: &str, to: &Target) -> Diagnostic {
     Diagnostic::new(format!("{what} in an element-wise statement on integers"), e.span)
-        .with_related(de.span, format!("the target holds {}: the statement computes in i32", dst.elem))
+        .with_related(to.expr.span, format!("the target holds {}: the statement computes in i32", to.view.elem))
         .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers")
 }

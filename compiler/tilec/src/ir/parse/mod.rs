@@ -512,6 +512,17 @@ impl Parser<'_> {
             return Ok(Arith::Scalar(self.scalar(text)?));
         };
         let name = &text[..open];
+        if name == "shfl_xor" {
+            let inner = &text[open + 1..text.len() - 1];
+            let (x, mask) = inner
+                .rsplit_once(',')
+                .ok_or(format!("line {}: shfl_xor(value, mask)", self.line_no()))?;
+            let mask = mask
+                .trim()
+                .parse()
+                .map_err(|_| format!("line {}: bad shuffle mask", self.line_no()))?;
+            return Ok(Arith::Shuffle(Box::new(self.arith(x.trim())?), mask));
+        }
         let mut args = Vec::new();
         for a in split_top_level(&text[open + 1..text.len() - 1]) {
             args.push(Box::new(self.arith(a.trim())?));
