@@ -45,6 +45,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/gemm_bias_relu.tile", "M=136,N=200,K=72"),
         ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("examples/reduce_rows.tile", "M=1000,N=37"),
+        ("examples/softmax.tile", "M=100,N=300"),
         ("tests/run/warp_sum.tile", "M=4096"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),

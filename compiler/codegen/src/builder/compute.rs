@@ -52,6 +52,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let (c, x, y) = (self.float(c)?, self.float(x)?, self.float(y)?);
                 Llvm(self).select(c, x, y)?
             }
+            Arith::Inside(g) => {
+                let p = self.positive(*g)?;
+                let (one, zero) = (
+                    self.ctx.f32_type().const_float(1.0),
+                    self.ctx.f32_type().const_zero(),
+                );
+                self.b.build_select(p, one, zero, "")?.into_float_value()
+            }
             Arith::Shuffle(x, mask) => {
                 let x = self.float(x)?;
                 self.shuffle(x.into(), *mask, "llvm.nvvm.shfl.sync.bfly.f32")?
@@ -102,6 +110,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
             Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),
+            Arith::Inside(g) => {
+                let p = self.positive(*g)?;
+                self.b.build_int_z_extend(p, self.ctx.i32_type(), "")?
+            }
             Arith::Shuffle(x, mask) => {
                 let x = self.integer(x)?;
                 self.shuffle(x.into(), *mask, "llvm.nvvm.shfl.sync.bfly.i32")?

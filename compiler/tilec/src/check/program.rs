@@ -197,14 +197,18 @@ pub enum Elementwise {
     Binary(Binary, Box<Elementwise>, Box<Elementwise>),
     /// `select(c, a, b)`: `a` where `c` is not 0, else `b`.
     Select(Box<Elementwise>, Box<Elementwise>, Box<Elementwise>),
+    /// `inside(t)`: 1 where the element of `t` lies inside its tensor (a
+    /// partial tile's edge), else 0.
+    Inside(View),
     /// `shfl_xor(value, mask)`: the value of lane `lane ^ mask` of the warp.
     Shuffle(Box<Elementwise>, u32),
-    /// `reduce_sum(value, mode)` (`op` is `Add`, `Max` or `Min`): `value`
-    /// has the modes here plus `mode`, of static `extent`, folded over.
+    /// `reduce_sum(value, mode)` (`op` is `Add`, `Max` or `Min`): `value`,
+    /// of static mode sizes `modes`, has the modes here (modes of one
+    /// element aside) plus `mode`, which it is folded over.
     Reduce {
         op: Binary,
         mode: usize,
-        extent: i64,
+        modes: Vec<i64>,
         value: Box<Elementwise>,
     },
 }
@@ -214,7 +218,7 @@ impl Elementwise {
     pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
             Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_) => {}
+            Elementwise::Scalar(_) | Elementwise::Inside(_) => {}
             Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.tensors(out),
             Elementwise::Binary(_, a, b) => {
                 a.tensors(out);
@@ -233,7 +237,7 @@ impl Elementwise {
     pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
             Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_) | Elementwise::Reduce { .. } => {}
+            Elementwise::Scalar(_) | Elementwise::Inside(_) | Elementwise::Reduce { .. } => {}
             Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => {
                 x.tensors_outside_reductions(out)
             }

@@ -114,6 +114,7 @@ impl Block<'_> {
                 x.mul_add(y, self.float(z, t, span)?)
             }
             Arith::Shuffle(..) => self.shuffled(t) as f32,
+            Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f32,
             Arith::Select(c, x, y) => {
                 // Both sides are evaluated, as on the GPU (their reads count).
                 let c = self.float(c, t, span)?;
@@ -159,6 +160,7 @@ impl Block<'_> {
                 x.mul_add(y, self.exact(z, t, span)?)
             }
             Arith::Shuffle(..) => self.shuffled(t),
+            Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f64,
             Arith::Select(c, x, y) => {
                 let c = self.exact(c, t, span)?;
                 let (x, y) = (self.exact(x, t, span)?, self.exact(y, t, span)?);
@@ -195,6 +197,7 @@ impl Block<'_> {
                 x.wrapping_mul(y).wrapping_add(self.integer(z, t, span)?)
             }
             Arith::Shuffle(..) => self.shuffled(t) as i32,
+            Arith::Inside(g) => (self.ints[t][*g] > 0) as i32,
             Arith::Select(c, x, y) => {
                 let c = self.integer(c, t, span)?;
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
@@ -209,7 +212,7 @@ impl Block<'_> {
 fn collect_shuffles<'a>(a: &'a Arith, out: &mut Vec<(&'a Arith, u32)>) {
     match a {
         Arith::Shuffle(x, mask) => out.push((x, *mask)),
-        Arith::Load(..) | Arith::Scalar(_) => {}
+        Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) => {}
         Arith::Unary(_, x) => collect_shuffles(x, out),
         Arith::Binary(_, x, y) => {
             collect_shuffles(x, out);

@@ -156,6 +156,8 @@ pub enum Arith {
     Fma(Box<Arith>, Box<Arith>, Box<Arith>),
     /// `a` where `c` is not 0, else `b`.
     Select(Box<Arith>, Box<Arith>, Box<Arith>),
+    /// 1 where the guard is positive (an element inside its tensor), else 0.
+    Inside(IntId),
     /// The value of the lane `lane ^ mask` of the warp (PTX `shfl.sync.bfly`):
     /// every lane computes `value`, then each takes its partner's.
     Shuffle(Box<Arith>, u32),
@@ -165,7 +167,7 @@ impl Arith {
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         match self {
-            Arith::Load(..) | Arith::Scalar(_) => false,
+            Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) => false,
             Arith::Shuffle(..) => true,
             Arith::Unary(_, x) => x.shuffles(),
             Arith::Binary(_, a, b) => a.shuffles() || b.shuffles(),
@@ -175,11 +177,29 @@ impl Arith {
         }
     }
 
+    /// The guards its `inside` operands test.
+    pub fn guards(&self, out: &mut Vec<IntId>) {
+        match self {
+            Arith::Inside(g) => out.push(*g),
+            Arith::Load(..) | Arith::Scalar(_) => {}
+            Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.guards(out),
+            Arith::Binary(_, a, b) => {
+                a.guards(out);
+                b.guards(out);
+            }
+            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
+                a.guards(out);
+                b.guards(out);
+                c.guards(out);
+            }
+        }
+    }
+
     /// Its loads, left to right.
     pub fn loads<'a>(&'a self, out: &mut Vec<&'a Addr>) {
         match self {
             Arith::Load(a, _) => out.push(a),
-            Arith::Scalar(_) => {}
+            Arith::Scalar(_) | Arith::Inside(_) => {}
             Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.loads(out),
             Arith::Binary(_, a, b) => {
                 a.loads(out);
@@ -638,6 +658,7 @@ impl KernelIr {
                 self.arith(z)
             ),
             Arith::Shuffle(x, mask) => format!("shfl_xor({}, {mask})", self.arith(x)),
+            Arith::Inside(g) => format!("inside({})", self.operand(*g)),
         }
     }
 

@@ -32,6 +32,7 @@ impl Inst {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
                 loads.into_iter().for_each(|a| addr(a, out));
+                value.guards(out);
                 addr(dst, out);
             }
             InstKind::Fill { dst, .. } => addr(dst, out),

@@ -118,7 +118,8 @@ impl Lowerer<'_> {
     /// the two layouts, at most 128 bits, narrowed until every group of
     /// elements is consecutive in both tensors and starts at an address
     /// aligned to the vector for every thread; alignment that depends on
-    /// the extents becomes a launch condition.
+    /// the extents becomes a launch condition, where `conditional` allows
+    /// (otherwise only conditions already made count).
     pub(super) fn vector_width(
         &mut self,
         src: &View,
@@ -126,6 +127,7 @@ impl Lowerer<'_> {
         n: i64,
         elem: Elem,
         asynchronous: bool,
+        conditional: bool,
     ) -> i64 {
         // A guarded vector is a cp.async that reads nothing (and writes
         // zeros) where its one guard fails; other copies are guarded
@@ -182,6 +184,10 @@ impl Lowerer<'_> {
                 })
             });
             let fits = fits
+                && (conditional
+                    || facts
+                        .iter()
+                        .all(|f| self.conditions.iter().any(|c| &c.fact == f)))
                 && (!guarded
                     || [src, dst]
                         .iter()

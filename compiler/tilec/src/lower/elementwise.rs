@@ -12,7 +12,7 @@
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
-use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, IntDef, Space};
+use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, IntDef, ScalarRef, Space};
 use crate::span::Span;
 use tilec_layout::{Coord, Int};
 
@@ -48,58 +48,106 @@ impl Lowerer<'_> {
             self.k.registers.len() + self.extra_registers.len() - 1
         };
         let result = staged.then(|| temp(dst.elem));
-        // The global operands of the target's elements, loaded ahead.
-        let temps: Vec<(*const View, usize)> = outside
-            .iter()
+        // The global operands of the target's elements (one element apart),
+        // loaded ahead into registers of their own.
+        let staged_operands: Vec<&View> = outside
+            .into_iter()
             .filter(|v| staged && matches!(v.base, Base::Param(_)))
+            .filter(|v| v.layout.size().as_static() != Some(1))
+            .collect();
+        let temps: Vec<(*const View, usize)> = staged_operands
+            .iter()
             .map(|v| (*v as *const View, temp(v.elem)))
             .collect();
+        // Loads and stores of the staged elements, as vectors where both
+        // sides allow without a new launch condition (one would keep the
+        // whole launch off the full-tile entry for the epilogue's sake).
+        let mut moves = Vec::new();
+        for (v, &(_, r)) in staged_operands.iter().zip(&temps) {
+            let reg = registers_like(r, v.elem, dst);
+            let width = self.vector_width(v, &reg, n, v.elem, false, false);
+            moves.push(((*v).clone(), reg, width));
+        }
+        let store = match result {
+            Some(r) => {
+                let reg = registers_like(r, dst.elem, dst);
+                let width = self.vector_width(&reg, dst, n, dst.elem, false, false);
+                Some((reg, width))
+            }
+            None => None,
+        };
         let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
-        let (mut computes, mut stores) = (Vec::new(), Vec::new());
-        for i in 0..n {
-            if i % STAGED_GROUP == 0 {
-                out.append(&mut computes);
-                out.append(&mut stores);
+        for group in (0..n).step_by(STAGED_GROUP as usize) {
+            let end = (group + STAGED_GROUP).min(n);
+            for (v, reg, width) in &moves {
+                self.vectors(v, reg, *width, group..end, span, out)?;
             }
-            let tree = self.tree(value, i, &sizes, &temps, span, out)?;
-            let tree = if integers { tree } else { contract(tree) };
-            let target = self.element(dst, &Coord::from(i), 1)?;
-            let into = match result {
-                Some(r) => {
-                    let reg = self.register(r, i);
-                    stores.push(Inst::at(span, copy(dst.elem, reg, target)));
-                    reg
-                }
-                None => target,
-            };
-            computes.push(Inst::at(
+            for i in group..end {
+                let tree = self.tree(value, i, &sizes, &temps)?;
+                let tree = if integers { tree } else { contract(tree) };
+                let into = match &store {
+                    Some((reg, _)) => self.element(reg, &Coord::from(i), 1)?,
+                    None => self.element(dst, &Coord::from(i), 1)?,
+                };
+                out.push(Inst::at(
+                    span,
+                    InstKind::Compute {
+                        elem: dst.elem,
+                        value: tree,
+                        dst: into,
+                    },
+                ));
+            }
+            if let Some((reg, width)) = &store {
+                self.vectors(reg, dst, *width, group..end, span, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies of elements `range` of `src` into `dst`, `width` at a time.
+    fn vectors(
+        &mut self,
+        src: &View,
+        dst: &View,
+        width: i64,
+        range: std::ops::Range<i64>,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let atom = match width {
+            1 => CopyAtom::Scalar(dst.elem),
+            w => CopyAtom::Vector(dst.elem, w as u32),
+        };
+        for i in range.step_by(width as usize) {
+            let (s, d) = (
+                self.element(src, &Coord::from(i), width)?,
+                self.element(dst, &Coord::from(i), width)?,
+            );
+            out.push(Inst::at(
                 span,
-                InstKind::Compute {
-                    elem: dst.elem,
-                    value: tree,
-                    dst: into,
+                InstKind::Copy {
+                    atom,
+                    src: s,
+                    dst: d,
                 },
             ));
         }
-        out.extend(computes);
-        out.extend(stores);
         Ok(())
     }
 
     /// The IR of element `i` (a 1-D index over modes of `sizes`) of `e`; an
-    /// operand with a register of its own in `temps` is loaded into it
-    /// first (the load appended to `loads`).
+    /// operand with a register array of its own in `temps` (loaded ahead)
+    /// is read there.
     fn tree(
         &mut self,
         e: &Elementwise,
         i: i64,
         sizes: &[i64],
         temps: &[(*const View, usize)],
-        span: Span,
-        loads: &mut Vec<Inst>,
     ) -> Result<Arith, Problem> {
-        let mut sub = |s: &mut Self, x: &Elementwise| s.tree(x, i, sizes, temps, span, loads);
+        let sub = |s: &mut Self, x: &Elementwise| s.tree(x, i, sizes, temps);
         Ok(match e {
             Elementwise::Tensor(v) => {
                 // An operand of one element is that element for every i.
@@ -110,15 +158,23 @@ impl Lowerer<'_> {
                 };
                 let a = self.element(v, &Coord::from(c), 1)?;
                 match temps.iter().find(|(p, _)| std::ptr::eq(*p, v)) {
-                    Some(&(_, r)) => {
-                        let reg = self.register(r, i);
-                        loads.push(Inst::at(span, copy(v.elem, a, reg)));
-                        Arith::Load(reg, v.elem)
-                    }
+                    Some(&(_, r)) => Arith::Load(self.register(r, i), v.elem),
                     None => Arith::Load(a, v.elem),
                 }
             }
             Elementwise::Scalar(s) => Arith::Scalar(scalar(s)),
+            // A full tile's elements are all inside: no guard, 1.
+            Elementwise::Inside(v) => {
+                let c = if v.layout.size().as_static() == Some(1) {
+                    0
+                } else {
+                    i
+                };
+                match self.element(v, &Coord::from(c), 1)?.guard {
+                    Some(g) => Arith::Inside(g),
+                    None => Arith::Scalar(ScalarRef::Literal(1.0)),
+                }
+            }
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
                 let a = sub(self, a)?;
@@ -133,29 +189,34 @@ impl Lowerer<'_> {
             Elementwise::Reduce {
                 op,
                 mode,
-                extent,
+                modes,
                 value,
             } => {
-                // Element i's coordinates, with each index of the folded
-                // mode put in at `mode`, as 1-D indices of the operand.
-                let mut inner = sizes.to_vec();
-                inner.insert(*mode, *extent);
-                let mut digits = Vec::with_capacity(inner.len());
+                // Element i's coordinates (modes of one element aside), in
+                // the operand's other modes, with each index of the folded
+                // mode put in at `mode`: 1-D indices of the operand.
+                let mut digits = Vec::with_capacity(sizes.len());
                 let mut rest = i;
                 for &s in sizes {
-                    digits.push(rest % s);
+                    if s != 1 {
+                        digits.push(rest % s);
+                    }
                     rest /= s;
                 }
-                let mut terms = Vec::with_capacity(*extent as usize);
-                for j in 0..*extent {
-                    let mut at = digits.clone();
-                    at.insert(*mode, j);
+                let mut terms = Vec::with_capacity(modes[*mode] as usize);
+                for j in 0..modes[*mode] {
+                    let mut next = digits.iter();
                     let (mut index, mut stride) = (0, 1);
-                    for (d, s) in at.iter().zip(&inner) {
+                    for (p, &s) in modes.iter().enumerate() {
+                        let d = match p {
+                            _ if p == *mode => j,
+                            _ if s == 1 => 0,
+                            _ => *next.next().unwrap_or(&0),
+                        };
                         index += d * stride;
                         stride *= s;
                     }
-                    terms.push(self.tree(value, index, &inner, &[], span, loads)?);
+                    terms.push(self.tree(value, index, modes, &[])?);
                 }
                 // Pairwise: a sum's rounding error grows with log(extent).
                 while terms.len() > 1 {
@@ -184,11 +245,14 @@ impl Lowerer<'_> {
     }
 }
 
-fn copy(elem: Elem, src: Addr, dst: Addr) -> InstKind {
-    InstKind::Copy {
-        atom: CopyAtom::Scalar(elem),
-        src,
-        dst,
+/// Register array `r` of `elem`, seen as a compact tensor of `like`'s shape.
+fn registers_like(r: usize, elem: Elem, like: &View) -> View {
+    View {
+        base: Base::Registers(r),
+        elem,
+        layout: tilec_layout::Layout::col_major(like.layout.shape()),
+        offset: Int::Static(0),
+        coords: Vec::new(),
     }
 }
 

@@ -384,7 +384,7 @@ impl Lowerer<'_> {
                 }
                 let elem = dst.elem;
                 let width = if src.elem == elem {
-                    self.vector_width(src, dst, n, elem, *asynchronous)
+                    self.vector_width(src, dst, n, elem, *asynchronous, true)
                 } else {
                     1
                 };

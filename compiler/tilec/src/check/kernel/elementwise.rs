@@ -17,7 +17,7 @@ use tilec_layout::Int;
 const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask), inside(t)";
 
 /// Where an operand's elements go: the statement's target (for messages
 /// and its type) and the mode sizes operands must have here (the target's,
@@ -108,6 +108,25 @@ impl KernelChecker {
             && matches!(&f.kind, ExprKind::Name(n) if n == "shfl_xor")
         {
             return self.shuffle(args, e, to, depth);
+        }
+        if let ExprKind::Call(f, args) = &e.kind
+            && matches!(&f.kind, ExprKind::Name(n) if n == "inside")
+        {
+            let usage = "`inside(t)` is 1 where t's element lies inside its tensor, 0 past the edge of a partial tile: e.g. `select(inside(tX), x, 0.0)`";
+            let [a] = args.as_slice() else {
+                return Err(Diagnostic::new(
+                    format!("`inside` takes 1 operand, not {}", args.len()),
+                    e.span,
+                )
+                .with_help(usage));
+            };
+            return match self.leaf(a, to)? {
+                Elementwise::Tensor(v) => Ok(Elementwise::Inside(v)),
+                _ => Err(
+                    Diagnostic::new("`inside` asks where a tensor's element is", a.span)
+                        .with_help(usage),
+                ),
+            };
         }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
@@ -272,7 +291,8 @@ impl KernelChecker {
                 );
             }
         };
-        let Some(extent) = modes.get(mode).and_then(Int::as_static) else {
+        let statics: Option<Vec<i64>> = modes.iter().map(Int::as_static).collect();
+        let (Some(statics), true) = (statics, mode < modes.len()) else {
             return Err(Diagnostic::new(
                 format!(
                     "`{name}` folds over mode {mode} of a tensor of {} mode(s)",
@@ -280,15 +300,15 @@ impl KernelChecker {
                 ),
                 args[1].span,
             )
-            .with_related(
-                first.span,
-                "a mode of this tensor of static extent, to unroll",
-            )
+            .with_related(first.span, "a tensor of static shape, to unroll")
             .with_help(usage()));
         };
         let mut rest = modes.clone();
         rest.remove(mode);
-        if rest != to.modes {
+        // Modes of one element do not count: a (4) tile folds into a (1).
+        let nontrivial =
+            |m: &[Int]| -> Vec<Int> { m.iter().filter(|x| !x.is_const(1)).cloned().collect() };
+        if nontrivial(&rest) != nontrivial(&to.modes) {
             let show = |m: &[Int]| {
                 let parts: Vec<String> = m.iter().map(|x| x.to_string()).collect();
                 format!("({})", parts.join(", "))
@@ -313,7 +333,7 @@ impl KernelChecker {
         Ok(Elementwise::Reduce {
             op,
             mode,
-            extent,
+            modes: statics,
             value: Box::new(value),
         })
     }
@@ -367,7 +387,7 @@ fn is_function(name: &str) -> bool {
 fn shuffles(e: &Elementwise) -> bool {
     match e {
         Elementwise::Shuffle(..) => true,
-        Elementwise::Tensor(_) | Elementwise::Scalar(_) => false,
+        Elementwise::Tensor(_) | Elementwise::Scalar(_) | Elementwise::Inside(_) => false,
         Elementwise::Unary(_, x) | Elementwise::Reduce { value: x, .. } => shuffles(x),
         Elementwise::Binary(_, a, b) => shuffles(a) || shuffles(b),
         Elementwise::Select(c, a, b) => shuffles(c) || shuffles(a) || shuffles(b),
@@ -391,7 +411,7 @@ fn first_tensor(e: &Expr) -> Option<&Expr> {
         ExprKind::Binary(_, a, b) => first_tensor(a).or_else(|| first_tensor(b)),
         ExprKind::Neg(x) => first_tensor(x),
         ExprKind::Tuple(v) if v.len() == 1 => first_tensor(&v[0]),
-        ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || reduction(n).is_some() || n == "shfl_xor") => {
+        ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || reduction(n).is_some() || n == "shfl_xor" || n == "inside") => {
             args.iter().find_map(first_tensor)
         }
         ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Call(..) => Some(e),

@@ -512,6 +512,11 @@ impl Parser<'_> {
             return Ok(Arith::Scalar(self.scalar(text)?));
         };
         let name = &text[..open];
+        if name == "inside" {
+            return Ok(Arith::Inside(
+                self.operand(&text[open + 1..text.len() - 1])?,
+            ));
+        }
         if name == "shfl_xor" {
             let inner = &text[open + 1..text.len() - 1];
             let (x, mask) = inner
