@@ -52,6 +52,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let (c, x, y) = (self.float(c)?, self.float(x)?, self.float(y)?);
                 Llvm(self).select(c, x, y)?
             }
+            Arith::Int(g) => {
+                self.b
+                    .build_signed_int_to_float(self.ints[g], self.ctx.f32_type(), "")?
+            }
             Arith::Inside(g) => {
                 let p = self.positive(*g)?;
                 let (one, zero) = (
@@ -110,6 +114,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
             Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),
+            Arith::Int(g) => self
+                .b
+                .build_int_truncate(self.ints[g], self.ctx.i32_type(), "")?,
             Arith::Inside(g) => {
                 let p = self.positive(*g)?;
                 self.b.build_int_z_extend(p, self.ctx.i32_type(), "")?

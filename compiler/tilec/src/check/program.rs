@@ -197,6 +197,9 @@ pub enum Elementwise {
     Binary(Binary, Box<Elementwise>, Box<Elementwise>),
     /// `select(c, a, b)`: `a` where `c` is not 0, else `b`.
     Select(Box<Elementwise>, Box<Elementwise>, Box<Elementwise>),
+    /// A run-time integer (an extent, a loop counter, `thread.x`): its value,
+    /// converted to the computation's type.
+    Int(Int),
     /// `inside(t)`: 1 where the element of `t` lies inside its tensor (a
     /// partial tile's edge), else 0.
     Inside(View),
@@ -218,7 +221,7 @@ impl Elementwise {
     pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
             Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_) | Elementwise::Inside(_) => {}
+            Elementwise::Scalar(_) | Elementwise::Inside(_) | Elementwise::Int(_) => {}
             Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.tensors(out),
             Elementwise::Binary(_, a, b) => {
                 a.tensors(out);
@@ -237,7 +240,10 @@ impl Elementwise {
     pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
             Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_) | Elementwise::Inside(_) | Elementwise::Reduce { .. } => {}
+            Elementwise::Scalar(_)
+            | Elementwise::Inside(_)
+            | Elementwise::Int(_)
+            | Elementwise::Reduce { .. } => {}
             Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => {
                 x.tensors_outside_reductions(out)
             }

@@ -115,6 +115,7 @@ impl Block<'_> {
             }
             Arith::Shuffle(..) => self.shuffled(t) as f32,
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f32,
+            Arith::Int(g) => self.ints[t][*g] as f32,
             Arith::Select(c, x, y) => {
                 // Both sides are evaluated, as on the GPU (their reads count).
                 let c = self.float(c, t, span)?;
@@ -161,6 +162,7 @@ impl Block<'_> {
             }
             Arith::Shuffle(..) => self.shuffled(t),
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f64,
+            Arith::Int(g) => self.ints[t][*g] as f64,
             Arith::Select(c, x, y) => {
                 let c = self.exact(c, t, span)?;
                 let (x, y) = (self.exact(x, t, span)?, self.exact(y, t, span)?);
@@ -198,6 +200,7 @@ impl Block<'_> {
             }
             Arith::Shuffle(..) => self.shuffled(t) as i32,
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32,
+            Arith::Int(g) => self.ints[t][*g] as i32,
             Arith::Select(c, x, y) => {
                 let c = self.integer(c, t, span)?;
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
@@ -212,7 +215,7 @@ impl Block<'_> {
 fn collect_shuffles<'a>(a: &'a Arith, out: &mut Vec<(&'a Arith, u32)>) {
     match a {
         Arith::Shuffle(x, mask) => out.push((x, *mask)),
-        Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) => {}
+        Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => {}
         Arith::Unary(_, x) => collect_shuffles(x, out),
         Arith::Binary(_, x, y) => {
             collect_shuffles(x, out);

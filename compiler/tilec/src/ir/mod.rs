@@ -158,6 +158,9 @@ pub enum Arith {
     Select(Box<Arith>, Box<Arith>, Box<Arith>),
     /// 1 where the guard is positive (an element inside its tensor), else 0.
     Inside(IntId),
+    /// An integer value, converted to the computation's type (to f32 by
+    /// rounding to nearest; to i32 by keeping the low 32 bits).
+    Int(IntId),
     /// The value of the lane `lane ^ mask` of the warp (PTX `shfl.sync.bfly`):
     /// every lane computes `value`, then each takes its partner's.
     Shuffle(Box<Arith>, u32),
@@ -167,7 +170,7 @@ impl Arith {
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         match self {
-            Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) => false,
+            Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => false,
             Arith::Shuffle(..) => true,
             Arith::Unary(_, x) => x.shuffles(),
             Arith::Binary(_, a, b) => a.shuffles() || b.shuffles(),
@@ -177,10 +180,10 @@ impl Arith {
         }
     }
 
-    /// The guards its `inside` operands test.
+    /// The integer values it reads (`inside` guards, `int` operands).
     pub fn guards(&self, out: &mut Vec<IntId>) {
         match self {
-            Arith::Inside(g) => out.push(*g),
+            Arith::Inside(g) | Arith::Int(g) => out.push(*g),
             Arith::Load(..) | Arith::Scalar(_) => {}
             Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.guards(out),
             Arith::Binary(_, a, b) => {
@@ -199,7 +202,7 @@ impl Arith {
     pub fn loads<'a>(&'a self, out: &mut Vec<&'a Addr>) {
         match self {
             Arith::Load(a, _) => out.push(a),
-            Arith::Scalar(_) | Arith::Inside(_) => {}
+            Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => {}
             Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.loads(out),
             Arith::Binary(_, a, b) => {
                 a.loads(out);
@@ -659,6 +662,7 @@ impl KernelIr {
             ),
             Arith::Shuffle(x, mask) => format!("shfl_xor({}, {mask})", self.arith(x)),
             Arith::Inside(g) => format!("inside({})", self.operand(*g)),
+            Arith::Int(g) => format!("int({})", self.operand(*g)),
         }
     }
 

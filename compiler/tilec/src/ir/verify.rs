@@ -455,7 +455,7 @@ fn arith(ir: &KernelIr, a: &Arith, integers: bool, open: &[usize]) -> Result<(),
             _ => Err(format!("scalar parameter {p} does not exist")),
         },
         Arith::Scalar(ScalarRef::Literal(_)) => Ok(()),
-        Arith::Inside(g) => visible(ir, *g, open),
+        Arith::Inside(g) | Arith::Int(g) => visible(ir, *g, open),
         Arith::Unary(op, x) => {
             if integers && !op.on_integers() {
                 return Err(format!("{op} of integers"));

@@ -175,6 +175,10 @@ impl Lowerer<'_> {
                     None => Arith::Scalar(ScalarRef::Literal(1.0)),
                 }
             }
+            Elementwise::Int(v) => {
+                let v = self.fix(v);
+                Arith::Int(self.int(&v)?)
+            }
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
                 let a = sub(self, a)?;

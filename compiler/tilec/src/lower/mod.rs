@@ -564,7 +564,7 @@ impl Lowerer<'_> {
 
     /// `v` with the counters of the enclosing unrolled loops replaced by
     /// their values in the copy being lowered.
-    fn fix(&self, v: &Int) -> Int {
+    pub(super) fn fix(&self, v: &Int) -> Int {
         self.unrolled
             .iter()
             .fold(v.clone(), |v, (n, x)| v.substitute(n, *x))
@@ -589,7 +589,7 @@ impl Lowerer<'_> {
     }
 
     /// Interns a symbolic integer, and everything it is made of.
-    fn int(&mut self, v: &Int) -> Result<IntId, String> {
+    pub(super) fn int(&mut self, v: &Int) -> Result<IntId, String> {
         let def = match v {
             Int::Static(c) => IntDef::Const(*c),
             Int::Dynamic(sym) => match &**sym {

@@ -274,23 +274,16 @@ impl KernelChecker {
                 );
             }
         };
-        // The operand's modes come from its first tensor.
-        let Some(first) = first_tensor(&args[0]) else {
-            return Err(
-                Diagnostic::new(format!("`{name}` folds a tensor"), args[0].span)
-                    .with_help(usage()),
-            );
+        // The operand's modes: those of its first tensor of more than one
+        // element, less what reductions inside fold.
+        let Some(modes) = self.operand_modes(&args[0])? else {
+            return Err(Diagnostic::new(
+                format!("`{name}` folds a tensor of more than one element"),
+                args[0].span,
+            )
+            .with_help(usage()));
         };
-        let modes = match self.eval(first)? {
-            Value::Tensor(v) => mode_sizes(&v),
-            v => {
-                return Err(
-                    Diagnostic::new(format!("`{name}` folds a tensor"), first.span)
-                        .with_label(format!("this is {}", v.kind()))
-                        .with_help(usage()),
-                );
-            }
-        };
+        let first = &args[0];
         let statics: Option<Vec<i64>> = modes.iter().map(Int::as_static).collect();
         let (Some(statics), true) = (statics, mode < modes.len()) else {
             return Err(Diagnostic::new(
@@ -338,6 +331,53 @@ impl KernelChecker {
         })
     }
 
+    /// The mode sizes of an element-wise expression: those of its first
+    /// tensor of more than one element (others share its modes or are
+    /// broadcast), less the modes reductions fold; `None` if it has none.
+    fn operand_modes(&mut self, e: &Expr) -> Result<Option<Vec<Int>>, Diagnostic> {
+        match &e.kind {
+            ExprKind::Binary(_, a, b) => match self.operand_modes(a)? {
+                Some(m) => Ok(Some(m)),
+                None => self.operand_modes(b),
+            },
+            ExprKind::Neg(x) => self.operand_modes(x),
+            ExprKind::Tuple(v) if v.len() == 1 => self.operand_modes(&v[0]),
+            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if reduction(n).is_some()) =>
+            {
+                let mode = match args.get(1).map(|a| self.eval(a)).transpose()? {
+                    Some(Value::Int(Int::Static(m))) if m >= 0 => m as usize,
+                    _ => return Ok(None),
+                };
+                Ok(match args.first() {
+                    Some(x) => self
+                        .operand_modes(x)?
+                        .filter(|m| mode < m.len())
+                        .map(|mut m| {
+                            m.remove(mode);
+                            m
+                        }),
+                    None => None,
+                })
+            }
+            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || n == "shfl_xor" || n == "inside") =>
+            {
+                for a in args {
+                    if let Some(m) = self.operand_modes(a)? {
+                        return Ok(Some(m));
+                    }
+                }
+                Ok(None)
+            }
+            ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Call(..) => match self.eval(e)? {
+                Value::Tensor(v) if v.layout.size().as_static() != Some(1) => {
+                    Ok(Some(mode_sizes(&v)))
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
     /// A tensor, a scalar parameter or a number.
     fn leaf(&mut self, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
         let integers = to.view.elem == Elem::I32;
@@ -370,6 +410,7 @@ impl KernelChecker {
                 Ok(Elementwise::Scalar(Scalar::Literal(v)))
             }
             Value::Int(Int::Static(v)) => Ok(Elementwise::Scalar(Scalar::Literal(v as f64))),
+            Value::Int(i) => Ok(Elementwise::Int(i)),
             v => Err(Diagnostic::new("not an element-wise operand", e.span)
                 .with_label(format!("this is {}", v.kind()))
                 .with_help(format!("operands are tensors, scalar parameters and numbers, combined with + - * / < <= > >= == != and the functions {FUNCTIONS}"))),
@@ -387,7 +428,10 @@ fn is_function(name: &str) -> bool {
 fn shuffles(e: &Elementwise) -> bool {
     match e {
         Elementwise::Shuffle(..) => true,
-        Elementwise::Tensor(_) | Elementwise::Scalar(_) | Elementwise::Inside(_) => false,
+        Elementwise::Tensor(_)
+        | Elementwise::Scalar(_)
+        | Elementwise::Inside(_)
+        | Elementwise::Int(_) => false,
         Elementwise::Unary(_, x) | Elementwise::Reduce { value: x, .. } => shuffles(x),
         Elementwise::Binary(_, a, b) => shuffles(a) || shuffles(b),
         Elementwise::Select(c, a, b) => shuffles(c) || shuffles(a) || shuffles(b),
@@ -400,21 +444,6 @@ fn reduction(name: &str) -> Option<Binary> {
         "reduce_sum" => Some(Binary::Add),
         "reduce_max" => Some(Binary::Max),
         "reduce_min" => Some(Binary::Min),
-        _ => None,
-    }
-}
-
-/// The first operand of an element-wise expression that may be a tensor:
-/// a name, an index or a call that is not an element-wise function.
-fn first_tensor(e: &Expr) -> Option<&Expr> {
-    match &e.kind {
-        ExprKind::Binary(_, a, b) => first_tensor(a).or_else(|| first_tensor(b)),
-        ExprKind::Neg(x) => first_tensor(x),
-        ExprKind::Tuple(v) if v.len() == 1 => first_tensor(&v[0]),
-        ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || reduction(n).is_some() || n == "shfl_xor" || n == "inside") => {
-            args.iter().find_map(first_tensor)
-        }
-        ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Call(..) => Some(e),
         _ => None,
     }
 }

@@ -512,10 +512,13 @@ impl Parser<'_> {
             return Ok(Arith::Scalar(self.scalar(text)?));
         };
         let name = &text[..open];
-        if name == "inside" {
-            return Ok(Arith::Inside(
-                self.operand(&text[open + 1..text.len() - 1])?,
-            ));
+        if name == "inside" || name == "int" {
+            let id = self.operand(&text[open + 1..text.len() - 1])?;
+            return Ok(if name == "int" {
+                Arith::Int(id)
+            } else {
+                Arith::Inside(id)
+            });
         }
         if name == "shfl_xor" {
             let inner = &text[open + 1..text.len() - 1];
