@@ -359,7 +359,7 @@ fn launch_bounds_reach_the_ptx() {
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
     let entries = ptx.matches(".entry").count();
-    assert_eq!(entries, 2, "full and guarded");
+    assert_eq!(entries, 3, "full, guarded vectors and guarded");
     assert_eq!(
         ptx.matches(".minnctapersm 2").count(),
         entries,

@@ -144,7 +144,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// `width` consecutive elements as one vector (lowering proved a
-    /// memory address aligned to the vector's size).
+    /// memory address aligned to the vector's size); a guarded one is the
+    /// whole vector's guard, zeros outside.
     pub(super) fn load_vector(
         &mut self,
         a: &Addr,
@@ -163,9 +164,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
             return Ok(v.into());
         }
+        let align = width * elem.bytes() as u32;
+        let Some(ok) = self.inside(a)? else {
+            let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
+            set_alignment(instruction(&v)?, align)?;
+            return Ok(v);
+        };
+        // Wholly outside: zeros, and no access at all (the tensor may hold
+        // fewer elements than the vector).
+        let from = self.b.get_insert_block().expect("positioned");
+        let (then, done) = (
+            self.ctx.append_basic_block(self.func, "load"),
+            self.ctx.append_basic_block(self.func, "loaded"),
+        );
+        self.b.build_conditional_branch(ok, then, done)?;
+        self.b.position_at_end(then);
         let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
-        set_alignment(instruction(&v)?, width * elem.bytes() as u32)?;
-        Ok(v)
+        set_alignment(instruction(&v)?, align)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(ty, "")?;
+        phi.add_incoming(&[(&v, then), (&ty.const_zero(), from)]);
+        Ok(phi.as_basic_value())
     }
 
     pub(super) fn store_vector(
@@ -189,8 +209,22 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         if let Space::Shared(_) = a.space {
             self.shared_loads.clear();
         }
+        let align = width * elem.bytes() as u32;
+        let Some(ok) = self.inside(a)? else {
+            let st = self.b.build_store(self.addr_ptr(a, elem)?, v)?;
+            return set_alignment(st, align);
+        };
+        let (then, done) = (
+            self.ctx.append_basic_block(self.func, "store"),
+            self.ctx.append_basic_block(self.func, "stored"),
+        );
+        self.b.build_conditional_branch(ok, then, done)?;
+        self.b.position_at_end(then);
         let st = self.b.build_store(self.addr_ptr(a, elem)?, v)?;
-        set_alignment(st, width * elem.bytes() as u32)
+        set_alignment(st, align)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
     }
 
     /// A store; a guarded one is skipped when outside.

@@ -137,14 +137,15 @@ fn insts(
                         last_in_bounds(ir, a, atom.width())?;
                     }
                 }
-                // Codegen guards element copies and cp.async; a vector
-                // copy is made only where no guard is needed.
+                // A guarded vector is global memory's side of a copy with
+                // registers or shared memory (its guard the whole vector's).
                 if matches!(atom, CopyAtom::Vector(..))
-                    && (src.guard.is_some() || dst.guard.is_some())
+                    && (src.guard.is_some()
+                        && !matches!(dst.space, Space::Registers(_) | Space::Shared(_))
+                        || dst.guard.is_some()
+                            && !matches!(src.space, Space::Registers(_) | Space::Shared(_)))
                 {
-                    return Err(
-                        "a vector copy is guarded; guarded copies go element by element".into(),
-                    );
+                    return Err("a guarded vector copy between two global tensors".into());
                 }
                 if let CopyAtom::Async(e, w) = atom {
                     let bytes = e.bytes() * *w as i64;

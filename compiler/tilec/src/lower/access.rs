@@ -126,15 +126,16 @@ impl Lowerer<'_> {
         dst: &View,
         n: i64,
         elem: Elem,
-        asynchronous: bool,
         conditional: bool,
     ) -> i64 {
-        // A guarded vector is a cp.async that reads nothing (and writes
-        // zeros) where its one guard fails; other copies are guarded
-        // element by element.
+        // In the guarded-vectors variant, a vector with one guard for all
+        // its elements is wholly inside or wholly outside: a load that
+        // reads nothing (zeros, or a cp.async that writes zeros) and a
+        // store that writes nothing where the guard fails. The guarded
+        // variant goes element by element.
         let guarded =
             self.variant != Variant::Full && !(src.coords.is_empty() && dst.coords.is_empty());
-        if guarded && (self.variant == Variant::Guarded || !asynchronous) {
+        if guarded && self.variant == Variant::Guarded {
             return 1;
         }
         let mut scratch = tilec_layout::Conditions::new();

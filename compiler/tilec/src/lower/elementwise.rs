@@ -65,13 +65,13 @@ impl Lowerer<'_> {
         let mut moves = Vec::new();
         for (v, &(_, r)) in staged_operands.iter().zip(&temps) {
             let reg = registers_like(r, v.elem, dst);
-            let width = self.vector_width(v, &reg, n, v.elem, false, false);
+            let width = self.vector_width(v, &reg, n, v.elem, false);
             moves.push(((*v).clone(), reg, width));
         }
         let store = match result {
             Some(r) => {
                 let reg = registers_like(r, dst.elem, dst);
-                let width = self.vector_width(&reg, dst, n, dst.elem, false, false);
+                let width = self.vector_width(&reg, dst, n, dst.elem, false);
                 Some((reg, width))
             }
             None => None,

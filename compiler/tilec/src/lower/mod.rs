@@ -111,8 +111,8 @@ pub fn worth_compiling(l: &Lowered) -> bool {
     }
     let mut wide = false;
     crate::ir::for_each_atom(&l.ir.body, &mut |i| {
-        if let InstKind::Copy { atom, src, .. } = &i.kind {
-            wide |= atom.width() > 1 && src.guard.is_some();
+        if let InstKind::Copy { atom, src, dst } = &i.kind {
+            wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
         }
     });
     wide
@@ -384,7 +384,7 @@ impl Lowerer<'_> {
                 }
                 let elem = dst.elem;
                 let width = if src.elem == elem {
-                    self.vector_width(src, dst, n, elem, *asynchronous, true)
+                    self.vector_width(src, dst, n, elem, true)
                 } else {
                     1
                 };
