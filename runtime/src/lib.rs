@@ -250,9 +250,10 @@ pub fn compare(
             tolerance: tolerance(out.elem()),
             sample: e.sample,
         };
-        if worst
-            .is_none_or(|w| c.error / c.tolerance.max(1e-300) > w.error / w.tolerance.max(1e-300))
-        {
+        // A NaN error is the worst of all.
+        let ratio = |c: &Check| c.error / c.tolerance.max(1e-300);
+        let worse = |w: &Check| !ratio(w).is_nan() && (ratio(&c).is_nan() || ratio(&c) > ratio(w));
+        if worst.is_none_or(|w| worse(&w)) {
             worst = Some(c);
         }
     }

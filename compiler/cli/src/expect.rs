@@ -78,7 +78,8 @@ pub fn expected(
 const REFERENCE_TIME: Duration = Duration::from_secs(10);
 
 /// Runs the blocks of `plan` in batches of doubling size (within the time
-/// left), in an order that visits the grid evenly, until all ran or the
+/// left), each batch a launch of its own (a reference kernel's blocks are
+/// independent; two writing one element are caught when it runs alone), in an order that visits the grid evenly, until all ran or the
 /// time is up; returns what they wrote and, if not all ran, how many of how
 /// many.
 fn run_sampled(
@@ -123,7 +124,7 @@ fn run_sampled(
         // No more than the time left allows, at the rate so far.
         if done > 0 {
             let per_block = start.elapsed().as_secs_f64() / done as f64;
-            let left = (REFERENCE_TIME - start.elapsed()).as_secs_f64();
+            let left = REFERENCE_TIME.saturating_sub(start.elapsed()).as_secs_f64();
             batch = batch.min((left / per_block) as u64).max(1);
         }
         let n = batch.min(total - done);

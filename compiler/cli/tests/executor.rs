@@ -50,6 +50,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/layernorm.tile", "M=10,N=300"),
         ("examples/layernorm.tile", "M=2,N=20000"),
         ("tests/run/warp_sum.tile", "M=4096"),
+        ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_64_32.tile", "M=130,N=70,K=40"),

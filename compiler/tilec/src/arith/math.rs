@@ -305,10 +305,19 @@ impl Float for F32 {
         Ok(a.abs())
     }
     fn min(&mut self, a: f32, b: f32) -> Result<f32, Self::Error> {
-        Ok(a.min(b))
+        // Equal operands (zeros of either sign): -0 if either is.
+        Ok(if a == b {
+            f32::from_bits(a.to_bits() | b.to_bits())
+        } else {
+            a.min(b)
+        })
     }
     fn max(&mut self, a: f32, b: f32) -> Result<f32, Self::Error> {
-        Ok(a.max(b))
+        Ok(if a == b {
+            f32::from_bits(a.to_bits() & b.to_bits())
+        } else {
+            a.max(b)
+        })
     }
     fn compare(&mut self, op: Binary, a: f32, b: f32) -> Result<f32, Self::Error> {
         Ok(if op.compare(a, b) { 1.0 } else { 0.0 })
@@ -424,5 +433,12 @@ mod tests {
         for op in Unary::ALL {
             assert!(run(op, f32::NAN).is_nan(), "{op} of NaN");
         }
+        // Zeros of both signs: one rule, which codegen follows too.
+        let Ok(m) = binary(&mut F32, Binary::Max, -0.0, 0.0);
+        assert_eq!(m.to_bits(), 0.0f32.to_bits());
+        let Ok(m) = binary(&mut F32, Binary::Min, 0.0, -0.0);
+        assert_eq!(m.to_bits(), (-0.0f32).to_bits());
+        let Ok(m) = binary(&mut F32, Binary::Max, f32::NAN, -1.0);
+        assert_eq!(m, -1.0);
     }
 }

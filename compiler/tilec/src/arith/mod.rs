@@ -44,7 +44,8 @@ pub enum Binary {
     Mul,
     /// Correctly rounded division.
     Div,
-    /// IEEE minNum and maxNum: a NaN operand gives the other one.
+    /// IEEE minNum and maxNum: a NaN operand gives the other one; of two
+    /// zeros, min is -0 if either is, max +0 if either is.
     Min,
     Max,
     Lt,

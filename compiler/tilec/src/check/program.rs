@@ -236,6 +236,26 @@ impl Elementwise {
         }
     }
 
+    /// The elements it reads for one element of its target (reductions
+    /// multiply): what unrolling it costs.
+    pub fn terms(&self) -> i64 {
+        match self {
+            Elementwise::Tensor(_)
+            | Elementwise::Scalar(_)
+            | Elementwise::Inside(_)
+            | Elementwise::Int(_) => 1,
+            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.terms(),
+            Elementwise::Binary(_, a, b) => a.terms().saturating_add(b.terms()),
+            Elementwise::Select(c, a, b) => c
+                .terms()
+                .saturating_add(a.terms())
+                .saturating_add(b.terms()),
+            Elementwise::Reduce {
+                mode, modes, value, ..
+            } => value.terms().saturating_mul(modes[*mode]),
+        }
+    }
+
     /// Its tensors outside reductions, whose elements are the target's.
     pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {

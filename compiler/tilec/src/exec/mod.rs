@@ -574,7 +574,6 @@ impl<'a> Block<'a> {
             ScalarRef::Param(p) => {
                 let v = self.launch.scalars.get(*p).copied().unwrap_or(0.0);
                 match &self.ir.params[*p] {
-                    Param::Scalar { .. } if self.launch.exact => v,
                     Param::Scalar { elem, .. } => round(*elem, v),
                     Param::Tensor { .. } => v,
                 }

@@ -135,7 +135,8 @@ impl Lowerer<'_> {
         // variant goes element by element.
         let guarded =
             self.variant != Variant::Full && !(src.coords.is_empty() && dst.coords.is_empty());
-        if guarded && self.variant == Variant::Guarded {
+        let local = |v: &View| matches!(v.base, Base::Registers(_) | Base::Shared(_));
+        if guarded && (self.variant == Variant::Guarded || !(local(src) || local(dst))) {
             return 1;
         }
         let mut scratch = tilec_layout::Conditions::new();
@@ -185,14 +186,14 @@ impl Lowerer<'_> {
                 })
             });
             let fits = fits
-                && (conditional
-                    || facts
-                        .iter()
-                        .all(|f| self.conditions.iter().any(|c| &c.fact == f)))
                 && (!guarded
                     || [src, dst]
                         .iter()
-                        .all(|v| self.one_guard_per_vector(v, n, w, &mut facts)));
+                        .all(|v| self.one_guard_per_vector(v, n, w, &mut facts)))
+                && (conditional
+                    || facts
+                        .iter()
+                        .all(|f| self.conditions.iter().any(|c| &c.fact == f)));
             if fits {
                 for fact in facts {
                     let c = tilec_layout::Condition {

@@ -42,7 +42,10 @@ impl Lowerer<'_> {
                 .all(|v| v.base != dst.base || same_elements(v, dst));
         let mut outside = Vec::new();
         value.tensors_outside_reductions(&mut outside);
-        self.spend(n * (1 + operands.len() as i64 + staged as i64))?;
+        self.spend(
+            n.saturating_mul(value.terms())
+                .saturating_add(n * (1 + staged as i64)),
+        )?;
         let mut temp = |elem: Elem| {
             self.extra_registers.push((elem, n));
             self.k.registers.len() + self.extra_registers.len() - 1

@@ -229,6 +229,20 @@ impl KernelChecker {
                 .with_help(usage));
             }
         };
+        if let Some((launch, at)) = &self.launch
+            && let Some(threads) = launch
+                .block
+                .iter()
+                .try_fold(1i64, |n, d| Some(n * d.as_static()?))
+            && threads % 32 != 0
+        {
+            return Err(Diagnostic::new(
+                format!("a shuffle in a block of {threads} threads"),
+                e.span,
+            )
+            .with_related(*at, "the block")
+            .with_help("shuffles exchange values within whole warps: make the block a multiple of 32 threads"));
+        }
         let value = self.elementwise(&args[0], to, depth + 1)?;
         if shuffles(&value) {
             return Err(
@@ -407,9 +421,17 @@ impl KernelChecker {
                 if integers && v.fract() != 0.0 {
                     return Err(integer_statement(e, "a fraction", to));
                 }
+                if integers && !(i32::MIN as f64..=i32::MAX as f64).contains(&v) {
+                    return Err(integer_statement(e, "a number past i32's range", to));
+                }
                 Ok(Elementwise::Scalar(Scalar::Literal(v)))
             }
-            Value::Int(Int::Static(v)) => Ok(Elementwise::Scalar(Scalar::Literal(v as f64))),
+            Value::Int(Int::Static(v)) => {
+                if integers && i32::try_from(v).is_err() {
+                    return Err(integer_statement(e, "a number past i32's range", to));
+                }
+                Ok(Elementwise::Scalar(Scalar::Literal(v as f64)))
+            }
             Value::Int(i) => Ok(Elementwise::Int(i)),
             v => Err(Diagnostic::new("not an element-wise operand", e.span)
                 .with_label(format!("this is {}", v.kind()))
