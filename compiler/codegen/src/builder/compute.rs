@@ -178,33 +178,6 @@ impl<'ctx> Llvm<'_, '_, 'ctx> {
         }
     }
 
-    /// min or max `m` of `a` and `b`, with equal operands (zeros of either
-    /// sign) decided by their bits as the executor does: for min -0 if
-    /// either is (or), for max +0 if either is (and). minnum leaves it open.
-    fn zeros(
-        &self,
-        a: FloatValue<'ctx>,
-        b: FloatValue<'ctx>,
-        m: FloatValue<'ctx>,
-        min: bool,
-    ) -> Result<FloatValue<'ctx>> {
-        let (x, y) = (self.bits(a)?, self.bits(b)?);
-        let joined = match min {
-            true => self.0.b.build_or(x, y, "")?,
-            false => self.0.b.build_and(x, y, "")?,
-        };
-        let joined = self.float_of_bits(joined)?;
-        let equal = self
-            .0
-            .b
-            .build_float_compare(FloatPredicate::OEQ, a, b, "")?;
-        Ok(self
-            .0
-            .b
-            .build_select(equal, joined, m, "")?
-            .into_float_value())
-    }
-
     fn bits(&self, a: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
         let i32t = self.0.ctx.i32_type();
         Ok(self.0.b.build_bit_cast(a, i32t, "")?.into_int_value())
@@ -246,13 +219,14 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
     fn abs(&mut self, a: Self::V) -> Result<Self::V> {
         self.call("llvm.fabs", &[a])
     }
+    // PTX min.f32 and max.f32 (FMNMX), probed on the H200: a NaN gives the
+    // other operand; of two zeros, min gives -0 and max +0 in either order:
+    // the rule the executor follows.
     fn min(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
-        let m = self.call("llvm.minnum", &[a, b])?;
-        self.zeros(a, b, m, true)
+        self.call("llvm.minnum", &[a, b])
     }
     fn max(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
-        let m = self.call("llvm.maxnum", &[a, b])?;
-        self.zeros(a, b, m, false)
+        self.call("llvm.maxnum", &[a, b])
     }
     fn compare(&mut self, op: Binary, a: Self::V, b: Self::V) -> Result<Self::V> {
         // Ordered comparisons are false on NaN; `!=` is true on it.
