@@ -1,15 +1,46 @@
 //! Addresses: a view's element as base + index, with the guard of a
 //! partial tile, the swizzle of a swizzled buffer, the widest vector a
-//! copy allows, and the compile-time bound of every shared index.
+//! copy allows, and the compile-time bound of every shared index; and the
+//! copy atoms between two views.
 
 use super::GlobalAccess;
 use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, Elem, View};
-use crate::ir::{Addr, IntDef, IntId, Space};
+use crate::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, Space};
+use crate::span::Span;
 use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Coord, Int, Swizzle};
 
 impl Lowerer<'_> {
+    /// Elements `range` of `src` copied into `dst` by `atom`, its width at
+    /// a time (the range's start and length multiples of it).
+    pub(super) fn copies(
+        &mut self,
+        src: &View,
+        dst: &View,
+        atom: CopyAtom,
+        range: std::ops::Range<i64>,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let width = atom.width();
+        for i in range.step_by(width as usize) {
+            let (s, d) = (
+                self.element(src, &Coord::from(i), width)?,
+                self.element(dst, &Coord::from(i), width)?,
+            );
+            out.push(Inst::at(
+                span,
+                InstKind::Copy {
+                    atom,
+                    src: s,
+                    dst: d,
+                },
+            ));
+        }
+        Ok(())
+    }
+
     /// The address of element `c` of a view, the first of `width` consecutive ones.
     pub(super) fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
         let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));

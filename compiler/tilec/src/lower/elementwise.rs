@@ -12,7 +12,7 @@
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
-use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, IntDef, ScalarRef, Space};
+use crate::ir::{Arith, CopyAtom, Inst, InstKind, ScalarRef};
 use crate::span::Span;
 use tilec_layout::{Coord, Int};
 
@@ -46,45 +46,50 @@ impl Lowerer<'_> {
             n.saturating_mul(value.terms())
                 .saturating_add(n * (1 + staged as i64)),
         )?;
+        // Register arrays of the target's shape, compact.
         let mut temp = |elem: Elem| {
             self.extra_registers.push((elem, n));
-            self.k.registers.len() + self.extra_registers.len() - 1
+            View {
+                base: Base::Registers(self.k.registers.len() + self.extra_registers.len() - 1),
+                elem,
+                layout: tilec_layout::Layout::col_major(dst.layout.shape()),
+                offset: Int::Static(0),
+                coords: Vec::new(),
+            }
         };
         let result = staged.then(|| temp(dst.elem));
         // The global operands of the target's elements (one element apart),
         // loaded ahead into registers of their own.
-        let staged_operands: Vec<&View> = outside
+        let temps: Vec<(&View, View)> = outside
             .into_iter()
             .filter(|v| staged && matches!(v.base, Base::Param(_)))
             .filter(|v| v.layout.size().as_static() != Some(1))
-            .collect();
-        let temps: Vec<(*const View, usize)> = staged_operands
-            .iter()
-            .map(|v| (*v as *const View, temp(v.elem)))
+            .map(|v| (v, temp(v.elem)))
             .collect();
         // Loads and stores of the staged elements, as vectors where both
         // sides allow without a new launch condition (one would keep the
         // whole launch off the full-tile entry for the epilogue's sake).
-        let mut moves = Vec::new();
-        for (v, &(_, r)) in staged_operands.iter().zip(&temps) {
-            let reg = registers_like(r, v.elem, dst);
-            let width = self.vector_width(v, &reg, n, v.elem, false);
-            moves.push(((*v).clone(), reg, width));
+        let atom = |elem: Elem, width: i64| match width {
+            1 => CopyAtom::Scalar(elem),
+            w => CopyAtom::Vector(elem, w as u32),
+        };
+        let mut loads = Vec::new();
+        for (v, reg) in &temps {
+            loads.push(atom(v.elem, self.vector_width(v, reg, n, v.elem, false)));
         }
-        let store = match result {
-            Some(r) => {
-                let reg = registers_like(r, dst.elem, dst);
-                let width = self.vector_width(&reg, dst, n, dst.elem, false);
-                Some((reg, width))
-            }
+        let store = match &result {
+            Some(reg) => Some((
+                reg,
+                atom(dst.elem, self.vector_width(reg, dst, n, dst.elem, false)),
+            )),
             None => None,
         };
         let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
         for group in (0..n).step_by(STAGED_GROUP as usize) {
             let end = (group + STAGED_GROUP).min(n);
-            for (v, reg, width) in &moves {
-                self.vectors(v, reg, *width, group..end, span, out)?;
+            for ((v, reg), load) in temps.iter().zip(&loads) {
+                self.copies(v, reg, *load, group..end, span, out)?;
             }
             for i in group..end {
                 let tree = self.tree(value, i, &sizes, &temps)?;
@@ -102,40 +107,9 @@ impl Lowerer<'_> {
                     },
                 ));
             }
-            if let Some((reg, width)) = &store {
-                self.vectors(reg, dst, *width, group..end, span, out)?;
+            if let Some((reg, st)) = store {
+                self.copies(reg, dst, st, group..end, span, out)?;
             }
-        }
-        Ok(())
-    }
-
-    /// Copies of elements `range` of `src` into `dst`, `width` at a time.
-    fn vectors(
-        &mut self,
-        src: &View,
-        dst: &View,
-        width: i64,
-        range: std::ops::Range<i64>,
-        span: Span,
-        out: &mut Vec<Inst>,
-    ) -> Result<(), Problem> {
-        let atom = match width {
-            1 => CopyAtom::Scalar(dst.elem),
-            w => CopyAtom::Vector(dst.elem, w as u32),
-        };
-        for i in range.step_by(width as usize) {
-            let (s, d) = (
-                self.element(src, &Coord::from(i), width)?,
-                self.element(dst, &Coord::from(i), width)?,
-            );
-            out.push(Inst::at(
-                span,
-                InstKind::Copy {
-                    atom,
-                    src: s,
-                    dst: d,
-                },
-            ));
         }
         Ok(())
     }
@@ -148,7 +122,7 @@ impl Lowerer<'_> {
         e: &Elementwise,
         i: i64,
         sizes: &[i64],
-        temps: &[(*const View, usize)],
+        temps: &[(&View, View)],
     ) -> Result<Arith, Problem> {
         let sub = |s: &mut Self, x: &Elementwise| s.tree(x, i, sizes, temps);
         Ok(match e {
@@ -161,7 +135,7 @@ impl Lowerer<'_> {
                 };
                 let a = self.element(v, &Coord::from(c), 1)?;
                 match temps.iter().find(|(p, _)| std::ptr::eq(*p, v)) {
-                    Some(&(_, r)) => Arith::Load(self.register(r, i), v.elem),
+                    Some((_, reg)) => Arith::Load(self.element(reg, &Coord::from(i), 1)?, v.elem),
                     None => Arith::Load(a, v.elem),
                 }
             }
@@ -240,26 +214,6 @@ impl Lowerer<'_> {
                 terms.pop().expect("a mode of at least one element")
             }
         })
-    }
-
-    /// Element `i` of register array `r`.
-    fn register(&mut self, r: usize, i: i64) -> Addr {
-        Addr {
-            space: Space::Registers(r),
-            index: self.def(IntDef::Const(i)),
-            guard: None,
-        }
-    }
-}
-
-/// Register array `r` of `elem`, seen as a compact tensor of `like`'s shape.
-fn registers_like(r: usize, elem: Elem, like: &View) -> View {
-    View {
-        base: Base::Registers(r),
-        elem,
-        layout: tilec_layout::Layout::col_major(like.layout.shape()),
-        offset: Int::Static(0),
-        coords: Vec::new(),
     }
 }
 

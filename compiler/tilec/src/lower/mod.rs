@@ -396,20 +396,7 @@ impl Lowerer<'_> {
                     (_, 1) => CopyAtom::Scalar(elem),
                     (_, w) => CopyAtom::Vector(elem, w as u32),
                 };
-                for i in (0..n).step_by(width as usize) {
-                    let (src_a, dst_a) = (
-                        self.element(src, &Coord::from(i), width)?,
-                        self.element(dst, &Coord::from(i), width)?,
-                    );
-                    out.push(Inst::at(
-                        s.span,
-                        InstKind::Copy {
-                            atom,
-                            src: src_a,
-                            dst: dst_a,
-                        },
-                    ));
-                }
+                self.copies(src, dst, atom, 0..n, s.span, out)?;
             }
             Op::Gemm { a, b, c } => {
                 let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);
