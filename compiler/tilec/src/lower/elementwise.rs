@@ -77,13 +77,12 @@ impl Lowerer<'_> {
         for (v, reg) in &temps {
             loads.push(atom(v.elem, self.vector_width(v, reg, n, v.elem, false)));
         }
-        let store = match &result {
-            Some(reg) => Some((
+        let store = result.as_ref().map(|reg| {
+            (
                 reg,
                 atom(dst.elem, self.vector_width(reg, dst, n, dst.elem, false)),
-            )),
-            None => None,
-        };
+            )
+        });
         let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
         for group in (0..n).step_by(STAGED_GROUP as usize) {
