@@ -215,16 +215,6 @@ impl Block<'_> {
 fn collect_shuffles<'a>(a: &'a Arith, out: &mut Vec<(&'a Arith, u32)>) {
     match a {
         Arith::Shuffle(x, mask) => out.push((x, *mask)),
-        Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => {}
-        Arith::Unary(_, x) => collect_shuffles(x, out),
-        Arith::Binary(_, x, y) => {
-            collect_shuffles(x, out);
-            collect_shuffles(y, out);
-        }
-        Arith::Fma(x, y, z) | Arith::Select(x, y, z) => {
-            collect_shuffles(x, out);
-            collect_shuffles(y, out);
-            collect_shuffles(z, out);
-        }
+        _ => a.for_each_operand(&mut |x| collect_shuffles(x, out)),
     }
 }

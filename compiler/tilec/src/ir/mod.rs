@@ -14,13 +14,14 @@
 //! them it can be printed (`to_text`, `tilec build --emit ir`), read back
 //! ([`parse`]) and checked ([`verify`]).
 
+mod arith;
 pub mod parse;
 mod uses;
 pub mod verify;
 
-use crate::arith::{Binary, Unary};
 use crate::check::program::Elem;
 use crate::span::Span;
+pub use arith::Arith;
 use std::fmt::{self, Write};
 use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Swizzle};
@@ -141,80 +142,6 @@ pub enum ScalarRef {
     /// Scalar parameter `i`.
     Param(usize),
     Literal(f64),
-}
-
-/// One element's value in an [`InstKind::Compute`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Arith {
-    /// An element of a tensor of type `Elem`, converted to the computation's
-    /// type (exactly from f16, bf16 and f32; i32 to f32 rounds to nearest).
-    Load(Addr, Elem),
-    Scalar(ScalarRef),
-    Unary(Unary, Box<Arith>),
-    Binary(Binary, Box<Arith>, Box<Arith>),
-    /// `a * b + c` rounded once: lowering contracts a product feeding a sum.
-    Fma(Box<Arith>, Box<Arith>, Box<Arith>),
-    /// `a` where `c` is not 0, else `b`.
-    Select(Box<Arith>, Box<Arith>, Box<Arith>),
-    /// 1 where the guard is positive (an element inside its tensor), else 0.
-    Inside(IntId),
-    /// An integer value, converted to the computation's type (to f32 by
-    /// rounding to nearest; to i32 by keeping the low 32 bits).
-    Int(IntId),
-    /// The value of the lane `lane ^ mask` of the warp (PTX `shfl.sync.bfly`):
-    /// every lane computes `value`, then each takes its partner's.
-    Shuffle(Box<Arith>, u32),
-}
-
-impl Arith {
-    /// Whether it takes values of other lanes.
-    pub fn shuffles(&self) -> bool {
-        match self {
-            Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => false,
-            Arith::Shuffle(..) => true,
-            Arith::Unary(_, x) => x.shuffles(),
-            Arith::Binary(_, a, b) => a.shuffles() || b.shuffles(),
-            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
-                a.shuffles() || b.shuffles() || c.shuffles()
-            }
-        }
-    }
-
-    /// The integer values it reads (`inside` guards, `int` operands).
-    pub fn guards(&self, out: &mut Vec<IntId>) {
-        match self {
-            Arith::Inside(g) | Arith::Int(g) => out.push(*g),
-            Arith::Load(..) | Arith::Scalar(_) => {}
-            Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.guards(out),
-            Arith::Binary(_, a, b) => {
-                a.guards(out);
-                b.guards(out);
-            }
-            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
-                a.guards(out);
-                b.guards(out);
-                c.guards(out);
-            }
-        }
-    }
-
-    /// Its loads, left to right.
-    pub fn loads<'a>(&'a self, out: &mut Vec<&'a Addr>) {
-        match self {
-            Arith::Load(a, _) => out.push(a),
-            Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => {}
-            Arith::Unary(_, x) | Arith::Shuffle(x, _) => x.loads(out),
-            Arith::Binary(_, a, b) => {
-                a.loads(out);
-                b.loads(out);
-            }
-            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => {
-                a.loads(out);
-                b.loads(out);
-                c.loads(out);
-            }
-        }
-    }
 }
 
 /// An instruction and the span of the `.tile` statement it comes from.
