@@ -217,22 +217,42 @@ pub enum Elementwise {
 }
 
 impl Elementwise {
+    /// Its operands, left to right (a reduction's: the value it folds).
+    pub fn for_each_operand<'a>(&'a self, f: &mut dyn FnMut(&'a Elementwise)) {
+        match self {
+            Elementwise::Tensor(_)
+            | Elementwise::Scalar(_)
+            | Elementwise::Inside(_)
+            | Elementwise::Int(_) => {}
+            Elementwise::Unary(_, x)
+            | Elementwise::Shuffle(x, _)
+            | Elementwise::Reduce { value: x, .. } => f(x),
+            Elementwise::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Elementwise::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+        }
+    }
+
     /// Its tensors, left to right.
     pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
             Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_) | Elementwise::Inside(_) | Elementwise::Int(_) => {}
-            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.tensors(out),
-            Elementwise::Binary(_, a, b) => {
-                a.tensors(out);
-                b.tensors(out);
-            }
-            Elementwise::Select(c, a, b) => {
-                c.tensors(out);
-                a.tensors(out);
-                b.tensors(out);
-            }
-            Elementwise::Reduce { value, .. } => value.tensors(out),
+            _ => self.for_each_operand(&mut |x| x.tensors(out)),
+        }
+    }
+
+    /// Its tensors outside reductions, whose elements are the target's.
+    pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
+        match self {
+            Elementwise::Tensor(v) => out.push(v),
+            Elementwise::Reduce { .. } => {}
+            _ => self.for_each_operand(&mut |x| x.tensors_outside_reductions(out)),
         }
     }
 
@@ -244,39 +264,22 @@ impl Elementwise {
             | Elementwise::Scalar(_)
             | Elementwise::Inside(_)
             | Elementwise::Int(_) => 1,
-            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => x.terms(),
-            Elementwise::Binary(_, a, b) => a.terms().saturating_add(b.terms()),
-            Elementwise::Select(c, a, b) => c
-                .terms()
-                .saturating_add(a.terms())
-                .saturating_add(b.terms()),
             Elementwise::Reduce {
                 mode, modes, value, ..
             } => value.terms().saturating_mul(modes[*mode]),
+            _ => {
+                let mut n = 0i64;
+                self.for_each_operand(&mut |x| n = n.saturating_add(x.terms()));
+                n
+            }
         }
     }
 
-    /// Its tensors outside reductions, whose elements are the target's.
-    pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
-        match self {
-            Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Scalar(_)
-            | Elementwise::Inside(_)
-            | Elementwise::Int(_)
-            | Elementwise::Reduce { .. } => {}
-            Elementwise::Unary(_, x) | Elementwise::Shuffle(x, _) => {
-                x.tensors_outside_reductions(out)
-            }
-            Elementwise::Binary(_, a, b) => {
-                a.tensors_outside_reductions(out);
-                b.tensors_outside_reductions(out);
-            }
-            Elementwise::Select(c, a, b) => {
-                c.tensors_outside_reductions(out);
-                a.tensors_outside_reductions(out);
-                b.tensors_outside_reductions(out);
-            }
-        }
+    /// Whether it takes values of other lanes.
+    pub fn shuffles(&self) -> bool {
+        let mut found = matches!(self, Elementwise::Shuffle(..));
+        self.for_each_operand(&mut |x| found |= x.shuffles());
+        found
     }
 }
 

@@ -244,7 +244,7 @@ impl KernelChecker {
             .with_help("shuffles exchange values within whole warps: make the block a multiple of 32 threads"));
         }
         let value = self.elementwise(&args[0], to, depth + 1)?;
-        if shuffles(&value) {
+        if value.shuffles() {
             return Err(
                 Diagnostic::new("a shuffle of a shuffle", args[0].span).with_help(
                     "shuffle once per statement: `t = shfl_xor(x, 16); y = shfl_xor(t, 8);`",
@@ -445,19 +445,6 @@ fn is_function(name: &str) -> bool {
         || Unary::ALL
             .iter()
             .any(|u| u.name() == name && *u != Unary::Neg)
-}
-
-fn shuffles(e: &Elementwise) -> bool {
-    match e {
-        Elementwise::Shuffle(..) => true,
-        Elementwise::Tensor(_)
-        | Elementwise::Scalar(_)
-        | Elementwise::Inside(_)
-        | Elementwise::Int(_) => false,
-        Elementwise::Unary(_, x) | Elementwise::Reduce { value: x, .. } => shuffles(x),
-        Elementwise::Binary(_, a, b) => shuffles(a) || shuffles(b),
-        Elementwise::Select(c, a, b) => shuffles(c) || shuffles(a) || shuffles(b),
-    }
 }
 
 /// The fold of `reduce_sum`, `reduce_max`, `reduce_min`.
