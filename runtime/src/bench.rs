@@ -8,7 +8,7 @@ use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan};
 use crate::reference::{Arg, Expect, work};
 use crate::{RuntimeError, check_args, random_args};
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
 use half::{bf16, f16};
 use tilec_layout::Layout;
 
@@ -112,12 +112,13 @@ impl BenchResult {
 }
 
 /// A cuBLAS GEMM in the operands' element type: SGEMM for f32,
-/// `cublasGemmEx` with f32 accumulation for bf16 and f16.
+/// `cublasGemmEx` with f32 accumulation for bf16 and f16; strided-batched
+/// (`cublasGemmStridedBatchedEx`) for operands with a batch mode.
 #[derive(Clone, Copy)]
 enum BlasGemm {
-    F32(GemmConfig<f32>),
-    Bf16(GemmConfig<bf16>),
-    F16(GemmConfig<f16>),
+    F32(StridedBatchedConfig<f32>),
+    Bf16(StridedBatchedConfig<bf16>),
+    F16(StridedBatchedConfig<f16>),
 }
 
 impl BlasGemm {
@@ -135,10 +136,11 @@ impl BlasGemm {
     }
 }
 
-/// One cuBLAS GEMM on the three device tensors `ops` of element type `T`.
+/// One cuBLAS GEMM (or a batch of them) on the three device tensors `ops`
+/// of element type `T`.
 fn gemm_typed<T: DeviceElem>(
     blas: &CudaBlas,
-    cfg: GemmConfig<T>,
+    cfg: StridedBatchedConfig<T>,
     d: &mut DeviceArgs,
     [a, b, c]: [usize; 3],
 ) -> Result<(), RuntimeError>
@@ -148,13 +150,18 @@ where
     let (x, y, z) = d
         .gemm_operands::<T>(a, b, c)
         .ok_or_else(|| RuntimeError::Manifest("gemm operands".into()))?;
-    // Safety: the shapes and leading dimensions come from the checked plan.
-    unsafe { blas.gemm(cfg, x, y, z) }.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
+    // Safety: the shapes, leading dimensions and batch strides come from
+    // the checked plan.
+    let done = match cfg.batch_size {
+        1 => unsafe { blas.gemm(cfg.gemm, x, y, z) },
+        _ => unsafe { blas.gemm_strided_batched(cfg, x, y, z) },
+    };
+    done.map_err(|e| RuntimeError::Cuda(format!("cuBLAS: {e:?}")))
 }
 
 /// cuBLAS's view of `C(M,N) = alpha * A(M,K) * B(N,K)^T + beta * C`: each
-/// operand column-major, possibly transposed, from the layouts; A, B and C
-/// of one element type.
+/// operand column-major, possibly transposed, from the layouts, with the
+/// stride of a batch mode if they have one; A, B and C of one element type.
 fn cublas_config(m: &Manifest, p: &LaunchPlan, args: &[Arg]) -> Option<(BlasGemm, [usize; 3])> {
     let r = m
         .reference
@@ -162,6 +169,20 @@ fn cublas_config(m: &Manifest, p: &LaunchPlan, args: &[Arg]) -> Option<(BlasGemm
         .filter(|r| r.kind == ReferenceKind::Gemm)?;
     let ops = &r.operands;
     let env = |n: &str| m.extents.iter().position(|e| e == n).map(|i| p.extents[i]);
+    // Each operand's batch: its extent and stride (1 and 0 without one).
+    let batch = |i: usize| -> Option<(i64, i64)> {
+        let ParamKind::Tensor { layout, .. } = &m.params[ops[i]].kind else {
+            return None;
+        };
+        if layout.rank() < 3 {
+            return Some((1, 0));
+        }
+        let md = layout.mode(2).ok()?;
+        Some((
+            md.shape().as_int()?.eval(&env)?,
+            md.stride().as_int()?.eval(&env)?,
+        ))
+    };
     let strides = |i: usize| -> Option<(i64, i64, i64, i64)> {
         let ParamKind::Tensor { layout, .. } = &m.params[ops[i]].kind else {
             return None;
@@ -215,18 +236,36 @@ fn cublas_config(m: &Manifest, p: &LaunchPlan, args: &[Arg]) -> Option<(BlasGemm
         beta: beta as f32,
         ldc: c(cd1)?,
     };
-    fn retyped<T>(g: GemmConfig<f32>, alpha: T, beta: T) -> GemmConfig<T> {
-        GemmConfig {
-            transa: g.transa,
-            transb: g.transb,
-            m: g.m,
-            n: g.n,
-            k: g.k,
-            alpha,
-            lda: g.lda,
-            ldb: g.ldb,
-            beta,
-            ldc: g.ldc,
+    let ((l, sa), (_, sb), (_, sc)) = (batch(0)?, batch(1)?, batch(2)?);
+    let batched = |g: GemmConfig<f32>| -> Option<StridedBatchedConfig<f32>> {
+        Some(StridedBatchedConfig {
+            gemm: g,
+            batch_size: c(l)?,
+            stride_a: sa,
+            stride_b: sb,
+            stride_c: sc,
+        })
+    };
+    let f32_config = batched(f32_config)?;
+    fn retyped<T>(b: StridedBatchedConfig<f32>, alpha: T, beta: T) -> StridedBatchedConfig<T> {
+        let g = b.gemm;
+        StridedBatchedConfig {
+            gemm: GemmConfig {
+                transa: g.transa,
+                transb: g.transb,
+                m: g.m,
+                n: g.n,
+                k: g.k,
+                alpha,
+                lda: g.lda,
+                ldb: g.ldb,
+                beta,
+                ldc: g.ldc,
+            },
+            batch_size: b.batch_size,
+            stride_a: b.stride_a,
+            stride_b: b.stride_b,
+            stride_c: b.stride_c,
         }
     }
     let elems: Vec<Elem> = (0..3)

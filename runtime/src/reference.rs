@@ -125,38 +125,47 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
             let (am, ak) = (mode_offsets(&l[0], 0)?, mode_offsets(&l[0], 1)?);
             let (bn, bk) = (mode_offsets(&l[1], 0)?, mode_offsets(&l[1], 1)?);
             let (cm, cn) = (mode_offsets(&l[2], 0)?, mode_offsets(&l[2], 1)?);
-            let k = ak.len();
-            // Packed rows: a[m][k] and b[n][k], contiguous in k, for fast dot products.
-            let pa: Vec<f64> = am
-                .iter()
-                .flat_map(|&mo| ak.iter().map(move |&ko| a.get(mo + ko)))
-                .collect();
-            let pb: Vec<f64> = bn
-                .iter()
-                .flat_map(|&no| bk.iter().map(move |&ko| b.get(no + ko)))
-                .collect();
-            let n = bn.len();
-            let mut values = vec![0.0; am.len() * n];
-            // Blocks of rows of A against each row of B keep that row in cache.
-            values
-                .par_chunks_mut(16 * n)
-                .enumerate()
-                .for_each(|(blk, out)| {
-                    let rows = out.len() / n;
-                    for j in 0..n {
-                        let brow = &pb[j * k..(j + 1) * k];
-                        for r in 0..rows {
-                            let i = blk * 16 + r;
-                            let arow = &pa[i * k..(i + 1) * k];
-                            let dot = dot(arow, brow);
-                            out[r * n + j] = alpha * dot + beta * c.get(cm[i] + cn[j]);
+            // A batch mode, last on all three operands; else one product.
+            let batch = |x: &Layout| match x.rank() {
+                3 => mode_offsets(x, 2),
+                _ => Ok(vec![0]),
+            };
+            let (al, bl, cl) = (batch(&l[0])?, batch(&l[1])?, batch(&l[2])?);
+            let (k, n, rows) = (ak.len(), bn.len(), am.len());
+            let mut values = vec![0.0; cl.len() * rows * n];
+            let mut offsets = Vec::with_capacity(values.len());
+            for (li, out) in values.chunks_mut((rows * n).max(1)).enumerate() {
+                // Packed rows: a[m][k] and b[n][k], contiguous in k, for fast dot products.
+                let (ab, bb) = (al[li], bl[li]);
+                let pa: Vec<f64> = am
+                    .iter()
+                    .flat_map(|&mo| ak.iter().map(move |&ko| a.get(ab + mo + ko)))
+                    .collect();
+                let pb: Vec<f64> = bn
+                    .iter()
+                    .flat_map(|&no| bk.iter().map(move |&ko| b.get(bb + no + ko)))
+                    .collect();
+                let cb = cl[li];
+                // Blocks of rows of A against each row of B keep that row in cache.
+                out.par_chunks_mut(16 * n.max(1))
+                    .enumerate()
+                    .for_each(|(blk, out)| {
+                        let rows = out.len() / n.max(1);
+                        for j in 0..n {
+                            let brow = &pb[j * k..(j + 1) * k];
+                            for r in 0..rows {
+                                let i = blk * 16 + r;
+                                let arow = &pa[i * k..(i + 1) * k];
+                                let dot = dot(arow, brow);
+                                out[r * n + j] = alpha * dot + beta * c.get(cb + cm[i] + cn[j]);
+                            }
                         }
-                    }
-                });
-            let offsets = cm
-                .iter()
-                .flat_map(|&mo| cn.iter().map(move |&no| mo + no))
-                .collect();
+                    });
+                offsets.extend(
+                    cm.iter()
+                        .flat_map(|&mo| cn.iter().map(move |&no| cb + mo + no)),
+                );
+            }
             Ok(Expected {
                 output: ops[2],
                 offsets,

@@ -104,12 +104,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     Binary::Max => b
                         .build_select(cmp(IntPredicate::SGT)?, x, y, "")?
                         .into_int_value(),
-                    Binary::Lt => flag(cmp(IntPredicate::SLT)?)?,
-                    Binary::Le => flag(cmp(IntPredicate::SLE)?)?,
-                    Binary::Gt => flag(cmp(IntPredicate::SGT)?)?,
-                    Binary::Ge => flag(cmp(IntPredicate::SGE)?)?,
-                    Binary::Eq => flag(cmp(IntPredicate::EQ)?)?,
-                    Binary::Ne => flag(cmp(IntPredicate::NE)?)?,
+                    Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge | Binary::Eq | Binary::Ne => {
+                        flag(cmp(int_predicate(*op))?)?
+                    }
                     Binary::Div => return Err(CodegenError::Llvm("integer division".into())),
                 }
             }
@@ -275,5 +272,17 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
         let m = b.build_and(bits, c(0x007f_ffff), "")?;
         let m = b.build_or(m, c(0x3f80_0000), "")?;
         Ok((e, self.float_of_bits(m)?))
+    }
+}
+
+/// A comparison on signed integers.
+pub(super) fn int_predicate(op: Binary) -> IntPredicate {
+    match op {
+        Binary::Lt => IntPredicate::SLT,
+        Binary::Le => IntPredicate::SLE,
+        Binary::Gt => IntPredicate::SGT,
+        Binary::Ge => IntPredicate::SGE,
+        Binary::Eq => IntPredicate::EQ,
+        _ => IntPredicate::NE,
     }
 }

@@ -339,6 +339,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .into_int_value(),
             IntDef::LoopVar(_) => unreachable!("loop counters are phis, made by the loop"),
             IntDef::Below(a, e) => self.b.build_int_z_extend(self.below(*a, *e)?, i64t, "")?,
+            IntDef::Compare(op, a, c) => {
+                let p = compute::int_predicate(*op);
+                let holds = self
+                    .b
+                    .build_int_compare(p, self.ints[a], self.ints[c], "")?;
+                self.b.build_int_z_extend(holds, i64t, "")?
+            }
             IntDef::Swizzle(a, sw) => {
                 // x ^ ((x & source_mask) shifted onto the target bits).
                 let x = self.ints[a];
@@ -505,6 +512,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     body,
                     name,
                 } => self.loop_(*id, name, *start, *end, body, None)?,
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => self.if_(*cond, then, otherwise)?,
                 InstKind::Pipeline {
                     id,
                     name,
@@ -523,6 +535,52 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::TmaLoad { map, origin, dst } => self.tma_load(*map, origin, dst)?,
             }
         }
+        Ok(())
+    }
+
+    /// `then` where `cond` is not 0, else `otherwise`; the registers
+    /// either branch writes meet in phis after them.
+    fn if_(&mut self, cond: usize, then: &[Inst], otherwise: &[Inst]) -> Result<()> {
+        let zero = self.ctx.i64_type().const_zero();
+        let holds = self
+            .b
+            .build_int_compare(IntPredicate::NE, self.ints[&cond], zero, "")?;
+        let then_b = self.ctx.append_basic_block(self.func, "if.then");
+        let else_b = self.ctx.append_basic_block(self.func, "if.else");
+        let join = self.ctx.append_basic_block(self.func, "if.end");
+        self.b.build_conditional_branch(holds, then_b, else_b)?;
+        let before = self.registers.clone();
+        let mut ends = Vec::new();
+        for (block, insts) in [(then_b, then), (else_b, otherwise)] {
+            self.registers = before.clone();
+            // Loads and tests of the other branch (or before) may not dominate here.
+            self.shared_loads.clear();
+            self.predicates.clear();
+            self.b.position_at_end(block);
+            self.insts(insts)?;
+            self.b.build_unconditional_branch(join)?;
+            let end = self.b.get_insert_block().expect("positioned");
+            ends.push((end, std::mem::take(&mut self.registers)));
+        }
+        self.b.position_at_end(join);
+        let [(then_end, then_regs), (else_end, else_regs)] = <[_; 2]>::try_from(ends)
+            .map_err(|_| CodegenError::Llvm("an if has two branches".into()))?;
+        self.registers = then_regs.clone();
+        for (r, (a, b)) in then_regs.iter().zip(&else_regs).enumerate() {
+            for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                if x == y {
+                    continue;
+                }
+                let elem = self.ir.registers[r].elem;
+                let unset = constant(self.ctx, elem, 0.0);
+                let (x, y) = (x.unwrap_or(unset), y.unwrap_or(unset));
+                let p = self.b.build_phi(x.get_type(), "")?;
+                p.add_incoming(&[(&x, then_end), (&y, else_end)]);
+                self.registers[r][k] = Some(p.as_basic_value());
+            }
+        }
+        self.shared_loads.clear();
+        self.predicates.clear();
         Ok(())
     }
 

@@ -283,6 +283,45 @@ impl Elementwise {
     }
 }
 
+/// An `if` condition: comparisons of run-time integers (`thread.x < 4`,
+/// `k + 1 < kt`) joined by `&&` and `||`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Predicate {
+    /// `a op b`, `op` a comparison.
+    Compare(Binary, Int, Int),
+    And(Box<Predicate>, Box<Predicate>),
+    Or(Box<Predicate>, Box<Predicate>),
+}
+
+impl Predicate {
+    /// Its truth where the integers it needs are static (`&&` and `||`
+    /// short-circuit: `false && x` is false whatever `x` is).
+    pub fn known(&self) -> Option<bool> {
+        match self {
+            Predicate::Compare(op, a, b) => Some(op.compare(a.as_static()?, b.as_static()?)),
+            Predicate::And(a, b) => match (a.known(), b.known()) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Predicate::Or(a, b) => match (a.known(), b.known()) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+        }
+    }
+
+    /// The same condition with `f` applied to each integer.
+    pub fn map(&self, f: &mut dyn FnMut(&Int) -> Int) -> Predicate {
+        match self {
+            Predicate::Compare(op, a, b) => Predicate::Compare(*op, f(a), f(b)),
+            Predicate::And(a, b) => Predicate::And(Box::new(a.map(f)), Box::new(b.map(f))),
+            Predicate::Or(a, b) => Predicate::Or(Box::new(a.map(f)), Box::new(b.map(f))),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamKind {
     /// A tensor in global memory with its declared layout.
@@ -396,6 +435,15 @@ pub enum Op {
         end: Int,
         body: Vec<Stmt>,
     },
+    /// `if cond { then } else { otherwise }`: the threads for which `cond`
+    /// holds run `then`, the others `otherwise`. Statements that need
+    /// every thread of a warp, a warpgroup or the block stand only under
+    /// conditions that agree across those threads (the checker's rule).
+    If {
+        cond: Predicate,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    },
     /// `pipeline var in start..end, stage s in 0..stages { load {...} body }`:
     /// iteration `k`'s `load` (TMA box loads into stage `(k - start) %
     /// stages`) runs on a producer warpgroup as soon as the consumers have
@@ -438,7 +486,8 @@ pub struct Launch {
 /// What a kernel computes, stated in its source, to check its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ReferenceKind {
-    /// `gemm(A, B, C, alpha, beta)`: `C = alpha * A * B^T + beta * C`, A (M,K), B (N,K), C (M,N).
+    /// `gemm(A, B, C, alpha, beta)`: `C = alpha * A * B^T + beta * C`, A (M,K), B (N,K), C (M,N);
+    /// with a batch mode L last on all three, one such product per batch.
     Gemm,
     /// `copy(A, B)`: `B = A`.
     Copy,

@@ -27,7 +27,13 @@ impl Block<'_> {
         for &(x, _) in &shuffles {
             let mut per_thread = Vec::with_capacity(self.threads);
             for t in 0..self.threads {
-                per_thread.push(self.value(elem, x, t, span)?);
+                // A thread that sits the statement out gives nothing; its
+                // whole warp does (checked below).
+                let v = match self.active[t] {
+                    true => self.value(elem, x, t, span)?,
+                    false => 0.0,
+                };
+                per_thread.push(v);
             }
             given.push(per_thread);
         }
@@ -51,9 +57,14 @@ impl Block<'_> {
             }
             self.shuffled.push(taken);
         }
-        for t in 0..self.threads {
-            self.shuffle_at = 0;
-            self.compute(elem, value, dst, t, span)?;
+        for warp in (0..self.threads).step_by(32) {
+            if !self.group_runs(warp, 32, span)? {
+                continue;
+            }
+            for t in warp..(warp + 32).min(self.threads) {
+                self.shuffle_at = 0;
+                self.compute(elem, value, dst, t, span)?;
+            }
         }
         self.shuffled.clear();
         Ok(())

@@ -271,6 +271,9 @@ struct Block<'a> {
     /// order, per thread; and the next shuffle a thread's evaluation meets.
     shuffled: Vec<Vec<f64>>,
     shuffle_at: usize,
+    /// Per thread: whether it runs the instructions at hand (the `if`
+    /// conditions around them hold for it).
+    active: Vec<bool>,
     /// This block's global writes, in order, and the latest value of each.
     writes: Vec<Write>,
     overlay: HashMap<(usize, usize), f64>,
@@ -333,6 +336,7 @@ impl<'a> Block<'a> {
             iteration: None,
             shuffled: Vec::new(),
             shuffle_at: 0,
+            active: vec![true; threads],
         }
     }
 
@@ -359,6 +363,7 @@ impl<'a> Block<'a> {
                     IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
                     IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
                     IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
+                    IntDef::Compare(op, a, b) => Some(i64::from(op.compare(ints[*a], ints[*b]))),
                 };
                 let value = value.ok_or_else(|| ExecError {
                     message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
@@ -376,7 +381,32 @@ impl<'a> Block<'a> {
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
-                InstKind::Barrier => self.epoch += 1,
+                InstKind::Barrier => {
+                    if let Some(t) = self.active.iter().position(|a| !a) {
+                        return Err(self.err(
+                            t,
+                            inst.span,
+                            "does not reach a barrier the block's other threads wait at".into(),
+                        ));
+                    }
+                    self.epoch += 1
+                }
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let outer = self.active.clone();
+                    for (branch, taken) in [(then, true), (otherwise, false)] {
+                        self.active = (0..self.threads)
+                            .map(|t| outer[t] && (self.ints[t][*cond] != 0) == taken)
+                            .collect();
+                        if self.active.contains(&true) {
+                            self.insts(branch)?;
+                        }
+                    }
+                    self.active = outer;
+                }
                 InstKind::Loop {
                     id,
                     start,
@@ -417,7 +447,9 @@ impl<'a> Block<'a> {
                 }
                 kind => {
                     for t in 0..self.threads {
-                        self.atom(kind, t, inst.span)?;
+                        if self.active[t] {
+                            self.atom(kind, t, inst.span)?;
+                        }
                     }
                 }
             }
@@ -425,10 +457,27 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
-    /// A value every thread agrees on (loop bounds), or an error.
+    /// Whether the `lanes` threads from `first` run the instruction at
+    /// hand that they issue together: all of them, or none (an error if
+    /// they disagree).
+    fn group_runs(&self, first: usize, lanes: usize, span: Span) -> Result<bool> {
+        let group = &self.active[first..(first + lanes).min(self.threads)];
+        match group.iter().position(|a| !a) {
+            None => Ok(true),
+            Some(_) if !group.contains(&true) => Ok(false),
+            Some(i) => Err(self.err(
+                first + i,
+                span,
+                format!("sits out an instruction the other threads of its {lanes}-thread group issue together"),
+            )),
+        }
+    }
+
+    /// A value every running thread agrees on (loop bounds), or an error.
     fn uniform(&self, id: usize, span: Span, what: &str) -> Result<i64> {
-        let v = self.ints[0][id];
-        if self.ints.iter().any(|t| t[id] != v) {
+        let running = || (0..self.threads).filter(|&t| self.active[t]);
+        let v = running().next().map_or(0, |t| self.ints[t][id]);
+        if running().any(|t| self.ints[t][id] != v) {
             return Err(ExecError {
                 message: format!("{what} between the threads of a block"),
                 span,
@@ -510,6 +559,7 @@ impl<'a> Block<'a> {
             InstKind::Assert { .. } => Ok(()),
             InstKind::Barrier
             | InstKind::Loop { .. }
+            | InstKind::If { .. }
             | InstKind::MmaSync { .. }
             | InstKind::LdMatrix { .. }
             | InstKind::Wgmma { .. }

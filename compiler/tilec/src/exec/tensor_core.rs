@@ -22,6 +22,9 @@ impl Block<'_> {
         let lanes = atom.threads as usize;
         let (m, n, k) = (atom.m as usize, atom.n as usize, atom.k as usize);
         for warp in 0..self.threads / lanes {
+            if !self.group_runs(warp * lanes, lanes, span)? {
+                continue;
+            }
             let mut ma = vec![0.0; m * k];
             let mut mb = vec![0.0; n * k];
             for lane in 0..lanes {
@@ -83,6 +86,9 @@ impl Block<'_> {
         let lanes = atom.threads as usize;
         for group in 0..self.threads / lanes {
             let first = group * lanes;
+            if !self.group_runs(first, lanes, span)? {
+                continue;
+            }
             let mut tiles = Vec::with_capacity(2);
             for (o, rows) in [(a, m), (b, n)] {
                 let Space::Shared(s) = o.start.space else {
@@ -146,6 +152,9 @@ impl Block<'_> {
             ));
         };
         for warp in 0..self.threads / 32 {
+            if !self.group_runs(warp * 32, 32, span)? {
+                continue;
+            }
             for q in 0..count as usize {
                 let mut rows = [0i64; 8];
                 for (r, row) in rows.iter_mut().enumerate() {

@@ -2,7 +2,8 @@
 //! be computed before a statement (and no earlier, so that none lives in a
 //! register through a loop it is not used in).
 
-use super::{Addr, Inst, InstKind, IntDef, IntId, KernelIr};
+use super::{Addr, Inst, InstKind, IntDef, IntId, IntValue, KernelIr};
+use crate::check::kernel::predication::{UNIFORM, mirror, threshold_granule};
 
 impl Inst {
     /// Every value the instruction names, nested instructions included
@@ -47,6 +48,14 @@ impl Inst {
                 out.extend([*start, *end]);
                 body.iter().for_each(|i| i.ints_used(out));
             }
+            InstKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                out.push(*cond);
+                then.iter().chain(otherwise).for_each(|i| i.ints_used(out));
+            }
             InstKind::Pipeline {
                 start,
                 end,
@@ -72,7 +81,7 @@ impl KernelIr {
     /// The values value `id` is computed from.
     pub fn operands(&self, id: IntId) -> Vec<IntId> {
         match self.ints[id].def {
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) => vec![a, b],
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => vec![a, b],
             IntDef::Swizzle(a, _) => vec![a],
             _ => vec![],
         }
@@ -118,7 +127,50 @@ fn collect_loops(insts: &[Inst], out: &mut Vec<usize>) {
                 collect_loops(load, out);
                 collect_loops(body, out);
             }
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                collect_loops(then, out);
+                collect_loops(otherwise, out);
+            }
             _ => {}
         }
     }
+}
+
+/// For every value, the largest power of two `g` such that the threads of
+/// every aligned group of `g` agree on it: `thread.x` 1, `thread.x / 32`
+/// 32, a value of the block alone [`UNIFORM`]. (A loop counter counts as
+/// uniform: a loop whose bounds differ is itself a condition.)
+pub fn granules(ints: &[IntValue]) -> Vec<i64> {
+    // Per value: `Some(d)` when it is `thread.x / d`.
+    let mut quotient: Vec<Option<i64>> = Vec::with_capacity(ints.len());
+    let mut g: Vec<i64> = Vec::with_capacity(ints.len());
+    for v in ints {
+        let q = match v.def {
+            IntDef::ThreadIdx => Some(1),
+            IntDef::Bin(tilec_layout::int::Op::Div, a, c) => match ints[c].def {
+                IntDef::Const(c) if c > 0 => quotient[a].and_then(|d| d.checked_mul(c)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let granule = match (q, v.def.clone()) {
+            (Some(d), _) => 1 << d.trailing_zeros().min(62),
+            (None, IntDef::Compare(op, a, b)) => {
+                let threshold = match (quotient[a], &ints[b].def, &ints[a].def, quotient[b]) {
+                    (Some(d), IntDef::Const(k), ..) => threshold_granule(op, d, *k),
+                    (_, _, IntDef::Const(k), Some(d)) => threshold_granule(mirror(op), d, *k),
+                    _ => 1,
+                };
+                g[a].min(g[b]).max(threshold)
+            }
+            (None, IntDef::Bin(_, a, b) | IntDef::Below(a, b)) => g[a].min(g[b]),
+            (None, IntDef::Swizzle(a, _)) => g[a],
+            (None, _) => UNIFORM,
+        };
+        quotient.push(q);
+        g.push(granule);
+    }
+    g
 }

@@ -1,18 +1,26 @@
 //! The kernel IR verifier, run after lowering: every value is defined before
 //! use and lives in a scope that encloses its uses; register indices are
 //! constants inside their arrays; shared indices that are constants lie
-//! inside their buffers; global accesses name tensor parameters.
+//! inside their buffers; global accesses name tensor parameters; what a
+//! whole warp, warpgroup or block issues stands under conditions those
+//! threads agree on.
 
 use super::{
     Addr, Arith, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
 };
+use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
         match &v.def {
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) if *a >= id || *b >= id => {
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b)
+                if *a >= id || *b >= id =>
+            {
                 return Err(format!("%{id} uses a later value"));
+            }
+            IntDef::Compare(op, ..) if !op.is_comparison() => {
+                return Err(format!("%{id}: `{op}` is not a comparison"));
             }
             IntDef::Swizzle(a, _) if *a >= id => {
                 return Err(format!("%{id} uses a later value"));
@@ -65,7 +73,54 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
         ));
     }
     let mut seen_loops = Vec::new();
-    insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops)
+    insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops)?;
+    agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
+}
+
+/// Instructions a whole warp (mma.sync, ldmatrix, shuffles), warpgroup
+/// (wgmma) or block (barriers) issues, under conditions of granule `under`.
+fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> {
+    for inst in body {
+        let (need, what) = match &inst.kind {
+            InstKind::Barrier => (UNIFORM, "a barrier"),
+            InstKind::Wgmma { .. }
+            | InstKind::WgmmaFence
+            | InstKind::WgmmaCommit
+            | InstKind::WgmmaWait(_) => (128, "a wgmma"),
+            InstKind::MmaSync { .. } => (32, "an mma.sync"),
+            InstKind::LdMatrix { .. } => (32, "an ldmatrix"),
+            InstKind::Compute { value, .. } if value.shuffles() => (32, "a shuffle"),
+            InstKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let g = under.min(granules[*cond]);
+                agreement(then, granules, g)?;
+                agreement(otherwise, granules, g)?;
+                continue;
+            }
+            InstKind::Loop {
+                start, end, body, ..
+            } => {
+                let g = under.min(granules[*start]).min(granules[*end]);
+                agreement(body, granules, g)?;
+                continue;
+            }
+            InstKind::Pipeline { load, body, .. } => {
+                agreement(load, granules, under)?;
+                agreement(body, granules, under)?;
+                continue;
+            }
+            _ => continue,
+        };
+        if under < need {
+            return Err(format!(
+                "{what} under a condition that threads issuing it together may disagree on"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A pipeline's loads: TMA boxes of its maps, into shared memory, whose
@@ -279,7 +334,7 @@ fn insts(
                 ..
             } => {
                 if !open.is_empty() || seen.contains(id) {
-                    return Err("a pipeline inside a loop, or twice".into());
+                    return Err("a pipeline inside a loop or an if, or twice".into());
                 }
                 if !(1..=super::MAX_STAGES as u32).contains(stages) {
                     return Err(format!("a pipeline of {stages} stages"));
@@ -299,6 +354,19 @@ fn insts(
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => {}
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
+            InstKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                visible(ir, *cond, open)?;
+                // No value's scope is this: it only marks the pipeline
+                // check's "inside".
+                open.push(usize::MAX);
+                insts(ir, then, open, seen)?;
+                insts(ir, otherwise, open, seen)?;
+                open.pop();
+            }
             InstKind::Loop {
                 id,
                 start,

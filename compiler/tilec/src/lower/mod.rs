@@ -18,14 +18,14 @@ mod tensor_core;
 mod warpgroup;
 
 use crate::check::kernel::FULL_TILES;
-use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
+use crate::check::program::{Base, Kernel, Op, ParamKind, Predicate, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
     Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
 use std::collections::HashMap;
-use tilec_layout::int::Sym;
+use tilec_layout::int::{Op as IntOp, Sym};
 use tilec_layout::{Builtin, Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
@@ -187,6 +187,7 @@ fn lower_with(
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
         extra_registers: Vec::new(),
+        under: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
@@ -332,6 +333,9 @@ struct Lowerer<'k> {
     /// The tensor maps made so far, and their IR form.
     tensor_maps: Vec<tilec_layout::TensorMap>,
     map_irs: Vec<crate::ir::TensorMapIr>,
+    /// The conditions of the ifs, and the bounds of the loops, around the
+    /// statement being lowered: whether whole warps run it.
+    under: Vec<IntId>,
 }
 
 impl Lowerer<'_> {
@@ -378,7 +382,11 @@ impl Lowerer<'_> {
             } => {
                 let n = static_size(src)?;
                 self.spend(n)?;
-                if !asynchronous && let Some(insts) = self.ldmatrix(src, dst, n, s.span, *demand)? {
+                // ldmatrix is a whole warp's: not where its lanes may part.
+                if !asynchronous
+                    && self.warps_agree()
+                    && let Some(insts) = self.ldmatrix(src, dst, n, s.span, *demand)?
+                {
                     out.extend(insts);
                     return Ok(());
                 }
@@ -442,6 +450,37 @@ impl Lowerer<'_> {
                     ));
                 }
             }
+            Op::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let cond = cond.map(&mut |v| self.fix(v));
+                // A condition known here (a static loop's counter, unrolled)
+                // keeps one branch.
+                match cond.known() {
+                    Some(true) => out.extend(self.stmts(then).map_err(Problem::Inside)?),
+                    Some(false) => out.extend(self.stmts(otherwise).map_err(Problem::Inside)?),
+                    None => {
+                        let c = self.predicate(&cond)?;
+                        self.under.push(c);
+                        let branches = self
+                            .stmts(then)
+                            .and_then(|t| Ok((t, self.stmts(otherwise)?)))
+                            .map_err(Problem::Inside);
+                        self.under.pop();
+                        let (then, otherwise) = branches?;
+                        out.push(Inst::at(
+                            s.span,
+                            InstKind::If {
+                                cond: c,
+                                then,
+                                otherwise,
+                            },
+                        ));
+                    }
+                }
+            }
             Op::Pipeline {
                 var,
                 start,
@@ -481,7 +520,9 @@ impl Lowerer<'_> {
                     return Ok(());
                 }
                 let (id, s_id, e_id) = self.open_loop(var, &start, &end)?;
+                self.under.extend([s_id, e_id]);
                 let inner = self.stmts(body).map_err(Problem::Inside);
+                self.under.truncate(self.under.len() - 2);
                 self.active.pop();
                 out.push(Inst::at(
                     s.span,
@@ -609,13 +650,39 @@ impl Lowerer<'_> {
         })
     }
 
+    /// An `if` condition as a value, 1 where it holds (`&&` a `min`, `||`
+    /// a `max` of such values).
+    fn predicate(&mut self, p: &Predicate) -> Result<IntId, String> {
+        Ok(match p {
+            Predicate::Compare(op, a, b) => {
+                let (a, b) = (self.int(a)?, self.int(b)?);
+                self.def(IntDef::Compare(*op, a, b))
+            }
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                let (x, y) = (self.predicate(a)?, self.predicate(b)?);
+                let op = match p {
+                    Predicate::And(..) => IntOp::Min,
+                    _ => IntOp::Max,
+                };
+                self.def(IntDef::Bin(op, x, y))
+            }
+        })
+    }
+
+    /// Whether the threads of each warp agree on every condition around
+    /// the statement being lowered.
+    fn warps_agree(&self) -> bool {
+        let g = crate::ir::granules(&self.ints);
+        self.under.iter().all(|&c| g[c] >= 32)
+    }
+
     fn def(&mut self, def: IntDef) -> IntId {
         if let Some(&id) = self.table.get(&def) {
             return id;
         }
         let scope = match &def {
             IntDef::LoopVar(l) => Some(*l),
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) => {
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
                 self.deeper(self.ints[*a].scope, self.ints[*b].scope)
             }
             IntDef::Swizzle(a, _) => self.ints[*a].scope,
@@ -673,6 +740,9 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
         }
         Op::Fill { dst, .. } => by_var(dst),
         Op::For { body, .. } => indexes_registers(body, var),
+        Op::If {
+            then, otherwise, ..
+        } => indexes_registers(then, var) || indexes_registers(otherwise, var),
         Op::Pipeline { load, body, .. } => {
             indexes_registers(load, var) || indexes_registers(body, var)
         }

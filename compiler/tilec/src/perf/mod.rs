@@ -118,6 +118,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             // swizzle: the hardware's access pattern, not the lanes'.
             | InstKind::TmaLoad { .. }
             | InstKind::Loop { .. }
+            | InstKind::If { .. }
             | InstKind::Pipeline { .. } => return,
         };
         for (a, store, width) in list {
@@ -310,6 +311,10 @@ fn values(
                 _ => None,
             },
             IntDef::Swizzle(a, sw) => v[*a].map(|x| sw.apply(x)),
+            IntDef::Compare(op, a, b) => match (v[*a], v[*b]) {
+                (Some(x), Some(y)) => Some(i64::from(op.compare(x, y))),
+                _ => None,
+            },
         };
     }
     v
@@ -326,6 +331,12 @@ fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
             } => {
                 out.insert(*id, *start);
                 starts(body, out);
+            }
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                starts(then, out);
+                starts(otherwise, out);
             }
             _ => {}
         }

@@ -49,6 +49,9 @@ pub enum BinOp {
     Ge,
     Eq,
     Ne,
+    /// `a && b`, `a || b`: in `if` conditions and selects.
+    And,
+    Or,
 }
 
 impl BinOp {
@@ -65,6 +68,8 @@ impl BinOp {
             BinOp::Ge => ">=",
             BinOp::Eq => "==",
             BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
         }
     }
 }
@@ -144,6 +149,12 @@ pub enum StmtKind {
     },
     /// `pipeline k in 0..kt, stage s in 0..4 { load { ... } ... }`.
     Pipeline(Pipeline),
+    /// `if cond { ... } else { ... }` (`else if` nests another).
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    },
     /// `load { copy_tma(...); ... }`: a pipeline's loads.
     Load(Vec<Stmt>),
     /// `copy(a, b);`, `sync();`, ...

@@ -45,6 +45,10 @@ pub enum Tok<'s> {
     Load,
     #[token("reference")]
     Reference,
+    #[token("if")]
+    If,
+    #[token("else")]
+    Else,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
     Ident(&'s str),
     #[token("(")]
@@ -82,6 +86,10 @@ pub enum Tok<'s> {
     EqEq,
     #[token("!=")]
     NotEq,
+    #[token("&&")]
+    AndAnd,
+    #[token("||")]
+    OrOr,
     /// `<f32>` right after a name, as in `shared<f32>`: one token, so that
     /// `<` and `>` stay free for comparisons (`a < b`).
     #[regex("<[a-z]+[0-9]+>", |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
@@ -146,6 +154,10 @@ impl fmt::Display for Tok<'_> {
             Tok::Stage => write!(f, "stage"),
             Tok::Load => write!(f, "load"),
             Tok::Reference => write!(f, "reference"),
+            Tok::If => write!(f, "if"),
+            Tok::Else => write!(f, "else"),
+            Tok::AndAnd => write!(f, "&&"),
+            Tok::OrOr => write!(f, "||"),
             Tok::Slash => write!(f, "/"),
             Tok::Less => write!(f, "<"),
             Tok::Greater => write!(f, ">"),

@@ -14,7 +14,7 @@ use tilec_layout::Int;
 
 /// Nesting past this is refused: the stages after the checker walk the
 /// tree recursively, on the executor's threads too.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
 pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask), inside(t)";
@@ -142,6 +142,17 @@ impl KernelChecker {
                     BinOp::Ge => Binary::Ge,
                     BinOp::Eq => Binary::Eq,
                     BinOp::Ne => Binary::Ne,
+                    // `a && b` is `select(a, b != 0, 0)`, `a || b` `select(a, 1,
+                    // b != 0)`: 1 or 0, as comparisons give.
+                    BinOp::And | BinOp::Or => {
+                        let (a, b) = (sub(a)?, sub(b)?);
+                        let number = |v: f64| Box::new(Elementwise::Scalar(Scalar::Literal(v)));
+                        let b = Box::new(Elementwise::Binary(Binary::Ne, Box::new(b), number(0.0)));
+                        return Ok(match op {
+                            BinOp::And => Elementwise::Select(Box::new(a), b, number(0.0)),
+                            _ => Elementwise::Select(Box::new(a), number(1.0), b),
+                        });
+                    }
                     BinOp::Rem => {
                         return Err(Diagnostic::new("`%` is not an element-wise operation", e.span)
                             .with_help("`%` takes the remainder of integers such as loop counters; element-wise operations are + - * / and comparisons"));

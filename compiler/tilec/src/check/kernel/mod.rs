@@ -27,6 +27,7 @@ mod launch;
 mod operations;
 mod partition;
 pub mod pipeline;
+pub mod predication;
 mod reference;
 
 use super::algebra::Evaluator;
@@ -139,6 +140,10 @@ struct KernelChecker {
     pipeline: Option<Span>,
     /// Checking a pipeline's load block, where `copy_tma` belongs.
     in_load: bool,
+    /// The conditions around the statement being checked.
+    enclosing: Vec<predication::Enclosing>,
+    /// The granule of each loop counter whose bounds differ between threads.
+    loop_granules: HashMap<String, i64>,
 }
 
 impl KernelChecker {
@@ -445,6 +450,7 @@ impl KernelChecker {
             StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
             StmtKind::Pipeline(p) => vec![&p.start, &p.end, &p.first, &p.stages],
+            StmtKind::If { cond, .. } => vec![cond],
             StmtKind::Load(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
@@ -513,9 +519,26 @@ impl KernelChecker {
                 let (a, b) = self.loop_bounds(start, end)?;
                 let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
+                // Threads that disagree on the bounds run different trips.
+                let granule = self.granule(&a).min(self.granule(&b));
+                let divergent = granule < predication::UNIFORM;
+                if divergent {
+                    self.enclosing.push(predication::Enclosing {
+                        granule,
+                        span: Span {
+                            start: start.span.start,
+                            end: end.span.end,
+                        },
+                    });
+                    self.loop_granules.insert(var.name.clone(), granule);
+                }
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;
+                if divergent {
+                    self.enclosing.pop();
+                    self.loop_granules.remove(&var.name);
+                }
                 // The loop variable and the body's names are not visible after the loop.
                 self.scope.retain(|name, _| outer.contains(name));
                 Some(Stmt {
@@ -529,6 +552,11 @@ impl KernelChecker {
                 })
             }
             StmtKind::Pipeline(p) => self.pipeline_stmt(p, s.span),
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => self.if_stmt(cond, then, otherwise, s.span),
             StmtKind::Load(_) => {
                 self.diags.push(
                     Diagnostic::new("a load block stands first in a pipeline's body", s.span)
@@ -552,14 +580,20 @@ impl KernelChecker {
                 }
                 None
             }
-            StmtKind::Assign(t, e) => match self.assign_stmt(t, e) {
+            StmtKind::Assign(t, e) => match self
+                .assign_stmt(t, e)
+                .and_then(|op| self.check_agreement(&op, s.span).map(|()| op))
+            {
                 Ok(op) => Some(Stmt { op, span: s.span }),
                 Err(d) => {
                     self.diags.push(d);
                     None
                 }
             },
-            StmtKind::Expr(e) => match self.op(e) {
+            StmtKind::Expr(e) => match self
+                .op(e)
+                .and_then(|op| self.check_agreement(&op, s.span).map(|()| op))
+            {
                 Ok(op) => Some(Stmt { op, span: s.span }),
                 Err(d) => {
                     self.diags.push(d);
@@ -601,6 +635,12 @@ fn declare_names(
             StmtKind::For { body, .. }
             | StmtKind::Pipeline(ast::Pipeline { body, .. })
             | StmtKind::Load(body) => declare_names(body, out, uses),
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                declare_names(then, out, uses);
+                declare_names(otherwise, out, uses);
+            }
             _ => {}
         }
     }

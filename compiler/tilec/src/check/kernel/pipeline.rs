@@ -31,9 +31,9 @@ pub const PRODUCER_THREADS: i64 = WARPGROUP;
 
 impl KernelChecker {
     pub(super) fn pipeline_stmt(&mut self, p: &ast::Pipeline, span: Span) -> Option<Stmt> {
-        if self.loop_depth > 0 {
+        if self.loop_depth > 0 || !self.enclosing.is_empty() {
             self.diags.push(
-                Diagnostic::new("a pipeline stands at the top of a kernel, not inside a loop", span)
+                Diagnostic::new("a pipeline stands at the top of a kernel, not inside a loop or an if", span)
                     .with_help("its loads run on a warpgroup of their own for the whole kernel; put the loop inside the pipeline"),
             );
             return None;
@@ -290,6 +290,12 @@ fn walk(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
         f(s);
         match &s.op {
             Op::For { body, .. } => walk(body, f),
+            Op::If {
+                then, otherwise, ..
+            } => {
+                walk(then, f);
+                walk(otherwise, f);
+            }
             Op::Pipeline { load, body, .. } => {
                 walk(load, f);
                 walk(body, f);

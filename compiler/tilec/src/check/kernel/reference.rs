@@ -11,7 +11,7 @@ impl KernelChecker {
     /// `reference gemm(A, B, C, alpha, beta)` and friends: the operands are
     /// parameters, with the shapes the computation needs.
     pub(super) fn reference_stmt(&mut self, e: &Expr) -> Result<Reference, Diagnostic> {
-        let usage = "reference gemm(A, B, C, alpha, beta) | reference copy(A, B) | reference transpose(A, B) | reference KERNEL(params...)  (a kernel of this file, run on the CPU executor in f64)";
+        let usage = "reference gemm(A, B, C, alpha, beta)  (A (M,K), B (N,K), C (M,N), or each with a batch mode L last) | reference copy(A, B) | reference transpose(A, B) | reference KERNEL(params...)  (a kernel of this file, run on the CPU executor in f64)";
         let (name, args) = match &e.kind {
             ExprKind::Call(f, args) => match &f.kind {
                 ExprKind::Name(n) => (n.as_str(), args),
@@ -53,20 +53,24 @@ impl KernelChecker {
                         .with_help(usage),
                 );
             };
+            // A gemm's operands may carry a batch mode, all three alike.
+            let ranks: &[usize] = match kind {
+                ReferenceKind::Gemm => &[2, 3],
+                _ => &[2],
+            };
             match (&self.params[p].kind, i < tensors) {
-                (ParamKind::Tensor { layout, .. }, true) if layout.rank() == 2 => {
-                    shapes.push((
-                        layout.mode(0).map(|m| m.size()).ok(),
-                        layout.mode(1).map(|m| m.size()).ok(),
-                        a.span,
-                    ));
+                (ParamKind::Tensor { layout, .. }, true) if ranks.contains(&layout.rank()) => {
+                    let size = |m: usize| layout.mode(m).map(|m| m.size()).ok();
+                    shapes.push(([size(0), size(1), size(2)], layout.rank(), a.span));
                 }
                 (ParamKind::Scalar(_), false) => {}
                 _ => {
-                    let want = if i < tensors {
-                        "a matrix parameter (two modes)"
-                    } else {
+                    let want = if i >= tensors {
                         "a scalar parameter"
+                    } else if kind == ReferenceKind::Gemm {
+                        "a matrix parameter (two modes, or three with a batch last)"
+                    } else {
+                        "a matrix parameter (two modes)"
                     };
                     return Err(Diagnostic::new(
                         format!("operand {} of reference {name} must be {want}", i + 1),
@@ -80,20 +84,33 @@ impl KernelChecker {
         // Which extents must agree: (operand, mode) pairs.
         type Mode = (usize, usize);
         let agree: &[(Mode, Mode)] = match kind {
+            ReferenceKind::Gemm if shapes[0].1 == 3 => &[
+                ((0, 0), (2, 0)),
+                ((1, 0), (2, 1)),
+                ((0, 1), (1, 1)),
+                ((0, 2), (2, 2)),
+                ((1, 2), (2, 2)),
+            ],
             ReferenceKind::Gemm => &[((0, 0), (2, 0)), ((1, 0), (2, 1)), ((0, 1), (1, 1))],
             ReferenceKind::Copy => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
             ReferenceKind::Transpose => &[((0, 0), (1, 1)), ((0, 1), (1, 0))],
             ReferenceKind::Kernel => &[],
         };
+        if let Some(o) = shapes.iter().position(|s| s.1 != shapes[0].1) {
+            return Err(Diagnostic::new(
+                format!(
+                    "reference {name}: operand {} has {} modes, operand 1 {}",
+                    o + 1,
+                    shapes[o].1,
+                    shapes[0].1
+                ),
+                shapes[o].2,
+            )
+            .with_related(shapes[0].2, "operand 1")
+            .with_help("a batched gemm's three operands each have the batch as their last mode"));
+        }
         for &((x, xm), (y, ym)) in agree {
-            let get = |o: usize, m: usize| {
-                if m == 0 {
-                    shapes[o].0.clone()
-                } else {
-                    shapes[o].1.clone()
-                }
-            };
-            if get(x, xm) != get(y, ym) {
+            if shapes[x].0[xm] != shapes[y].0[ym] {
                 return Err(Diagnostic::new(
                     format!("reference {name}: extents disagree, mode {xm} of operand {} vs mode {ym} of operand {}", x + 1, y + 1),
                     shapes[x].2,

@@ -34,6 +34,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
         at: 0,
         names: HashMap::new(),
         table: HashMap::new(),
+        else_follows: false,
         ir: KernelIr {
             name: String::new(),
             params: Vec::new(),
@@ -49,7 +50,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
         },
     };
     p.header()?;
-    p.ir.body = p.block(None)?;
+    p.ir.body = p.block(None, false)?;
     if let Some((n, l)) = p.lines.get(p.at) {
         return Err(format!(
             "line {n}: unexpected `{l}` after the kernel's body"
@@ -65,6 +66,8 @@ struct Parser<'t> {
     names: HashMap<usize, IntId>,
     /// Definitions already in the table (constants are shared).
     table: HashMap<IntDef, IntId>,
+    /// The block just read ended with `} else {`, not `}`.
+    else_follows: bool,
     ir: KernelIr,
 }
 
@@ -292,14 +295,15 @@ impl Parser<'_> {
     }
 
     /// Values and instructions up to the end of the text or a `}`, which
-    /// closes the loop `scope`.
-    fn block(&mut self, scope: Option<usize>) -> Result<Vec<Inst>> {
+    /// closes a loop or an if (`nested`); values belong to loop `scope`.
+    fn block(&mut self, scope: Option<usize>, nested: bool) -> Result<Vec<Inst>> {
         let mut out = Vec::new();
         while let Some(&(_, l)) = self.lines.get(self.at) {
-            if l == "}" {
-                if scope.is_none() {
-                    return self.fail("`}` outside a loop");
+            if l == "}" || l == "} else {" {
+                if !nested {
+                    return self.fail("`}` outside a loop or an if");
                 }
+                self.else_follows = l != "}";
                 self.at += 1;
                 return Ok(out);
             }
@@ -318,7 +322,15 @@ impl Parser<'_> {
             self.at += 1;
             // A loop's header line opens its body, which runs to its `}`.
             match &mut inst.kind {
-                InstKind::Loop { id, body, .. } => *body = self.block(Some(*id))?,
+                InstKind::Loop { id, body, .. } => *body = self.closed_block(Some(*id))?,
+                InstKind::If {
+                    then, otherwise, ..
+                } => {
+                    *then = self.block(scope, true)?;
+                    if std::mem::take(&mut self.else_follows) {
+                        *otherwise = self.closed_block(scope)?;
+                    }
+                }
                 InstKind::Pipeline { id, load, body, .. } => {
                     // Its values, `load {`, the loads, `}`, the body, `}`.
                     while let Some(rest) = self
@@ -333,17 +345,26 @@ impl Parser<'_> {
                         return self.fail("expected `load {` after a pipeline's values");
                     }
                     self.at += 1;
-                    *load = self.block(Some(*id))?;
-                    *body = self.block(Some(*id))?;
+                    *load = self.closed_block(Some(*id))?;
+                    *body = self.closed_block(Some(*id))?;
                 }
                 _ => {}
             }
             out.push(inst);
         }
-        match scope {
-            Some(l) => self.fail(format!("loop {l} has no closing `}}`")),
-            None => Ok(out),
+        if nested {
+            return self.fail("a block has no closing `}`");
         }
+        Ok(out)
+    }
+
+    /// A block that a plain `}` closes (not `} else {`).
+    fn closed_block(&mut self, scope: Option<usize>) -> Result<Vec<Inst>> {
+        let body = self.block(scope, true)?;
+        if std::mem::take(&mut self.else_follows) {
+            return self.fail("`else` after a block that is not an if's");
+        }
+        Ok(body)
     }
 
     /// `N = DEF` (the `%` already read).
@@ -394,6 +415,12 @@ impl Parser<'_> {
                         let (a, b) = (self.operand(a)?, self.operand(b)?);
                         match op {
                             "below" => IntDef::Below(a, b),
+                            _ if let Some(c) = Binary::ALL
+                                .into_iter()
+                                .find(|c| c.is_comparison() && c.name() == op) =>
+                            {
+                                IntDef::Compare(c, a, b)
+                            }
                             _ => IntDef::Bin(
                                 int_op(op).ok_or(format!(
                                     "line {}: unknown operation `{op}`",
@@ -631,6 +658,17 @@ impl Parser<'_> {
                 }
             }
             "pipeline" => self.pipeline(rest)?,
+            "if" => {
+                // `if %N {`
+                let Some(cond) = rest.strip_suffix('{') else {
+                    return self.fail("expected `if %N {`");
+                };
+                InstKind::If {
+                    cond: self.operand(cond)?,
+                    then: Vec::new(),
+                    otherwise: Vec::new(),
+                }
+            }
             "tma" => self.tma(rest)?,
             _ if op.starts_with("ldmatrix.x") => {
                 // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
