@@ -43,3 +43,14 @@ print(f"softmax of the rows of 8192x8192 f32: {ms:.3f} ms, {2 * 8192 * 8192 * 4 
 ln = torch.nn.LayerNorm(8192, device="cuda")
 ms = time_ms(lambda: ln(x))
 print(f"layernorm of the rows of 8192x8192 f32: {ms:.3f} ms, {(2 * 8192 * 8192 + 2 * 8192) * 4 / ms / 1e6:.1f} GB/s")
+for m, n in ((8192, 8192), (16384, 16384)):
+    a = torch.randn(m, n, device="cuda")
+    v = torch.randn(n, device="cuda")
+    y = torch.empty(m, device="cuda")
+    ms = time_ms(lambda: torch.mv(a, v, out=y))
+    print(f"gemv f32 {m}x{n}: {ms:.3f} ms, {(m * n + n + 2 * m) * 4 / ms / 1e6:.1f} GB/s")
+for m, n, k, l in ((2048, 2048, 2048, 16), (1024, 1024, 1024, 64), (512, 512, 512, 256), (4096, 4096, 1024, 8)):
+    a = torch.randn(l, m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(l, n, k, device="cuda", dtype=torch.bfloat16)
+    ms = time_ms(lambda: torch.bmm(a, b.transpose(1, 2)))
+    print(f"bmm bf16 {l} x {m}x{n}x{k}: {2 * l * m * n * k / ms / 1e9:.1f} TFLOP/s")

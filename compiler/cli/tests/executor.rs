@@ -54,6 +54,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/gemv.tile", "M=16,N=2048"),
         ("examples/gemm_batched.tile", "M=100,N=130,K=72,L=2"),
         ("tests/run/branches.tile", "M=1000"),
+        ("tests/run/conversions.tile", "M=100,N=37"),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),

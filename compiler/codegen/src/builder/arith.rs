@@ -23,16 +23,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         let f32t = self.ctx.f32_type();
         let f = self.intrinsic("llvm.fma", &[f32t.into()])?;
-        let r = self
-            .b
-            .build_call(f, &[a.into(), b.into(), c.into()], "")?
-            .try_as_basic_value();
-        match r {
-            inkwell::values::ValueKind::Basic(v) => Ok(v),
-            inkwell::values::ValueKind::Instruction(_) => {
-                Err(CodegenError::Llvm("llvm.fma returned nothing".into()))
-            }
-        }
+        self.call_value(f, &[a.into(), b.into(), c.into()])
     }
 
     /// A scalar operand in the accumulation type of `elem`.

@@ -48,6 +48,17 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let (x, y, z) = (self.float(x)?, self.float(y)?, self.float(z)?);
                 Llvm(self).fma(x, y, z)?
             }
+            Arith::Convert(Elem::I32, x) => {
+                let i = self.truncate(x)?;
+                self.b
+                    .build_signed_int_to_float(i, self.ctx.f32_type(), "")?
+            }
+            Arith::Convert(to, x) => {
+                let x = self.float(x)?;
+                let narrow = self.convert_float(x.into(), Elem::F32, *to)?;
+                self.convert_float(narrow, *to, Elem::F32)?
+                    .into_float_value()
+            }
             Arith::Select(c, x, y) => {
                 let (c, x, y) = (self.float(c)?, self.float(x)?, self.float(y)?);
                 Llvm(self).select(c, x, y)?
@@ -70,6 +81,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     .into_float_value()
             }
         })
+    }
+
+    /// `i32(x)`: x in f32, truncated toward zero, saturating, NaN to 0
+    /// (`cvt.rzi.sat.s32.f32`).
+    fn truncate(&mut self, x: &Arith) -> Result<IntValue<'ctx>> {
+        let x = self.float(x)?;
+        let i32t = self.ctx.i32_type();
+        let f = self.intrinsic(
+            "llvm.fptosi.sat",
+            &[i32t.into(), self.ctx.f32_type().into()],
+        )?;
+        Ok(self.call_value(f, &[x.into()])?.into_int_value())
     }
 
     /// Wrapping i32 arithmetic (the verifier lets only integer operations in).
@@ -111,6 +134,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
             Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),
+            Arith::Convert(_, x) => self.truncate(x)?,
             Arith::Int(g) => self
                 .b
                 .build_int_truncate(self.ints[g], self.ctx.i32_type(), "")?,
@@ -149,12 +173,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             i32t.const_int(mask as u64, false).into(),
             i32t.const_int(31, false).into(),
         ];
-        match self.b.build_call(f, &args, "")?.try_as_basic_value() {
-            inkwell::values::ValueKind::Basic(v) => Ok(v),
-            inkwell::values::ValueKind::Instruction(_) => {
-                Err(CodegenError::Llvm(format!("{intrinsic} returned nothing")))
-            }
-        }
+        self.call_value(f, &args)
     }
 }
 

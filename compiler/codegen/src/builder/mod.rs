@@ -404,6 +404,21 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(self.b.build_int_z_extend(v, self.ctx.i64_type(), "")?)
     }
 
+    /// A call of `f` that returns a value.
+    fn call_value(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        match self.b.build_call(f, args, "")?.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => Ok(v),
+            inkwell::values::ValueKind::Instruction(_) => Err(CodegenError::Llvm(format!(
+                "{} returned nothing",
+                f.get_name().to_string_lossy()
+            ))),
+        }
+    }
+
     fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>]) -> Result<FunctionValue<'ctx>> {
         inkwell::intrinsics::Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, types))

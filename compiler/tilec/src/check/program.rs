@@ -203,6 +203,10 @@ pub enum Elementwise {
     /// `inside(t)`: 1 where the element of `t` lies inside its tensor (a
     /// partial tile's edge), else 0.
     Inside(View),
+    /// `bf16(x)`, `f16(x)`, `f32(x)`: `x` rounded to the type (nearest
+    /// even), still computed in f32; `i32(x)`: `x`, computed in f32,
+    /// truncated toward zero, saturating (NaN gives 0).
+    Convert(Elem, Box<Elementwise>),
     /// `shfl_xor(value, mask)`: the value of lane `lane ^ mask` of the warp.
     Shuffle(Box<Elementwise>, u32),
     /// `reduce_sum(value, mode)` (`op` is `Add`, `Max` or `Min`): `value`,
@@ -225,6 +229,7 @@ impl Elementwise {
             | Elementwise::Inside(_)
             | Elementwise::Int(_) => {}
             Elementwise::Unary(_, x)
+            | Elementwise::Convert(_, x)
             | Elementwise::Shuffle(x, _)
             | Elementwise::Reduce { value: x, .. } => f(x),
             Elementwise::Binary(_, a, b) => {

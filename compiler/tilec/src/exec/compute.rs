@@ -124,6 +124,8 @@ impl Block<'_> {
                 let y = self.float(y, t, span)?;
                 x.mul_add(y, self.float(z, t, span)?)
             }
+            Arith::Convert(Elem::I32, x) => self.float(x, t, span)? as i32 as f32,
+            Arith::Convert(to, x) => round(*to, self.float(x, t, span)? as f64) as f32,
             Arith::Shuffle(..) => self.shuffled(t) as f32,
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f32,
             Arith::Int(g) => self.ints[t][*g] as f32,
@@ -171,6 +173,9 @@ impl Block<'_> {
                 let y = self.exact(y, t, span)?;
                 x.mul_add(y, self.exact(z, t, span)?)
             }
+            // An explicit conversion rounds in the reference too.
+            Arith::Convert(Elem::I32, x) => self.exact(x, t, span)? as i32 as f64,
+            Arith::Convert(to, x) => round(*to, self.exact(x, t, span)?),
             Arith::Shuffle(..) => self.shuffled(t),
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32 as f64,
             Arith::Int(g) => self.ints[t][*g] as f64,
@@ -209,6 +214,9 @@ impl Block<'_> {
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
                 x.wrapping_mul(y).wrapping_add(self.integer(z, t, span)?)
             }
+            // Rust's `as` truncates and saturates, NaN giving 0, as
+            // cvt.rzi.sat does; the verifier lets only i32(...) through.
+            Arith::Convert(_, x) => self.float(x, t, span)? as i32,
             Arith::Shuffle(..) => self.shuffled(t) as i32,
             Arith::Inside(g) => (self.ints[t][*g] > 0) as i32,
             Arith::Int(g) => self.ints[t][*g] as i32,

@@ -14,6 +14,10 @@ pub enum Arith {
     Load(Addr, Elem),
     Scalar(ScalarRef),
     Unary(Unary, Box<Arith>),
+    /// Its operand rounded to `Elem` (nearest even) in a float computation;
+    /// to i32, the operand is computed in f32 and truncated toward zero,
+    /// saturating (NaN gives 0), in either.
+    Convert(Elem, Box<Arith>),
     Binary(Binary, Box<Arith>, Box<Arith>),
     /// `a * b + c` rounded once: lowering contracts a product feeding a sum.
     Fma(Box<Arith>, Box<Arith>, Box<Arith>),
@@ -34,7 +38,7 @@ impl Arith {
     pub fn for_each_operand<'a>(&'a self, f: &mut dyn FnMut(&'a Arith)) {
         match self {
             Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => {}
-            Arith::Unary(_, x) | Arith::Shuffle(x, _) => f(x),
+            Arith::Unary(_, x) | Arith::Convert(_, x) | Arith::Shuffle(x, _) => f(x),
             Arith::Binary(_, a, b) => {
                 f(a);
                 f(b);

@@ -137,13 +137,14 @@ impl KernelIr {
         }
     }
 
-    /// `f32:A[%3]` loads, scalars, `exp(x)`, `add(a, b)`, `fma(a, b, c)`,
-    /// `select(c, a, b)`.
+    /// `f32:A[%3]` loads, scalars, `exp(x)`, `bf16(x)`, `add(a, b)`,
+    /// `fma(a, b, c)`, `select(c, a, b)`.
     fn arith(&self, a: &Arith) -> String {
         match a {
             Arith::Load(at, elem) => format!("{elem}:{}", self.addr(at)),
             Arith::Scalar(s) => self.scalar(s),
             Arith::Unary(op, x) => format!("{op}({})", self.arith(x)),
+            Arith::Convert(elem, x) => format!("{elem}({})", self.arith(x)),
             Arith::Binary(op, x, y) => format!("{op}({}, {})", self.arith(x), self.arith(y)),
             Arith::Fma(x, y, z) => format!(
                 "fma({}, {}, {})",

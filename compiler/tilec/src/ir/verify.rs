@@ -531,6 +531,15 @@ fn arith(ir: &KernelIr, a: &Arith, integers: bool, open: &[usize]) -> Result<(),
             }
             arith(ir, x, integers, open)
         }
+        // `i32(x)` computes x in f32; other conversions give floats.
+        // (The executor shuffles an integer compute's values as integers.)
+        Arith::Convert(Elem::I32, x) if integers && x.shuffles() => {
+            Err("a shuffle inside i32(...) of an integer compute".into())
+        }
+        Arith::Convert(elem, _) if integers && *elem != Elem::I32 => {
+            Err(format!("an integer compute converts to {elem}"))
+        }
+        Arith::Convert(_, x) => arith(ir, x, false, open),
         Arith::Binary(op, x, y) => {
             if integers && !op.on_integers() {
                 return Err(format!("{op} of integers"));

@@ -156,6 +156,7 @@ impl Lowerer<'_> {
                 Arith::Int(self.int(&v)?)
             }
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
+            Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
                 let a = sub(self, a)?;
                 Arith::Binary(*op, Box::new(a), Box::new(sub(self, b)?))

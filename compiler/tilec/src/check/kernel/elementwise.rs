@@ -17,7 +17,7 @@ use tilec_layout::Int;
 pub(super) const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask), inside(t)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask), inside(t)";
 
 /// Where an operand's elements go: the statement's target (for messages
 /// and its type) and the mode sizes operands must have here (the target's,
@@ -26,6 +26,8 @@ struct Target<'a> {
     view: &'a View,
     expr: &'a Expr,
     modes: Vec<Int>,
+    /// The operand is computed in i32 (an i32 target's, outside `i32(...)`).
+    integers: bool,
 }
 
 impl KernelChecker {
@@ -44,6 +46,7 @@ impl KernelChecker {
             view: &dst,
             expr: target,
             modes: mode_sizes(&dst),
+            integers: dst.elem == Elem::I32,
         };
         let value = self.elementwise(value, &to, 0)?;
         // `dst = src` of one type and shape is a copy, which vectorizes.
@@ -69,6 +72,7 @@ impl KernelChecker {
             view: &y,
             expr: &args[3],
             modes: mode_sizes(&y),
+            integers: y.elem == Elem::I32,
         };
         let mut part = |s: &Expr, t: &Expr| -> Result<Elementwise, Diagnostic> {
             let s = self.elementwise(s, &to, 0)?;
@@ -97,12 +101,18 @@ impl KernelChecker {
             )
             .with_help("compute a part into a register tensor first: `tmp = ...; dst = f(tmp);`"));
         }
-        let integers = to.view.elem == Elem::I32;
+        let integers = to.integers;
         if let ExprKind::Call(f, args) = &e.kind
             && let ExprKind::Name(name) = &f.kind
             && let Some(op) = reduction(name)
         {
             return self.reduce(op, name, args, e, to, depth);
+        }
+        if let ExprKind::Call(f, args) = &e.kind
+            && let ExprKind::Name(name) = &f.kind
+            && let Some(to_elem) = Elem::parse(name)
+        {
+            return self.convert(to_elem, args, e, to, depth);
         }
         if let ExprKind::Call(f, args) = &e.kind
             && matches!(&f.kind, ExprKind::Name(n) if n == "shfl_xor")
@@ -210,6 +220,45 @@ impl KernelChecker {
             }
             _ => self.leaf(e, to),
         }
+    }
+
+    /// `bf16(x)`, `f16(x)`, `f32(x)`: x rounded to that type (nearest even);
+    /// `i32(x)`: x, computed in f32, truncated toward zero (saturating; NaN
+    /// is 0), the way an i32 target takes a float.
+    fn convert(
+        &mut self,
+        elem: Elem,
+        args: &[Expr],
+        e: &Expr,
+        to: &Target,
+        depth: usize,
+    ) -> Result<Elementwise, Diagnostic> {
+        let usage = "conversions: `bf16(x)`, `f16(x)`, `f32(x)` round to nearest even; `i32(x)` truncates toward zero";
+        let [x] = args else {
+            return Err(Diagnostic::new(
+                format!("`{elem}` takes 1 operand, not {}", args.len()),
+                e.span,
+            )
+            .with_help(usage));
+        };
+        if to.integers && elem != Elem::I32 {
+            return Err(integer_statement(e, &format!("`{elem}(...)`"), to));
+        }
+        let inner = Target {
+            view: to.view,
+            expr: to.expr,
+            modes: to.modes.clone(),
+            integers: false,
+        };
+        let value = self.elementwise(x, &inner, depth + 1)?;
+        if to.integers && value.shuffles() {
+            return Err(Diagnostic::new(
+                "a shuffle inside `i32(...)` of an integer statement",
+                e.span,
+            )
+            .with_help("shuffle the converted value instead: `t = i32(x); y = shfl_xor(t, 16);`"));
+        }
+        Ok(Elementwise::Convert(elem, Box::new(value)))
     }
 
     /// `shfl_xor(x, mask)`: lane `lane ^ mask`'s value of `x`, the butterfly
@@ -346,6 +395,7 @@ impl KernelChecker {
             view: to.view,
             expr: to.expr,
             modes,
+            integers: to.integers,
         };
         let value = self.elementwise(&args[0], &inner, depth + 1)?;
         Ok(Elementwise::Reduce {
@@ -405,7 +455,7 @@ impl KernelChecker {
 
     /// A tensor, a scalar parameter or a number.
     fn leaf(&mut self, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
-        let integers = to.view.elem == Elem::I32;
+        let integers = to.integers;
         match self.eval(e)? {
             Value::Tensor(v) => {
                 if mode_sizes(&v) != to.modes && v.layout.size().as_static() != Some(1) {
@@ -472,5 +522,5 @@ fn reduction(name: &str) -> Option<Binary> {
 fn integer_statement(e: &Expr, what: &str, to: &Target) -> Diagnostic {
     Diagnostic::new(format!("{what} in an element-wise statement on integers"), e.span)
         .with_related(to.expr.span, format!("the target holds {}: the statement computes in i32", to.view.elem))
-        .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers")
+        .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers; `i32(x)` converts a float computation")
 }

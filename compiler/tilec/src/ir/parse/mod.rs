@@ -566,6 +566,7 @@ impl Parser<'_> {
         let binary = Binary::ALL.into_iter().find(|b| b.name() == name);
         Ok(match (args.len(), unary, binary, name) {
             (1, Some(op), _, _) => Arith::Unary(op, args.remove(0)),
+            (1, _, _, _) if let Some(to) = elem(name) => Arith::Convert(to, args.remove(0)),
             (2, _, Some(op), _) => {
                 let a = args.remove(0);
                 Arith::Binary(op, a, args.remove(0))
