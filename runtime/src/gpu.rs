@@ -124,6 +124,10 @@ impl Gpu {
         }
         let ctx = CudaContext::new(0)?;
         let name = ctx.name().unwrap_or_else(|_| "GPU".into());
+        let sms = ctx.attribute(
+            cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        let _ = crate::plan::DEVICE_SM_COUNT.set(sms as i64);
         let stream = ctx.default_stream();
         Ok(Some(Gpu { ctx, stream, name }))
     }

@@ -6,7 +6,18 @@
 use crate::RuntimeError;
 use crate::manifest::{LaunchCondition, Manifest, ParamKind};
 use std::collections::HashMap;
-use tilec_layout::Builtin;
+use std::sync::OnceLock;
+use tilec_layout::{Builtin, SM_COUNT};
+
+/// The multiprocessors of the GPU opened in this process, for kernels that
+/// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
+pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
+
+/// `sm_count` where `--dims` does not give it: the GPU's, or the H200's 132
+/// for the CPU executor.
+fn sm_count() -> i64 {
+    DEVICE_SM_COUNT.get().copied().unwrap_or(132)
+}
 
 /// Extents by name, e.g. parsed from `M=4096,N=4096,K=4096`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -175,10 +186,50 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
     // A checked build bounds every access itself, on the device.
     if !m.checked {
         for l in &p.launches {
-            check_bounds(m, &p, l, &values)?;
+            for blocks in block_boxes(m, l)? {
+                check_bounds(m, &p, l, &blocks, &values)?;
+            }
         }
     }
     Ok(p)
+}
+
+/// Most blocks a launch whose loop bounds depend on the block is bounded
+/// block by block for (a persistent kernel's grid is a few hundred).
+const MAX_BLOCKS_ONE_BY_ONE: u64 = 1 << 16;
+
+/// The boxes of blocks (first and last index per dimension) that the
+/// launch's accesses are bounded over: the whole grid at once; or, where a
+/// loop's trip count depends on the block (a persistent kernel's share of
+/// the tiles), block by block, so that the count and the tiles it reaches
+/// are bounded together.
+fn block_boxes(m: &Manifest, l: &Launch) -> Result<Vec<[(i64, i64); 3]>, RuntimeError> {
+    let whole: [(i64, i64); 3] =
+        std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
+    let by_block = m.variants[l.variant].loops.iter().any(|lp| {
+        let mut names = Vec::new();
+        lp.start.names(&mut names);
+        lp.end.names(&mut names);
+        names.iter().any(|n| Builtin::is_block(n))
+    });
+    if !by_block {
+        return Ok(vec![whole]);
+    }
+    let count: u64 = l.grid.iter().map(|&g| g as u64).product();
+    if count > MAX_BLOCKS_ONE_BY_ONE {
+        return Err(RuntimeError::Bounds(format!(
+            "{count} blocks whose loops' trip counts depend on the block are too many to bound one by one (at most {MAX_BLOCKS_ONE_BY_ONE})"
+        )));
+    }
+    let mut boxes = Vec::with_capacity(count as usize);
+    for z in whole[2].0..=whole[2].1 {
+        for y in whole[1].0..=whole[1].1 {
+            for x in whole[0].0..=whole[0].1 {
+                boxes.push([(x, x), (y, y), (z, z)]);
+            }
+        }
+    }
+    Ok(boxes)
 }
 
 /// Plans without bounding the accesses ahead of time: for the CPU
@@ -186,11 +237,14 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
 pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
     let mut extents = Vec::new();
     for e in &m.extents {
-        let v = dims.get(e).ok_or_else(|| {
-            RuntimeError::Usage(format!(
-                "the kernel needs the extent {e}: pass --dims {e}=..."
-            ))
-        })?;
+        let v = dims
+            .get(e)
+            .or_else(|| (e == SM_COUNT).then(sm_count))
+            .ok_or_else(|| {
+                RuntimeError::Usage(format!(
+                    "the kernel needs the extent {e}: pass --dims {e}=..."
+                ))
+            })?;
         if v < 1 {
             return Err(RuntimeError::Usage(format!(
                 "extent {e} = {v}; extents are at least 1"
@@ -403,13 +457,14 @@ fn edges(grid: [u32; 3], full: [u32; 3]) -> Vec<([u32; 3], [u32; 3])> {
         .collect()
 }
 
-/// Every global access of every thread of every block of one launch, in
+/// Every global access of every thread of the `blocks` of one launch, in
 /// every loop iteration, is inside its parameter's buffer (interval
 /// arithmetic on the symbolic indices, with the launch's actual sizes).
 fn check_bounds(
     m: &Manifest,
     plan: &LaunchPlan,
     launch: &Launch,
+    blocks: &[(i64, i64); 3],
     values: &HashMap<&str, i64>,
 ) -> Result<(), RuntimeError> {
     let extent = |n: &str| values.get(n).map(|&v| (v, v));
@@ -425,16 +480,16 @@ fn check_bounds(
         )));
     }
     ranges.insert(Builtin::Thread.name(), (0, threads - 1));
-    for i in 0..3 {
-        let first = launch.offset[i] as i64;
-        let name = Builtin::Block(i as u8).name();
-        ranges.insert(name, (first, first + launch.grid[i] as i64 - 1));
+    for (i, &range) in blocks.iter().enumerate() {
+        ranges.insert(Builtin::Block(i as u8).name(), range);
     }
     let v = &m.variants[launch.variant];
     let mut empty_loops = Vec::new();
+    // Loops are listed outer first: a loop's bounds may name the block and
+    // the counters of the loops around it.
     for l in &v.loops {
-        let eval = |x: &tilec_layout::Int| x.eval(&|n: &str| values.get(n).copied());
-        let (Some(s), Some(e)) = (eval(&l.start), eval(&l.end)) else {
+        let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+        let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
             return Err(RuntimeError::Manifest(format!("loop {} bounds", l.name)));
         };
         if e <= s {

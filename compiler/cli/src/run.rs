@@ -518,7 +518,8 @@ pub fn dims_problems(kernel: &str, extents: &[String], dims: &Dims, all: bool) -
             problems.push(format!("--dims gives {k} twice ({k}={w} and {k}={v})"));
         }
     }
-    let given = |e: &String| dims.0.iter().any(|(k, _)| k == e);
+    // `sm_count` defaults to the device's.
+    let given = |e: &String| e == tilec_layout::SM_COUNT || dims.0.iter().any(|(k, _)| k == e);
     let missing: Vec<&String> = extents.iter().filter(|e| !given(e)).collect();
     for (k, _) in &dims.0 {
         if extents.contains(k) {

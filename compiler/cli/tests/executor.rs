@@ -55,6 +55,11 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/gemm_batched.tile", "M=100,N=130,K=72,L=2"),
         ("tests/run/branches.tile", "M=1000"),
         ("tests/run/conversions.tile", "M=100,N=37"),
+        (
+            "tests/run/persistent_gemm.tile",
+            "M=256,N=512,K=128,sm_count=3",
+        ),
+        ("tests/run/persistent_gemm.tile", "M=200,N=300,K=72"),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),

@@ -667,6 +667,30 @@ fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
 }
 
 #[test]
+fn a_persistent_kernel_is_bounded_block_by_block() {
+    // Its trip count depends on block.x, and so do the tiles it reaches:
+    // bounded over the whole grid at once, the last tile would seem to pass
+    // the end of C; block by block, each block's count bounds its tiles.
+    let dir = std::env::temp_dir().join(format!("tilec-persistent-{}", std::process::id()));
+    let f = root().join("tests/run/persistent_gemm.tile");
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json = std::fs::read_to_string(dir.join("persistent_gemm.json")).unwrap();
+    let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+    assert!(m.extents.iter().any(|e| e == "sm_count"), "{:?}", m.extents);
+    // One block per multiprocessor (132 without a GPU), fewer if the tiles are.
+    for (dims, blocks) in [
+        ("M=4096,N=4096,K=4096", 132),
+        ("M=4096,N=4096,K=4096,sm_count=7", 7),
+        ("M=1000,N=1037,K=1000", 8 * 5),
+    ] {
+        let p = plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
+        let grid: u32 = p.launches.iter().map(|l| l.grid[0]).sum();
+        assert_eq!(grid, blocks, "{dims}");
+    }
+}
+
+#[test]
 fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     for file in [
         "tests/checked/one_k_tile_too_many.tile",

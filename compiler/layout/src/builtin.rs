@@ -47,6 +47,12 @@ impl Builtin {
     }
 }
 
+/// The device's number of multiprocessors: a run-time extent that a kernel
+/// may name without a tensor binding it (a persistent kernel's grid,
+/// `grid(min(tiles, sm_count))`). The runtime binds it from the GPU, the
+/// CPU executor to 132 (the H200's); `--dims sm_count=N` overrides both.
+pub const SM_COUNT: &str = "sm_count";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, StmtKind};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Condition, Conditions, Int};
+use tilec_layout::{Builtin, Condition, Conditions, Int, SM_COUNT};
 
 /// What a partition that must divide evenly (no fallback) is needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
@@ -274,6 +274,14 @@ impl KernelChecker {
 
     /// Evaluates an expression in the kernel's scope.
     fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
+        // `sm_count` is an extent that no tensor binds: the runtime does.
+        if !self.extents.iter().any(|x| x == SM_COUNT) && !self.scope.contains_key(SM_COUNT) {
+            let mut names = Vec::new();
+            all_names(e, &mut names, false);
+            if names.iter().any(|n| n == SM_COUNT) {
+                self.extents.push(SM_COUNT.to_string());
+            }
+        }
         let scope = &self.scope;
         let extents = &self.extents;
         let lookup = |n: &str| -> Option<Value> {
@@ -437,6 +445,15 @@ impl KernelChecker {
 
     fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
         stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    /// A block whose names are not visible after it (an if's branch, a
+    /// pipeline's load block).
+    fn scoped_block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
+        let outer: Vec<String> = self.scope.keys().cloned().collect();
+        let body = self.block(stmts);
+        self.scope.retain(|name, _| outer.contains(name));
+        body
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {

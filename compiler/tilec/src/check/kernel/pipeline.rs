@@ -103,7 +103,7 @@ impl KernelChecker {
         let stage = counter.sub(&start).rem(&Int::Static(stages));
         self.define(&p.stage, Some(Value::Int(stage)));
         self.in_load = true;
-        let load = self.block(load);
+        let load = self.scoped_block(load);
         self.in_load = false;
         let mut only_boxes = true;
         for other in load.iter().filter(|s| !matches!(s.op, Op::CopyTma { .. })) {

@@ -52,15 +52,8 @@ impl KernelChecker {
             granule,
             span: cond_span,
         });
-        let branch = |c: &mut KernelChecker, stmts: &[ast::Stmt]| {
-            // A branch's names are not visible after it.
-            let outer: Vec<String> = c.scope.keys().cloned().collect();
-            let body = c.block(stmts);
-            c.scope.retain(|name, _| outer.contains(name));
-            body
-        };
-        let then = branch(self, then);
-        let otherwise = branch(self, otherwise);
+        let then = self.scoped_block(then);
+        let otherwise = self.scoped_block(otherwise);
         self.enclosing.pop();
         Some(Stmt {
             op: Op::If {
