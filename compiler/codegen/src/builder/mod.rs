@@ -69,6 +69,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     stage: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
     /// The index of the first tensor-map parameter (after the block offset).
     first_map: usize,
+    /// The loops around the instructions being emitted, whose values may be
+    /// computed here.
+    open_loops: Vec<usize>,
 }
 
 impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
@@ -217,6 +220,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             ring: None,
             stage: None,
             first_map,
+            open_loops: Vec::new(),
         })
     }
 
@@ -296,10 +300,19 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(())
     }
 
-    /// Emits the integer values that live in `scope`, in order.
-    fn scope_ints(&mut self, scope: Option<usize>) -> Result<()> {
-        for (id, v) in self.ir.ints.iter().enumerate() {
-            if v.scope == scope && !matches!(v.def, IntDef::LoopVar(_)) {
+    /// Emits the values `insts` use before any branch (with their
+    /// operands) that live in the open loops and are not emitted yet. A
+    /// value only a branch needs is computed in that branch, not on every
+    /// iteration.
+    fn values_for(&mut self, insts: &[Inst]) -> Result<()> {
+        let mut used = Vec::new();
+        insts
+            .iter()
+            .for_each(|i| i.ints_used_before_branches(&mut used));
+        for id in self.ir.with_operands(used) {
+            let v = &self.ir.ints[id];
+            let open = v.scope.is_some_and(|l| self.open_loops.contains(&l));
+            if open && !matches!(v.def, IntDef::LoopVar(_)) && !self.ints.contains_key(&id) {
                 let value = self.int_value(&v.def)?;
                 self.ints.insert(id, value);
             }
@@ -566,18 +579,23 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.b.build_conditional_branch(holds, then_b, else_b)?;
         let before = self.registers.clone();
         let mut ends = Vec::new();
+        // Values a branch computes do not dominate the other, nor the join.
+        let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
         for (block, insts) in [(then_b, then), (else_b, otherwise)] {
             self.registers = before.clone();
             // Loads and tests of the other branch (or before) may not dominate here.
             self.shared_loads.clear();
             self.predicates.clear();
+            self.ints.retain(|k, _| known.contains(k));
             self.b.position_at_end(block);
+            self.values_for(insts)?;
             self.insts(insts)?;
             self.b.build_unconditional_branch(join)?;
             let end = self.b.get_insert_block().expect("positioned");
             ends.push((end, std::mem::take(&mut self.registers)));
         }
         self.b.position_at_end(join);
+        self.ints.retain(|k, _| known.contains(k));
         let [(then_end, then_regs), (else_end, else_regs)] = <[_; 2]>::try_from(ends)
             .map_err(|_| CodegenError::Llvm("an if has two branches".into()))?;
         self.registers = then_regs.clone();
@@ -622,6 +640,17 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         let exit = self
             .ctx
             .append_basic_block(self.func, &format!("{name}.exit"));
+        // The counter's quotient and remainder by a value fixed across the
+        // loop (`i / kt`, `i % kt`): carried as phis, an add and a compare an
+        // iteration instead of a division (values are non-negative).
+        let mut steps = Vec::new();
+        for (q, r, d) in counter_divisions(self.ir, id) {
+            if let Some(&dv) = self.ints.get(&d) {
+                let q0 = self.b.build_int_unsigned_div(first, dv, "")?;
+                let r0 = self.b.build_int_unsigned_rem(first, dv, "")?;
+                steps.push((q, r, dv, q0, r0));
+            }
+        }
         let any = self
             .b
             .build_int_compare(IntPredicate::SLT, first, last, "")?;
@@ -629,6 +658,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.b.position_at_end(bodyb);
         let phi = self.b.build_phi(i64t, name)?;
         phi.add_incoming(&[(&first, pre)]);
+        let mut stepped = Vec::new();
+        for (q, r, dv, q0, r0) in steps {
+            let (pq, pr) = (self.b.build_phi(i64t, "")?, self.b.build_phi(i64t, "")?);
+            pq.add_incoming(&[(&q0, pre)]);
+            pr.add_incoming(&[(&r0, pre)]);
+            stepped.push((q, r, dv, pq, pr));
+        }
         let mut carried = Vec::new();
         for (r, k) in written_registers(self.ir, body) {
             let elem = self.ir.registers[r].elem;
@@ -649,7 +685,20 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         if let Some(v) = var {
             self.ints.insert(v, counter);
         }
-        self.scope_ints(Some(id))?;
+        // The loop's values are computed anew in its body (a pipeline's id
+        // is the producer's loop and the consumers' too).
+        let ir = self.ir;
+        self.ints
+            .retain(|k, _| ir.ints[*k].scope != Some(id) || Some(*k) == var);
+        for (q, r, _, pq, pr) in &stepped {
+            for (v, p) in [(q, pq), (r, pr)] {
+                if let Some(v) = v {
+                    self.ints.insert(*v, p.as_basic_value().into_int_value());
+                }
+            }
+        }
+        self.open_loops.push(id);
+        self.values_for(body)?;
         if let Some(role) = role {
             let trip = self.b.build_int_nsw_sub(counter, first, "")?;
             self.stage_begin(role, trip)?;
@@ -663,10 +712,22 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             .build_int_nsw_add(counter, i64t.const_int(1, false), "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
+        let one = i64t.const_int(1, false);
+        for (_, _, dv, pq, pr) in stepped {
+            let (q, r) = (pq.as_basic_value().into_int_value(), pr.as_basic_value().into_int_value());
+            let r1 = self.b.build_int_nuw_add(r, one, "")?;
+            let wrap = self.b.build_int_compare(IntPredicate::EQ, r1, dv, "")?;
+            let q1 = self.b.build_int_nuw_add(q, one, "")?;
+            let qn = self.b.build_select(wrap, q1, q, "")?;
+            let rn = self.b.build_select(wrap, i64t.const_zero(), r1, "")?;
+            pq.add_incoming(&[(&qn, latch)]);
+            pr.add_incoming(&[(&rn, latch)]);
+        }
         let again = self
             .b
             .build_int_compare(IntPredicate::SLT, next, last, "")?;
         self.b.build_conditional_branch(again, bodyb, exit)?;
+        self.open_loops.pop();
         self.b.position_at_end(exit);
         for (r, k, before, p) in carried {
             let after = self.registers[r][k].expect("set in the body");
@@ -686,6 +747,35 @@ fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
         Elem::I32 => ctx.i32_type().const_int(v as i64 as u64, true).into(),
         _ => elem_type(ctx, elem).into_float_type().const_float(v).into(),
     }
+}
+
+/// The values `counter / d` and `counter % d` of loop `id`'s counter by a
+/// run-time value `d` from outside the loop, by divisor: (quotient,
+/// remainder, d).
+fn counter_divisions(ir: &KernelIr, id: usize) -> Vec<(Option<usize>, Option<usize>, usize)> {
+    let mut out: Vec<(Option<usize>, Option<usize>, usize)> = Vec::new();
+    for (k, v) in ir.ints.iter().enumerate() {
+        let IntDef::Bin(op @ (IntOp::Div | IntOp::Mod), a, d) = v.def else {
+            continue;
+        };
+        // (LLVM divides by a constant with a multiply and shifts already.)
+        let fixed = ir.ints[d].scope != Some(id) && !matches!(ir.ints[d].def, IntDef::Const(_));
+        if ir.ints[a].def != IntDef::LoopVar(id) || !fixed {
+            continue;
+        }
+        let at = match out.iter().position(|e| e.2 == d) {
+            Some(i) => i,
+            None => {
+                out.push((None, None, d));
+                out.len() - 1
+            }
+        };
+        match op {
+            IntOp::Div => out[at].0 = Some(k),
+            _ => out[at].1 = Some(k),
+        }
+    }
+    out
 }
 
 /// The register elements `insts` write, by (array, index), loops included.

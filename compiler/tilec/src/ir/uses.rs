@@ -10,6 +10,17 @@ impl Inst {
     /// (not the values a loop computes in its own scope, nor operands of
     /// values: see [`KernelIr::operands`]).
     pub fn ints_used(&self, out: &mut Vec<IntId>) {
+        self.ints_named(out, true)
+    }
+
+    /// The values it names outside the branches of the ifs it holds (their
+    /// conditions count): what must be computed before it; a branch
+    /// computes what only it needs.
+    pub fn ints_used_before_branches(&self, out: &mut Vec<IntId>) {
+        self.ints_named(out, false)
+    }
+
+    fn ints_named(&self, out: &mut Vec<IntId>, into_branches: bool) {
         let addr = |a: &Addr, out: &mut Vec<IntId>| {
             out.push(a.index);
             out.extend(a.guard);
@@ -46,7 +57,7 @@ impl Inst {
                 start, end, body, ..
             } => {
                 out.extend([*start, *end]);
-                body.iter().for_each(|i| i.ints_used(out));
+                body.iter().for_each(|i| i.ints_named(out, into_branches));
             }
             InstKind::If {
                 cond,
@@ -54,7 +65,9 @@ impl Inst {
                 otherwise,
             } => {
                 out.push(*cond);
-                then.iter().chain(otherwise).for_each(|i| i.ints_used(out));
+                if into_branches {
+                    then.iter().chain(otherwise).for_each(|i| i.ints_named(out, true));
+                }
             }
             InstKind::Pipeline {
                 start,
@@ -64,7 +77,9 @@ impl Inst {
                 ..
             } => {
                 out.extend([*start, *end]);
-                load.iter().chain(body).for_each(|i| i.ints_used(out));
+                load.iter()
+                    .chain(body)
+                    .for_each(|i| i.ints_named(out, into_branches));
             }
             InstKind::MmaSync { .. }
             | InstKind::Barrier
@@ -101,6 +116,15 @@ impl KernelIr {
             (0..self.ints.len())
                 .filter(|&v| self.ints[v].scope.is_some_and(|l| loops.contains(&l))),
         );
+        self.with_operands(ids)
+            .into_iter()
+            .filter(|&v| self.ints[v].scope.is_none())
+            .collect()
+    }
+
+    /// `ids` and every value they are computed from, in definition order
+    /// (operands first).
+    pub fn with_operands(&self, ids: Vec<IntId>) -> Vec<IntId> {
         let mut need = vec![false; self.ints.len()];
         let mut stack = ids;
         while let Some(v) = stack.pop() {
@@ -108,9 +132,7 @@ impl KernelIr {
                 stack.extend(self.operands(v));
             }
         }
-        (0..self.ints.len())
-            .filter(|&v| need[v] && self.ints[v].scope.is_none())
-            .collect()
+        (0..self.ints.len()).filter(|&v| need[v]).collect()
     }
 }
 

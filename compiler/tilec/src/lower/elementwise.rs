@@ -4,7 +4,8 @@
 //!
 //! Into a global tensor whose elements are provably distinct, it is staged:
 //! a group's global operands loaded into registers, then their arithmetic,
-//! then their stores. Element by element, each load would wait for the
+//! then their stores (in the full entry, the next group's loads before
+//! them). Element by element, each load would wait for the
 //! store before it (which may alias, for all LLVM knows): 128 memory waits
 //! a thread in a GEMM's epilogue, which held every GEMM to 0.6-0.75 of
 //! cuBLAS.
@@ -85,11 +86,30 @@ impl Lowerer<'_> {
         });
         let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
-        for group in (0..n).step_by(STAGED_GROUP as usize) {
-            let end = (group + STAGED_GROUP).min(n);
+        let groups: Vec<std::ops::Range<i64>> = (0..n)
+            .step_by(STAGED_GROUP as usize)
+            .map(|g| g..(g + STAGED_GROUP).min(n))
+            .collect();
+        // In the full entry the next group's loads are issued before this
+        // group's stores, so that two groups' loads are in flight at once;
+        // the guarded entries, whose guards take registers too, would spill.
+        let ahead = self.variant == super::Variant::Full;
+        let load_group = |l: &mut Self, g: &std::ops::Range<i64>, out: &mut Vec<Inst>| {
             for ((v, reg), load) in temps.iter().zip(&loads) {
-                self.copies(v, reg, *load, group..end, span, out)?;
+                l.copies(v, reg, *load, g.clone(), span, out)?;
             }
+            Ok::<(), Problem>(())
+        };
+        if ahead && let Some(first) = groups.first() {
+            load_group(self, first, out)?;
+        }
+        for (at, g) in groups.iter().enumerate() {
+            match groups.get(at + 1) {
+                Some(next) if ahead => load_group(self, next, out)?,
+                _ if !ahead => load_group(self, g, out)?,
+                _ => {}
+            }
+            let (group, end) = (g.start, g.end);
             for i in group..end {
                 let tree = self.tree(value, i, &sizes, &temps)?;
                 let tree = if integers { tree } else { contract(tree) };
