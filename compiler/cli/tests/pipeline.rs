@@ -691,6 +691,22 @@ fn a_persistent_kernel_is_bounded_block_by_block() {
 }
 
 #[test]
+fn an_if_on_the_thread_bounds_the_accesses_under_it() {
+    // reduce_rows writes `gY[thread.x]` under `if thread.x < 32`: 32 rows a
+    // block, 256 threads. Bounded with every thread, the last block would
+    // pass the end of Y; under the condition, threads 0 to 31 only.
+    let dir = std::env::temp_dir().join(format!("tilec-if-range-{}", std::process::id()));
+    let f = root().join("examples/reduce_rows.tile");
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json = std::fs::read_to_string(dir.join("reduce_rows.json")).unwrap();
+    let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+    for dims in ["M=8192,N=8192", "M=1024,N=37"] {
+        plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
+    }
+}
+
+#[test]
 fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     for file in [
         "tests/checked/one_k_tile_too_many.tile",

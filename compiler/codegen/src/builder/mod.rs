@@ -714,7 +714,10 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         phi.add_incoming(&[(&next, latch)]);
         let one = i64t.const_int(1, false);
         for (_, _, dv, pq, pr) in stepped {
-            let (q, r) = (pq.as_basic_value().into_int_value(), pr.as_basic_value().into_int_value());
+            let (q, r) = (
+                pq.as_basic_value().into_int_value(),
+                pr.as_basic_value().into_int_value(),
+            );
             let r1 = self.b.build_int_nuw_add(r, one, "")?;
             let wrap = self.b.build_int_compare(IntPredicate::EQ, r1, dv, "")?;
             let q1 = self.b.build_int_nuw_add(q, one, "")?;

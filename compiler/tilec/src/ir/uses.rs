@@ -66,7 +66,9 @@ impl Inst {
             } => {
                 out.push(*cond);
                 if into_branches {
-                    then.iter().chain(otherwise).for_each(|i| i.ints_named(out, true));
+                    then.iter()
+                        .chain(otherwise)
+                        .for_each(|i| i.ints_named(out, true));
                 }
             }
             InstKind::Pipeline {

@@ -14,18 +14,19 @@ mod access;
 mod checked;
 mod elementwise;
 mod pipeline;
+mod predication;
 mod tensor_core;
 mod warpgroup;
 
 use crate::check::kernel::FULL_TILES;
-use crate::check::program::{Base, Kernel, Op, ParamKind, Predicate, Scalar, Stmt, View};
+use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
     Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
 use std::collections::HashMap;
-use tilec_layout::int::{Op as IntOp, Sym};
+use tilec_layout::int::Sym;
 use tilec_layout::{Builtin, Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
@@ -188,6 +189,7 @@ fn lower_with(
         map_irs: Vec::new(),
         extra_registers: Vec::new(),
         under: Vec::new(),
+        threads: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
     let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
@@ -336,6 +338,10 @@ struct Lowerer<'k> {
     /// The conditions of the ifs, and the bounds of the loops, around the
     /// statement being lowered: whether whole warps run it.
     under: Vec<IntId>,
+    /// `thread.x`'s range where the ifs around the statement bound it
+    /// (`if thread.x < 32`), and the name its global accesses give it for
+    /// the runtime's bound check (a range of its own, like a loop's).
+    threads: Vec<(String, (i64, i64))>,
 }
 
 impl Lowerer<'_> {
@@ -465,8 +471,8 @@ impl Lowerer<'_> {
                         let c = self.predicate(&cond)?;
                         self.under.push(c);
                         let branches = self
-                            .stmts(then)
-                            .and_then(|t| Ok((t, self.stmts(otherwise)?)))
+                            .branch(&cond, true, then)
+                            .and_then(|t| Ok((t, self.branch(&cond, false, otherwise)?)))
                             .map_err(Problem::Inside);
                         self.under.pop();
                         let (then, otherwise) = branches?;
@@ -585,7 +591,11 @@ impl Lowerer<'_> {
     /// loops named by loop ([`loop_counter`]), since two loops may share a
     /// name and each has its own range.
     fn by_loop(&self, v: &Int) -> Int {
-        self.active.iter().fold(v.clone(), |v, &l| {
+        let v = match self.threads.last() {
+            Some((name, _)) => v.rename(Builtin::Thread.name(), name),
+            None => v.clone(),
+        };
+        self.active.iter().fold(v, |v, &l| {
             v.rename(&self.loop_names[l], &loop_counter(&self.loop_names[l], l))
         })
     }
@@ -606,7 +616,11 @@ impl Lowerer<'_> {
             return Some((*v, *v));
         }
         if Builtin::parse(n) == Some(Builtin::Thread) {
-            return Some((0, self.block_threads - 1));
+            return Some(
+                self.threads
+                    .last()
+                    .map_or((0, self.block_threads - 1), |t| t.1),
+            );
         }
         let l = *self
             .active
@@ -648,32 +662,6 @@ impl Lowerer<'_> {
                 }
             }
         })
-    }
-
-    /// An `if` condition as a value, 1 where it holds (`&&` a `min`, `||`
-    /// a `max` of such values).
-    fn predicate(&mut self, p: &Predicate) -> Result<IntId, String> {
-        Ok(match p {
-            Predicate::Compare(op, a, b) => {
-                let (a, b) = (self.int(a)?, self.int(b)?);
-                self.def(IntDef::Compare(*op, a, b))
-            }
-            Predicate::And(a, b) | Predicate::Or(a, b) => {
-                let (x, y) = (self.predicate(a)?, self.predicate(b)?);
-                let op = match p {
-                    Predicate::And(..) => IntOp::Min,
-                    _ => IntOp::Max,
-                };
-                self.def(IntDef::Bin(op, x, y))
-            }
-        })
-    }
-
-    /// Whether the threads of each warp agree on every condition around
-    /// the statement being lowered.
-    fn warps_agree(&self) -> bool {
-        let g = crate::ir::granules(&self.ints);
-        self.under.iter().all(|&c| g[c] >= 32)
     }
 
     fn def(&mut self, def: IntDef) -> IntId {

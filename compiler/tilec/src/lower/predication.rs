@@ -1,0 +1,117 @@
+//! `if` statements: a condition as a value of the IR, the branches lowered
+//! under the range of `thread.x` the condition bounds (`if thread.x < 32`:
+//! shared indices are checked, and global accesses recorded for the
+//! runtime, for threads 0 to 31 only), and whether whole warps run them.
+
+use super::{LoopRange, Lowerer};
+use crate::arith::Binary;
+use crate::check::program::{Predicate, Stmt};
+use crate::diagnostic::Diagnostic;
+use crate::ir::{Inst, IntDef, IntId};
+use tilec_layout::int::Op as IntOp;
+use tilec_layout::{Builtin, Int};
+
+impl Lowerer<'_> {
+    /// An `if` condition as a value, 1 where it holds (`&&` a `min`, `||`
+    /// a `max` of such values).
+    pub(super) fn predicate(&mut self, p: &Predicate) -> Result<IntId, String> {
+        Ok(match p {
+            Predicate::Compare(op, a, b) => {
+                let (a, b) = (self.int(a)?, self.int(b)?);
+                self.def(IntDef::Compare(*op, a, b))
+            }
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                let (x, y) = (self.predicate(a)?, self.predicate(b)?);
+                let op = match p {
+                    Predicate::And(..) => IntOp::Min,
+                    _ => IntOp::Max,
+                };
+                self.def(IntDef::Bin(op, x, y))
+            }
+        })
+    }
+
+    /// A branch of an if, taken where `cond` is `holds`: under the range of
+    /// `thread.x` the condition bounds, for the bound checks of its
+    /// accesses.
+    pub(super) fn branch(
+        &mut self,
+        cond: &Predicate,
+        holds: bool,
+        stmts: &[Stmt],
+    ) -> Result<Vec<Inst>, Diagnostic> {
+        let (lo, hi) = self.name_range(Builtin::Thread.name()).unwrap_or((0, 0));
+        let Some((l, h)) = thread_bounds(cond, holds) else {
+            return self.stmts(stmts);
+        };
+        let range = (lo.max(l), hi.min(h));
+        let name = format!("{}.if{}", Builtin::Thread.name(), self.loops.len());
+        self.loops.push(LoopRange {
+            name: name.clone(),
+            start: Int::Static(range.0),
+            end: Int::Static(range.1.saturating_add(1)),
+        });
+        self.threads.push((name, range));
+        let body = self.stmts(stmts);
+        self.threads.pop();
+        body
+    }
+
+    /// Whether the threads of each warp agree on every condition around
+    /// the statement being lowered.
+    pub(super) fn warps_agree(&self) -> bool {
+        let g = crate::ir::granules(&self.ints);
+        self.under.iter().all(|&c| g[c] >= 32)
+    }
+}
+
+/// The range `[lo, hi]` of `thread.x` where `p` is `holds`, when `p` bounds
+/// it by comparisons with numbers (joined by `&&` where it holds, `||`
+/// where it does not); `None` when it says nothing about it.
+fn thread_bounds(p: &Predicate, holds: bool) -> Option<(i64, i64)> {
+    let thread = Builtin::Thread.int();
+    let both = |a: Option<(i64, i64)>, b: Option<(i64, i64)>| match (a, b) {
+        (Some(x), Some(y)) => Some((x.0.max(y.0), x.1.min(y.1))),
+        (x, None) | (None, x) => x,
+    };
+    match (p, holds) {
+        (Predicate::Compare(op, a, b), _) => {
+            let (op, k) = if *a == thread {
+                (*op, b.as_static()?)
+            } else if *b == thread {
+                (
+                    crate::check::kernel::predication::mirror(*op),
+                    a.as_static()?,
+                )
+            } else {
+                return None;
+            };
+            let op = if holds { op } else { negation(op) };
+            Some(match op {
+                Binary::Lt => (i64::MIN, k.checked_sub(1)?),
+                Binary::Le => (i64::MIN, k),
+                Binary::Gt => (k.checked_add(1)?, i64::MAX),
+                Binary::Ge => (k, i64::MAX),
+                Binary::Eq => (k, k),
+                _ => return None,
+            })
+        }
+        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
+            both(thread_bounds(a, holds), thread_bounds(b, holds))
+        }
+        _ => None,
+    }
+}
+
+/// The comparison that holds where `op` does not.
+fn negation(op: Binary) -> Binary {
+    match op {
+        Binary::Lt => Binary::Ge,
+        Binary::Le => Binary::Gt,
+        Binary::Gt => Binary::Le,
+        Binary::Ge => Binary::Lt,
+        Binary::Eq => Binary::Ne,
+        Binary::Ne => Binary::Eq,
+        other => other,
+    }
+}
