@@ -186,8 +186,19 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
     // A checked build bounds every access itself, on the device.
     if !m.checked {
         for l in &p.launches {
-            for blocks in block_boxes(m, l)? {
-                check_bounds(m, &p, l, &blocks, &values)?;
+            let whole: [(i64, i64); 3] =
+                std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
+            if let Err(e) = check_bounds(m, &p, l, &whole, &values) {
+                // Over the whole grid, a loop whose trip count depends on the
+                // block loses the tie between the two; block by block, each
+                // block's count bounds the tiles it reaches.
+                let count: u64 = l.grid.iter().map(|&g| g as u64).product();
+                if !trips_depend_on_block(m, l) || count > MAX_BLOCKS_ONE_BY_ONE {
+                    return Err(e);
+                }
+                for blocks in one_by_one(&whole) {
+                    check_bounds(m, &p, l, &blocks, &values)?;
+                }
             }
         }
     }
@@ -195,33 +206,24 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
 }
 
 /// Most blocks a launch whose loop bounds depend on the block is bounded
-/// block by block for (a persistent kernel's grid is a few hundred).
+/// block by block for, where the whole grid at once fails (a persistent
+/// kernel's grid is a few hundred).
 const MAX_BLOCKS_ONE_BY_ONE: u64 = 1 << 16;
 
-/// The boxes of blocks (first and last index per dimension) that the
-/// launch's accesses are bounded over: the whole grid at once; or, where a
-/// loop's trip count depends on the block (a persistent kernel's share of
-/// the tiles), block by block, so that the count and the tiles it reaches
-/// are bounded together.
-fn block_boxes(m: &Manifest, l: &Launch) -> Result<Vec<[(i64, i64); 3]>, RuntimeError> {
-    let whole: [(i64, i64); 3] =
-        std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
-    let by_block = m.variants[l.variant].loops.iter().any(|lp| {
+/// Whether a loop's trip count in the launch's entry depends on the block.
+fn trips_depend_on_block(m: &Manifest, l: &Launch) -> bool {
+    m.variants[l.variant].loops.iter().any(|lp| {
         let mut names = Vec::new();
         lp.start.names(&mut names);
         lp.end.names(&mut names);
         names.iter().any(|n| Builtin::is_block(n))
-    });
-    if !by_block {
-        return Ok(vec![whole]);
-    }
-    let count: u64 = l.grid.iter().map(|&g| g as u64).product();
-    if count > MAX_BLOCKS_ONE_BY_ONE {
-        return Err(RuntimeError::Bounds(format!(
-            "{count} blocks whose loops' trip counts depend on the block are too many to bound one by one (at most {MAX_BLOCKS_ONE_BY_ONE})"
-        )));
-    }
-    let mut boxes = Vec::with_capacity(count as usize);
+    })
+}
+
+/// Each block of the box `whole` (first and last index per dimension) as
+/// a box of its own.
+fn one_by_one(whole: &[(i64, i64); 3]) -> Vec<[(i64, i64); 3]> {
+    let mut boxes = Vec::new();
     for z in whole[2].0..=whole[2].1 {
         for y in whole[1].0..=whole[1].1 {
             for x in whole[0].0..=whole[0].1 {
@@ -229,7 +231,7 @@ fn block_boxes(m: &Manifest, l: &Launch) -> Result<Vec<[(i64, i64); 3]>, Runtime
             }
         }
     }
-    Ok(boxes)
+    boxes
 }
 
 /// Plans without bounding the accesses ahead of time: for the CPU
@@ -488,6 +490,14 @@ fn check_bounds(
     // Loops are listed outer first: a loop's bounds may name the block and
     // the counters of the loops around it.
     for l in &v.loops {
+        // Inside a loop that does not run, neither does this one.
+        let mut names = Vec::new();
+        l.start.names(&mut names);
+        l.end.names(&mut names);
+        if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+            empty_loops.push(l.name.as_str());
+            continue;
+        }
         let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
         let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
             return Err(RuntimeError::Manifest(format!("loop {} bounds", l.name)));

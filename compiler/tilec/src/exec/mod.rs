@@ -17,17 +17,17 @@
 //! their group, as late as the GPU may land them).
 
 mod compute;
+mod control;
 mod tensor_core;
 mod tma;
 
 use crate::check::program::Elem;
 use crate::ir::Inst;
-use crate::ir::{Addr, CopyAtom, InstKind, IntDef, KernelIr, MmaAtom, Param, ScalarRef, Space};
+use crate::ir::{Addr, CopyAtom, InstKind, KernelIr, MmaAtom, Param, ScalarRef, Space};
 use crate::span::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tilec_layout::int::apply;
 
 /// A global tensor: its values (each exactly representable in `elem`).
 #[derive(Clone, Debug, PartialEq)]
@@ -346,38 +346,6 @@ impl<'a> Block<'a> {
         Ok(self.writes)
     }
 
-    /// Computes, for every thread, the integer values of `scope`.
-    fn scope_ints(&mut self, scope: Option<usize>, span: Span) -> Result<()> {
-        for t in 0..self.threads {
-            for (id, v) in self.ir.ints.iter().enumerate() {
-                if v.scope != scope {
-                    continue;
-                }
-                let ints = &self.ints[t];
-                let value = match &v.def {
-                    IntDef::Const(c) => Some(*c),
-                    IntDef::ThreadIdx => Some(t as i64),
-                    IntDef::BlockIdx(d) => Some(self.block[*d as usize] as i64),
-                    IntDef::Extent(e) => self.launch.extents.get(*e).copied(),
-                    IntDef::LoopVar(l) => self.counters.get(l).copied(),
-                    IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
-                    IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
-                    IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
-                    IntDef::Compare(op, a, b) => Some(i64::from(op.compare(ints[*a], ints[*b]))),
-                };
-                let value = value.ok_or_else(|| ExecError {
-                    message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
-                    span,
-                    label: "computing an index here".into(),
-                    other: None,
-                    help: None,
-                })?;
-                self.ints[t][id] = value;
-            }
-        }
-        Ok(())
-    }
-
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
@@ -395,35 +363,14 @@ impl<'a> Block<'a> {
                     cond,
                     then,
                     otherwise,
-                } => {
-                    let outer = self.active.clone();
-                    for (branch, taken) in [(then, true), (otherwise, false)] {
-                        self.active = (0..self.threads)
-                            .map(|t| outer[t] && (self.ints[t][*cond] != 0) == taken)
-                            .collect();
-                        if self.active.contains(&true) {
-                            self.insts(branch)?;
-                        }
-                    }
-                    self.active = outer;
-                }
+                } => self.branch(*cond, [then, otherwise])?,
                 InstKind::Loop {
                     id,
                     start,
                     end,
                     body,
                     ..
-                } => {
-                    let (s, e) = (
-                        self.uniform(*start, inst.span, "loop bounds differ")?,
-                        self.uniform(*end, inst.span, "loop bounds differ")?,
-                    );
-                    for k in s..e {
-                        self.counters.insert(*id, k);
-                        self.scope_ints(Some(*id), inst.span)?;
-                        self.insts(body)?;
-                    }
-                }
+                } => self.loop_(*id, [*start, *end], body, inst.span)?,
                 InstKind::Pipeline {
                     id,
                     start,
@@ -455,38 +402,6 @@ impl<'a> Block<'a> {
             }
         }
         Ok(())
-    }
-
-    /// Whether the `lanes` threads from `first` run the instruction at
-    /// hand that they issue together: all of them, or none (an error if
-    /// they disagree).
-    fn group_runs(&self, first: usize, lanes: usize, span: Span) -> Result<bool> {
-        let group = &self.active[first..(first + lanes).min(self.threads)];
-        match group.iter().position(|a| !a) {
-            None => Ok(true),
-            Some(_) if !group.contains(&true) => Ok(false),
-            Some(i) => Err(self.err(
-                first + i,
-                span,
-                format!("sits out an instruction the other threads of its {lanes}-thread group issue together"),
-            )),
-        }
-    }
-
-    /// A value every running thread agrees on (loop bounds), or an error.
-    fn uniform(&self, id: usize, span: Span, what: &str) -> Result<i64> {
-        let running = || (0..self.threads).filter(|&t| self.active[t]);
-        let v = running().next().map_or(0, |t| self.ints[t][id]);
-        if running().any(|t| self.ints[t][id] != v) {
-            return Err(ExecError {
-                message: format!("{what} between the threads of a block"),
-                span,
-                label: "here".into(),
-                other: None,
-                help: None,
-            });
-        }
-        Ok(v)
     }
 
     fn atom(&mut self, kind: &InstKind, t: usize, span: Span) -> Result<()> {

@@ -107,7 +107,17 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                 agreement(body, granules, g)?;
                 continue;
             }
-            InstKind::Pipeline { load, body, .. } => {
+            InstKind::Pipeline {
+                start,
+                end,
+                load,
+                body,
+                ..
+            } => {
+                // The producer and the consumers must count the same trips.
+                if granules[*start].min(granules[*end]) < UNIFORM {
+                    return Err("a pipeline whose bounds differ between threads".into());
+                }
                 agreement(load, granules, under)?;
                 agreement(body, granules, under)?;
                 continue;

@@ -25,8 +25,10 @@ const STAGED_GROUP: i64 = 16;
 
 /// Groups whose loads are issued ahead of a group's stores, in the full
 /// entry: their loads overlap the stores' (measured on the H200: a bf16
-/// wgmma GEMM's epilogue, 0.73 -> 0.87 of cuBLAS at 4096 x 4096 x 1024;
-/// one group ahead and two gave the same).
+/// wgmma GEMM's epilogue, 0.73 -> 0.87 of cuBLAS at 4096 x 4096 x 1024).
+/// One group ahead and two measured the same; two, because a slower
+/// memory (a C read from HBM rather than L2) leaves more latency to hide,
+/// and ptxas spills in neither full entry.
 const GROUPS_AHEAD: usize = 2;
 
 impl Lowerer<'_> {

@@ -60,6 +60,9 @@ impl Lowerer<'_> {
     /// Whether the threads of each warp agree on every condition around
     /// the statement being lowered.
     pub(super) fn warps_agree(&self) -> bool {
+        if self.under.is_empty() {
+            return true;
+        }
         let g = crate::ir::granules(&self.ints);
         self.under.iter().all(|&c| g[c] >= 32)
     }

@@ -225,12 +225,14 @@ impl<'a> Evaluator<'a> {
                 ) {
                     return Err(Diagnostic::new(
                         format!(
-                            "`{}` compares elements, in element-wise statements",
+                            "`{}` compares, in an `if` condition or an element-wise statement",
                             op.symbol()
                         ),
                         e.span,
                     )
-                    .with_help("e.g. `tD = select(tC > 0.0, tC, 0.0);`"));
+                    .with_help(
+                        "e.g. `if thread.x < 32 { ... }`, `tD = select(tC > 0.0, tC, 0.0);`",
+                    ));
                 }
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 let int = |v: &Value, span: Span| {

@@ -163,6 +163,10 @@ impl KernelChecker {
                             _ => Elementwise::Select(Box::new(a), number(1.0), b),
                         });
                     }
+                    // `t % 3` of run-time integers is one (an integer operand).
+                    BinOp::Rem if let Ok(Value::Int(i)) = self.eval(e) => {
+                        return Ok(Elementwise::Int(i));
+                    }
                     BinOp::Rem => {
                         return Err(Diagnostic::new("`%` is not an element-wise operation", e.span)
                             .with_help("`%` takes the remainder of integers such as loop counters; element-wise operations are + - * / and comparisons"));

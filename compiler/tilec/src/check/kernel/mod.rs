@@ -86,7 +86,12 @@ pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnost
                 .with_help("write `kernel name(params) { ... }`"),
         );
     }
-    diags.extend(reference::check_kernel_references(&kernels));
+    let names: Vec<&str> = program
+        .kernels
+        .iter()
+        .map(|k| k.name.name.as_str())
+        .collect();
+    diags.extend(reference::check_kernel_references(&kernels, &names));
     if diags.is_empty() {
         Ok(kernels)
     } else {

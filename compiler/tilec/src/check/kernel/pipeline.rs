@@ -48,6 +48,17 @@ impl KernelChecker {
         }
         self.pipeline = Some(span);
         let (start, end) = self.loop_bounds(&p.start, &p.end)?;
+        // The producer warpgroup and the consumers count the same trips.
+        if self.granule(&start).min(self.granule(&end)) < super::predication::UNIFORM {
+            self.diags.push(
+                Diagnostic::new("a pipeline's bounds depend on thread.x", Span {
+                    start: p.start.span.start,
+                    end: p.end.span.end,
+                })
+                .with_help("its producer warpgroup and its consumers must run the same iterations: bound it by values of the block (extents, block.x)"),
+            );
+            return None;
+        }
         match self.eval(&p.first).ok().and_then(|v| v.to_int()) {
             Some(Int::Static(0)) => {}
             _ => {

@@ -1,0 +1,120 @@
+//! Control flow on the CPU: loops (each thread its own trip count, run
+//! together, a thread sitting out the iterations it does not have), ifs
+//! (each branch on the threads that take it), the integer values of each
+//! scope, and the checks that a group issues its instructions together.
+
+use super::{Block, ExecError, Result};
+use crate::ir::{Inst, IntDef};
+use crate::span::Span;
+use tilec_layout::int::apply;
+
+impl<'a> Block<'a> {
+    /// Computes, for every thread, the integer values of `scope`.
+    pub(super) fn scope_ints(&mut self, scope: Option<usize>, span: Span) -> Result<()> {
+        for t in 0..self.threads {
+            for (id, v) in self.ir.ints.iter().enumerate() {
+                if v.scope != scope {
+                    continue;
+                }
+                let ints = &self.ints[t];
+                let value = match &v.def {
+                    IntDef::Const(c) => Some(*c),
+                    IntDef::ThreadIdx => Some(t as i64),
+                    IntDef::BlockIdx(d) => Some(self.block[*d as usize] as i64),
+                    IntDef::Extent(e) => self.launch.extents.get(*e).copied(),
+                    IntDef::LoopVar(l) => self.counters.get(l).copied(),
+                    IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
+                    IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
+                    IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
+                    IntDef::Compare(op, a, b) => Some(i64::from(op.compare(ints[*a], ints[*b]))),
+                };
+                let value = value.ok_or_else(|| ExecError {
+                    message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
+                    span,
+                    label: "computing an index here".into(),
+                    other: None,
+                    help: None,
+                })?;
+                self.ints[t][id] = value;
+            }
+        }
+        Ok(())
+    }
+
+    /// `then` on the running threads where `cond` is not 0, `otherwise` on
+    /// the others.
+    pub(super) fn branch(&mut self, cond: usize, [then, otherwise]: [&'a [Inst]; 2]) -> Result<()> {
+        let outer = self.active.clone();
+        for (insts, taken) in [(then, true), (otherwise, false)] {
+            self.active = (0..self.threads)
+                .map(|t| outer[t] && (self.ints[t][cond] != 0) == taken)
+                .collect();
+            if self.active.contains(&true) {
+                self.insts(insts)?;
+            }
+        }
+        self.active = outer;
+        Ok(())
+    }
+
+    /// `for` over `[start, end)`, which may differ between threads: the
+    /// iterations from the lowest start to the highest end, each on the
+    /// threads whose own range holds it.
+    pub(super) fn loop_(
+        &mut self,
+        id: usize,
+        [start, end]: [usize; 2],
+        body: &'a [Inst],
+        span: Span,
+    ) -> Result<()> {
+        let outer = self.active.clone();
+        let running: Vec<usize> = (0..self.threads).filter(|&t| outer[t]).collect();
+        let lo = running.iter().map(|&t| self.ints[t][start]).min();
+        let hi = running.iter().map(|&t| self.ints[t][end]).max();
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return Ok(());
+        };
+        for k in lo..hi {
+            self.active = (0..self.threads)
+                .map(|t| outer[t] && (self.ints[t][start]..self.ints[t][end]).contains(&k))
+                .collect();
+            self.counters.insert(id, k);
+            self.scope_ints(Some(id), span)?;
+            self.insts(body)?;
+        }
+        self.active = outer;
+        Ok(())
+    }
+
+    /// Whether the `lanes` threads from `first` run the instruction at
+    /// hand that they issue together: all of them, or none (an error if
+    /// they disagree).
+    pub(super) fn group_runs(&self, first: usize, lanes: usize, span: Span) -> Result<bool> {
+        let group = &self.active[first..(first + lanes).min(self.threads)];
+        match group.iter().position(|a| !a) {
+            None => Ok(true),
+            Some(_) if !group.contains(&true) => Ok(false),
+            Some(i) => Err(self.err(
+                first + i,
+                span,
+                format!("sits out an instruction the other threads of its {lanes}-thread group issue together"),
+            )),
+        }
+    }
+
+    /// A value every running thread agrees on (loop bounds), or an error.
+    pub(super) fn uniform(&self, id: usize, span: Span, what: &str) -> Result<i64> {
+        let running = || (0..self.threads).filter(|&t| self.active[t]);
+        let v = running().next().map_or(0, |t| self.ints[t][id]);
+        if running().any(|t| self.ints[t][id] != v) {
+            return Err(ExecError {
+                message: format!("{what} between the threads of a block"),
+                span,
+                label: "here".into(),
+                other: None,
+                help: None,
+            });
+        }
+        Ok(v)
+    }
+}
