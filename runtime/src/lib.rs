@@ -13,6 +13,7 @@ pub mod host;
 pub mod manifest;
 pub mod plan;
 pub mod reference;
+mod rows;
 
 use host::{HostBuffer, relative_error};
 use manifest::{Elem, Manifest, ParamKind};

@@ -62,6 +62,15 @@ pub enum ReferenceKind {
     Transpose,
     /// A kernel of the same source, run by the compiler's CPU executor.
     Kernel,
+    /// `gemv(A, x, y, alpha, beta)`: `y = alpha * A x + beta * y`.
+    Gemv,
+    /// `reduce_sum(X, Y)`: each row's sum (over mode 1).
+    ReduceSum,
+    /// `softmax(X, Y)`: each row's softmax.
+    Softmax,
+    /// `layernorm(X, gamma, beta, Y, eps)`: each row normalized (population
+    /// variance), scaled and shifted.
+    LayerNorm,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -300,7 +309,13 @@ impl Manifest {
                 tensor(o, "the reference").or_else(|e| match (r.kind, self.params.get(o)) {
                     // A GEMM's alpha and beta are scalars, and so may a
                     // reference kernel's operands be.
-                    (ReferenceKind::Gemm | ReferenceKind::Kernel, Some(_)) => Ok(()),
+                    (
+                        ReferenceKind::Gemm
+                        | ReferenceKind::Kernel
+                        | ReferenceKind::Gemv
+                        | ReferenceKind::LayerNorm,
+                        Some(_),
+                    ) => Ok(()),
                     _ => Err(e),
                 })?;
             }

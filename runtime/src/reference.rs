@@ -109,12 +109,41 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
         ))
     })?;
     let ops = &r.operands;
-    let l: Vec<Layout> = ops
+    let tensors: Vec<usize> = ops
         .iter()
-        .take(3)
+        .copied()
+        .filter(|&p| matches!(m.params[p].kind, ParamKind::Tensor { .. }))
+        .collect();
+    let l: Vec<Layout> = tensors
+        .iter()
         .map(|&p| static_layout(m, plan, p))
         .collect::<Result<_, _>>()?;
     match r.kind {
+        ReferenceKind::Gemv
+        | ReferenceKind::ReduceSum
+        | ReferenceKind::Softmax
+        | ReferenceKind::LayerNorm => {
+            let views = tensors
+                .iter()
+                .zip(&l)
+                .map(|(&p, layout)| {
+                    Ok(crate::rows::RowView {
+                        buffer: tensor(args, p)?,
+                        rows: mode_offsets(layout, 0)?,
+                        cols: match layout.rank() {
+                            1 => vec![0],
+                            _ => mode_offsets(layout, 1)?,
+                        },
+                    })
+                })
+                .collect::<Result<Vec<_>, RuntimeError>>()?;
+            let scalars = ops
+                .iter()
+                .filter(|&&p| !tensors.contains(&p))
+                .map(|&p| scalar(args, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::rows::compute(r.kind, &views, &tensors, &scalars)
+        }
         ReferenceKind::Gemm => {
             let (a, b, c) = (
                 tensor(args, ops[0])?,
@@ -236,7 +265,13 @@ pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
         }
         // Bytes each tensor operand holds, once: the traffic of a
         // memory-bound kernel that reads its inputs and writes its outputs.
-        ReferenceKind::Copy | ReferenceKind::Transpose | ReferenceKind::Kernel => {
+        ReferenceKind::Copy
+        | ReferenceKind::Transpose
+        | ReferenceKind::Kernel
+        | ReferenceKind::Gemv
+        | ReferenceKind::ReduceSum
+        | ReferenceKind::Softmax
+        | ReferenceKind::LayerNorm => {
             let bytes = |p: usize| match &m.params[p].kind {
                 ParamKind::Tensor { elem, .. } => size(p) * elem.bytes() as f64,
                 ParamKind::Scalar { .. } => 0.0,

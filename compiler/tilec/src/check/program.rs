@@ -502,6 +502,16 @@ pub enum ReferenceKind {
     /// executor in f64 with these operands as its parameters; what it
     /// writes is what this kernel must.
     Kernel,
+    /// `gemv(A, x, y, alpha, beta)`: `y = alpha * A x + beta * y`, A (M,N),
+    /// x (N), y (M).
+    Gemv,
+    /// `reduce_sum(X, Y)`: `Y(m)` the sum of row m of `X (M,N)`.
+    ReduceSum,
+    /// `softmax(X, Y)`: each row of `X (M,N)`'s softmax.
+    Softmax,
+    /// `layernorm(X, gamma, beta, Y, eps)`: `(x - mean) / sqrt(var + eps) *
+    /// gamma + beta` along each row (population variance), all (M,N).
+    LayerNorm,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -11,7 +11,7 @@ impl KernelChecker {
     /// `reference gemm(A, B, C, alpha, beta)` and friends: the operands are
     /// parameters, with the shapes the computation needs.
     pub(super) fn reference_stmt(&mut self, e: &Expr) -> Result<Reference, Diagnostic> {
-        let usage = "reference gemm(A, B, C, alpha, beta)  (A (M,K), B (N,K), C (M,N), or each with a batch mode L last) | reference copy(A, B) | reference transpose(A, B) | reference KERNEL(params...)  (a kernel of this file, run on the CPU executor in f64)";
+        let usage = "reference gemm(A, B, C, alpha, beta)  (A (M,K), B (N,K), C (M,N), or each with a batch mode L last) | gemv(A, x, y, alpha, beta) | reduce_sum(X, Y)  (Y: the sums of X's rows) | softmax(X, Y) | layernorm(X, gamma, beta, Y, eps)  (along rows) | copy(A, B) | transpose(A, B) | KERNEL(params...)  (a kernel of this file, run on the CPU executor in f64)";
         let (name, args) = match &e.kind {
             ExprKind::Call(f, args) => match &f.kind {
                 ExprKind::Name(n) => (n.as_str(), args),
@@ -27,12 +27,20 @@ impl KernelChecker {
                 );
             }
         };
-        let (kind, tensors, scalars) = match name {
-            "gemm" => (ReferenceKind::Gemm, 3, 2),
-            "copy" => (ReferenceKind::Copy, 2, 0),
-            "transpose" => (ReferenceKind::Transpose, 2, 0),
+        // Each tensor operand's modes (tensors first, then scalars).
+        let (kind, ranks, scalars): (_, &[usize], _) = match name {
+            "gemm" => (ReferenceKind::Gemm, &[2, 2, 2], 2),
+            "copy" => (ReferenceKind::Copy, &[2, 2], 0),
+            "transpose" => (ReferenceKind::Transpose, &[2, 2], 0),
+            "gemv" => (ReferenceKind::Gemv, &[2, 1, 1], 2),
+            "reduce_sum" => (ReferenceKind::ReduceSum, &[2, 1], 0),
+            "softmax" => (ReferenceKind::Softmax, &[2, 2], 0),
+            "layernorm" => (ReferenceKind::LayerNorm, &[2, 2, 2, 2], 1),
             _ => return self.kernel_reference(name, args, e, usage),
         };
+        let tensors = ranks.len();
+        // From here on, the help names this computation's form alone.
+        let usage = signature(kind);
         if args.len() != tensors + scalars {
             return Err(Diagnostic::new(
                 format!("reference {name} takes {} operands", tensors + scalars),
@@ -54,12 +62,10 @@ impl KernelChecker {
                 );
             };
             // A gemm's operands may carry a batch mode, all three alike.
-            let ranks: &[usize] = match kind {
-                ReferenceKind::Gemm => &[2, 3],
-                _ => &[2],
-            };
+            let batch = kind == ReferenceKind::Gemm;
+            let fits = |r: usize| r == ranks[i] || batch && r == 3;
             match (&self.params[p].kind, i < tensors) {
-                (ParamKind::Tensor { layout, .. }, true) if ranks.contains(&layout.rank()) => {
+                (ParamKind::Tensor { layout, .. }, true) if fits(layout.rank()) => {
                     let size = |m: usize| layout.mode(m).map(|m| m.size()).ok();
                     shapes.push(([size(0), size(1), size(2)], layout.rank(), a.span));
                 }
@@ -67,8 +73,10 @@ impl KernelChecker {
                 _ => {
                     let want = if i >= tensors {
                         "a scalar parameter"
-                    } else if kind == ReferenceKind::Gemm {
+                    } else if batch {
                         "a matrix parameter (two modes, or three with a batch last)"
+                    } else if ranks[i] == 1 {
+                        "a vector parameter (one mode)"
                     } else {
                         "a matrix parameter (two modes)"
                     };
@@ -92,11 +100,24 @@ impl KernelChecker {
                 ((1, 2), (2, 2)),
             ],
             ReferenceKind::Gemm => &[((0, 0), (2, 0)), ((1, 0), (2, 1)), ((0, 1), (1, 1))],
-            ReferenceKind::Copy => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
+            ReferenceKind::Copy | ReferenceKind::Softmax => &[((0, 0), (1, 0)), ((0, 1), (1, 1))],
+            ReferenceKind::Gemv => &[((0, 1), (1, 0)), ((0, 0), (2, 0))],
+            ReferenceKind::ReduceSum => &[((0, 0), (1, 0))],
+            ReferenceKind::LayerNorm => &[
+                ((0, 0), (1, 0)),
+                ((0, 1), (1, 1)),
+                ((0, 0), (2, 0)),
+                ((0, 1), (2, 1)),
+                ((0, 0), (3, 0)),
+                ((0, 1), (3, 1)),
+            ],
             ReferenceKind::Transpose => &[((0, 0), (1, 1)), ((0, 1), (1, 0))],
             ReferenceKind::Kernel => &[],
         };
-        if let Some(o) = shapes.iter().position(|s| s.1 != shapes[0].1) {
+        if let Some(o) = shapes
+            .iter()
+            .position(|s| batch_rank_differs(kind, s.1, shapes[0].1))
+        {
             return Err(Diagnostic::new(
                 format!(
                     "reference {name}: operand {} has {} modes, operand 1 {}",
@@ -243,4 +264,31 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
         }
     }
     diags
+}
+
+/// A gemm's operands have the batch mode all three or none.
+fn batch_rank_differs(kind: ReferenceKind, rank: usize, first: usize) -> bool {
+    kind == ReferenceKind::Gemm && rank != first
+}
+
+/// A built-in reference's form, for help lines.
+fn signature(kind: ReferenceKind) -> &'static str {
+    match kind {
+        ReferenceKind::Gemm => {
+            "reference gemm(A, B, C, alpha, beta): C = alpha * A * B^T + beta * C, A (M,K), B (N,K), C (M,N), or each with a batch mode L last"
+        }
+        ReferenceKind::Gemv => {
+            "reference gemv(A, x, y, alpha, beta): y = alpha * A x + beta * y, A (M,N), x (N), y (M)"
+        }
+        ReferenceKind::ReduceSum => {
+            "reference reduce_sum(X, Y): Y (M) the sums of the rows of X (M,N)"
+        }
+        ReferenceKind::Softmax => "reference softmax(X, Y): each row's softmax, X and Y (M,N)",
+        ReferenceKind::LayerNorm => {
+            "reference layernorm(X, gamma, beta, Y, eps): (x - mean) / sqrt(var + eps) * gamma + beta along each row, all (M,N)"
+        }
+        ReferenceKind::Copy => "reference copy(A, B): B = A, both (M,N)",
+        ReferenceKind::Transpose => "reference transpose(A, B): B = A^T, A (M,N), B (N,M)",
+        ReferenceKind::Kernel => "reference KERNEL(params...): a kernel of this file",
+    }
 }
