@@ -666,17 +666,22 @@ fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
     }
 }
 
+/// `tilec build FILE`'s manifest of `kernel`.
+fn built_manifest(file: &str, kernel: &str) -> tilec_runtime::manifest::Manifest {
+    let dir = std::env::temp_dir().join(format!("tilec-manifest-{kernel}-{}", std::process::id()));
+    let f = root().join(file);
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{file}: {err}");
+    let json = std::fs::read_to_string(dir.join(format!("{kernel}.json"))).unwrap();
+    tilec_runtime::manifest::Manifest::from_json(&json).unwrap()
+}
+
 #[test]
 fn a_persistent_kernel_is_bounded_block_by_block() {
     // Its trip count depends on block.x, and so do the tiles it reaches:
     // bounded over the whole grid at once, the last tile would seem to pass
     // the end of C; block by block, each block's count bounds its tiles.
-    let dir = std::env::temp_dir().join(format!("tilec-persistent-{}", std::process::id()));
-    let f = root().join("tests/run/persistent_gemm.tile");
-    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let json = std::fs::read_to_string(dir.join("persistent_gemm.json")).unwrap();
-    let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+    let m = built_manifest("tests/run/persistent_gemm.tile", "persistent_gemm");
     assert!(m.extents.iter().any(|e| e == "sm_count"), "{:?}", m.extents);
     // One block per multiprocessor (132 without a GPU), fewer if the tiles are.
     for (dims, blocks) in [
@@ -695,12 +700,7 @@ fn an_if_on_the_thread_bounds_the_accesses_under_it() {
     // reduce_rows writes `gY[thread.x]` under `if thread.x < 32`: 32 rows a
     // block, 256 threads. Bounded with every thread, the last block would
     // pass the end of Y; under the condition, threads 0 to 31 only.
-    let dir = std::env::temp_dir().join(format!("tilec-if-range-{}", std::process::id()));
-    let f = root().join("examples/reduce_rows.tile");
-    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let json = std::fs::read_to_string(dir.join("reduce_rows.json")).unwrap();
-    let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+    let m = built_manifest("examples/reduce_rows.tile", "reduce_rows");
     for dims in ["M=8192,N=8192", "M=1024,N=37"] {
         plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
     }
@@ -712,12 +712,7 @@ fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
         "tests/checked/one_k_tile_too_many.tile",
         "tests/checked/empty_loop_of_the_same_name.tile",
     ] {
-        let dir = std::env::temp_dir().join(format!("tilec-planted-{}", std::process::id()));
-        let f = root().join(file);
-        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
-        let json = std::fs::read_to_string(dir.join("sgemm_nt.json")).unwrap();
-        let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
+        let m = built_manifest(file, "sgemm_nt");
         let dims = Dims::parse("M=256,N=256,K=64").unwrap();
         match plan(&m, &dims) {
             Err(RuntimeError::Bounds(why)) => assert!(why.contains("A would be accessed"), "{why}"),

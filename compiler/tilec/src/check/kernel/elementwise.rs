@@ -146,12 +146,7 @@ impl KernelChecker {
                     BinOp::Sub => Binary::Sub,
                     BinOp::Mul => Binary::Mul,
                     BinOp::Div => Binary::Div,
-                    BinOp::Lt => Binary::Lt,
-                    BinOp::Le => Binary::Le,
-                    BinOp::Gt => Binary::Gt,
-                    BinOp::Ge => Binary::Ge,
-                    BinOp::Eq => Binary::Eq,
-                    BinOp::Ne => Binary::Ne,
+                    op if let Some(c) = super::predication::comparison(*op) => c,
                     // `a && b` is `select(a, b != 0, 0)`, `a || b` `select(a, 1,
                     // b != 0)`: 1 or 0, as comparisons give.
                     BinOp::And | BinOp::Or => {
@@ -167,7 +162,8 @@ impl KernelChecker {
                     BinOp::Rem if let Ok(Value::Int(i)) = self.eval(e) => {
                         return Ok(Elementwise::Int(i));
                     }
-                    BinOp::Rem => {
+                    // What is left is `%` of a tensor.
+                    _ => {
                         return Err(Diagnostic::new("`%` is not an element-wise operation", e.span)
                             .with_help("`%` takes the remainder of integers such as loop counters; element-wise operations are + - * / and comparisons"));
                     }

@@ -86,13 +86,8 @@ impl KernelChecker {
                     _ => Predicate::Or(Box::new(x), Box::new(y)),
                 });
             }
-            BinOp::Lt => Binary::Lt,
-            BinOp::Le => Binary::Le,
-            BinOp::Gt => Binary::Gt,
-            BinOp::Ge => Binary::Ge,
-            BinOp::Eq => Binary::Eq,
-            BinOp::Ne => Binary::Ne,
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+            op if let Some(c) = comparison(*op) => c,
+            _ => {
                 return Err(Diagnostic::new("an `if` needs a comparison", e.span)
                     .with_label("this is arithmetic")
                     .with_help(USAGE));
@@ -183,6 +178,19 @@ impl KernelChecker {
                 .with_help(help),
         )
     }
+}
+
+/// The comparison `op` writes, if it is one.
+pub(super) fn comparison(op: BinOp) -> Option<Binary> {
+    Some(match op {
+        BinOp::Lt => Binary::Lt,
+        BinOp::Le => Binary::Le,
+        BinOp::Gt => Binary::Gt,
+        BinOp::Ge => Binary::Ge,
+        BinOp::Eq => Binary::Eq,
+        BinOp::Ne => Binary::Ne,
+        _ => return None,
+    })
 }
 
 /// `d` when `v` is `thread.x / d` (nested divisions multiply).
