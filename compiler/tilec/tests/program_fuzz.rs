@@ -1,8 +1,10 @@
-//! No input makes the front end panic: arbitrary text and mutated examples
-//! through lexer, parser and checker (bounded to fit CI).
+//! No input makes the compiler panic: arbitrary text through lexer, parser
+//! and checker, and mutated examples through lowering too (every variant,
+//! the IR verifier after each), bounded to fit CI.
 
 use proptest::prelude::*;
 use tilec::check::kernel::check_source;
+use tilec::pipeline::lower_source;
 
 fn examples() -> Vec<String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
@@ -58,6 +60,14 @@ const PIECES: &[&str] = &[
     "shared<f32>(",
     "registers<f16>(",
     "step(1, X)",
+    "if thread.x < 32 {",
+    "if block.x == 0 && thread.x / 32 == 1 {",
+    "} else {",
+    " || ",
+    "i32(",
+    "bf16(",
+    "sm_count",
+    "shfl_xor(tC, 16)",
 ];
 
 proptest! {
@@ -70,7 +80,7 @@ proptest! {
 
     #[test]
     fn mutated_examples_never_panic(
-        which in 0usize..4,
+        which in 0usize..64,
         edits in prop::collection::vec((0usize..4000, 0usize..12, prop::sample::select(PIECES)), 1..4),
     ) {
         let all = examples();
@@ -86,6 +96,6 @@ proptest! {
             }
             s.replace_range(at..end, piece);
         }
-        let _ = check_source(&s);
+        let _ = lower_source(&s);
     }
 }
