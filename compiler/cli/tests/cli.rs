@@ -265,6 +265,23 @@ fn extents_are_checked_at_once_with_suggestions() {
 }
 
 #[test]
+fn perf_counts_the_lanes_an_if_runs() {
+    // gemv's store of y runs on lane 0 alone (`if thread.x % 32 == 0`): one
+    // sector for its one element, not the 32 lanes' scattered stores.
+    let k = format!("{ROOT}/examples/gemv.tile");
+    let (code, out, err) = tilec(&["check", "--perf", &k], "");
+    assert_eq!(code, 0, "{err}");
+    let store = out
+        .lines()
+        .find(|l| l.contains("store y"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        store.contains("1.0 sectors/request (ideal 1, worst 1)"),
+        "{store}"
+    );
+}
+
+#[test]
 fn a_mistyped_subcommand_gets_a_suggestion() {
     let (code, _, err) = tilec(&["rn"], "");
     assert_eq!(code, 2);

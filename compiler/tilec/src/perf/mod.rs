@@ -64,6 +64,9 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
     let ints: Vec<Vec<Option<i64>>> = (0..lanes)
         .map(|t| values(ir, extents, t as i64, &loop_start))
         .collect();
+    // The lanes that run each instruction under ifs (the others sit it out).
+    let mut running: HashMap<*const Inst, Vec<bool>> = HashMap::new();
+    lanes_running(&ir.body, &ints, &vec![true; lanes], &mut running);
     let mut costs: BTreeMap<(usize, usize, bool, String), AccessCost> = BTreeMap::new();
     let mut gemm_reads: BTreeMap<(usize, usize, usize), (Span, Vec<usize>)> = BTreeMap::new();
     ir::for_each_atom(&ir.body, &mut |inst: &Inst| {
@@ -128,12 +131,16 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 Space::Registers(_) => continue,
             };
             let bytes = width * elem.bytes();
+            let on = running.get(&(inst as *const Inst));
+            let lane_runs = |t: usize| on.is_none_or(|m| m[t]);
             let addrs: Vec<i64> = ints
                 .iter()
-                .filter_map(|v| v[a.index])
+                .enumerate()
+                .filter(|&(t, _)| lane_runs(t))
+                .filter_map(|(_, v)| v[a.index])
                 .map(|i| i * elem.bytes())
                 .collect();
-            if addrs.len() != lanes {
+            if addrs.is_empty() || addrs.len() != (0..lanes).filter(|&t| lane_runs(t)).count() {
                 continue;
             }
             record(
@@ -318,6 +325,41 @@ fn values(
         };
     }
     v
+}
+
+/// For each instruction under an if, the lanes of the warp that run it.
+fn lanes_running(
+    insts: &[Inst],
+    ints: &[Vec<Option<i64>>],
+    on: &[bool],
+    out: &mut HashMap<*const Inst, Vec<bool>>,
+) {
+    for i in insts {
+        match &i.kind {
+            InstKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                for (branch, taken) in [(then, true), (otherwise, false)] {
+                    let lanes: Vec<bool> = on
+                        .iter()
+                        .zip(ints)
+                        .map(|(&r, v)| r && v[*cond].is_some_and(|c| (c != 0) == taken))
+                        .collect();
+                    lanes_running(branch, ints, &lanes, out);
+                }
+            }
+            InstKind::Loop { body, .. } => lanes_running(body, ints, on, out),
+            InstKind::Pipeline { load, body, .. } => {
+                lanes_running(load, ints, on, out);
+                lanes_running(body, ints, on, out);
+            }
+            _ => {
+                out.insert(i as *const Inst, on.to_vec());
+            }
+        }
+    }
 }
 
 fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
