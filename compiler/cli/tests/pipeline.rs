@@ -696,6 +696,39 @@ fn a_persistent_kernel_is_bounded_block_by_block() {
 }
 
 #[test]
+fn a_loop_divides_only_in_the_branch_that_needs_it() {
+    // The persistent GEMM's consumers test `i % kt` every k-tile and find
+    // their tile (`t % tm`, `t / tm`) only in the epilogue's branch: the
+    // remainder is carried as a phi, the tile's divisions stay in the
+    // branch. (Computed at the loop's top, they cost 20% at 4096^3.)
+    let f = root().join("tests/run/persistent_gemm.tile");
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let full: Vec<&str> = llvm
+        .lines()
+        .skip_while(|l| !l.starts_with("define") || !l.contains("@persistent_gemm("))
+        .take_while(|l| *l != "}")
+        .collect();
+    // The consumers' loop body: the block the consumers' entry leads to.
+    let consumers = full
+        .iter()
+        .position(|l| l.starts_with("i.body") && l.contains("%consumers"))
+        .unwrap();
+    let branch = full.iter().position(|l| l.starts_with("if.then")).unwrap();
+    // A division of 64-bit values by a run-time value: `udiv i64 %a, %b`.
+    let by_value = |l: &&&str| {
+        (l.contains("udiv i64") || l.contains("urem i64"))
+            && l.rsplit(", ").next().is_some_and(|d| d.starts_with('%'))
+    };
+    let in_loop: Vec<&&str> = full[consumers..branch].iter().filter(by_value).collect();
+    assert!(in_loop.is_empty(), "{in_loop:?}");
+    assert!(
+        full[branch..].iter().any(|l| by_value(&l)),
+        "no division in the branch"
+    );
+}
+
+#[test]
 fn an_if_on_the_thread_bounds_the_accesses_under_it() {
     // reduce_rows writes `gY[thread.x]` under `if thread.x < 32`: 32 rows a
     // block, 256 threads. Bounded with every thread, the last block would
