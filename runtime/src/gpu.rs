@@ -4,7 +4,7 @@
 use crate::RuntimeError;
 use crate::host::HostBuffer;
 use crate::manifest::{Elem, Manifest, ParamKind};
-use crate::plan::{LaunchPlan, MapPlan};
+use crate::plan::{LaunchPlan, MapPlan, MapSource};
 use crate::reference::Arg;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -51,6 +51,20 @@ impl DeviceArgs {
     }
 }
 
+impl DeviceArgs {
+    /// The device address of tensor argument `i`.
+    fn address(&self, i: usize, stream: &CudaStream) -> Result<u64, RuntimeError> {
+        use cudarc::driver::DevicePtr;
+        Ok(match &self.0[i] {
+            DeviceArg::F32(x) => x.device_ptr(stream).0,
+            DeviceArg::F16(x) => x.device_ptr(stream).0,
+            DeviceArg::Bf16(x) => x.device_ptr(stream).0,
+            DeviceArg::I32(x) => x.device_ptr(stream).0,
+            _ => return Err(RuntimeError::Manifest(format!("argument {i} is a scalar"))),
+        })
+    }
+}
+
 /// The element types a device tensor can have.
 pub trait DeviceElem: Sized {
     fn slice(arg: &mut DeviceArg) -> Option<&mut CudaSlice<Self>>;
@@ -91,6 +105,8 @@ pub struct Loaded {
     side: Vec<(Arc<CudaStream>, CudaEvent)>,
     /// Where the side streams start: the main stream's work so far.
     start: CudaEvent,
+    /// The aligned copies of [`LaunchPlan::staged`], filled at each launch.
+    staged: Vec<CudaSlice<u8>>,
 }
 
 /// A tensor map as a kernel argument: 128 bytes, passed by value.
@@ -154,10 +170,16 @@ impl Gpu {
         let side = (1..plan.launches.len())
             .map(|_| Ok((self.ctx.new_stream()?, event()?)))
             .collect::<Result<_, RuntimeError>>()?;
+        let staged = plan
+            .staged
+            .iter()
+            .map(|s| Ok(self.stream.alloc_zeros::<u8>(s.bytes() as usize)?))
+            .collect::<Result<_, RuntimeError>>()?;
         Ok(Loaded {
             entries,
             side,
             start: event()?,
+            staged,
         })
     }
 
@@ -169,6 +191,7 @@ impl Gpu {
             .iter()
             .zip(&plan.lens)
             .map(|(p, n)| n.unwrap_or(0) as u128 * p.elem().bytes() as u128)
+            .chain(plan.staged.iter().map(|s| s.bytes() as u128))
             .sum();
         self.ctx.bind_to_thread()?;
         let (free, _) = cudarc::driver::result::mem_get_info()?;
@@ -221,6 +244,9 @@ impl Gpu {
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
+        for (s, copy) in plan.staged.iter().zip(&k.staged) {
+            self.stage(s, d, copy)?;
+        }
         if !k.side.is_empty() {
             k.start.record(&self.stream)?;
         }
@@ -232,7 +258,8 @@ impl Gpu {
             .zip(plan.maps.iter().skip(1))
         {
             s.wait(&k.start)?;
-            self.launch_one(s, f, offset.then_some(&l.offset), l.grid, plan, d, maps)?;
+            let at = offset.then_some(&l.offset);
+            self.launch_one(s, f, at, l.grid, plan, (d, &k.staged), maps)?;
         }
         for ((f, offset), l) in parts.take(1) {
             self.launch_one(
@@ -241,7 +268,7 @@ impl Gpu {
                 offset.then_some(&l.offset),
                 l.grid,
                 plan,
-                d,
+                (d, &k.staged),
                 plan.maps.first().map_or(&[], Vec::as_slice),
             )?;
         }
@@ -260,12 +287,12 @@ impl Gpu {
         offset: Option<&[u32; 3]>,
         grid: [u32; 3],
         plan: &LaunchPlan,
-        d: &DeviceArgs,
+        (d, staged): (&DeviceArgs, &[CudaSlice<u8>]),
         maps: &[MapPlan],
     ) -> Result<(), RuntimeError> {
         let maps = maps
             .iter()
-            .map(|m| self.encode(m, d, stream))
+            .map(|m| self.encode(m, d, staged, stream))
             .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
@@ -299,21 +326,62 @@ impl Gpu {
         Ok(())
     }
 
-    /// The tensor map `m` of its tensor's device copy.
+    /// Fills the aligned copy `to` of a tensor (on the stream, before the launch).
+    fn stage(
+        &self,
+        s: &crate::tma::Staging,
+        d: &DeviceArgs,
+        to: &CudaSlice<u8>,
+    ) -> Result<(), RuntimeError> {
+        use cudarc::driver::DevicePtr;
+        use cudarc::driver::sys;
+        let from = d.address(s.param, &self.stream)?;
+        let to = to.device_ptr(&self.stream).0;
+        for c in s.copies() {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
+                srcDevice: from + c.from,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: c.from_pitch as usize,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: to + c.to,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: c.to_pitch as usize,
+                WidthInBytes: s.row_bytes as usize,
+                Height: c.rows as usize,
+            };
+            // Safety: the plan bounded the rows within the tensor's buffer
+            // (the map's reach) and sized the copy by them.
+            let r = unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(RuntimeError::Cuda(format!(
+                    "the aligned copy of tensor {} failed ({r:?})",
+                    s.param
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tensor map `m` of its tensor's device copy (or of its aligned copy).
     fn encode(
         &self,
         m: &MapPlan,
         d: &DeviceArgs,
+        staged: &[CudaSlice<u8>],
         stream: &CudaStream,
     ) -> Result<TensorMapArg, RuntimeError> {
         use cudarc::driver::DevicePtr;
         use cudarc::driver::sys;
-        let address = match &d.0[m.param] {
-            DeviceArg::F32(x) => x.device_ptr(stream).0,
-            DeviceArg::F16(x) => x.device_ptr(stream).0,
-            DeviceArg::Bf16(x) => x.device_ptr(stream).0,
-            DeviceArg::I32(x) => x.device_ptr(stream).0,
-            _ => return Err(RuntimeError::Manifest("a tensor map of a scalar".into())),
+        let address = match m.source {
+            MapSource::Tensor => d.address(m.param, stream)?,
+            MapSource::Staged(i) => staged[i].device_ptr(stream).0,
         };
         let dtype = match m.elem {
             Elem::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,

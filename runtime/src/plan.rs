@@ -5,6 +5,8 @@
 
 use crate::RuntimeError;
 use crate::manifest::{LaunchCondition, Manifest, ParamKind};
+use crate::tma::map_plan;
+pub use crate::tma::{MapPlan, MapSource, Staging};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tilec_layout::{Builtin, SM_COUNT};
@@ -70,90 +72,15 @@ pub struct LaunchPlan {
     pub lens: Vec<Option<usize>>,
     /// Per launch, the tensor maps its entry takes, evaluated.
     pub maps: Vec<Vec<MapPlan>>,
-}
-
-/// A tensor map at the launch's extents: what `cuTensorMapEncodeTiled`
-/// takes but the tensor's address, checked against what TMA can do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MapPlan {
-    pub param: usize,
-    pub elem: crate::manifest::Elem,
-    /// Innermost first.
-    pub extents: Vec<u64>,
-    /// Bytes between consecutive elements of each dimension but the first.
-    pub strides: Vec<u64>,
-    pub boxes: Vec<u32>,
-    pub swizzle_bytes: u32,
-}
-
-/// Evaluates tensor map `t` at the extents: refuses strides TMA cannot
-/// take (not multiples of 16 bytes, or the first dimension not
-/// contiguous), and a map reaching past its tensor's `len` elements.
-fn map_plan(
-    m: &Manifest,
-    t: &tilec_layout::TensorMap,
-    env: &dyn tilec_layout::Bindings,
-    len: usize,
-) -> Result<MapPlan, RuntimeError> {
-    let name = &m.params[t.param].name;
-    let eval = |x: &tilec_layout::Int| {
-        x.eval(env).ok_or_else(|| {
-            RuntimeError::Manifest(format!("tensor map value {x} cannot be evaluated"))
-        })
-    };
-    let bytes = t.elem.bytes();
-    let (mut extents, mut strides, mut reach) = (Vec::new(), Vec::new(), 0i128);
-    for (i, d) in t.dims.iter().enumerate() {
-        let (e, s) = (eval(&d.extent)?, eval(&d.stride)?);
-        // Box coordinates are 32-bit signed in the kernel.
-        if !(1..1 << 31).contains(&e) || !(1..=tilec_layout::tma::MAX_BOX).contains(&d.size) {
-            return Err(RuntimeError::Condition(format!(
-                "the tensor map of {name} has extent {e} and box {} in dimension {i}; the kernel takes extents below 2^31 and boxes up to 256",
-                d.size
-            )));
-        }
-        if i == 0 && s != 1 {
-            return Err(RuntimeError::Manifest(format!(
-                "the tensor map of {name} is not contiguous innermost"
-            )));
-        }
-        let stride_bytes = s.checked_mul(bytes).filter(|b| (1..1 << 40).contains(b));
-        match stride_bytes {
-            _ if i == 0 => {}
-            Some(b) if b % 16 == 0 => strides.push(b as u64),
-            Some(b) => {
-                return Err(RuntimeError::Condition(format!(
-                    "the TMA loads of {name} need its strides to be multiples of 16 bytes, but {} = {s} elements is {b} bytes",
-                    d.stride
-                )));
-            }
-            None => {
-                return Err(RuntimeError::Condition(format!(
-                    "the tensor map of {name} has a stride of {s} elements; TMA takes 1 to 2^40 bytes"
-                )));
-            }
-        }
-        extents.push(e as u64);
-        reach += (e as i128 - 1) * s as i128;
-    }
-    if reach >= len as i128 {
-        return Err(RuntimeError::Manifest(format!(
-            "the tensor map of {name} reaches element {reach}, past its {len}"
-        )));
-    }
-    Ok(MapPlan {
-        param: t.param,
-        elem: t.elem,
-        extents,
-        strides,
-        boxes: t.dims.iter().map(|d| d.size as u32).collect(),
-        swizzle_bytes: t.swizzle_bytes as u32,
-    })
+    /// The aligned copies of tensors whose rows TMA cannot read in place,
+    /// made before every launch; maps name them by index.
+    pub staged: Vec<Staging>,
 }
 
 impl LaunchPlan {
     /// The entry points that run, each once, in launch order: `sgemm` or
-    /// `sgemm + sgemm_guarded`.
+    /// `sgemm + sgemm_guarded`; then the tensors copied to aligned rows
+    /// first, if any.
     pub fn entries(&self, m: &Manifest) -> String {
         let mut names: Vec<&str> = Vec::new();
         for l in &self.launches {
@@ -162,7 +89,21 @@ impl LaunchPlan {
                 names.push(name);
             }
         }
-        names.join(" + ")
+        let mut staged: Vec<&str> = Vec::new();
+        for s in &self.staged {
+            let name = m.params[s.param].name.as_str();
+            if !staged.contains(&name) {
+                staged.push(name);
+            }
+        }
+        match staged.is_empty() {
+            true => names.join(" + "),
+            false => format!(
+                "{} (TMA reads an aligned copy of {})",
+                names.join(" + "),
+                staged.join(", ")
+            ),
+        }
     }
 }
 
@@ -316,12 +257,12 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
             ParamKind::Scalar { .. } => None,
         });
     }
-    let mut maps = Vec::new();
+    let (mut maps, mut staged) = (Vec::new(), Vec::new());
     for l in &launches {
         let mut these = Vec::new();
         for t in &m.variants[l.variant].tensor_maps {
             let len = lens.get(t.param).copied().flatten().unwrap_or(0);
-            these.push(map_plan(m, t, &env, len)?);
+            these.push(map_plan(m, t, &env, len, &mut staged)?);
         }
         maps.push(these);
     }
@@ -339,6 +280,7 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
         extents,
         lens,
         maps,
+        staged,
     })
 }
 

@@ -132,6 +132,10 @@ impl fmt::Display for Fact {
 pub struct Condition {
     pub fact: Fact,
     pub needed_by: &'static str,
+    /// The tensor (the caller's index) whose tiles the fact is about, where
+    /// it is one tensor's: code that never touches that tensor's elements
+    /// one by one (a kernel reading it by TMA alone) does not need it.
+    pub tensor: Option<usize>,
 }
 
 impl fmt::Display for Condition {
@@ -163,7 +167,11 @@ impl Conditions {
             Some(true) => Ok(()),
             Some(false) => Err(err()),
             None => {
-                let c = Condition { fact, needed_by };
+                let c = Condition {
+                    fact,
+                    needed_by,
+                    tensor: None,
+                };
                 if !self.list.contains(&c) {
                     self.list.push(c);
                 }
@@ -175,8 +183,17 @@ impl Conditions {
     /// Records `fact` unless it is statically true: a condition that may
     /// fail, for a caller with a fallback when it does.
     pub fn record(&mut self, fact: Fact, needed_by: &'static str) {
+        self.record_for(fact, needed_by, None)
+    }
+
+    /// Records `fact` (see [`Conditions::record`]) as being about `tensor`.
+    pub fn record_for(&mut self, fact: Fact, needed_by: &'static str, tensor: Option<usize>) {
         if fact.decide() != Some(true) {
-            let c = Condition { fact, needed_by };
+            let c = Condition {
+                fact,
+                needed_by,
+                tensor,
+            };
             if !self.list.contains(&c) {
                 self.list.push(c);
             }

@@ -38,7 +38,13 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
                 b.view.offset
             );
         }
+        let mut shown: Vec<(&tilec_layout::Fact, &str)> = Vec::new();
         for c in &k.conditions {
+            // The same fact about several tensors' tiles, once.
+            if shown.contains(&(&c.fact, c.needed_by)) {
+                continue;
+            }
+            shown.push((&c.fact, c.needed_by));
             if c.needed_by == crate::check::kernel::FULL_TILES {
                 let _ = writeln!(out, "  fast path where {}", c.fact);
             } else {

@@ -45,6 +45,11 @@ impl Lowerer<'_> {
     pub(super) fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
         let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));
         let mut guard = None;
+        if let Base::Param(p) = v.base
+            && !self.by_element.contains(&p)
+        {
+            self.by_element.push(p);
+        }
         let space = match v.base {
             Base::Param(p) if self.variant != Variant::Full && !v.coords.is_empty() => {
                 guard = self.guard(v, c)?;
@@ -230,6 +235,7 @@ impl Lowerer<'_> {
                     let c = tilec_layout::Condition {
                         fact,
                         needed_by: "a vectorized copy",
+                        tensor: None,
                     };
                     if !self.conditions.contains(&c) {
                         self.conditions.push(c);

@@ -184,6 +184,7 @@ fn lower_with(
         accesses: Vec::new(),
         loops: Vec::new(),
         conditions: Vec::new(),
+        by_element: Vec::new(),
         notes: Vec::new(),
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
@@ -192,12 +193,25 @@ fn lower_with(
         threads: Vec::new(),
     };
     let body = l.stmts(&k.body)?;
-    let (block_conditions, conditions): (Vec<_>, Vec<_>) = k
-        .conditions
-        .iter()
-        .filter(|c| variant == Variant::Full || c.needed_by != FULL_TILES)
-        .cloned()
-        .partition(is_block_fact);
+    // The full-tile entry needs a tensor's tiles full only where it touches
+    // their elements: TMA fills zeros past a tensor's edge, so a partial
+    // k-tile read by TMA alone costs the fast entry nothing.
+    let needed = |c: &&tilec_layout::Condition| {
+        c.needed_by != FULL_TILES
+            || (variant == Variant::Full && c.tensor.is_none_or(|p| l.by_element.contains(&p)))
+    };
+    let mut kept: Vec<tilec_layout::Condition> = Vec::new();
+    for c in k.conditions.iter().filter(needed) {
+        let c = tilec_layout::Condition {
+            tensor: None,
+            ..c.clone()
+        };
+        if !kept.contains(&c) {
+            kept.push(c);
+        }
+    }
+    let (block_conditions, conditions): (Vec<_>, Vec<_>) =
+        kept.into_iter().partition(is_block_fact);
     let params = k
         .params
         .iter()
@@ -329,6 +343,9 @@ struct Lowerer<'k> {
     accesses: Vec<GlobalAccess>,
     loops: Vec<LoopRange>,
     conditions: Vec<tilec_layout::Condition>,
+    /// The tensors whose elements the variant touches one by one (loads,
+    /// stores, copies): all but those read by TMA alone.
+    by_element: Vec<usize>,
     notes: Vec<Note>,
     /// Register arrays lowering adds (after the kernel's), by element type.
     extra_registers: Vec<(crate::check::program::Elem, i64)>,

@@ -5,7 +5,7 @@
 
 use super::{EVEN_PARTITION, FULL_TILES};
 use crate::check::algebra::Args;
-use crate::check::program::{CoordFn, View};
+use crate::check::program::{Base, CoordFn, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use tilec_layout::{Builtin, Conditions, Coord, Fact, Int, IntTuple, Layout};
@@ -118,7 +118,11 @@ pub(super) fn even(
             {
                 t.coords.push(f.clone());
             }
-            conds.record(here, FULL_TILES);
+            let tensor = match t.base {
+                Base::Param(p) => Some(p),
+                _ => None,
+            };
+            conds.record_for(here, FULL_TILES, tensor);
             continue;
         }
         conds
