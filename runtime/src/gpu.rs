@@ -105,8 +105,9 @@ pub struct Loaded {
     side: Vec<(Arc<CudaStream>, CudaEvent)>,
     /// Where the side streams start: the main stream's work so far.
     start: CudaEvent,
-    /// The aligned copies of [`LaunchPlan::staged`], filled at each launch.
-    staged: Vec<CudaSlice<u8>>,
+    /// The aligned copies of [`LaunchPlan::staged`], filled at each launch
+    /// by the stage kernel for their element size.
+    staged: Vec<(CudaSlice<u8>, CudaFunction)>,
 }
 
 /// A tensor map as a kernel argument: 128 bytes, passed by value.
@@ -170,11 +171,19 @@ impl Gpu {
         let side = (1..plan.launches.len())
             .map(|_| Ok((self.ctx.new_stream()?, event()?)))
             .collect::<Result<_, RuntimeError>>()?;
-        let staged = plan
-            .staged
-            .iter()
-            .map(|s| Ok(self.stream.alloc_zeros::<u8>(s.bytes() as usize)?))
-            .collect::<Result<_, RuntimeError>>()?;
+        let mut staged = Vec::new();
+        if !plan.staged.is_empty() {
+            let stage = self
+                .ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(crate::stage::ptx()))?;
+            for s in &plan.staged {
+                let entry = crate::stage::entry(s.elem_bytes).ok_or_else(|| {
+                    RuntimeError::Manifest(format!("{}-byte elements to stage", s.elem_bytes))
+                })?;
+                let copy = self.stream.alloc_zeros::<u8>(s.bytes() as usize)?;
+                staged.push((copy, stage.load_function(entry)?));
+            }
+        }
         Ok(Loaded {
             entries,
             side,
@@ -244,8 +253,8 @@ impl Gpu {
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
-        for (s, copy) in plan.staged.iter().zip(&k.staged) {
-            self.stage(s, d, copy)?;
+        for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
+            self.stage(s, d, copy, f)?;
         }
         if !k.side.is_empty() {
             k.start.record(&self.stream)?;
@@ -287,7 +296,7 @@ impl Gpu {
         offset: Option<&[u32; 3]>,
         grid: [u32; 3],
         plan: &LaunchPlan,
-        (d, staged): (&DeviceArgs, &[CudaSlice<u8>]),
+        (d, staged): (&DeviceArgs, &[(CudaSlice<u8>, CudaFunction)]),
         maps: &[MapPlan],
     ) -> Result<(), RuntimeError> {
         let maps = maps
@@ -326,45 +335,43 @@ impl Gpu {
         Ok(())
     }
 
-    /// Fills the aligned copy `to` of a tensor (on the stream, before the launch).
+    /// Fills the aligned copy `to` of a tensor with the stage kernel `f`
+    /// (on the stream, before the launch).
     fn stage(
         &self,
         s: &crate::tma::Staging,
         d: &DeviceArgs,
         to: &CudaSlice<u8>,
+        f: &CudaFunction,
     ) -> Result<(), RuntimeError> {
         use cudarc::driver::DevicePtr;
-        use cudarc::driver::sys;
         let from = d.address(s.param, &self.stream)?;
         let to = to.device_ptr(&self.stream).0;
+        let e = s.elem_bytes;
+        let width = s.row_bytes / e;
         for c in s.copies() {
-            let copy = sys::CUDA_MEMCPY2D {
-                srcXInBytes: 0,
-                srcY: 0,
-                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcHost: std::ptr::null(),
-                srcDevice: from + c.from,
-                srcArray: std::ptr::null_mut(),
-                srcPitch: c.from_pitch as usize,
-                dstXInBytes: 0,
-                dstY: 0,
-                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                dstHost: std::ptr::null_mut(),
-                dstDevice: to + c.to,
-                dstArray: std::ptr::null_mut(),
-                dstPitch: c.to_pitch as usize,
-                WidthInBytes: s.row_bytes as usize,
-                Height: c.rows as usize,
+            let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, c.rows.min(65535) as u32, 1),
+                block_dim: (crate::stage::THREADS, 1, 1),
+                shared_mem_bytes: 0,
             };
-            // Safety: the plan bounded the rows within the tensor's buffer
-            // (the map's reach) and sized the copy by them.
-            let r = unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                return Err(RuntimeError::Cuda(format!(
-                    "the aligned copy of tensor {} failed ({r:?})",
-                    s.param
-                )));
+            let args = [
+                from + c.from,
+                to + c.to,
+                width,
+                c.from_pitch / e,
+                c.to_pitch / e,
+                c.rows,
+            ];
+            let mut b = self.stream.launch_builder(f);
+            for a in &args {
+                b.arg(a);
             }
+            // Safety: the plan bounded the rows within the tensor's buffer
+            // (the map's reach) and sized the copy by them; the kernel
+            // takes six u64s and touches rows below `c.rows` only.
+            unsafe { b.launch(cfg) }?;
         }
         Ok(())
     }
@@ -374,14 +381,14 @@ impl Gpu {
         &self,
         m: &MapPlan,
         d: &DeviceArgs,
-        staged: &[CudaSlice<u8>],
+        staged: &[(CudaSlice<u8>, CudaFunction)],
         stream: &CudaStream,
     ) -> Result<TensorMapArg, RuntimeError> {
         use cudarc::driver::DevicePtr;
         use cudarc::driver::sys;
         let address = match m.source {
             MapSource::Tensor => d.address(m.param, stream)?,
-            MapSource::Staged(i) => staged[i].device_ptr(stream).0,
+            MapSource::Staged(i) => staged[i].0.device_ptr(stream).0,
         };
         let dtype = match m.elem {
             Elem::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,

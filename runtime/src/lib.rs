@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod plan;
 pub mod reference;
 mod rows;
+pub mod stage;
 pub mod tma;
 
 use host::{HostBuffer, relative_error};

@@ -39,6 +39,8 @@ pub enum MapSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Staging {
     pub param: usize,
+    /// Bytes of one element (the copy moves whole elements).
+    pub elem_bytes: u64,
     /// Bytes of one row: the map's first extent times the element's size.
     pub row_bytes: u64,
     /// The map's other dimensions, innermost first.
@@ -164,7 +166,7 @@ pub fn map_plan(
     }
     let mut source = MapSource::Tensor;
     if strides.iter().any(|s| s % 16 != 0) {
-        let staging = staging(t.param, extents[0] * bytes as u64, &extents[1..], &strides);
+        let staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides);
         if staging.copies().len() as u64 > MAX_ROW_COPIES {
             return Err(RuntimeError::Condition(format!(
                 "the TMA loads of {name} need its strides to be multiples of 16 bytes; an aligned copy of it would take more than {MAX_ROW_COPIES} row copies"
@@ -191,9 +193,10 @@ pub fn map_plan(
     })
 }
 
-/// The aligned copy of rows of `row_bytes` with outer `extents` at byte
-/// `strides` in the tensor.
-fn staging(param: usize, row_bytes: u64, extents: &[u64], strides: &[u64]) -> Staging {
+/// The aligned copy of rows of `row` elements of `elem_bytes`, with outer
+/// `extents` at byte `strides` in the tensor.
+fn staging(param: usize, elem_bytes: u64, row: u64, extents: &[u64], strides: &[u64]) -> Staging {
+    let row_bytes = row * elem_bytes;
     let mut to = row_bytes.next_multiple_of(128);
     let dims = extents
         .iter()
@@ -206,6 +209,7 @@ fn staging(param: usize, row_bytes: u64, extents: &[u64], strides: &[u64]) -> St
         .collect();
     Staging {
         param,
+        elem_bytes,
         row_bytes,
         dims,
     }
@@ -218,7 +222,7 @@ mod tests {
     #[test]
     fn a_matrix_is_one_pitched_copy() {
         // 4097 x 4097 bf16, K-major: rows of 8194 bytes go to rows of 8320.
-        let s = staging(0, 8194, &[4097], &[8194]);
+        let s = staging(0, 2, 4097, &[4097], &[8194]);
         assert_eq!(s.bytes(), 8320 * 4097);
         assert_eq!(
             s.copies(),
@@ -234,12 +238,12 @@ mod tests {
 
     #[test]
     fn batches_that_follow_on_join_the_rows() {
-        let dense = staging(1, 200, &[30, 5], &[200, 6000]);
+        let dense = staging(1, 4, 50, &[30, 5], &[200, 6000]);
         assert_eq!(dense.copies().len(), 1);
         assert_eq!(dense.copies()[0].rows, 150);
         assert_eq!(dense.bytes(), 256 * 150);
         // A gap between batch entries: one copy per entry.
-        let gapped = staging(1, 200, &[30, 5], &[200, 6400]);
+        let gapped = staging(1, 4, 50, &[30, 5], &[200, 6400]);
         let c = gapped.copies();
         assert_eq!(c.len(), 5);
         assert_eq!(

@@ -98,6 +98,28 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
     }
 }
 
+/// The runtime's stage kernel (PTX written by hand, which fills the aligned
+/// copies TMA reads) assembles for the H200.
+#[test]
+fn the_runtime_stage_kernel_assembles() {
+    let Some(p) = ptxas() else {
+        eprintln!("SKIPPED stage kernel assembly: no ptxas");
+        return;
+    };
+    let ptx = std::env::temp_dir().join(format!("tilec-stage-{}.ptx", std::process::id()));
+    std::fs::write(&ptx, tilec_runtime::stage::ptx()).unwrap();
+    let o = Command::new(p)
+        .args(["-arch=sm_90", ptx.to_str().unwrap(), "-o"])
+        .arg(ptx.with_extension("cubin"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "ptxas rejects the stage kernel: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// One entry of PTX or one kernel of IR text: from its header (`.entry NAME(`,
 /// `kernel NAME(`) to the next `.entry ` or `kernel `.
 fn part<'a>(text: &'a str, header: &str) -> &'a str {

@@ -1,0 +1,90 @@
+//! The kernel that fills a tensor's aligned copy for TMA ([`crate::tma::Staging`]):
+//! rows of elements from any pitch to a pitch of whole 128 bytes. Written
+//! here in PTX (the runtime has no compiler), one entry per element size.
+//! A warp moves 32 consecutive elements per instruction, so loads and
+//! stores are coalesced at any alignment of the source rows; each thread
+//! has four loads in flight before its stores.
+
+/// Threads per block, and elements of a row each block copies.
+pub const THREADS: u32 = 256;
+pub const ROW_ELEMENTS_PER_BLOCK: u64 = THREADS as u64 * UNROLL as u64;
+const UNROLL: usize = 4;
+
+/// The entry point for elements of `bytes` bytes (2 or 4).
+pub fn entry(bytes: u64) -> Option<&'static str> {
+    match bytes {
+        2 => Some("tilec_stage_b16"),
+        4 => Some("tilec_stage_b32"),
+        _ => None,
+    }
+}
+
+/// The module: `tilec_stage_b16` and `tilec_stage_b32`, each taking (source,
+/// destination, row length, source pitch, destination pitch, rows), all
+/// u64, lengths and pitches in elements. Block `(x, y)` copies elements
+/// `x * ROW_ELEMENTS_PER_BLOCK ..` of rows `y, y + gridDim.y, ...`.
+pub fn ptx() -> String {
+    let mut s = String::from(".version 7.0\n.target sm_80\n.address_size 64\n");
+    for (bits, shift) in [(16, 1), (32, 2)] {
+        s += &entry_ptx(bits, shift);
+    }
+    s
+}
+
+fn entry_ptx(bits: u32, shift: u32) -> String {
+    let mut loads = String::new();
+    let mut stores = String::new();
+    for j in 0..UNROLL {
+        let off = j as u32 * THREADS;
+        loads += &format!(
+            "  add.u64 %c{j}, %col, {off};\n  setp.lt.u64 %p{j}, %c{j}, %width;\n  \
+             add.u64 %a, %c{j}, %srow;\n  shl.b64 %a, %a, {shift};\n  add.u64 %a, %a, %src;\n  \
+             @%p{j} ld.global.nc.u{bits} %v{j}, [%a];\n"
+        );
+        stores += &format!(
+            "  add.u64 %a, %c{j}, %drow;\n  shl.b64 %a, %a, {shift};\n  add.u64 %a, %a, %dst;\n  \
+             @%p{j} st.global.u{bits} [%a], %v{j};\n"
+        );
+    }
+    format!(
+        r#"
+.visible .entry tilec_stage_b{bits}(.param .u64 p_src, .param .u64 p_dst, .param .u64 p_width,
+    .param .u64 p_src_pitch, .param .u64 p_dst_pitch, .param .u64 p_rows)
+{{
+  .reg .pred %p<{UNROLL}>;
+  .reg .pred %done;
+  .reg .b{bits} %v<{UNROLL}>;
+  .reg .b32 %t<4>;
+  .reg .b64 %src, %dst, %width, %spitch, %dpitch, %rows, %col, %row, %step, %srow, %drow, %a;
+  .reg .b64 %c<{UNROLL}>;
+  ld.param.u64 %src, [p_src];
+  ld.param.u64 %dst, [p_dst];
+  ld.param.u64 %width, [p_width];
+  ld.param.u64 %spitch, [p_src_pitch];
+  ld.param.u64 %dpitch, [p_dst_pitch];
+  ld.param.u64 %rows, [p_rows];
+  cvta.to.global.u64 %src, %src;
+  cvta.to.global.u64 %dst, %dst;
+  mov.u32 %t0, %ctaid.x;
+  mov.u32 %t1, %tid.x;
+  mul.wide.u32 %col, %t0, {per_block};
+  cvt.u64.u32 %a, %t1;
+  add.u64 %col, %col, %a;
+  mov.u32 %t2, %ctaid.y;
+  cvt.u64.u32 %row, %t2;
+  mov.u32 %t3, %nctaid.y;
+  cvt.u64.u32 %step, %t3;
+ROW:
+  setp.ge.u64 %done, %row, %rows;
+  @%done bra END;
+  mul.lo.u64 %srow, %row, %spitch;
+  mul.lo.u64 %drow, %row, %dpitch;
+{loads}{stores}  add.u64 %row, %row, %step;
+  bra ROW;
+END:
+  ret;
+}}
+"#,
+        per_block = ROW_ELEMENTS_PER_BLOCK,
+    )
+}
