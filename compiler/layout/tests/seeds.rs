@@ -121,3 +121,20 @@ fn local_tile_of_sgemm_is_a_divide_then_a_slice() {
     assert_eq!(g_a.to_string(), "((128,8),ceil_div(K,8)):((1,M),(8*M))");
     assert_eq!(g_a.size().eval(&env), Some(128 * 8 * 512));
 }
+
+/// `(3, 5):(K, 1)` (static shape, run-time row stride) under a 2x2
+/// row-major tile: each mode of the tile walks the rows apart and the
+/// results are added, giving `(2, 2):(2K, K)`, whose last element is 3K;
+/// but the tile's element 3 is `a(3) = 1` (row 3 is row 0 of the next
+/// column). The walk facts alone held here, and the wrong layout was
+/// returned; the no-carry fact refuses it. With four rows it is right.
+#[test]
+fn a_composition_whose_modes_would_carry_is_refused() {
+    let k = || IntTuple::Int(Int::var("K"));
+    let b = l(tup!(2, 2), tup!(2, 1));
+    let a3 = l(tup!(3, 5), IntTuple::Tuple(vec![k(), IntTuple::from(1)]));
+    assert!(composition(&a3, &b, &mut Conditions::new()).is_err());
+    let a4 = l(tup!(4, 5), IntTuple::Tuple(vec![k(), IntTuple::from(1)]));
+    let r = composition(&a4, &b, &mut Conditions::new()).unwrap();
+    assert_eq!(r.to_string(), "(2,2):((2*K),K)");
+}
