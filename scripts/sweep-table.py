@@ -1,0 +1,37 @@
+"""The table of a shape sweep (scripts/shape-sweep writes its JSON lines):
+per kernel, tilec / cuBLAS at each shape (cuBLAS's median time over
+tilec's), TFLOP/s, the entries that ran; the geometric mean and the worst.
+    python3 scripts/sweep-table.py /tmp/shape-sweep.jsonl [--markdown]"""
+import json
+import math
+import sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+md = "--markdown" in sys.argv
+for f in dict.fromkeys(r["file"] for r in rows):
+    print(f"\n{f}: tilec / cuBLAS (medians), tilec TFLOP/s, entries")
+    if md:
+        print("\n| M x N x K | tilec / cuBLAS | TFLOP/s | entries |\n|---|---|---|---|")
+    ratios = []
+    for r in (x for x in rows if x["file"] == f):
+        if "error" in r:
+            print(f"  {r['shape']:>20}  error: {r['error']}")
+            continue
+        x = r["result"]
+        c = x["check"]
+        if c is not None and not c["error"] <= c["tolerance"]:
+            print(f"  {r['shape']:>20}  wrong result (relative error {c['error']:.3g})")
+            continue
+        if not x.get("cublas"):
+            print(f"  {r['shape']:>20}  no cuBLAS figure")
+            continue
+        ratio = x["cublas"]["median"] / x["tilec"]["median"]
+        ratios.append(ratio)
+        tflops = x["work"] / x["tilec"]["median"] / 1e9
+        if md:
+            print(f"| {r['shape']} | {ratio:.3f} | {tflops:.1f} | {x['kernel']} |")
+        else:
+            print(f"  {r['shape']:>20}  {ratio:6.3f}  {tflops:7.1f}  {x['kernel']}")
+    if ratios:
+        g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print(f"\n  geometric mean {g:.3f} over {len(ratios)} shapes, worst {min(ratios):.3f}, best {max(ratios):.3f}")
