@@ -277,8 +277,8 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
 /// CuTe's GMMA atoms (K-major 32-, 64- or 128-byte rows, the k-tile one
 /// row wide; or MN-major, the tile one swizzle span tall), A and B of
 /// random majors (a major the stage does not match is no box: refused at
-/// the copy), sometimes a barrier among the consumers, and extents that
-/// keep the tensors' rows whole 16 bytes (which TMA needs).
+/// the copy), sometimes a barrier among the consumers, and extents of
+/// any size.
 fn generate_tma_gemm(rng: &mut Rng) -> Program {
     let (elem, types) = rng.pick(&[("bf16", "BF16BF16"), ("f16", "F16F16")]);
     let n = rng.pick(&[8, 16, 32, 64, 128]);
@@ -345,12 +345,15 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
 }}
 "
     );
-    // Multiples of 8 (rows of 16 bytes in every major), now and then a
-    // partial tile, a single tile or several.
-    let mut extent = |t: i64| match rng.below(3) {
+    // A single tile or several, now and then a partial one; mostly
+    // multiples of 8 (rows of whole 16 bytes, which TMA reads in place),
+    // sometimes not (the runtime's plan reads those through an aligned
+    // copy, and a partial k-tile read by TMA alone keeps the full entry).
+    let mut extent = |t: i64| match rng.below(4) {
         0 => 8 * (1 + rng.below(4) as i64),
         1 => t * (1 + rng.below(2) as i64),
-        _ => (t * (1 + rng.below(2) as i64) + rng.pick(&[-8, 8])).max(8),
+        2 => (t * (1 + rng.below(2) as i64) + rng.pick(&[-8, 8])).max(8),
+        _ => (t * (1 + rng.below(2) as i64) + rng.pick(&[-3, 1, 5])).max(1),
     };
     let dims = vec![
         format!("M={}", extent(bm)),
