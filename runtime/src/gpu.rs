@@ -49,9 +49,7 @@ impl DeviceArgs {
         }
         Some((ra?, rb?, rc?))
     }
-}
 
-impl DeviceArgs {
     /// The device address of tensor argument `i`.
     fn address(&self, i: usize, stream: &CudaStream) -> Result<u64, RuntimeError> {
         use cudarc::driver::DevicePtr;
@@ -180,6 +178,8 @@ impl Gpu {
                 let entry = crate::stage::entry(s.elem_bytes).ok_or_else(|| {
                     RuntimeError::Manifest(format!("{}-byte elements to stage", s.elem_bytes))
                 })?;
+                // Zeroed, not left as it was: the rows' padding is never
+                // read, but no buffer a kernel is given holds stale data.
                 let copy = self.stream.alloc_zeros::<u8>(s.bytes() as usize)?;
                 staged.push((copy, stage.load_function(entry)?));
             }
@@ -253,6 +253,11 @@ impl Gpu {
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
+        if plan.staged.len() != k.staged.len() {
+            return Err(RuntimeError::Usage(
+                "the kernel was loaded for another plan (its aligned copies differ)".into(),
+            ));
+        }
         for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
             self.stage(s, d, copy, f)?;
         }
@@ -345,6 +350,13 @@ impl Gpu {
         f: &CudaFunction,
     ) -> Result<(), RuntimeError> {
         use cudarc::driver::DevicePtr;
+        if (to.len() as u64) < s.bytes() {
+            return Err(RuntimeError::Usage(format!(
+                "an aligned copy of {} bytes for a staging of {}",
+                to.len(),
+                s.bytes()
+            )));
+        }
         let from = d.address(s.param, &self.stream)?;
         let to = to.device_ptr(&self.stream).0;
         let e = s.elem_bytes;

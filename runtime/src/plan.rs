@@ -78,9 +78,9 @@ pub struct LaunchPlan {
 }
 
 impl LaunchPlan {
-    /// The entry points that run, each once, in launch order: `sgemm` or
-    /// `sgemm + sgemm_guarded`; then the tensors copied to aligned rows
-    /// first, if any.
+    /// The entry points that run, each once, in launch order (`sgemm` or
+    /// `sgemm + sgemm_guarded`), and the tensors TMA reads through aligned
+    /// copies, if any.
     pub fn entries(&self, m: &Manifest) -> String {
         let mut names: Vec<&str> = Vec::new();
         for l in &self.launches {

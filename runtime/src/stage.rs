@@ -5,8 +5,9 @@
 //! stores are coalesced at any alignment of the source rows; each thread
 //! has four loads in flight before its stores.
 
-/// Threads per block, and elements of a row each block copies.
+/// Threads per block.
 pub const THREADS: u32 = 256;
+/// Elements of a row each block copies (the grid's x covers a row).
 pub const ROW_ELEMENTS_PER_BLOCK: u64 = THREADS as u64 * UNROLL as u64;
 const UNROLL: usize = 4;
 

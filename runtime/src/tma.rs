@@ -71,24 +71,44 @@ pub struct RowCopy {
 /// dimensions are too scattered to copy before every launch.
 const MAX_ROW_COPIES: u64 = 1 << 12;
 
+/// Bytes an aligned copy may take (the H200 has 141 GB).
+const MAX_STAGED_BYTES: u64 = 1 << 40;
+
 impl Staging {
     /// Bytes of the copy.
     pub fn bytes(&self) -> u64 {
         self.dims.last().map_or(self.row_bytes, |d| d.to * d.extent)
     }
 
-    /// The copy as pitched copies: the first dimension's rows, together
-    /// with every next dimension whose rows follow on in the tensor.
-    pub fn copies(&self) -> Vec<RowCopy> {
-        let Some(first) = self.dims.first() else {
-            return Vec::new();
-        };
+    /// The rows of one pitched copy (the first dimension's, with every
+    /// next dimension's whose rows follow on in the tensor), and the
+    /// dimensions left, each a copy per entry.
+    fn joined(&self) -> Option<(u64, &[StagedDim])> {
+        let first = self.dims.first()?;
         let mut rows = first.extent;
         let mut rest = &self.dims[1..];
-        while let Some(d) = rest.first().filter(|d| d.from == first.from * rows) {
+        while let Some(d) = rest
+            .first()
+            .filter(|d| Some(d.from) == first.from.checked_mul(rows))
+        {
             rows *= d.extent;
             rest = &rest[1..];
         }
+        Some((rows, rest))
+    }
+
+    /// How many pitched copies [`Staging::copies`] gives, without making them.
+    pub fn copy_count(&self) -> u64 {
+        self.joined().map_or(0, |(_, rest)| {
+            rest.iter().fold(1u64, |n, d| n.saturating_mul(d.extent))
+        })
+    }
+
+    /// The copy as pitched copies.
+    pub fn copies(&self) -> Vec<RowCopy> {
+        let (Some(first), Some((rows, rest))) = (self.dims.first(), self.joined()) else {
+            return Vec::new();
+        };
         let mut out = vec![RowCopy {
             from: 0,
             to: 0,
@@ -166,10 +186,16 @@ pub fn map_plan(
     }
     let mut source = MapSource::Tensor;
     if strides.iter().any(|s| s % 16 != 0) {
-        let staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides);
-        if staging.copies().len() as u64 > MAX_ROW_COPIES {
-            return Err(RuntimeError::Condition(format!(
-                "the TMA loads of {name} need its strides to be multiples of 16 bytes; an aligned copy of it would take more than {MAX_ROW_COPIES} row copies"
+        let refuse = |why: String| {
+            RuntimeError::Condition(format!(
+                "the TMA loads of {name} need its strides to be multiples of 16 bytes; an aligned copy of it {why}"
+            ))
+        };
+        let staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides)
+            .ok_or_else(|| refuse(format!("would pass {MAX_STAGED_BYTES} bytes")))?;
+        if staging.copy_count() > MAX_ROW_COPIES {
+            return Err(refuse(format!(
+                "would take more than {MAX_ROW_COPIES} row copies"
             )));
         }
         strides = staging.dims.iter().map(|d| d.to).collect();
@@ -194,25 +220,29 @@ pub fn map_plan(
 }
 
 /// The aligned copy of rows of `row` elements of `elem_bytes`, with outer
-/// `extents` at byte `strides` in the tensor.
-fn staging(param: usize, elem_bytes: u64, row: u64, extents: &[u64], strides: &[u64]) -> Staging {
-    let row_bytes = row * elem_bytes;
-    let mut to = row_bytes.next_multiple_of(128);
-    let dims = extents
-        .iter()
-        .zip(strides)
-        .map(|(&extent, &from)| {
-            let d = StagedDim { extent, from, to };
-            to *= extent;
-            d
-        })
-        .collect();
-    Staging {
+/// `extents` at byte `strides` in the tensor; `None` past
+/// [`MAX_STAGED_BYTES`] (dimensions that overlap in the tensor can make a
+/// copy far larger than the tensor).
+fn staging(
+    param: usize,
+    elem_bytes: u64,
+    row: u64,
+    extents: &[u64],
+    strides: &[u64],
+) -> Option<Staging> {
+    let row_bytes = row.checked_mul(elem_bytes)?;
+    let mut to = row_bytes.checked_next_multiple_of(128)?;
+    let mut dims = Vec::new();
+    for (&extent, &from) in extents.iter().zip(strides) {
+        dims.push(StagedDim { extent, from, to });
+        to = to.checked_mul(extent).filter(|&b| b <= MAX_STAGED_BYTES)?;
+    }
+    Some(Staging {
         param,
         elem_bytes,
         row_bytes,
         dims,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -222,7 +252,7 @@ mod tests {
     #[test]
     fn a_matrix_is_one_pitched_copy() {
         // 4097 x 4097 bf16, K-major: rows of 8194 bytes go to rows of 8320.
-        let s = staging(0, 2, 4097, &[4097], &[8194]);
+        let s = staging(0, 2, 4097, &[4097], &[8194]).unwrap();
         assert_eq!(s.bytes(), 8320 * 4097);
         assert_eq!(
             s.copies(),
@@ -238,17 +268,28 @@ mod tests {
 
     #[test]
     fn batches_that_follow_on_join_the_rows() {
-        let dense = staging(1, 4, 50, &[30, 5], &[200, 6000]);
+        let dense = staging(1, 4, 50, &[30, 5], &[200, 6000]).unwrap();
         assert_eq!(dense.copies().len(), 1);
         assert_eq!(dense.copies()[0].rows, 150);
         assert_eq!(dense.bytes(), 256 * 150);
         // A gap between batch entries: one copy per entry.
-        let gapped = staging(1, 4, 50, &[30, 5], &[200, 6400]);
+        let gapped = staging(1, 4, 50, &[30, 5], &[200, 6400]).unwrap();
         let c = gapped.copies();
-        assert_eq!(c.len(), 5);
+        assert_eq!((c.len(), gapped.copy_count()), (5, 5));
         assert_eq!(
             (c[4].from, c[4].to, c[4].rows),
             (4 * 6400, 4 * 256 * 30, 30)
         );
+    }
+
+    #[test]
+    fn a_copy_larger_than_memory_is_refused_not_wrapped() {
+        // Three dimensions of 2^31 that overlap in the tensor (strides of
+        // 16 bytes): the copy would be 2^93 bytes.
+        let big = [1 << 31, 1 << 31, 1 << 31];
+        assert!(staging(0, 2, 3, &big, &[16, 16, 16]).is_none());
+        // The count of copies is counted, not listed.
+        let many = staging(0, 2, 3, &[2, 1 << 20], &[6, 1 << 30]).unwrap();
+        assert_eq!(many.copy_count(), 1 << 20);
     }
 }

@@ -32,6 +32,13 @@ pub fn composition(a: &Layout, b: &Layout, conds: &mut Conditions) -> Result<Lay
     for (span, s) in spans.iter().zip(&modes) {
         facts.push(Fact::Le(span.add(&Int::Static(1)), s.clone()));
     }
+    // With a negative stride in `b` a carry can be a borrow, which the
+    // spans do not bound: the facts prove nothing then (enumeration may).
+    for d in b.stride().leaves() {
+        if d.as_static().is_none_or(|v| v < 0) {
+            facts.push(Fact::Le(Int::Static(0), d));
+        }
+    }
     verify(a, b, &r, facts, conds)?;
     Ok(r)
 }
@@ -191,17 +198,11 @@ fn verify(
     if !b.shape().compatible(r.shape()) {
         return Err(invalid(format!("result {r} is not compatible with {b}")));
     }
-    // The walk and no-carry facts prove the result, as they do for
-    // symbolic layouts; where they hold statically, enumerating it would
-    // only repeat the proof (and cost the checker most of its time on
-    // large thread-value layouts). With a negative stride in `b` a carry
-    // can be a borrow, which the facts do not bound: enumerate.
-    let forward = b
-        .stride()
-        .leaves()
-        .iter()
-        .all(|d| d.as_static().is_some_and(|d| d >= 0));
-    if forward && facts.iter().all(|f| f.decide() == Some(true)) {
+    // The walk, no-carry and stride facts prove the result, as they do
+    // for symbolic layouts; where they hold statically, enumerating it
+    // would only repeat the proof (and cost the checker most of its time
+    // on large thread-value layouts).
+    if facts.iter().all(|f| f.decide() == Some(true)) {
         return Ok(());
     }
     let size = b.size().as_static().filter(|&n| n <= ENUMERATION_LIMIT);

@@ -40,13 +40,27 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
         }
         let mut shown: Vec<(&tilec_layout::Fact, &str)> = Vec::new();
         for c in &k.conditions {
-            // The same fact about several tensors' tiles, once.
+            // The same fact about several tensors' tiles, once, naming them.
             if shown.contains(&(&c.fact, c.needed_by)) {
                 continue;
             }
             shown.push((&c.fact, c.needed_by));
             if c.needed_by == crate::check::kernel::FULL_TILES {
-                let _ = writeln!(out, "  fast path where {}", c.fact);
+                let tensors: Vec<&str> = k
+                    .conditions
+                    .iter()
+                    .filter(|d| d.fact == c.fact && d.needed_by == c.needed_by)
+                    .filter_map(|d| d.tensor.map(|p| k.params[p].name.as_str()))
+                    .collect();
+                let _ = match tensors.is_empty() {
+                    true => writeln!(out, "  fast path where {}", c.fact),
+                    false => writeln!(
+                        out,
+                        "  fast path where {} (tiles of {})",
+                        c.fact,
+                        tensors.join(", ")
+                    ),
+                };
             } else {
                 let _ = writeln!(out, "  requires {c}");
             }
