@@ -186,11 +186,17 @@ fn first_wgmma(ir: &KernelIr) -> Option<tilec::span::Span> {
 /// strength reduction then gives each of a GEMM's row addresses an
 /// induction variable of its own, which took 40% of the back end's time on
 /// the tensor-core GEMMs and spilled registers in one of them
-/// (docs/performance.md, version 8).
+/// (docs/performance.md, version 8). `-disable-nvptx-load-store-vectorizer`:
+/// the vectorizer runs among the IR passes instead, for the modules that
+/// have something for it ([`ir_passes`]).
 fn set_backend_options() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let args: [&std::ffi::CStr; 2] = [c"tilec", c"-disable-lsr"];
+        let args: [&std::ffi::CStr; 3] = [
+            c"tilec",
+            c"-disable-lsr",
+            c"-disable-nvptx-load-store-vectorizer",
+        ];
         let argv: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         // SAFETY: `argv` holds `argv.len()` NUL-terminated strings that
         // outlive the call; LLVM copies what it keeps.
@@ -217,14 +223,43 @@ pub fn join(texts: &[String], output: Output) -> String {
 /// emits IR that needs no general optimization: registers are SSA values,
 /// each shared element is loaded once between barriers, integer arithmetic
 /// is hash-consed and hoisted by lowering, shared accesses carry their
-/// proved alignment (so the back end's load-store vectorizer merges them),
-/// loops are rotated. What is left is to sink the hoisted arithmetic next
-/// to its uses, which keeps ptxas's register pressure down (the guarded
-/// sm80 GEMMs: 155 registers, no spills; 255 and 500 bytes of spills
-/// without it). LLVM's O3 pipeline made no better PTX and took 10 times as long.
-const IR_PASSES: &str = "function(sink)";
+/// proved alignment, loops are rotated. What is left is to sink the
+/// hoisted arithmetic next to its uses, which keeps ptxas's register
+/// pressure down (the guarded sm80 GEMMs: 155 registers, no spills; 255
+/// and 500 bytes of spills without it); LLVM's O3 pipeline made no better
+/// PTX and took 10 times as long. Then the load-store vectorizer merges
+/// element loads from shared memory into 128-bit ones, where a kernel has
+/// them: an FMA gemm's operands, an expression's loads, element copies out
+/// of shared memory. Copies choose their own vector atoms in lowering, and
+/// ldmatrix and wgmma read shared memory themselves, so elsewhere it finds
+/// nothing to merge, at a cost: a quarter of the back end's time on the
+/// guarded bgemm_tn_sm80 entry (the same PTX either way, every example).
+fn ir_passes(ir: &KernelIr) -> &'static str {
+    let shared = |a: &tilec::ir::Addr| matches!(a.space, tilec::ir::Space::Shared(_));
+    let mut loads_elements = false;
+    for_each_atom(&ir.body, &mut |i| {
+        loads_elements |= match &i.kind {
+            InstKind::Mma { a, b, .. } => shared(a) || shared(b),
+            InstKind::Compute { value, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                loads.into_iter().any(shared)
+            }
+            InstKind::Copy {
+                atom: CopyAtom::Scalar(_),
+                src,
+                ..
+            } => shared(src),
+            _ => false,
+        };
+    });
+    match loads_elements {
+        true => "function(sink,load-store-vectorizer)",
+        false => "function(sink)",
+    }
+}
 
-/// One kernel, in a module of its own, through [`IR_PASSES`] and the NVPTX back end.
+/// One kernel, in a module of its own, through [`ir_passes`] and the NVPTX back end.
 fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -250,7 +285,7 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     module
-        .run_passes(IR_PASSES, &tm, PassBuilderOptions::create())
+        .run_passes(ir_passes(ir), &tm, PassBuilderOptions::create())
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
