@@ -514,7 +514,7 @@ impl<'a> Block<'a> {
     /// the access sees would depend on when the copy lands).
     fn shared_slot(&self, s: usize, i: i64, t: usize, span: Span, what: &str) -> Result<usize> {
         let len = self.shared[s].values.len();
-        let i = self.local_index(i, len, t, span, &format!("shared buffer s{s}"))?;
+        let i = self.local_index(i, len, t, span, &|| format!("shared buffer s{s}"))?;
         self.in_stage(s, i, t, span)?;
         match self.in_flight[s][i] {
             None => Ok(i),
@@ -584,7 +584,7 @@ impl<'a> Block<'a> {
     /// written before.
     fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
         let len = self.registers[t][r].values.len();
-        let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
+        let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
         if !self.registers[t][r].written[i] {
             return Err(self.err(
                 t,
@@ -652,7 +652,7 @@ impl<'a> Block<'a> {
             }
             Space::Registers(r) => {
                 let len = self.registers[t][r].values.len();
-                let i = self.local_index(i, len, t, span, &format!("register array r{r}"))?;
+                let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
                 self.registers[t][r].values[i] = v;
                 self.registers[t][r].written[i] = true;
             }
@@ -725,12 +725,25 @@ impl<'a> Block<'a> {
         })
     }
 
-    fn local_index(&self, i: i64, len: usize, t: usize, span: Span, what: &str) -> Result<usize> {
+    /// `i` inside a buffer of `len` elements; `what` names the buffer, and
+    /// is only called for the error (every access of every thread comes
+    /// through here: formatting each name took half the executor's time).
+    fn local_index(
+        &self,
+        i: i64,
+        len: usize,
+        t: usize,
+        span: Span,
+        what: &dyn Fn() -> String,
+    ) -> Result<usize> {
         usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
             self.err(
                 t,
                 span,
-                format!("accesses element {i} of {what}, outside its {len} elements"),
+                format!(
+                    "accesses element {i} of {}, outside its {len} elements",
+                    what()
+                ),
             )
         })
     }
