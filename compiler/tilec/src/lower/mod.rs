@@ -385,6 +385,14 @@ impl Lowerer<'_> {
 
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), Problem> {
         match &s.op {
+            // Work in progress (branch split-k-wip): the IR instruction, its
+            // codegen, the runtime's workspace and the executor's groups.
+            Op::ReduceBlocks { .. } => {
+                return Err(Problem::Here(
+                    "`reduce` across blocks is checked but not lowered yet".into(),
+                    "work in progress on branch split-k-wip",
+                ));
+            }
             Op::Sync => {
                 self.spend(1)?;
                 out.push(Inst::at(s.span, InstKind::Barrier))
@@ -751,6 +759,7 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
         Op::Pipeline { load, body, .. } => {
             indexes_registers(load, var) || indexes_registers(body, var)
         }
+        Op::ReduceBlocks { body, .. } => indexes_registers(body, var),
         Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } => false,
     })
 }
