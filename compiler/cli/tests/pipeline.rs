@@ -325,6 +325,24 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
     m
 }
 
+/// An FMA gemm's operands come from shared memory element by element in
+/// the IR, with their proved alignment; the load-store vectorizer, which
+/// codegen runs only for modules with such loads, makes 128-bit reads of
+/// them (64 in sgemm_nt_sm80's full entry). The tensor-core GEMMs, which
+/// it skips, read shared memory through ldmatrix.
+#[test]
+fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
+    let f = root().join("examples/sgemm_nt_sm80.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry sgemm_nt_sm80(");
+    assert_eq!(full.matches("ld.shared.v4.f32").count(), 64);
+    let f = root().join("examples/bgemm_tn_sm80.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(part(&ptx, ".entry bgemm_tn_sm80(").contains("ldmatrix"));
+}
+
 #[test]
 fn copies_vectorize_where_the_layouts_allow() {
     let f = root().join("examples/sgemm_nt_tv.tile");
