@@ -423,6 +423,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     fn insts(&mut self, insts: &[Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
+                // Work in progress (branch split-k-wip): the workspace
+                // parameters, fences, the arrival counter and the sums.
+                InstKind::ReduceBlocks { .. } => {
+                    return Err(CodegenError::Llvm(
+                        "a reduce across blocks has no codegen yet (branch split-k-wip)".into(),
+                    ));
+                }
                 InstKind::Copy {
                     atom: CopyAtom::Scalar(elem),
                     src,

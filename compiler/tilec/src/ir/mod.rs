@@ -181,6 +181,7 @@ impl Inst {
             | InstKind::TmaLoad { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
+            | InstKind::ReduceBlocks { .. }
             | InstKind::Pipeline { .. } => None,
         }
     }
@@ -282,6 +283,21 @@ pub enum InstKind {
         cond: IntId,
         then: Vec<Inst>,
         otherwise: Vec<Inst>,
+    },
+    /// `reduce` across blocks (split-K): each thread's register array
+    /// `registers` (f32, whole) is added up over the `count` blocks of its
+    /// `group` (the blocks that differ only in one grid dimension, where
+    /// this one is at `index`), in `index` order; the group's last block
+    /// to arrive holds the sums and runs `body`, the others skip it. Every
+    /// thread of every block reaches it (the kernel's top level).
+    ReduceBlocks {
+        registers: usize,
+        /// The grid dimension the group runs along (`block.z`: 2).
+        dim: u8,
+        group: IntId,
+        count: IntId,
+        index: IntId,
+        body: Vec<Inst>,
     },
     /// A loop whose `load` runs on the producer warpgroup (threads
     /// `block_threads..block_threads + 128`, one of them issuing) into
@@ -457,7 +473,9 @@ impl KernelIr {
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         match &i.kind {
-            InstKind::Loop { body, .. } => for_each_atom(body, f),
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
+                for_each_atom(body, f)
+            }
             InstKind::If {
                 then, otherwise, ..
             } => {

@@ -385,12 +385,40 @@ impl Lowerer<'_> {
 
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Inst>) -> Result<(), Problem> {
         match &s.op {
-            // Work in progress (branch split-k-wip): the IR instruction, its
-            // codegen, the runtime's workspace and the executor's groups.
-            Op::ReduceBlocks { .. } => {
-                return Err(Problem::Here(
-                    "`reduce` across blocks is checked but not lowered yet".into(),
-                    "work in progress on branch split-k-wip",
+            Op::ReduceBlocks {
+                registers,
+                dim,
+                body,
+            } => {
+                // The group is the block's place in the grid's other two
+                // dimensions, over the whole grid (an edge launch's blocks
+                // have offsets): x + X * y, leaving out `dim`.
+                let d = *dim as usize;
+                let extent =
+                    |i: usize| self.k.launch.grid.get(i).cloned().unwrap_or(Int::Static(1));
+                let coord = |i: usize| Builtin::Block(i as u8).int();
+                let [a, b] = match d {
+                    0 => [1, 2],
+                    1 => [0, 2],
+                    _ => [0, 1],
+                };
+                let group = coord(a).add(&extent(a).mul(&coord(b)));
+                let (group, count, index) = (
+                    self.int(&group)?,
+                    self.int(&extent(d))?,
+                    self.int(&coord(d))?,
+                );
+                let body = self.stmts(body).map_err(Problem::Inside)?;
+                out.push(Inst::at(
+                    s.span,
+                    InstKind::ReduceBlocks {
+                        registers: *registers,
+                        dim: *dim,
+                        group,
+                        count,
+                        index,
+                        body,
+                    },
                 ));
             }
             Op::Sync => {

@@ -60,6 +60,7 @@ impl KernelChecker {
                 None
             }
         };
+        let dim_span = dim.span;
         let dim = match self.eval(dim) {
             Ok(Value::Int(i)) => (0..3u8).find(|&d| Builtin::Block(d).int() == i),
             _ => None,
@@ -68,8 +69,9 @@ impl KernelChecker {
             self.diags.push(
                 Diagnostic::new(
                     "`reduce` runs across `block.x`, `block.y` or `block.z`",
-                    span,
+                    dim_span,
                 )
+                .with_label("the blocks of a group differ in this index alone")
                 .with_help(USAGE),
             );
         }
