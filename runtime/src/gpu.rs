@@ -273,7 +273,7 @@ impl Gpu {
         {
             s.wait(&k.start)?;
             let at = offset.then_some(&l.offset);
-            self.launch_one(s, f, at, l.grid, plan, (d, &k.staged), maps)?;
+            self.launch_one(s, f, at, l.grid, plan, k, d, maps)?;
         }
         for ((f, offset), l) in parts.take(1) {
             self.launch_one(
@@ -282,7 +282,8 @@ impl Gpu {
                 offset.then_some(&l.offset),
                 l.grid,
                 plan,
-                (d, &k.staged),
+                k,
+                d,
                 plan.maps.first().map_or(&[], Vec::as_slice),
             )?;
         }
@@ -301,12 +302,13 @@ impl Gpu {
         offset: Option<&[u32; 3]>,
         grid: [u32; 3],
         plan: &LaunchPlan,
-        (d, staged): (&DeviceArgs, &[(CudaSlice<u8>, CudaFunction)]),
+        k: &Loaded,
+        d: &DeviceArgs,
         maps: &[MapPlan],
     ) -> Result<(), RuntimeError> {
         let maps = maps
             .iter()
-            .map(|m| self.encode(m, d, staged, stream))
+            .map(|m| self.encode(m, d, &k.staged, stream))
             .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),

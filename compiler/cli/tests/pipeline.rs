@@ -113,6 +113,8 @@ fn the_runtime_stage_kernel_assembles() {
         .arg(ptx.with_extension("cubin"))
         .output()
         .unwrap();
+    let _ = std::fs::remove_file(ptx.with_extension("cubin"));
+    let _ = std::fs::remove_file(&ptx);
     assert!(
         o.status.success(),
         "ptxas rejects the stage kernel: {}",
