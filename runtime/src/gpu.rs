@@ -106,6 +106,9 @@ pub struct Loaded {
     /// The aligned copies of [`LaunchPlan::staged`], filled at each launch
     /// by the stage kernel for their element size.
     staged: Vec<(CudaSlice<u8>, CudaFunction)>,
+    /// A `reduce` across blocks' workspace and arrival counters (zeroed
+    /// once; each launch leaves its counters at zero).
+    block_reduce: Option<(CudaSlice<f32>, CudaSlice<u32>)>,
 }
 
 /// A tensor map as a kernel argument: 128 bytes, passed by value.
@@ -184,11 +187,19 @@ impl Gpu {
                 staged.push((copy, stage.load_function(entry)?));
             }
         }
+        let block_reduce = match plan.block_reduce_sizes(m) {
+            Some((values, counters)) => Some((
+                self.stream.alloc_zeros::<f32>(values.max(1))?,
+                self.stream.alloc_zeros::<u32>(counters.max(1))?,
+            )),
+            None => None,
+        };
         Ok(Loaded {
             entries,
             side,
             start: event()?,
             staged,
+            block_reduce,
         })
     }
 
@@ -201,6 +212,10 @@ impl Gpu {
             .zip(&plan.lens)
             .map(|(p, n)| n.unwrap_or(0) as u128 * p.elem().bytes() as u128)
             .chain(plan.staged.iter().map(|s| s.bytes() as u128))
+            .chain(
+                plan.block_reduce_sizes(m)
+                    .map(|(v, c)| (v as u128 + c as u128) * 4),
+            )
             .sum();
         self.ctx.bind_to_thread()?;
         let (free, _) = cudarc::driver::result::mem_get_info()?;
@@ -336,6 +351,10 @@ impl Gpu {
         }
         for m in &maps {
             b.arg(m);
+        }
+        if let Some((workspace, counters)) = &k.block_reduce {
+            b.arg(workspace);
+            b.arg(counters);
         }
         // Safety: the plan checked every argument's size and every access's bounds.
         unsafe { b.launch(cfg) }?;

@@ -140,6 +140,20 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                             break;
                         }
                     }
+                    if let (Some(i), Some(&b)) = (reduce::missing(&partials), groups[g].last()) {
+                        let err = ExecError {
+                            message: format!(
+                                "block {:?}'s group reduces across blocks without its block {i}: run every block of a group (a sample of the grid must take whole groups)",
+                                blocks[b].1
+                            ),
+                            span: Span { start: 0, end: 0 },
+                            label: "the kernel".into(),
+                            other: None,
+                            help: None,
+                        };
+                        results.lock().expect("no poisoning").push((b, Err(err)));
+                        next.store(groups.len(), Ordering::Relaxed);
+                    }
                 }
             });
         }
@@ -392,11 +406,12 @@ impl<'a> Block<'a> {
                 } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
                 InstKind::ReduceBlocks {
                     registers,
+                    group,
                     count,
                     index,
                     body,
                     ..
-                } => self.reduce_blocks(*registers, [*count, *index], body, inst.span)?,
+                } => self.reduce_blocks(*registers, [*group, *count, *index], body, inst.span)?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::LdMatrix {

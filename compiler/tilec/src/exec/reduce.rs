@@ -12,9 +12,22 @@ use crate::span::Span;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-/// Per index along the group's dimension, once its block has arrived: per
-/// thread, the register array's values.
-pub(super) type Partials = RefCell<Vec<Option<Vec<Vec<f64>>>>>;
+/// A group's state: the group's number (every block of it must compute
+/// the same), and per index along its dimension, once that block has
+/// arrived, each thread's register values.
+#[derive(Default)]
+pub(super) struct Group {
+    number: Option<i64>,
+    partials: Vec<Option<Vec<Vec<f64>>>>,
+}
+
+pub(super) type Partials = RefCell<Group>;
+
+/// The index of a block the group never saw, if it is incomplete: run
+/// apart from its group (a sample of the grid), its sum was never made.
+pub(super) fn missing(p: &Partials) -> Option<usize> {
+    p.borrow().partials.iter().position(Option::is_none)
+}
 
 /// The grid dimension a kernel's `reduce_blocks` runs along, if it has one.
 fn reduction_dim(ir: &KernelIr) -> Option<u8> {
@@ -54,7 +67,7 @@ impl<'a> Block<'a> {
     pub(super) fn reduce_blocks(
         &mut self,
         r: usize,
-        [count, index]: [IntId; 2],
+        [group, count, index]: [IntId; 3],
         body: &'a [Inst],
         span: Span,
     ) -> Result<()> {
@@ -74,12 +87,36 @@ impl<'a> Block<'a> {
                 help: None,
             });
         };
-        let (count, index) = (self.ints[0][count], self.ints[0][index]);
+        let (number, count, index) = (
+            self.ints[0][group],
+            self.ints[0][count],
+            self.ints[0][index],
+        );
+        for t in 0..self.threads {
+            if let Some(i) = self.registers[t][r].written.iter().position(|w| !w) {
+                return Err(self.err(
+                    t,
+                    span,
+                    format!("sums register r{r}[{i}] across blocks, which nothing wrote"),
+                ));
+            }
+        }
         let mine: Vec<Vec<f64>> = (0..self.threads)
             .map(|t| self.registers[t][r].values.clone())
             .collect();
         let sums = {
-            let mut p = partials.borrow_mut();
+            let mut state = partials.borrow_mut();
+            if *state.number.get_or_insert(number) != number {
+                return Err(self.err(
+                    0,
+                    span,
+                    format!(
+                        "is in group {number}, but its group's other blocks are in {:?}",
+                        state.number
+                    ),
+                ));
+            }
+            let p = &mut state.partials;
             let n = usize::try_from(count).unwrap_or(0);
             if p.len() < n {
                 p.resize(n, None);

@@ -468,6 +468,16 @@ impl KernelIr {
     }
 }
 
+impl KernelIr {
+    /// Whether the kernel has a `reduce_blocks` (at its top level, the
+    /// verifier's rule): its launch takes a workspace and counters.
+    pub fn reduces_across_blocks(&self) -> bool {
+        self.body
+            .iter()
+            .any(|i| matches!(i.kind, InstKind::ReduceBlocks { .. }))
+    }
+}
+
 /// Calls `f` on every instruction of `insts` but loops and ifs, in order,
 /// inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {

@@ -377,14 +377,31 @@ fn insts(
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
             InstKind::ReduceBlocks {
                 registers,
+                dim,
                 group,
                 count,
                 index,
                 body,
-                ..
             } => {
                 if !open.is_empty() {
                     return Err("a reduce across blocks inside a loop or an if".into());
+                }
+                if *dim > 2 {
+                    return Err(format!("a reduce across grid dimension {dim}"));
+                }
+                if ir.ints.get(*index).map(|v| &v.def) != Some(&IntDef::BlockIdx(*dim)) {
+                    return Err("a reduce across blocks whose index is not the block's".into());
+                }
+                // The block's threads agree on them (the block is one arrival).
+                let granules = super::granules(&ir.ints);
+                if [group, count]
+                    .iter()
+                    .any(|&&v| granules.get(v) != Some(&UNIFORM))
+                {
+                    return Err(
+                        "a reduce across blocks whose group or count differs between threads"
+                            .into(),
+                    );
                 }
                 match ir.registers.get(*registers) {
                     Some(b) if b.elem == Elem::F32 => {}

@@ -263,6 +263,7 @@ fn lower_with(
         tensor_maps: l.map_irs,
         body,
     };
+    reduce_body_is_the_groups(&ir)?;
     crate::ir::verify::verify(&ir).map_err(|e| {
         Diagnostic::new(
             format!(
@@ -817,4 +818,32 @@ fn mode_size(v: &View, i: usize) -> Result<i64, String> {
         .size()
         .as_static()
         .ok_or_else(|| format!("this operation has the run-time shape {}", v.layout.shape()))
+}
+
+/// A reduce across blocks' body runs on the group's last block to arrive,
+/// which differs from run to run: what it does may not depend on that
+/// block's index along the reduction's dimension.
+fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic> {
+    for inst in &ir.body {
+        let InstKind::ReduceBlocks { dim, body, .. } = &inst.kind else {
+            continue;
+        };
+        let mut used = Vec::new();
+        body.iter().for_each(|i| i.ints_used(&mut used));
+        let along = IntDef::BlockIdx(*dim);
+        if ir
+            .with_operands(used)
+            .iter()
+            .any(|&v| ir.ints[v].def == along)
+        {
+            let d = ["x", "y", "z"][*dim as usize % 3];
+            return Err(Diagnostic::new(
+                format!("the body of a reduce across block.{d} depends on block.{d}"),
+                inst.span,
+            )
+            .with_label("the group's last block to arrive runs it: a different one each run")
+            .with_help("index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)"));
+        }
+    }
+    Ok(())
 }
