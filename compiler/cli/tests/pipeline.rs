@@ -670,6 +670,10 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
                 want.extend([".u32"; 3]);
             }
             want.extend(v.tensor_maps.iter().map(|_| ".align 64 .b8"));
+            // A reduce across blocks' workspace and counters, last.
+            if m.block_reduce.is_some() {
+                want.extend([".u64"; 2]);
+            }
             let entry = part(&ptx, &format!(".entry {}(", v.entry));
             let head = &entry[..entry.find(')').unwrap()];
             let got: Vec<&str> = head
@@ -773,6 +777,12 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
     let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
     assert_eq!(p.block_reduce_sizes(&m), Some((24 * 256 * 4, 6)));
+    // The split-K example's every access is bounded at a skinny size: 16
+    // tiles of C, eight slices of K each.
+    let m = built_manifest("examples/sgemm_splitk.tile", "sgemm_splitk");
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    assert_eq!(p.grid, [4, 4, 8]);
+    assert_eq!(p.block_reduce_sizes(&m), Some((128 * 256 * 64, 16)));
 }
 
 #[test]
