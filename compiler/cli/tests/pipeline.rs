@@ -765,7 +765,7 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     let full = part(&ptx, ".entry split_k(");
     for needed in [
         "fence.acq_rel.gpu",
-        "atom.global.add.u32",
+        "atom.relaxed.gpu.global.inc.u32",
         "bar.red.or.pred",
         "ld.volatile.global.f32",
     ] {

@@ -4,11 +4,14 @@
 //! that can see every partial) their sum in index order, then the body.
 //! Nothing waits for another block, so the grid's scheduling cannot
 //! deadlock it, and the sum's bits do not depend on which block is last.
+//! The arrival counter wraps to 0 at the group's last arrival, so each
+//! launch leaves it at 0 for the next (a launch that fails midway leaves
+//! the CUDA context unusable, counters and all).
 
 use super::{KernelBuilder, constant};
 use crate::Result;
+use inkwell::IntPredicate;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
-use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use tilec::check::program::Elem;
 use tilec::ir::{Inst, IntDef};
 
@@ -59,8 +62,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let p = slot(self, z, i)?;
             self.b.build_store(p, v)?;
         }
-        // The partials, visible at the device before the arrival is.
-        self.ptx_statement("fence.acq_rel.gpu;")?;
+        // The block's stores, then thread 0 (CUTLASS's semaphore): a fence
+        // that releases them all (fences are cumulative over what the
+        // barrier ordered before), the arrival, a fence that acquires the
+        // other blocks' partials for the threads the barrier below orders
+        // after it. `atom.inc` wraps at S - 1: the last arrival leaves the
+        // counter at 0 for the next launch, whatever became of the last.
         let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         self.b.build_call(f, &[], "")?;
         let first = self
@@ -68,15 +75,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
         let counter = unsafe { self.b.build_in_bounds_gep(i32t, counters, &[g], "")? };
         let last = self.on_first_thread(first, |b| {
-            let old = b.b.build_atomicrmw(
-                AtomicRMWBinOp::Add,
-                counter,
-                i32t.const_int(1, false),
-                AtomicOrdering::Monotonic,
-            )?;
-            let old = b.b.build_int_z_extend(old, i64t, "")?;
             let s1 = b.b.build_int_sub(s, i64t.const_int(1, false), "")?;
-            Ok(b.b.build_int_compare(IntPredicate::EQ, old, s1, "")?)
+            let limit = b.b.build_int_truncate(s1, i32t, "")?;
+            let at = b.b.build_ptr_to_int(counter, i64t, "")?;
+            let fn_ty = i32t.fn_type(&[i64t.into(), i32t.into()], false);
+            let asm = b.ctx.create_inline_asm(
+                fn_ty,
+                "fence.acq_rel.gpu;\n\tatom.relaxed.gpu.global.inc.u32 $0, [$1], $2;\n\tfence.acq_rel.gpu;"
+                    .into(),
+                "=r,l,r,~{memory}".into(),
+                true,
+                false,
+                None,
+                false,
+            );
+            let call = b
+                .b
+                .build_indirect_call(fn_ty, asm, &[at.into(), limit.into()], "")?;
+            let inkwell::values::ValueKind::Basic(old) = call.try_as_basic_value() else {
+                return Err(crate::CodegenError::Llvm("atom.inc returned nothing".into()));
+            };
+            let old = old.into_int_value();
+            Ok(b.b.build_int_compare(IntPredicate::EQ, old, limit, "")?)
         })?;
         let last = self.b.build_int_z_extend(last, i32t, "")?;
         let or = self.intrinsic("llvm.nvvm.barrier0.or", &[])?;
@@ -88,17 +108,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             if !taken {
                 return Ok(());
             }
-            b.ptx_statement("fence.acq_rel.gpu;")?;
             let sums = b.sum_partials(len, s, &slot)?;
             for (i, v) in sums.into_iter().enumerate() {
                 b.registers[r][i] = Some(v);
             }
-            // Every block of the group has arrived: the counter is ready
-            // for the next launch.
-            b.on_first_thread(first, |b| {
-                b.b.build_store(counter, i32t.const_zero())?;
-                Ok(i32t.const_zero())
-            })?;
             b.values_for(body)?;
             b.insts(body)
         })
