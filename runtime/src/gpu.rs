@@ -334,7 +334,7 @@ impl Gpu {
     ) -> Result<(), RuntimeError> {
         let maps = maps
             .iter()
-            .map(|m| self.encode(m, d, &k.staged, stream))
+            .map(|m| self.encode(m, d, k, stream))
             .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
@@ -425,14 +425,14 @@ impl Gpu {
         &self,
         m: &MapPlan,
         d: &DeviceArgs,
-        staged: &[(CudaSlice<u8>, CudaFunction)],
+        k: &Loaded,
         stream: &CudaStream,
     ) -> Result<TensorMapArg, RuntimeError> {
         use cudarc::driver::DevicePtr;
         use cudarc::driver::sys;
         let address = match m.source {
             MapSource::Tensor => d.address(m.param, stream)?,
-            MapSource::Staged(i) => staged[i].0.device_ptr(stream).0,
+            MapSource::Staged(i) => k.staged[i].0.device_ptr(stream).0,
         };
         let dtype = match m.elem {
             Elem::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,

@@ -96,20 +96,12 @@ impl LaunchPlan {
     /// `sgemm + sgemm_guarded`), and the tensors TMA reads through aligned
     /// copies, if any.
     pub fn entries(&self, m: &Manifest) -> String {
-        let mut names: Vec<&str> = Vec::new();
-        for l in &self.launches {
-            let name = m.variants[l.variant].entry.as_str();
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        let mut staged: Vec<&str> = Vec::new();
-        for s in &self.staged {
-            let name = m.params[s.param].name.as_str();
-            if !staged.contains(&name) {
-                staged.push(name);
-            }
-        }
+        let names = distinct(
+            self.launches
+                .iter()
+                .map(|l| m.variants[l.variant].entry.as_str()),
+        );
+        let staged = distinct(self.staged.iter().map(|s| m.params[s.param].name.as_str()));
         match staged.is_empty() {
             true => names.join(" + "),
             false => format!(
@@ -119,6 +111,17 @@ impl LaunchPlan {
             ),
         }
     }
+}
+
+/// Each name once, in order of first appearance.
+fn distinct<'a>(all: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in all {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 /// One launch of an entry point: `grid` blocks from block `offset` on.
