@@ -106,6 +106,16 @@ pub struct Loaded {
     /// The aligned copies of [`LaunchPlan::staged`], filled at each launch
     /// by the stage kernel for their element size.
     staged: Vec<(CudaSlice<u8>, CudaFunction)>,
+    block_reduce: Option<BlockReduceBuffers>,
+}
+
+/// A `reduce` across blocks' workspace and arrival counters (zeroed once;
+/// each launch leaves its counters at zero), sized for the grid and block
+/// of the plan they were allocated for.
+struct BlockReduceBuffers {
+    workspace: CudaSlice<f32>,
+    counters: CudaSlice<u32>,
+    shape: [[u32; 3]; 2],
 }
 
 /// A tensor map as a kernel argument: 128 bytes, passed by value.
@@ -184,11 +194,20 @@ impl Gpu {
                 staged.push((copy, stage.load_function(entry)?));
             }
         }
+        let block_reduce = match plan.block_reduce_sizes(m) {
+            Some((values, counters)) => Some(BlockReduceBuffers {
+                workspace: self.stream.alloc_zeros::<f32>(values.max(1))?,
+                counters: self.stream.alloc_zeros::<u32>(counters.max(1))?,
+                shape: [plan.grid, plan.block],
+            }),
+            None => None,
+        };
         Ok(Loaded {
             entries,
             side,
             start: event()?,
             staged,
+            block_reduce,
         })
     }
 
@@ -201,6 +220,10 @@ impl Gpu {
             .zip(&plan.lens)
             .map(|(p, n)| n.unwrap_or(0) as u128 * p.elem().bytes() as u128)
             .chain(plan.staged.iter().map(|s| s.bytes() as u128))
+            .chain(
+                plan.block_reduce_sizes(m)
+                    .map(|(v, c)| (v as u128 + c as u128) * 4),
+            )
             .sum();
         self.ctx.bind_to_thread()?;
         let (free, _) = cudarc::driver::result::mem_get_info()?;
@@ -253,9 +276,12 @@ impl Gpu {
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
-        if plan.staged.len() != k.staged.len() {
+        let reduce_shape = k.block_reduce.as_ref().map(|r| r.shape);
+        if plan.staged.len() != k.staged.len()
+            || reduce_shape.is_some_and(|s| s != [plan.grid, plan.block])
+        {
             return Err(RuntimeError::Usage(
-                "the kernel was loaded for another plan (its aligned copies differ)".into(),
+                "the kernel was loaded for another plan (its aligned copies or its workspace differ)".into(),
             ));
         }
         for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
@@ -336,6 +362,10 @@ impl Gpu {
         }
         for m in &maps {
             b.arg(m);
+        }
+        if let Some(r) = &k.block_reduce {
+            b.arg(&r.workspace);
+            b.arg(&r.counters);
         }
         // Safety: the plan checked every argument's size and every access's bounds.
         unsafe { b.launch(cfg) }?;

@@ -105,6 +105,10 @@ pub struct Manifest {
     /// conditions allow; the next one the rest of the grid.
     pub variants: Vec<VariantSpec>,
     pub reference: Option<Reference>,
+    /// A kernel with a `reduce` across blocks: the workspace and arrival
+    /// counters its launches take as their last two parameters.
+    #[serde(default)]
+    pub block_reduce: Option<BlockReduce>,
     /// A `--checked` build: every global and shared access checks its
     /// bounds on the device and stops the kernel with its line, so the plan
     /// launches it without proving the accesses in bounds first.
@@ -116,6 +120,16 @@ pub struct Manifest {
     /// layout, access list or PTX).
     #[serde(default)]
     pub seal: String,
+}
+
+/// What a `reduce` across blocks needs at launch: per block, a thread's
+/// `values` f32 for each of its threads in the workspace; per group of
+/// blocks along grid dimension `dim`, a u32 counter, zero before the first
+/// launch (each launch leaves it at zero).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockReduce {
+    pub dim: u8,
+    pub values: i64,
 }
 
 /// One entry point of the kernel: what must hold to launch it, and its

@@ -78,6 +78,20 @@ pub struct LaunchPlan {
 }
 
 impl LaunchPlan {
+    /// For a kernel with a `reduce` across blocks: the workspace's f32
+    /// (a thread's values for every thread of every block of the grid) and
+    /// the counters' u32 (one per group of blocks along its dimension).
+    pub fn block_reduce_sizes(&self, m: &Manifest) -> Option<(usize, usize)> {
+        let r = m.block_reduce.as_ref()?;
+        let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
+        let threads: usize = self.block.iter().map(|&b| b as usize).product();
+        let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
+        Some((
+            blocks * threads * r.values.max(0) as usize,
+            blocks / along.max(1),
+        ))
+    }
+
     /// The entry points that run, each once, in launch order (`sgemm` or
     /// `sgemm + sgemm_guarded`), and the tensors TMA reads through aligned
     /// copies, if any.

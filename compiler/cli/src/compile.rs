@@ -193,6 +193,15 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             operands: r.operands.clone(),
             kernel: r.kernel.clone(),
         }),
+        block_reduce: variants.first().and_then(|l| {
+            l.ir.body.iter().find_map(|i| match i.kind {
+                tilec::ir::InstKind::ReduceBlocks { registers, dim, .. } => Some(m::BlockReduce {
+                    dim,
+                    values: l.ir.registers[registers].len,
+                }),
+                _ => None,
+            })
+        }),
         checked: false,
         seal: String::new(),
     }

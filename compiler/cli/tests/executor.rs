@@ -157,6 +157,18 @@ fn any_size_runs_through_the_guarded_variant() {
     }
 }
 
+/// Split-K: each block.z sums its quarter of K, `reduce r across block.z`
+/// adds the four partials in block.z order and the group's last block
+/// writes C (K = 8: one k-tile, three blocks of each group add nothing).
+#[test]
+fn a_split_k_gemm_reduces_across_blocks() {
+    for dims in ["M=64,N=96,K=100", "M=33,N=17,K=8"] {
+        let (code, out, err) = run_cpu("tests/run/split_k.tile", dims);
+        assert_eq!(code, 0, "{dims}: {out}{err}");
+        assert!(out.contains("(ok)"), "{dims}: {out}");
+    }
+}
+
 /// TMA fills zeros past a tensor's edge, so the full-tile entry of a
 /// pipeline that reads A and B by TMA alone takes a partial last k-tile
 /// (K = 200, k-tiles of 64): it runs, right, on every block.

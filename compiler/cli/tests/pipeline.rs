@@ -67,6 +67,7 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
     for f in examples().into_iter().chain([
         root().join("tests/codegen/fold.tile"),
         root().join("tests/codegen/cp_async.tile"),
+        root().join("tests/run/split_k.tile"),
     ]) {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {err}", f.display());
@@ -669,6 +670,10 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
                 want.extend([".u32"; 3]);
             }
             want.extend(v.tensor_maps.iter().map(|_| ".align 64 .b8"));
+            // A reduce across blocks' workspace and counters, last.
+            if m.block_reduce.is_some() {
+                want.extend([".u64"; 2]);
+            }
             let entry = part(&ptx, &format!(".entry {}(", v.entry));
             let head = &entry[..entry.find(')').unwrap()];
             let got: Vec<&str> = head
@@ -745,6 +750,39 @@ fn tma_reads_rows_that_are_not_whole_16_bytes_through_one_aligned_copy() {
             .flatten()
             .all(|x| x.source == MapSource::Tensor)
     );
+}
+
+/// A reduce across blocks (split-K): each block stores its partials and
+/// fences them, thread 0 counts the arrival, the block learns whether it
+/// was the last through the barrier's reduction, and that block sums the
+/// partials with loads that bypass L1. The runtime sizes the workspace for
+/// the whole grid and a counter per group.
+#[test]
+fn a_reduce_across_blocks_fences_counts_and_sums() {
+    let f = root().join("tests/run/split_k.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry split_k(");
+    for needed in [
+        "fence.acq_rel.gpu",
+        "atom.relaxed.gpu.global.inc.u32",
+        "bar.red.or.pred",
+        "ld.volatile.global.f32",
+    ] {
+        assert!(full.contains(needed), "no {needed}");
+    }
+    let m = built_manifest("tests/run/split_k.tile", "split_k");
+    let r = m.block_reduce.as_ref().expect("a block reduction");
+    assert_eq!((r.dim, r.values), (2, 4));
+    // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
+    let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
+    assert_eq!(p.block_reduce_sizes(&m), Some((24 * 256 * 4, 6)));
+    // The split-K example's every access is bounded at a skinny size: 16
+    // tiles of C, eight slices of K each.
+    let m = built_manifest("examples/sgemm_splitk.tile", "sgemm_splitk");
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    assert_eq!(p.grid, [4, 4, 8]);
+    assert_eq!(p.block_reduce_sizes(&m), Some((128 * 256 * 64, 16)));
 }
 
 #[test]

@@ -36,6 +36,20 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let holds = self
             .b
             .build_int_compare(IntPredicate::NE, self.ints[&cond], zero, "")?;
+        self.branches(holds, &mut |b, taken| {
+            let insts = if taken { then } else { otherwise };
+            b.values_for(insts)?;
+            b.insts(insts)
+        })
+    }
+
+    /// A branch on `holds` (an i1), each side emitted by `emit` (told
+    /// which), the registers either side writes meeting in phis after.
+    pub(super) fn branches(
+        &mut self,
+        holds: inkwell::values::IntValue<'ctx>,
+        emit: &mut dyn FnMut(&mut Self, bool) -> Result<()>,
+    ) -> Result<()> {
         let then_b = self.ctx.append_basic_block(self.func, "if.then");
         let else_b = self.ctx.append_basic_block(self.func, "if.else");
         let join = self.ctx.append_basic_block(self.func, "if.end");
@@ -44,15 +58,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let mut ends = Vec::new();
         // Values a branch computes do not dominate the other, nor the join.
         let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
-        for (block, insts) in [(then_b, then), (else_b, otherwise)] {
+        for (block, taken) in [(then_b, true), (else_b, false)] {
             self.registers = before.clone();
             // Loads and tests of the other branch (or before) may not dominate here.
             self.shared_loads.clear();
             self.predicates.clear();
             self.ints.retain(|k, _| known.contains(k));
             self.b.position_at_end(block);
-            self.values_for(insts)?;
-            self.insts(insts)?;
+            emit(self, taken)?;
             self.b.build_unconditional_branch(join)?;
             let end = self.b.get_insert_block().expect("positioned");
             ends.push((end, std::mem::take(&mut self.registers)));

@@ -8,7 +8,8 @@
 //! `control` emits loops and ifs, `memory` loads and stores (guards,
 //! vectors, registers),
 //! `arith` the accumulation arithmetic, `cp_async` the asynchronous copies,
-//! `tensor_core` mma.sync and `checked` the `--checked` bound checks.
+//! `tensor_core` mma.sync, `reduce` a reduce across blocks and `checked`
+//! the `--checked` bound checks.
 
 mod arith;
 mod checked;
@@ -17,6 +18,7 @@ mod control;
 mod cp_async;
 mod memory;
 mod pipeline;
+mod reduce;
 mod tensor_core;
 mod warpgroup;
 
@@ -107,6 +109,10 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .iter()
                 .map(|_| BasicMetadataTypeEnum::from(ctx.ptr_type(AddressSpace::default()))),
         );
+        // A reduce across blocks: its workspace and arrival counters, last.
+        if ir.reduces_across_blocks() {
+            types.extend([BasicMetadataTypeEnum::from(global_ptr); 2]);
+        }
         let func = module.add_function(&ir.name, ctx.void_type().fn_type(&types, false), None);
         func.set_call_conventions(PTX_KERNEL_CC);
         for m in 0..ir.tensor_maps.len() {
@@ -423,6 +429,14 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     fn insts(&mut self, insts: &[Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
+                InstKind::ReduceBlocks {
+                    registers,
+                    group,
+                    count,
+                    index,
+                    body,
+                    ..
+                } => self.reduce_blocks(*registers, [*group, *count, *index], body)?,
                 InstKind::Copy {
                     atom: CopyAtom::Scalar(elem),
                     src,

@@ -470,6 +470,30 @@ pub enum Op {
         dst: View,
         tma: tilec_layout::TmaCopy,
     },
+    /// `reduce R across block.z { body }`: register array `registers` (f32)
+    /// summed over the blocks that differ only in grid dimension `dim`, in
+    /// the order of that index (the same bits whichever block arrives
+    /// last); the group's last block to arrive holds the sum and runs
+    /// `body`, the others skip it. At the kernel's top level, one at most.
+    ReduceBlocks {
+        registers: usize,
+        dim: u8,
+        body: Vec<Stmt>,
+    },
+}
+
+impl Op {
+    /// The statement lists nested in this one.
+    pub fn bodies(&self) -> Vec<&[Stmt]> {
+        match self {
+            Op::For { body, .. } | Op::ReduceBlocks { body, .. } => vec![body],
+            Op::If {
+                then, otherwise, ..
+            } => vec![then, otherwise],
+            Op::Pipeline { load, body, .. } => vec![load, body],
+            _ => vec![],
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

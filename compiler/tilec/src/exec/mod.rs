@@ -18,6 +18,7 @@
 
 mod compute;
 mod control;
+mod reduce;
 mod tensor_core;
 mod tma;
 
@@ -109,30 +110,49 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
             })
         })
         .collect();
+    let groups = reduce::groups(&blocks);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Vec<Write>>)>> = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(blocks.len().max(1));
+        .min(groups.len().max(1));
     let inputs: &[Option<Tensor>] = tensors;
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
-                    let b = next.fetch_add(1, Ordering::Relaxed);
-                    if b >= blocks.len() {
+                    let g = next.fetch_add(1, Ordering::Relaxed);
+                    if g >= groups.len() {
                         break;
                     }
-                    let (ir, at) = blocks[b];
-                    let r = Block::new(ir, launch, inputs, at).run();
-                    if let Some(done) = launch.blocks_done {
-                        done.fetch_add(1, Ordering::Relaxed);
+                    let partials = reduce::Partials::default();
+                    for &b in &groups[g] {
+                        let (ir, at) = blocks[b];
+                        let r = Block::new(ir, launch, inputs, at, Some(&partials)).run();
+                        if let Some(done) = launch.blocks_done {
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let failed = r.is_err();
+                        results.lock().expect("no poisoning").push((b, r));
+                        if failed {
+                            // Stop handing out groups: one error is reported.
+                            next.store(groups.len(), Ordering::Relaxed);
+                            break;
+                        }
                     }
-                    let failed = r.is_err();
-                    results.lock().expect("no poisoning").push((b, r));
-                    if failed {
-                        // Stop handing out blocks: one error is reported.
-                        next.store(blocks.len(), Ordering::Relaxed);
+                    if let (Some(i), Some(&b)) = (reduce::missing(&partials), groups[g].last()) {
+                        let err = ExecError {
+                            message: format!(
+                                "block {:?}'s group reduces across blocks without its block {i}: run every block of a group (a sample of the grid must take whole groups)",
+                                blocks[b].1
+                            ),
+                            span: Span { start: 0, end: 0 },
+                            label: "the kernel".into(),
+                            other: None,
+                            help: None,
+                        };
+                        results.lock().expect("no poisoning").push((b, Err(err)));
+                        next.store(groups.len(), Ordering::Relaxed);
                     }
                 }
             });
@@ -286,6 +306,8 @@ struct Block<'a> {
     /// wrote it (and the load), and the iteration whose body is running.
     stage_tags: Vec<Vec<Option<(i64, Span)>>>,
     iteration: Option<i64>,
+    /// For a kernel that reduces across blocks: its group's partials.
+    partials: Option<&'a reduce::Partials>,
 }
 
 impl<'a> Block<'a> {
@@ -294,6 +316,7 @@ impl<'a> Block<'a> {
         launch: &'a Launch<'a>,
         globals: &'a [Option<Tensor>],
         block: [u32; 3],
+        partials: Option<&'a reduce::Partials>,
     ) -> Block<'a> {
         let threads = ir.block_threads.max(1) as usize;
         Block {
@@ -337,6 +360,7 @@ impl<'a> Block<'a> {
             shuffled: Vec::new(),
             shuffle_at: 0,
             active: vec![true; threads],
+            partials,
         }
     }
 
@@ -380,6 +404,14 @@ impl<'a> Block<'a> {
                     body,
                     ..
                 } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
+                InstKind::ReduceBlocks {
+                    registers,
+                    group,
+                    count,
+                    index,
+                    body,
+                    ..
+                } => self.reduce_blocks(*registers, [*group, *count, *index], body, inst.span)?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::LdMatrix {
@@ -479,6 +511,7 @@ impl<'a> Block<'a> {
             | InstKind::LdMatrix { .. }
             | InstKind::Wgmma { .. }
             | InstKind::Pipeline { .. }
+            | InstKind::ReduceBlocks { .. }
             | InstKind::TmaLoad { .. }
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.

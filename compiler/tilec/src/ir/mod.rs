@@ -181,6 +181,7 @@ impl Inst {
             | InstKind::TmaLoad { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
+            | InstKind::ReduceBlocks { .. }
             | InstKind::Pipeline { .. } => None,
         }
     }
@@ -282,6 +283,21 @@ pub enum InstKind {
         cond: IntId,
         then: Vec<Inst>,
         otherwise: Vec<Inst>,
+    },
+    /// `reduce` across blocks (split-K): each thread's register array
+    /// `registers` (f32, whole) is added up over the `count` blocks of its
+    /// `group` (the blocks that differ only in one grid dimension, where
+    /// this one is at `index`), in `index` order; the group's last block
+    /// to arrive holds the sums and runs `body`, the others skip it. Every
+    /// thread of every block reaches it (the kernel's top level).
+    ReduceBlocks {
+        registers: usize,
+        /// The grid dimension the group runs along (`block.z`: 2).
+        dim: u8,
+        group: IntId,
+        count: IntId,
+        index: IntId,
+        body: Vec<Inst>,
     },
     /// A loop whose `load` runs on the producer warpgroup (threads
     /// `block_threads..block_threads + 128`, one of them issuing) into
@@ -452,12 +468,24 @@ impl KernelIr {
     }
 }
 
+impl KernelIr {
+    /// Whether the kernel has a `reduce_blocks` (at its top level, the
+    /// verifier's rule): its launch takes a workspace and counters.
+    pub fn reduces_across_blocks(&self) -> bool {
+        self.body
+            .iter()
+            .any(|i| matches!(i.kind, InstKind::ReduceBlocks { .. }))
+    }
+}
+
 /// Calls `f` on every instruction of `insts` but loops and ifs, in order,
 /// inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         match &i.kind {
-            InstKind::Loop { body, .. } => for_each_atom(body, f),
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
+                for_each_atom(body, f)
+            }
             InstKind::If {
                 then, otherwise, ..
             } => {

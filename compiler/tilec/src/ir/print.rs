@@ -281,6 +281,25 @@ impl KernelIr {
                     }
                     writeln!(out, "{pad}}}")
                 }
+                InstKind::ReduceBlocks {
+                    registers,
+                    dim,
+                    group,
+                    count,
+                    index,
+                    body,
+                } => {
+                    let d = ["x", "y", "z"][*dim as usize % 3];
+                    let _ = writeln!(
+                        out,
+                        "{pad}reduce_blocks r{registers} across block.{d} group {} count {} index {} {{",
+                        self.operand(*group),
+                        self.operand(*count),
+                        self.operand(*index)
+                    );
+                    self.write_insts(out, body, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
                 InstKind::Pipeline {
                     id,
                     name,

@@ -71,6 +71,19 @@ impl Inst {
                         .for_each(|i| i.ints_named(out, true));
                 }
             }
+            // Its body is a branch: the last block of each group runs it.
+            InstKind::ReduceBlocks {
+                group,
+                count,
+                index,
+                body,
+                ..
+            } => {
+                out.extend([*group, *count, *index]);
+                if into_branches {
+                    body.iter().for_each(|i| i.ints_named(out, true));
+                }
+            }
             InstKind::Pipeline {
                 start,
                 end,
@@ -157,6 +170,7 @@ fn collect_loops(insts: &[Inst], out: &mut Vec<usize>) {
                 collect_loops(then, out);
                 collect_loops(otherwise, out);
             }
+            InstKind::ReduceBlocks { body, .. } => collect_loops(body, out),
             _ => {}
         }
     }

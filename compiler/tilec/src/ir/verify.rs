@@ -107,6 +107,17 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                 agreement(body, granules, g)?;
                 continue;
             }
+            InstKind::ReduceBlocks { body, .. } => {
+                // The block's threads meet at its barriers; its body runs
+                // on whole blocks.
+                if under < UNIFORM {
+                    return Err(
+                        "a reduce across blocks under a condition threads may split on".into(),
+                    );
+                }
+                agreement(body, granules, under)?;
+                continue;
+            }
             InstKind::Pipeline {
                 start,
                 end,
@@ -364,6 +375,49 @@ fn insts(
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => {}
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
+            InstKind::ReduceBlocks {
+                registers,
+                dim,
+                group,
+                count,
+                index,
+                body,
+            } => {
+                if !open.is_empty() {
+                    return Err("a reduce across blocks inside a loop or an if".into());
+                }
+                if *dim > 2 {
+                    return Err(format!("a reduce across grid dimension {dim}"));
+                }
+                if ir.ints.get(*index).map(|v| &v.def) != Some(&IntDef::BlockIdx(*dim)) {
+                    return Err("a reduce across blocks whose index is not the block's".into());
+                }
+                // The block's threads agree on them (the block is one arrival).
+                let granules = super::granules(&ir.ints);
+                if [group, count]
+                    .iter()
+                    .any(|&&v| granules.get(v) != Some(&UNIFORM))
+                {
+                    return Err(
+                        "a reduce across blocks whose group or count differs between threads"
+                            .into(),
+                    );
+                }
+                match ir.registers.get(*registers) {
+                    Some(b) if b.elem == Elem::F32 => {}
+                    _ => {
+                        return Err(format!(
+                            "reduce across blocks of r{registers}: no f32 register array"
+                        ));
+                    }
+                }
+                for v in [group, count, index] {
+                    visible(ir, *v, open)?;
+                }
+                open.push(usize::MAX);
+                insts(ir, body, open, seen)?;
+                open.pop();
+            }
             InstKind::If {
                 cond,
                 then,

@@ -122,6 +122,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             | InstKind::TmaLoad { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
+            | InstKind::ReduceBlocks { .. }
             | InstKind::Pipeline { .. } => return,
         };
         for (a, store, width) in list {
@@ -350,7 +351,9 @@ fn lanes_running(
                     lanes_running(branch, ints, &lanes, out);
                 }
             }
-            InstKind::Loop { body, .. } => lanes_running(body, ints, on, out),
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
+                lanes_running(body, ints, on, out)
+            }
             InstKind::Pipeline { load, body, .. } => {
                 lanes_running(load, ints, on, out);
                 lanes_running(body, ints, on, out);
@@ -380,6 +383,7 @@ fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
                 starts(then, out);
                 starts(otherwise, out);
             }
+            InstKind::ReduceBlocks { body, .. } => starts(body, out),
             _ => {}
         }
     }

@@ -157,6 +157,14 @@ pub enum StmtKind {
     },
     /// `load { copy_tma(...); ... }`: a pipeline's loads.
     Load(Vec<Stmt>),
+    /// `reduce tCrC across block.z { ... }`: the register tensor summed
+    /// over the blocks that differ only in `block.z`, the body run by the
+    /// one block that holds the sum.
+    ReduceBlocks {
+        target: Expr,
+        dim: Expr,
+        body: Vec<Stmt>,
+    },
     /// `copy(a, b);`, `sync();`, ...
     Expr(Expr),
     /// `reference gemm(A, B, C, alpha, beta);`: what the kernel computes,

@@ -47,6 +47,10 @@ pub enum Tok<'s> {
     Reference,
     #[token("if")]
     If,
+    #[token("reduce")]
+    Reduce,
+    #[token("across")]
+    Across,
     #[token("else")]
     Else,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
@@ -155,6 +159,8 @@ impl fmt::Display for Tok<'_> {
             Tok::Load => write!(f, "load"),
             Tok::Reference => write!(f, "reference"),
             Tok::If => write!(f, "if"),
+            Tok::Reduce => write!(f, "reduce"),
+            Tok::Across => write!(f, "across"),
             Tok::Else => write!(f, "else"),
             Tok::AndAnd => write!(f, "&&"),
             Tok::OrOr => write!(f, "||"),

@@ -21,6 +21,7 @@
 //! (`copy`, `gemm`, ...), `launch` the launch statement and the block's
 //! threads, and `reference` the computation a kernel states.
 
+mod block_reduce;
 mod elementwise;
 mod functions;
 mod launch;
@@ -158,6 +159,7 @@ impl KernelChecker {
         }
         declare_names(&k.body, &mut self.declared, &mut self.uses);
         let body = self.block(&k.body);
+        self.check_block_reductions(&body);
         let launch = match self.launch.take() {
             Some((l, span)) => {
                 self.check_threads(&l, span);
@@ -473,6 +475,7 @@ impl KernelChecker {
             StmtKind::For { start, end, .. } => vec![start, end],
             StmtKind::Pipeline(p) => vec![&p.start, &p.end, &p.first, &p.stages],
             StmtKind::If { cond, .. } => vec![cond],
+            StmtKind::ReduceBlocks { target, dim, .. } => vec![target, dim],
             StmtKind::Load(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
@@ -579,6 +582,9 @@ impl KernelChecker {
                 then,
                 otherwise,
             } => self.if_stmt(cond, then, otherwise, s.span),
+            StmtKind::ReduceBlocks { target, dim, body } => {
+                self.reduce_blocks_stmt(target, dim, body, s.span)
+            }
             StmtKind::Load(_) => {
                 self.diags.push(
                     Diagnostic::new("a load block stands first in a pipeline's body", s.span)
@@ -656,6 +662,7 @@ fn declare_names(
             }
             StmtKind::For { body, .. }
             | StmtKind::Pipeline(ast::Pipeline { body, .. })
+            | StmtKind::ReduceBlocks { body, .. }
             | StmtKind::Load(body) => declare_names(body, out, uses),
             StmtKind::If {
                 then, otherwise, ..

@@ -332,6 +332,7 @@ impl Parser<'_> {
                         *otherwise = self.closed_block(scope)?;
                     }
                 }
+                InstKind::ReduceBlocks { body, .. } => *body = self.closed_block(scope)?,
                 InstKind::Pipeline { id, load, body, .. } => {
                     // Its values, `load {`, the loads, `}`, the body, `}`.
                     while let Some(rest) = self
@@ -357,6 +358,31 @@ impl Parser<'_> {
             return self.fail("a block has no closing `}`");
         }
         Ok(out)
+    }
+
+    /// `rN across block.D group %a count %b index %c {` (the body follows).
+    fn reduce_blocks(&mut self, rest: &str) -> Result<InstKind> {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let [r, "across", d, "group", g, "count", c, "index", i, "{"] = words.as_slice() else {
+            return self
+                .fail("expected `reduce_blocks rN across block.D group %a count %b index %c {`");
+        };
+        let registers = r.strip_prefix('r').and_then(|n| n.parse().ok());
+        let dim = ["block.x", "block.y", "block.z"]
+            .iter()
+            .position(|b| b == d);
+        let (Some(registers), Some(dim)) = (registers, dim) else {
+            return self
+                .fail("expected a register array `rN` and `block.x`, `block.y` or `block.z`");
+        };
+        Ok(InstKind::ReduceBlocks {
+            registers,
+            dim: dim as u8,
+            group: self.operand(g)?,
+            count: self.operand(c)?,
+            index: self.operand(i)?,
+            body: Vec::new(),
+        })
     }
 
     /// A block that a plain `}` closes (not `} else {`).
@@ -586,6 +612,7 @@ impl Parser<'_> {
                 }
             }
             "pipeline" => self.pipeline(rest)?,
+            "reduce_blocks" => self.reduce_blocks(rest)?,
             "if" => {
                 // `if %N {`
                 let Some(cond) = rest.strip_suffix('{') else {

@@ -1,0 +1,190 @@
+//! `reduce_blocks` (split-K): in: the IR's register array, group, count
+//! and index; out: each thread's partials stored to the workspace, the
+//! group's arrivals counted, and in the last block to arrive (the only one
+//! that can see every partial) their sum in index order, then the body.
+//! Nothing waits for another block, so the grid's scheduling cannot
+//! deadlock it, and the sum's bits do not depend on which block is last.
+//! The arrival counter wraps to 0 at the group's last arrival, so each
+//! launch leaves it at 0 for the next (a launch that fails midway leaves
+//! the CUDA context unusable, counters and all).
+
+use super::{KernelBuilder, constant};
+use crate::Result;
+use inkwell::IntPredicate;
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use tilec::check::program::Elem;
+use tilec::ir::{Inst, IntDef};
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// The workspace (f32, a thread's values per block) and the arrival
+    /// counters (u32, one per group): the kernel's last two parameters.
+    fn reduction_params(&self) -> (PointerValue<'ctx>, PointerValue<'ctx>) {
+        let n = self.func.count_params();
+        let p = |i: u32| {
+            self.func
+                .get_nth_param(i)
+                .expect("declared")
+                .into_pointer_value()
+        };
+        (p(n - 2), p(n - 1))
+    }
+
+    pub(super) fn reduce_blocks(
+        &mut self,
+        r: usize,
+        [group, count, index]: [usize; 3],
+        body: &[Inst],
+    ) -> Result<()> {
+        let (i64t, i32t, f32t) = (
+            self.ctx.i64_type(),
+            self.ctx.i32_type(),
+            self.ctx.f32_type(),
+        );
+        let (ws, counters) = self.reduction_params();
+        let tid = self.int_value(&IntDef::ThreadIdx)?;
+        let (g, s, z) = (self.ints[&group], self.ints[&count], self.ints[&index]);
+        let len = self.ir.registers[r].len as u64;
+        let threads = i64t.const_int(self.ir.block_threads.max(1) as u64, false);
+        // Element ((g * S + z') * len + i) * threads + tid of the workspace.
+        let slot = |b: &Self, zz: IntValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
+            let gs = b.b.build_int_mul(g, s, "")?;
+            let row = b.b.build_int_add(gs, zz, "")?;
+            let row = b.b.build_int_mul(row, i64t.const_int(len, false), "")?;
+            let row = b.b.build_int_add(row, i64t.const_int(i, false), "")?;
+            let at = b.b.build_int_mul(row, threads, "")?;
+            let at = b.b.build_int_add(at, tid, "")?;
+            // Safety (of the address): the runtime sizes the workspace for
+            // every block of the grid.
+            Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
+        };
+        for i in 0..len {
+            let v = self.registers[r][i as usize].unwrap_or(constant(self.ctx, Elem::F32, 0.0));
+            let p = slot(self, z, i)?;
+            self.b.build_store(p, v)?;
+        }
+        // The block's stores, then thread 0 (CUTLASS's semaphore): a fence
+        // that releases them all (fences are cumulative over what the
+        // barrier ordered before), the arrival, a fence that acquires the
+        // other blocks' partials for the threads the barrier below orders
+        // after it. `atom.inc` wraps at S - 1: the last arrival leaves the
+        // counter at 0 for the next launch, whatever became of the last.
+        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        self.b.build_call(f, &[], "")?;
+        let first = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
+        let counter = unsafe { self.b.build_in_bounds_gep(i32t, counters, &[g], "")? };
+        let last = self.on_first_thread(first, |b| {
+            let s1 = b.b.build_int_sub(s, i64t.const_int(1, false), "")?;
+            let limit = b.b.build_int_truncate(s1, i32t, "")?;
+            let at = b.b.build_ptr_to_int(counter, i64t, "")?;
+            let fn_ty = i32t.fn_type(&[i64t.into(), i32t.into()], false);
+            let asm = b.ctx.create_inline_asm(
+                fn_ty,
+                "fence.acq_rel.gpu;\n\tatom.relaxed.gpu.global.inc.u32 $0, [$1], $2;\n\tfence.acq_rel.gpu;"
+                    .into(),
+                "=r,l,r,~{memory}".into(),
+                true,
+                false,
+                None,
+                false,
+            );
+            let call = b
+                .b
+                .build_indirect_call(fn_ty, asm, &[at.into(), limit.into()], "")?;
+            let inkwell::values::ValueKind::Basic(old) = call.try_as_basic_value() else {
+                return Err(crate::CodegenError::Llvm("atom.inc returned nothing".into()));
+            };
+            let old = old.into_int_value();
+            Ok(b.b.build_int_compare(IntPredicate::EQ, old, limit, "")?)
+        })?;
+        let last = self.b.build_int_z_extend(last, i32t, "")?;
+        let or = self.intrinsic("llvm.nvvm.barrier0.or", &[])?;
+        let any = self.call_value(or, &[last.into()])?.into_int_value();
+        let holds = self
+            .b
+            .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?;
+        self.branches(holds, &mut |b, taken| {
+            if !taken {
+                return Ok(());
+            }
+            let sums = b.sum_partials(len, s, &slot)?;
+            for (i, v) in sums.into_iter().enumerate() {
+                b.registers[r][i] = Some(v);
+            }
+            b.values_for(body)?;
+            b.insts(body)
+        })
+    }
+
+    /// `emit` on thread 0 alone; its value there, `false` (0) elsewhere.
+    fn on_first_thread(
+        &mut self,
+        first: IntValue<'ctx>,
+        emit: impl FnOnce(&mut Self) -> Result<IntValue<'ctx>>,
+    ) -> Result<IntValue<'ctx>> {
+        let before = self.b.get_insert_block().expect("positioned");
+        let then_b = self.ctx.append_basic_block(self.func, "first.thread");
+        let join = self.ctx.append_basic_block(self.func, "first.thread.end");
+        self.b.build_conditional_branch(first, then_b, join)?;
+        self.b.position_at_end(then_b);
+        let v = emit(self)?;
+        let end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(v.get_type(), "")?;
+        phi.add_incoming(&[(&v, end), (&v.get_type().const_zero(), before)]);
+        Ok(phi.as_basic_value().into_int_value())
+    }
+
+    /// The `len` values' sums over the `s` partials, in index order from
+    /// 0.0 (as the executor adds them), read past the L1 cache: other
+    /// multiprocessors wrote them.
+    fn sum_partials(
+        &mut self,
+        len: u64,
+        s: IntValue<'ctx>,
+        slot: &dyn Fn(&Self, IntValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let (i64t, f32t) = (self.ctx.i64_type(), self.ctx.f32_type());
+        let before = self.b.get_insert_block().expect("positioned");
+        let body = self.ctx.append_basic_block(self.func, "reduce.sum");
+        let done = self.ctx.append_basic_block(self.func, "reduce.sum.end");
+        self.b.build_unconditional_branch(body)?;
+        self.b.position_at_end(body);
+        // S >= 1: a loop entered once at least, its sums in phis.
+        let zz = self.b.build_phi(i64t, "")?;
+        let accs = (0..len)
+            .map(|_| self.b.build_phi(f32t, ""))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut next = Vec::new();
+        for (i, acc) in accs.iter().enumerate() {
+            let p = slot(self, zz.as_basic_value().into_int_value(), i as u64)?;
+            let v = self.b.build_load(f32t, p, "")?;
+            v.as_instruction_value()
+                .expect("a load")
+                .set_volatile(true)
+                .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
+            let sum = self.b.build_float_add(
+                acc.as_basic_value().into_float_value(),
+                v.into_float_value(),
+                "",
+            )?;
+            next.push(sum);
+        }
+        let z1 = self.b.build_int_add(
+            zz.as_basic_value().into_int_value(),
+            i64t.const_int(1, false),
+            "",
+        )?;
+        let more = self.b.build_int_compare(IntPredicate::ULT, z1, s, "")?;
+        let end = self.b.get_insert_block().expect("positioned");
+        self.b.build_conditional_branch(more, body, done)?;
+        zz.add_incoming(&[(&i64t.const_zero(), before), (&z1, end)]);
+        for (acc, sum) in accs.iter().zip(&next) {
+            acc.add_incoming(&[(&f32t.const_zero(), before), (sum, end)]);
+        }
+        self.b.position_at_end(done);
+        Ok(next.into_iter().map(Into::into).collect())
+    }
+}
