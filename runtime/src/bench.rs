@@ -41,6 +41,8 @@ pub struct BenchResult {
     pub kernel: String,
     pub dims: String,
     pub device: String,
+    /// The values its tunables were built with (`splits=16`), if any.
+    pub tuned: String,
     /// The results against the reference; `None`: the kernel states none.
     pub check: Option<crate::Check>,
     pub runs: usize,
@@ -71,17 +73,21 @@ impl BenchResult {
         })
     }
 
-    /// A short table: the kernel, cuBLAS, and their ratio.
-    pub fn table(&self) -> String {
+    /// `31.10 TFLOP/s` (or GB/s) at `ms` a run; empty without a measure of work.
+    pub fn rate_text(&self, ms: f64) -> String {
         let unit = if self.work_unit.as_deref() == Some("flop") {
             "TFLOP/s"
         } else {
             "GB/s"
         };
+        self.rate(ms)
+            .map_or(String::new(), |r| format!("{r:8.2} {unit}"))
+    }
+
+    /// A short table: the kernel, cuBLAS, and their ratio.
+    pub fn table(&self) -> String {
         let row = |name: &str, t: &Timing| {
-            let r = self
-                .rate(t.median)
-                .map_or(String::new(), |r| format!("{r:8.2} {unit}"));
+            let r = self.rate_text(t.median);
             format!(
                 "  {name:<7} {:9.3} ms median  ({:.3} .. {:.3})  {r}\n",
                 t.median, t.min, t.max
@@ -301,9 +307,43 @@ pub fn bench(
     iters: usize,
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
-    let p = plan(m, dims)?;
-    gpu.check_fits(m, &p)?;
-    let f = gpu.load(ptx, m, &p)?;
+    let mut results = race(gpu, &[(ptx, m)], dims, seed, iters, expect)?;
+    Ok(results.remove(0))
+}
+
+/// Checks each of several builds of one kernel (the variants `tilec tune`
+/// tries: same parameters, other tunables) against the reference, computed
+/// once, then times them and cuBLAS interleaved, run by run, on the same
+/// inputs: one result per build, in order.
+pub fn race(
+    gpu: &Gpu,
+    builds: &[(&str, &Manifest)],
+    dims: &Dims,
+    seed: u64,
+    iters: usize,
+    expect: &Expect,
+) -> Result<Vec<BenchResult>, RuntimeError> {
+    let Some(&(_, m)) = builds.first() else {
+        return Ok(Vec::new());
+    };
+    let plans: Vec<LaunchPlan> = builds
+        .iter()
+        .map(|(_, b)| plan(b, dims))
+        .collect::<Result<_, _>>()?;
+    let p = &plans[0];
+    if plans.iter().any(|q| q.lens != p.lens) {
+        return Err(RuntimeError::Manifest(
+            "the builds raced against each other take different tensors".into(),
+        ));
+    }
+    let loaded = builds
+        .iter()
+        .zip(&plans)
+        .map(|((ptx, b), q)| {
+            gpu.check_fits(b, q)?;
+            gpu.load(ptx, b, q)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let bytes: usize = m
         .params
         .iter()
@@ -315,20 +355,24 @@ pub fn bench(
         .sum();
     let sets = (2 * L2_BYTES).div_ceil(bytes.max(1)).clamp(1, MAX_SETS);
     let host: Vec<Vec<Arg>> = (0..sets as u64)
-        .map(|s| random_args(m, &p, seed.wrapping_add(s * 7919)))
+        .map(|s| random_args(m, p, seed.wrapping_add(s * 7919)))
         .collect();
-    check_args(m, &p, &host[0])?;
-    // Correctness first, on the first set.
-    let want = expect(&p, &host[0])?;
+    check_args(m, p, &host[0])?;
+    // Correctness first, on the first set, each build from fresh inputs
+    // (a kernel may accumulate into its output).
+    let want = expect(p, &host[0])?;
     let mut dev: Vec<DeviceArgs> = host
         .iter()
         .map(|a| gpu.upload(m, a))
         .collect::<Result<_, _>>()?;
-    gpu.launch(&f, &p, &dev[0])?;
-    let check = crate::compare(&gpu.download(&dev[0])?, &want)?;
-    // The kernel accumulated into its output once; restore it for timing.
+    let mut checks = Vec::with_capacity(builds.len());
+    for (f, q) in loaded.iter().zip(&plans) {
+        dev[0] = gpu.upload(m, &host[0])?;
+        gpu.launch(f, q, &dev[0])?;
+        checks.push(crate::compare(&gpu.download(&dev[0])?, &want)?);
+    }
     dev[0] = gpu.upload(m, &host[0])?;
-    let blas = cublas_config(m, &p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
+    let blas = cublas_config(m, p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
     let blas = match blas {
         Some((Ok(b), cfg)) => Some((b, cfg)),
         Some((Err(e), _)) => return Err(RuntimeError::Cuda(format!("cuBLAS: {e:?}"))),
@@ -341,12 +385,14 @@ pub fn bench(
         cfg.run(b, d, *ops)
     };
     for i in 0..3 {
-        gpu.launch(&f, &p, &dev[i % sets])?;
+        for (f, q) in loaded.iter().zip(&plans) {
+            gpu.launch(f, q, &dev[i % sets])?;
+        }
         if let Some(b) = &blas {
             gemm(b, &mut dev[i % sets])?;
         }
     }
-    let w = work(m, &p);
+    let w = work(m, p);
     // A kernel of bytes is held against a copy of as many bytes.
     let copy_bytes = match w {
         Some((bytes, "byte")) if blas.is_none() => (bytes / 2.0) as usize,
@@ -364,10 +410,13 @@ pub fn bench(
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
-    let (mut mine, mut theirs, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mine = vec![Vec::new(); builds.len()];
+    let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
-        mine.push(gpu.time_ms(|| gpu.launch(&f, &p, &dev[d]))?);
+        for ((f, q), times) in loaded.iter().zip(&plans).zip(&mut mine) {
+            times.push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
+        }
         if let Some(b) = &blas {
             let dv = &mut dev[d];
             theirs.push(gpu.time_ms(|| gemm(b, dv))?);
@@ -376,17 +425,25 @@ pub fn bench(
             copies.push(gpu.time_ms(|| copy(bufs))?);
         }
     }
-    Ok(BenchResult {
-        kernel: p.entries(m),
-        dims: dims.to_string(),
-        device: gpu.name.clone(),
-        check,
-        runs: iters.max(1),
-        input_sets: sets,
-        tilec: Timing::of(mine),
-        cublas: (!theirs.is_empty()).then(|| Timing::of(theirs)),
-        copy: (!copies.is_empty()).then(|| Timing::of(copies)),
-        work: w.map(|(x, _)| x),
-        work_unit: w.map(|(_, u)| u.to_string()),
-    })
+    let cublas = (!theirs.is_empty()).then(|| Timing::of(theirs));
+    let copy = (!copies.is_empty()).then(|| Timing::of(copies));
+    Ok(builds
+        .iter()
+        .zip(&plans)
+        .zip(mine.into_iter().zip(checks))
+        .map(|(((_, b), q), (times, check))| BenchResult {
+            kernel: q.entries(b),
+            dims: dims.to_string(),
+            device: gpu.name.clone(),
+            tuned: b.tuned(),
+            check,
+            runs: iters.max(1),
+            input_sets: sets,
+            tilec: Timing::of(times),
+            cublas,
+            copy,
+            work: w.map(|(x, _)| x),
+            work_unit: w.map(|(_, u)| u.to_string()),
+        })
+        .collect())
 }

@@ -16,6 +16,7 @@ pub mod reference;
 mod rows;
 pub mod stage;
 pub mod tma;
+pub mod tuning;
 
 use host::{HostBuffer, relative_error};
 use manifest::{Elem, Manifest, ParamKind};
@@ -34,6 +35,8 @@ pub enum RuntimeError {
     Manifest(String),
     #[error("CUDA: {0}")]
     Cuda(String),
+    #[error("{0}")]
+    Io(String),
     #[error(
         "buffer {name} has {given} elements, but its layout {layout} needs {needed} for these extents"
     )]

@@ -114,6 +114,13 @@ pub struct Manifest {
     /// launches it without proving the accesses in bounds first.
     #[serde(default)]
     pub checked: bool,
+    /// The kernel's `tune` parameters and the values this build has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tunables: Vec<TunableSpec>,
+    /// SHA3-256 of the source file, in hex: what the tune cache's entries
+    /// are for (an edited file is tuned again).
+    #[serde(default)]
+    pub source: String,
     /// SHA3-256 of the PTX and of this manifest with the seal empty, in
     /// hex: what ties the two files together. A runtime that loads them
     /// from disk refuses a pair whose seal does not match (an edited
@@ -130,6 +137,15 @@ pub struct Manifest {
 pub struct BlockReduce {
     pub dim: u8,
     pub values: i64,
+}
+
+/// A `tune` parameter: its candidates and the value of this build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TunableSpec {
+    pub name: String,
+    pub value: i64,
+    pub default: i64,
+    pub candidates: Vec<i64>,
 }
 
 /// One entry point of the kernel: what must hold to launch it, and its
@@ -154,6 +170,15 @@ pub struct VariantSpec {
 }
 
 impl Manifest {
+    /// `splits=16,stages=4`: the tunables' values of this build.
+    pub fn tuned(&self) -> String {
+        self.tunables
+            .iter()
+            .map(|t| format!("{}={}", t.name, t.value))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a manifest serializes")
     }

@@ -93,23 +93,24 @@ impl LaunchPlan {
     }
 
     /// The entry points that run, each once, in launch order (`sgemm` or
-    /// `sgemm + sgemm_guarded`), and the tensors TMA reads through aligned
-    /// copies, if any.
+    /// `sgemm + sgemm_guarded`), the values of the kernel's tunables
+    /// (`[splits=16]`), and the tensors TMA reads through aligned copies,
+    /// if any.
     pub fn entries(&self, m: &Manifest) -> String {
         let names = distinct(
             self.launches
                 .iter()
                 .map(|l| m.variants[l.variant].entry.as_str()),
         );
-        let staged = distinct(self.staged.iter().map(|s| m.params[s.param].name.as_str()));
-        match staged.is_empty() {
-            true => names.join(" + "),
-            false => format!(
-                "{} (TMA reads an aligned copy of {})",
-                names.join(" + "),
-                staged.join(", ")
-            ),
+        let mut s = names.join(" + ");
+        if !m.tunables.is_empty() {
+            s += &format!(" [{}]", m.tuned());
         }
+        let staged = distinct(self.staged.iter().map(|s| m.params[s.param].name.as_str()));
+        if !staged.is_empty() {
+            s += &format!(" (TMA reads an aligned copy of {})", staged.join(", "));
+        }
+        s
     }
 }
 

@@ -32,7 +32,12 @@ pub fn run(a: Args) -> ExitCode {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let compiled = match compile(&src, &a.launch.arch, a.launch.checked(&name)) {
+    let settings =
+        match crate::settings::resolve(&a.launch.tuning, &name, &src, Some(&gpu.name), &dims) {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+    let compiled = match compile(&src, &a.launch.arch, a.launch.options(&name, &settings)) {
         Ok(c) => c,
         Err(f) => return report(&name, &src, f),
     };

@@ -2,7 +2,9 @@
 //! [--arch sm_90]`: writes KERNEL.ptx and KERNEL.json (the manifest) per
 //! kernel, or prints one intermediate form.
 
-use crate::compile::{Checked, Compiled, Failure, compile, compile_as, lower_source, read, report};
+use crate::compile::{
+    Compiled, Failure, Options, TuneArgs, compile, compile_as, lower_source, read, report,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,6 +45,8 @@ pub struct Args {
     /// line (slower; for finding bugs).
     #[arg(long)]
     checked: bool,
+    #[command(flatten)]
+    tuning: TuneArgs,
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -51,7 +55,14 @@ pub fn run(a: Args) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let checked = Checked(a.checked.then_some(name.as_str()));
+    let settings = match crate::settings::parse_set(&a.tuning, &name, &src) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let checked = Options {
+        checked: a.checked.then_some(name.as_str()),
+        settings: &settings,
+    };
     match a.emit {
         Some(Emit::Tokens) => {
             for t in tilec::syntax::lexer::tokens(&src) {
@@ -65,7 +76,7 @@ pub fn run(a: Args) -> ExitCode {
             Ok(p) => println!("{p:#?}"),
             Err(d) => return report(&name, &src, Failure::Source(vec![d])),
         },
-        Some(Emit::Shapes) => match tilec::check::kernel::check_source(&src) {
+        Some(Emit::Shapes) => match tilec::check::kernel::check_source_with(&src, &settings) {
             Ok(k) => print!("{}", tilec::check::report::shapes_report(&k)),
             Err(d) => return report(&name, &src, Failure::Source(d)),
         },

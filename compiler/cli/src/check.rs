@@ -19,6 +19,8 @@ pub struct Args {
     /// Extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
     #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
+    #[command(flatten)]
+    tuning: crate::compile::TuneArgs,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -30,8 +32,12 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let settings = match crate::settings::parse_set(&args.tuning, &name, &src) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     // Lowered too: whatever `build` would refuse, `check` refuses.
-    match tilec::pipeline::lower_source(&src) {
+    match tilec::pipeline::lower_source_with(&src, None, &settings) {
         Ok(lowered) => {
             let kernels: Vec<_> = lowered.iter().map(|(k, _)| k.clone()).collect();
             if args.shapes {

@@ -1,7 +1,7 @@
 //! The whole pipeline for one file: source -> typed program -> kernel IR ->
 //! PTX (or LLVM IR), with the manifest the runtime needs.
 
-use tilec::check::program::{self, Kernel, ParamKind};
+use tilec::check::program::{self, Kernel, ParamKind, Settings};
 use tilec::diagnostic::Diagnostic;
 use tilec::lower::Lowered;
 use tilec_codegen::Output;
@@ -24,18 +24,22 @@ pub enum Failure {
 }
 
 /// Checks every kernel of a source and lowers its variants.
-pub fn lower_source(src: &str, checked: Checked) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
-    tilec::pipeline::lower_source_with(src, checked.0).map_err(Failure::Source)
+pub fn lower_source(src: &str, opts: Options) -> Result<Vec<(Kernel, Vec<Lowered>)>, Failure> {
+    tilec::pipeline::lower_source_with(src, opts.checked, opts.settings).map_err(Failure::Source)
 }
 
-/// What `--checked` asks for: every access bound-checked, reporting lines
-/// of the named file.
+/// What a build asks for besides the source and the target: `--checked`
+/// (every access bound-checked, reporting lines of the named file) and
+/// the values of tunables (`--set`, the tune cache, `tilec tune`).
 #[derive(Clone, Copy)]
-pub struct Checked<'a>(pub Option<&'a str>);
+pub struct Options<'a> {
+    pub checked: Option<&'a str>,
+    pub settings: &'a Settings,
+}
 
 /// Checks, lowers and compiles every kernel of a source to PTX.
-pub fn compile(src: &str, arch: &str, checked: Checked) -> Result<Vec<Compiled>, Failure> {
-    compile_as(src, arch, Output::Ptx, checked)
+pub fn compile(src: &str, arch: &str, opts: Options) -> Result<Vec<Compiled>, Failure> {
+    compile_as(src, arch, Output::Ptx, opts)
 }
 
 /// Checks, lowers and compiles every kernel of a source to `output`. A
@@ -45,9 +49,10 @@ pub fn compile_as(
     src: &str,
     arch: &str,
     output: Output,
-    checked: Checked,
+    opts: Options,
 ) -> Result<Vec<Compiled>, Failure> {
-    lower_source(src, checked)?
+    let source = tilec_runtime::tuning::fingerprint(src);
+    lower_source(src, opts)?
         .into_iter()
         .map(|(kernel, lowered)| {
             let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
@@ -93,7 +98,8 @@ pub fn compile_as(
             let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
             let code = tilec_codegen::join(&texts, output);
             let mut manifest = manifest(&kernel, &lowered, arch);
-            manifest.checked = checked.0.is_some();
+            manifest.checked = opts.checked.is_some();
+            manifest.source = source.clone();
             if output == Output::Ptx {
                 manifest.seal(&code);
             }
@@ -203,6 +209,17 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             })
         }),
         checked: false,
+        tunables: k
+            .tunables
+            .iter()
+            .map(|t| m::TunableSpec {
+                name: t.name.clone(),
+                value: t.value,
+                default: t.default,
+                candidates: t.candidates.clone(),
+            })
+            .collect(),
+        source: String::new(),
         seal: String::new(),
     }
 }
@@ -260,6 +277,18 @@ pub struct LaunchArgs {
     /// checking it).
     #[arg(long)]
     pub kernel: Option<String>,
+    #[command(flatten)]
+    pub tuning: TuneArgs,
+}
+
+/// `--set NAME=VALUE,...`: values for a kernel's `tune` parameters.
+#[derive(clap::Args)]
+pub struct TuneArgs {
+    /// Values for `tune` parameters, comma-separated, e.g. --set splits=16
+    /// (`KERNEL.NAME=V` for one kernel of the file). They override the tune
+    /// cache and the defaults.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
 }
 
 impl LaunchArgs {
@@ -303,9 +332,12 @@ impl LaunchArgs {
         Ok((self.file.display().to_string(), src, dims))
     }
 
-    /// The `--checked` request, naming this file.
-    pub fn checked<'a>(&self, name: &'a str) -> Checked<'a> {
-        Checked(self.checked.then_some(name))
+    /// The build options: `--checked` naming this file, and `settings`.
+    pub fn options<'a>(&self, name: &'a str, settings: &'a Settings) -> Options<'a> {
+        Options {
+            checked: self.checked.then_some(name),
+            settings,
+        }
     }
 }
 

@@ -8,7 +8,9 @@ mod check;
 mod compile;
 mod expect;
 mod run;
+mod settings;
 mod show;
+mod tune;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -38,6 +40,8 @@ enum Command {
     Run(run::Args),
     /// Check against the reference, then time the kernel and cuBLAS, interleaved.
     Bench(bench::Args),
+    /// Search a kernel's `tune` parameters at a shape: compile every variant, check and time them against each other, keep the fastest in the tune cache.
+    Tune(tune::Args),
     /// Draw a layout as a grid of offsets, or a thread-value layout as who owns each cell.
     Show(show::Args),
     /// Print a completion script for a shell, e.g. `tilec completions bash > ~/.local/share/bash-completion/completions/tilec`.
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Build(a) => build::run(a),
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Completions { shell } => {
             // Into a buffer first: clap_complete panics on a failed write
             // (`tilec completions bash | head`).

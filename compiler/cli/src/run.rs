@@ -60,10 +60,16 @@ pub fn run(a: Args) -> ExitCode {
             Err(e) => return fail(&e.to_string()),
         }
     };
+    let device = gpu.as_ref().map(|g| g.name.as_str());
+    let settings = match crate::settings::resolve(&a.launch.tuning, &name, &src, device, &dims) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let opts = a.launch.options(&name, &settings);
     let mut all_ok = true;
     match gpu {
         Some(gpu) => {
-            let compiled = match compile(&src, &a.launch.arch, a.launch.checked(&name)) {
+            let compiled = match compile(&src, &a.launch.arch, opts) {
                 Ok(c) => c,
                 Err(f) => return report(&name, &src, f),
             };
@@ -128,7 +134,7 @@ pub fn run(a: Args) -> ExitCode {
             if !a.cpu {
                 eprintln!("note: no GPU on this machine; running on the CPU executor");
             }
-            let lowered = match lower_source(&src, a.launch.checked(&name)) {
+            let lowered = match lower_source(&src, opts) {
                 Ok(l) => l,
                 Err(f) => return report(&name, &src, f),
             };

@@ -6,25 +6,26 @@
 //! `tilec build` both go through here, so whatever lowering refuses,
 //! `check` refuses too, at the statement's span.
 
-use crate::check::kernel::check_source;
-use crate::check::program::Kernel;
+use crate::check::kernel::check_source_with;
+use crate::check::program::{Kernel, Settings};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::lower::{Lowered, lower_variant, lower_variant_checked, variants, worth_compiling};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
-    lower_source_with(src, None)
+    lower_source_with(src, None, &Settings::new())
 }
 
-/// Checks and lowers every kernel of `src`; with `checked` (the file's
-/// name), every global and shared access asserts its bounds and reports
-/// its line (`--checked`).
+/// Checks and lowers every kernel of `src`, its tunables at `settings`;
+/// with `checked` (the file's name), every global and shared access
+/// asserts its bounds and reports its line (`--checked`).
 pub fn lower_source_with(
     src: &str,
     checked: Option<&str>,
+    settings: &Settings,
 ) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
     let lines = checked.map(|file| SourceLines::new(file, src));
-    let kernels = check_source(src)?;
+    let kernels = check_source_with(src, settings)?;
     let mut out = Vec::with_capacity(kernels.len());
     let mut diags = Vec::new();
     for k in kernels {

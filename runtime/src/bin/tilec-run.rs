@@ -49,6 +49,11 @@ fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> 
     let gpu = Gpu::open()
         .map_err(|e| e.to_string())?
         .ok_or("no GPU on this machine (no CUDA driver or no device)")?;
+    if let Some(note) = tilec_runtime::tuning::default_path()
+        .and_then(|path| tilec_runtime::tuning::advice(&path, &m, &gpu.name, &dims))
+    {
+        eprintln!("{note}");
+    }
     let expect = |p: &_, a: &[_]| tilec_runtime::reference::builtin(&m, p, a);
     let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, seed, iters, &expect).map_err(|e| e.to_string())?;
     println!("{}", r.line());

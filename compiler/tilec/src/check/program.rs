@@ -574,7 +574,26 @@ pub struct Kernel {
     pub conditions: Vec<Condition>,
     pub bindings: Vec<Binding>,
     pub reference: Option<Reference>,
+    /// Its `tune` parameters, in order, each with the value this check used.
+    pub tunables: Vec<Tunable>,
 }
+
+/// `tune NAME = DEFAULT in (C0, C1, ...);`: an integer constant of the
+/// kernel that a tuner may set to any candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tunable {
+    pub name: String,
+    pub default: i64,
+    pub candidates: Vec<i64>,
+    /// What this kernel was checked with: a setting's, or the default.
+    pub value: i64,
+    pub span: Span,
+}
+
+/// Values chosen for `tune` parameters (`--set`, `tilec tune`, the tune
+/// cache), by `KERNEL.NAME` for one kernel or by `NAME` for every kernel
+/// declaring it (the first wins); other kernels are unaffected.
+pub type Settings = std::collections::BTreeMap<String, i64>;
 
 impl Kernel {
     pub fn shared_bytes(&self) -> i64 {

@@ -9,6 +9,17 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
     let mut out = String::new();
     for k in kernels {
         let _ = writeln!(out, "kernel {}", k.name);
+        for t in &k.tunables {
+            let list: Vec<String> = t.candidates.iter().map(ToString::to_string).collect();
+            let _ = writeln!(
+                out,
+                "  tune {} = {} (default {}, candidates {})",
+                t.name,
+                t.value,
+                t.default,
+                list.join(", ")
+            );
+        }
         let grid: Vec<String> = k.launch.grid.iter().map(ToString::to_string).collect();
         let block: Vec<String> = k.launch.block.iter().map(ToString::to_string).collect();
         let _ = writeln!(

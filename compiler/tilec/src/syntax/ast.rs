@@ -88,6 +88,20 @@ pub struct Kernel {
     pub span: Span,
 }
 
+impl Kernel {
+    /// The names of its `tune` parameters (those at the top level, the
+    /// only place the checker accepts them).
+    pub fn tunables(&self) -> Vec<&str> {
+        self.body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Tune { name, .. } => Some(name.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
@@ -164,6 +178,13 @@ pub enum StmtKind {
         target: Expr,
         dim: Expr,
         body: Vec<Stmt>,
+    },
+    /// `tune splits = 8 in (1, 2, 4, 8, 16);`: an integer the tuner may
+    /// set to any of the candidates; the default where nothing chose one.
+    Tune {
+        name: Ident,
+        default: Expr,
+        candidates: Vec<Expr>,
     },
     /// `copy(a, b);`, `sync();`, ...
     Expr(Expr),

@@ -51,6 +51,8 @@ pub enum Tok<'s> {
     Reduce,
     #[token("across")]
     Across,
+    #[token("tune")]
+    Tune,
     #[token("else")]
     Else,
     #[regex("[A-Za-z][A-Za-z0-9_]*|_[A-Za-z_][A-Za-z0-9_]*")]
@@ -161,6 +163,7 @@ impl fmt::Display for Tok<'_> {
             Tok::If => write!(f, "if"),
             Tok::Reduce => write!(f, "reduce"),
             Tok::Across => write!(f, "across"),
+            Tok::Tune => write!(f, "tune"),
             Tok::Else => write!(f, "else"),
             Tok::AndAnd => write!(f, "&&"),
             Tok::OrOr => write!(f, "||"),

@@ -30,11 +30,12 @@ mod partition;
 pub mod pipeline;
 pub mod predication;
 mod reference;
+pub mod tune;
 
 use super::algebra::Evaluator;
 use super::program::{
     Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference,
-    RegisterArray, SharedBuffer, Stmt, View,
+    RegisterArray, Settings, SharedBuffer, Stmt, Tunable, View,
 };
 use super::value::Value;
 use crate::diagnostic::Diagnostic;
@@ -55,13 +56,22 @@ pub const FULL_TILES: &str = "full tiles";
 /// Shared memory one block may use on sm_90.
 pub const SHARED_LIMIT_BYTES: i64 = 227 * 1024;
 
-/// Parses and checks a `.tile` source.
+/// Parses and checks a `.tile` source, every tunable at its default.
 pub fn check_source(src: &str) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
-    let program = crate::syntax::parse_program(src).map_err(|d| vec![d])?;
-    check_program(&program)
+    check_source_with(src, &Settings::new())
 }
 
-pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+/// Parses and checks a `.tile` source, tunables named in `settings` at
+/// their values.
+pub fn check_source_with(src: &str, settings: &Settings) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    let program = crate::syntax::parse_program(src).map_err(|d| vec![d])?;
+    check_program(&program, settings)
+}
+
+pub fn check_program(
+    program: &ast::Program,
+    settings: &Settings,
+) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut diags = Vec::new();
     let mut names: HashMap<&str, Span> = HashMap::new();
@@ -76,7 +86,12 @@ pub fn check_program(program: &ast::Program) -> Result<Vec<Kernel>, Vec<Diagnost
                 .with_help("give each kernel its own name"),
             );
         }
-        match KernelChecker::default().check(k) {
+        let checker = KernelChecker {
+            kernel: k.name.name.clone(),
+            settings: settings.clone(),
+            ..KernelChecker::default()
+        };
+        match checker.check(k) {
             Ok(kernel) => kernels.push(kernel),
             Err(mut d) => diags.append(&mut d),
         }
@@ -150,6 +165,12 @@ struct KernelChecker {
     enclosing: Vec<predication::Enclosing>,
     /// The granule of each loop counter whose bounds differ between threads.
     loop_granules: HashMap<String, i64>,
+    /// The kernel's name, values chosen for tunables, and the tunables seen.
+    kernel: String,
+    settings: Settings,
+    tunables: Vec<Tunable>,
+    /// Blocks around the statement being checked (1: the kernel's body).
+    block_depth: usize,
 }
 
 impl KernelChecker {
@@ -160,6 +181,7 @@ impl KernelChecker {
         declare_names(&k.body, &mut self.declared, &mut self.uses);
         let body = self.block(&k.body);
         self.check_block_reductions(&body);
+        self.check_variant_count();
         let launch = match self.launch.take() {
             Some((l, span)) => {
                 self.check_threads(&l, span);
@@ -198,6 +220,7 @@ impl KernelChecker {
             conditions: self.conditions,
             bindings: self.bindings,
             reference: self.reference.map(|(r, _)| r),
+            tunables: self.tunables,
         })
     }
 
@@ -451,7 +474,10 @@ impl KernelChecker {
     }
 
     fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
-        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+        self.block_depth += 1;
+        let body = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        self.block_depth -= 1;
+        body
     }
 
     /// A block whose names are not visible after it (an if's branch, a
@@ -476,10 +502,19 @@ impl KernelChecker {
             StmtKind::Pipeline(p) => vec![&p.start, &p.end, &p.first, &p.stages],
             StmtKind::If { cond, .. } => vec![cond],
             StmtKind::ReduceBlocks { target, dim, .. } => vec![target, dim],
+            StmtKind::Tune {
+                default,
+                candidates,
+                ..
+            } => std::iter::once(default).chain(candidates).collect(),
             StmtKind::Load(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
-            if let StmtKind::Tiler(n, _) | StmtKind::Layout(n, _) | StmtKind::Let(n, _) = &s.kind {
+            if let StmtKind::Tiler(n, _)
+            | StmtKind::Layout(n, _)
+            | StmtKind::Let(n, _)
+            | StmtKind::Tune { name: n, .. } = &s.kind
+            {
                 self.define(n, None);
             }
             if matches!(s.kind, StmtKind::Launch(_)) {
@@ -529,6 +564,14 @@ impl KernelChecker {
                     });
                 }
                 self.define_result(n, v);
+                None
+            }
+            StmtKind::Tune {
+                name,
+                default,
+                candidates,
+            } => {
+                self.tune_stmt(name, default, candidates, s.span);
                 None
             }
             StmtKind::Launch(parts) => {
@@ -659,6 +702,18 @@ fn declare_names(
                 let mut names = Vec::new();
                 all_names(e, &mut names, false);
                 uses.entry(n.name.clone()).or_insert(names);
+            }
+            StmtKind::Tune {
+                name,
+                default,
+                candidates,
+            } => {
+                out.entry(name.name.clone()).or_insert(name.span);
+                let mut names = Vec::new();
+                for e in std::iter::once(default).chain(candidates) {
+                    all_names(e, &mut names, false);
+                }
+                uses.entry(name.name.clone()).or_insert(names);
             }
             StmtKind::For { body, .. }
             | StmtKind::Pipeline(ast::Pipeline { body, .. })

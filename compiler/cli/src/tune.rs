@@ -1,0 +1,367 @@
+//! `tilec tune FILE.tile --dims ... [--kernel K] [--set N=V] [--iters N]`:
+//! every combination of a kernel's `tune` candidates (those `--set` leaves
+//! open) is compiled, in parallel, each one checked; on the GPU, each is
+//! checked against the reference and all are timed against each other,
+//! interleaved run by run. The fastest goes into the tune cache for this
+//! device, source and shape class, where `tilec run`, `tilec bench` and
+//! `tilec-run` find it. Without a GPU it says so, and the defaults stay.
+
+use crate::compile::{Compiled, Failure, LaunchArgs, compile, fail, report};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+use tilec::check::program::{Kernel, Settings};
+use tilec_runtime::bench::{BenchResult, race};
+use tilec_runtime::gpu::Gpu;
+use tilec_runtime::plan::{Dims, plan};
+use tilec_runtime::tuning::{self, Entry, TuneCache};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Timed runs of each variant (after warm-up), interleaved; the median
+    /// decides.
+    #[arg(long, default_value_t = 20)]
+    iters: usize,
+}
+
+/// One point of the search: the free tunables' values, and what became
+/// of it.
+struct Variant {
+    values: Vec<i64>,
+    settings: Settings,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    /// Every kernel of the file, built with these values.
+    Built(Vec<Compiled>),
+    /// Why the checker, the back end or the launch plan refused it.
+    Refused(String),
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let start = Instant::now();
+    let (name, src, dims) = match a.launch.read() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let fixed = match crate::settings::parse_set(&a.launch.tuning, &name, &src) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let kernels = match tilec::check::kernel::check_source_with(&src, &fixed) {
+        Ok(k) => k,
+        Err(d) => return report(&name, &src, Failure::Source(d)),
+    };
+    let wanted = |k: &&Kernel| a.launch.kernel.as_ref().is_none_or(|n| *n == k.name);
+    let targets: Vec<&Kernel> = kernels
+        .iter()
+        .filter(wanted)
+        .filter(|k| !k.tunables.is_empty())
+        .collect();
+    if targets.is_empty() {
+        return fail(&format!(
+            "no kernel {}of {name} declares a `tune` parameter; write e.g. `tune splits = 8 in (1, 2, 4, 8);` and use the name",
+            a.launch
+                .kernel
+                .as_ref()
+                .map_or(String::new(), |k| format!("{k} ")),
+        ));
+    }
+    let gpu = match Gpu::open() {
+        Ok(g) => g,
+        Err(e) => return fail(&e.to_string()),
+    };
+    for k in targets {
+        let free: Vec<_> = k
+            .tunables
+            .iter()
+            .filter(|t| {
+                !fixed.contains_key(&t.name)
+                    && !fixed.contains_key(&format!("{}.{}", k.name, t.name))
+            })
+            .collect();
+        if free.is_empty() {
+            eprintln!(
+                "note: {}: --set fixes every tunable; nothing to search",
+                k.name
+            );
+            continue;
+        }
+        let mut variants: Vec<Variant> = product(free.iter().map(|t| t.candidates.as_slice()))
+            .into_iter()
+            .map(|values| {
+                let mut settings = fixed.clone();
+                for (t, v) in free.iter().zip(&values) {
+                    settings.insert(format!("{}.{}", k.name, t.name), *v);
+                }
+                Variant {
+                    values,
+                    settings,
+                    outcome: Outcome::Refused(String::new()),
+                }
+            })
+            .collect();
+        let compile_start = Instant::now();
+        build_all(&mut variants, &src, &a.launch.arch, &k.name, &dims);
+        let compile_s = compile_start.elapsed().as_secs_f64();
+        let built = variants
+            .iter()
+            .filter(|v| matches!(v.outcome, Outcome::Built(_)))
+            .count();
+        eprintln!(
+            "{}: {} variants, {built} built in {compile_s:.1} s",
+            k.name,
+            variants.len()
+        );
+        let names: Vec<&str> = free.iter().map(|t| t.name.as_str()).collect();
+        let defaults: Vec<i64> = free.iter().map(|t| t.default).collect();
+        let Some(gpu) = &gpu else {
+            print!("{}", table(&names, &variants, &[], &defaults));
+            let d: Vec<String> = k
+                .tunables
+                .iter()
+                .map(|t| format!("{}={}", t.name, t.value))
+                .collect();
+            println!(
+                "no GPU on this machine: nothing was timed; {} keeps its defaults ({})",
+                k.name,
+                d.join(",")
+            );
+            continue;
+        };
+        let timed = match time_all(gpu, &variants, &k.name, &dims, a.launch.seed, a.iters) {
+            Ok(t) => t,
+            Err(code) => return code,
+        };
+        print!("{}", table(&names, &variants, &timed, &defaults));
+        let best = timed
+            .iter()
+            .filter(|(_, r)| r.passed())
+            .min_by(|x, y| x.1.tilec.median.total_cmp(&y.1.tilec.median));
+        let Some((bi, b)) = best else {
+            return fail(&format!(
+                "{}: no variant matched its reference at {dims}",
+                k.name
+            ));
+        };
+        let default_ms = timed
+            .iter()
+            .find(|(i, _)| variants[*i].values == defaults)
+            .map_or(f64::NAN, |(_, r)| r.tilec.median);
+        let Outcome::Built(cs) = &variants[*bi].outcome else {
+            unreachable!("only built variants are timed")
+        };
+        let m = &cs
+            .iter()
+            .find(|c| c.kernel.name == k.name)
+            .expect("timed")
+            .manifest;
+        let entry = Entry {
+            device: gpu.name.clone(),
+            kernel: k.name.clone(),
+            source: tuning::fingerprint(&src),
+            class: tuning::shape_class(&dims),
+            dims: dims.to_string(),
+            values: m
+                .tunables
+                .iter()
+                .map(|t| (t.name.clone(), t.value))
+                .collect(),
+            best_ms: b.tilec.median,
+            default_ms,
+        };
+        let saved = tuning::default_path()
+            .ok_or_else(|| "no cache directory: set TILEC_TUNE_CACHE or HOME".to_string())
+            .and_then(|p| TuneCache::load(&p).map_err(|e| e.to_string()))
+            .and_then(|mut c| {
+                c.record(entry.clone()).map_err(|e| e.to_string())?;
+                Ok(c.path)
+            });
+        let tuned = m.tuned();
+        match saved {
+            Ok(p) => println!(
+                "best: {tuned}, {:.2}x the defaults; kept in {} for {} at {} (each extent rounded up to a power of two)",
+                default_ms / b.tilec.median,
+                p.display(),
+                entry.device,
+                entry.class
+            ),
+            Err(e) => return fail(&format!("best: {tuned}, but the tune cache: {e}")),
+        }
+    }
+    eprintln!("tuned in {:.1} s", start.elapsed().as_secs_f64());
+    ExitCode::SUCCESS
+}
+
+/// Every combination of one value from each list, the first list slowest.
+fn product<'a>(lists: impl Iterator<Item = &'a [i64]>) -> Vec<Vec<i64>> {
+    lists.fold(vec![Vec::new()], |acc, list| {
+        acc.iter()
+            .flat_map(|prefix| {
+                list.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(*v);
+                    p
+                })
+            })
+            .collect()
+    })
+}
+
+/// Compiles every variant, as many at once as there are cores, with a
+/// progress bar; a variant the checker, the back end or the launch plan at
+/// `dims` refuses is marked with the reason.
+fn build_all(variants: &mut [Variant], src: &str, arch: &str, kernel: &str, dims: &Dims) {
+    let bar = match std::io::stderr().is_terminal() {
+        true => ProgressBar::new(variants.len() as u64).with_style(
+            ProgressStyle::with_template("compiling {pos}/{len} variants {wide_bar} {elapsed}")
+                .expect("a valid template"),
+        ),
+        false => ProgressBar::hidden(),
+    };
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Outcome>>> = variants.iter().map(|_| Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let settings: Vec<&Settings> = variants.iter().map(|v| &v.settings).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(variants.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(set) = settings.get(i) else { break };
+                    let opts = crate::compile::Options {
+                        checked: None,
+                        settings: set,
+                    };
+                    let outcome = match compile(src, arch, opts) {
+                        Ok(cs) => launchable(cs, kernel, dims),
+                        Err(Failure::Source(d)) => Outcome::Refused(
+                            d.first().map_or("refused".into(), |d| d.message.clone()),
+                        ),
+                        Err(Failure::Backend(e)) => Outcome::Refused(format!("back end: {e}")),
+                    };
+                    *done[i].lock().expect("no worker panics holding it") = Some(outcome);
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    for (v, d) in variants.iter_mut().zip(done) {
+        if let Some(o) = d.into_inner().expect("no worker panics holding it") {
+            v.outcome = o;
+        }
+    }
+}
+
+/// A built variant whose launch plan holds at `dims`, or why not.
+fn launchable(cs: Vec<Compiled>, kernel: &str, dims: &Dims) -> Outcome {
+    let Some(c) = cs.iter().find(|c| c.kernel.name == kernel) else {
+        return Outcome::Refused("the kernel is missing from the build".into());
+    };
+    match plan(&c.manifest, dims) {
+        Ok(_) => Outcome::Built(cs),
+        Err(e) => Outcome::Refused(format!("at {dims}: {e}")),
+    }
+}
+
+/// Checks and times the built variants against each other: (index, result).
+fn time_all(
+    gpu: &Gpu,
+    variants: &[Variant],
+    kernel: &str,
+    dims: &Dims,
+    seed: u64,
+    iters: usize,
+) -> Result<Vec<(usize, BenchResult)>, ExitCode> {
+    let built: Vec<(usize, &Vec<Compiled>, &Compiled)> = variants
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match &v.outcome {
+            Outcome::Built(cs) => Some((i, cs, cs.iter().find(|c| c.kernel.name == kernel)?)),
+            Outcome::Refused(_) => None,
+        })
+        .collect();
+    let Some(&(_, all, first)) = built.first() else {
+        return Err(fail(&format!(
+            "{kernel}: every variant was refused at {dims}"
+        )));
+    };
+    crate::run::check_launch(&first.manifest, dims, false)?;
+    let builds: Vec<(&str, &tilec_runtime::manifest::Manifest)> = built
+        .iter()
+        .map(|(_, _, c)| (c.code.as_str(), &c.manifest))
+        .collect();
+    let waiting = crate::run::spinner(&format!(
+        "checking {} variants against the reference, then timing them",
+        builds.len()
+    ));
+    let expect = |p: &_, args: &[_]| crate::expect::expected(all, first, p, args);
+    let raced = race(gpu, &builds, dims, seed, iters, &expect);
+    waiting.finish_and_clear();
+    match raced {
+        Ok(rs) => Ok(built.iter().map(|(i, _, _)| *i).zip(rs).collect()),
+        Err(e) => Err(fail(&format!("{kernel}: {e}"))),
+    }
+}
+
+/// One row per variant: its values, then its time and rates, or why it
+/// was refused; the fastest that matched its reference marked `*`.
+fn table(
+    names: &[&str],
+    variants: &[Variant],
+    timed: &[(usize, BenchResult)],
+    defaults: &[i64],
+) -> String {
+    let by_index: BTreeMap<usize, &BenchResult> = timed.iter().map(|(i, r)| (*i, r)).collect();
+    let best = timed
+        .iter()
+        .filter(|(_, r)| r.passed())
+        .min_by(|x, y| x.1.tilec.median.total_cmp(&y.1.tilec.median))
+        .map(|(i, _)| *i);
+    let default_ms = variants
+        .iter()
+        .position(|v| v.values == defaults)
+        .and_then(|i| by_index.get(&i))
+        .map(|r| r.tilec.median);
+    let mut s = String::from("   ");
+    for n in names {
+        s += &format!(" {n:>8}");
+    }
+    if !timed.is_empty() {
+        s += "   ms median   rate         vs defaults  vs cuBLAS";
+    }
+    s += "\n";
+    for (i, v) in variants.iter().enumerate() {
+        s += if Some(i) == best { "  *" } else { "   " };
+        for x in &v.values {
+            s += &format!(" {x:>8}");
+        }
+        match (&v.outcome, by_index.get(&i)) {
+            (Outcome::Refused(why), _) => s += &format!("   refused: {why}"),
+            (Outcome::Built(_), None) => s += "   built",
+            (Outcome::Built(_), Some(r)) => {
+                let rate = r.rate_text(r.tilec.median);
+                let vs_default =
+                    default_ms.map_or(String::new(), |d| format!("{:.2}x", d / r.tilec.median));
+                let vs_blas = r.cublas.map_or(String::new(), |c| {
+                    format!("{:.2}x", c.median / r.tilec.median)
+                });
+                let ok = if r.passed() { "" } else { "   MISMATCH" };
+                s += &format!(
+                    "   {:9.4}   {rate:<12} {vs_default:>11}  {vs_blas:>9}{ok}",
+                    r.tilec.median
+                );
+            }
+        }
+        s += "\n";
+    }
+    s
+}

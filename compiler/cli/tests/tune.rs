@@ -1,0 +1,150 @@
+//! `tune` parameters from the command line: `--set`, and `tilec tune`
+//! without a GPU (every variant built and checked, the defaults kept).
+//! What it measures on a GPU is in scripts/shape-sweep and
+//! docs/performance.md; the cache itself is tested in the runtime.
+
+use std::process::Command;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn tilec(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(args)
+        // A cache of this test's own: never the user's.
+        .env(
+            "TILEC_TUNE_CACHE",
+            std::env::temp_dir().join("tilec-tune-test.json"),
+        )
+        .output()
+        .expect("tilec runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn gpu() -> bool {
+    tilec_runtime::gpu::Gpu::open().is_ok_and(|g| g.is_some())
+}
+
+fn splitk() -> String {
+    format!("{ROOT}/examples/sgemm_splitk.tile")
+}
+
+#[test]
+fn set_changes_what_is_checked_and_built() {
+    let (code, out, err) = tilec(&["check", "--shapes", &splitk(), "--set", "splits=2,bm=64"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tune splits = 2 (default 8"), "{out}");
+    assert!(
+        out.contains("grid(ceil_div(M,64), ceil_div(N,128), 2)"),
+        "{out}"
+    );
+    // KERNEL.NAME sets one kernel's; it wins over NAME.
+    let (code, out, err) = tilec(&[
+        "check",
+        "--shapes",
+        &splitk(),
+        "--set",
+        "splits=2,sgemm_splitk.splits=16",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tune splits = 16"), "{out}");
+}
+
+#[test]
+fn set_names_a_declared_tunable_and_an_integer() {
+    let (code, _, err) = tilec(&["check", &splitk(), "--set", "split=4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no kernel of") && err.contains("sgemm_splitk.splits"),
+        "{err}"
+    );
+    let (code, _, err) = tilec(&["check", &splitk(), "--set", "splits=many"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`many` is not an integer"), "{err}");
+    let nt = format!("{ROOT}/examples/sgemm_nt.tile");
+    let (code, _, err) = tilec(&["check", &nt, "--set", "splits=4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("declares no `tune` parameter"), "{err}");
+}
+
+#[test]
+fn a_set_value_outside_the_candidates_is_checked_like_any_other() {
+    // 96 is no candidate, and (96, 16) tiles are no even split of the
+    // 256 copying threads' work: the checker says so, at the layout.
+    let (code, _, err) = tilec(&["check", &splitk(), "--set", "bm=96"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("sgemm_splitk.tile"), "{err}");
+}
+
+#[test]
+fn tune_refuses_a_file_without_tunables() {
+    let nt = format!("{ROOT}/examples/sgemm_nt.tile");
+    let (code, _, err) = tilec(&["tune", &nt, "--dims", "M=64,N=64,K=64"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("declares a `tune` parameter"), "{err}");
+}
+
+#[test]
+fn tune_without_a_gpu_builds_every_variant_and_keeps_the_defaults() {
+    if gpu() {
+        eprintln!("SKIPPED: a GPU is present (tilec tune times the variants there)");
+        return;
+    }
+    // --set fixes three of the four tunables: the seven splits remain.
+    let (code, out, err) = tilec(&[
+        "tune",
+        &splitk(),
+        "--dims",
+        "M=512,N=512,K=8192",
+        "--set",
+        "bm=128,bn=128,stages=4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("built").count(), 7, "{out}");
+    assert!(err.contains("7 variants, 7 built"), "{err}");
+    assert!(
+        out.contains("no GPU on this machine")
+            && out.contains("keeps its defaults (bm=128,bn=128,splits=8,stages=4)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tune_says_why_a_variant_is_refused() {
+    if gpu() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tilec-tune-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("copy.tile");
+    // A (tile, tile) f32 tile in shared memory: 512 x 512 needs 1 MiB.
+    std::fs::write(
+        &file,
+        "kernel copy(A: tensor<f32, (M, N):(1, M)>, B: tensor<f32, (M, N):(1, M)>) {
+    tune tile = 32 in (32, 512);
+    reference copy(A, B);
+    launch grid(ceil_div(M, tile), ceil_div(N, tile)), block(256);
+    let gA = local_tile(A, (tile, tile), (block.x, block.y));
+    let gB = local_tile(B, (tile, tile), (block.x, block.y));
+    let s = shared<f32>((tile, tile):(1, tile));
+    copy(local_partition(gA, (32, 8):(1, 32), thread.x), local_partition(s, (32, 8):(1, 32), thread.x));
+    sync();
+    copy(local_partition(s, (32, 8):(1, 32), thread.x), local_partition(gB, (32, 8):(1, 32), thread.x));
+}
+",
+    )
+    .unwrap();
+    let (code, out, err) = tilec(&["tune", file.to_str().unwrap(), "--dims", "M=1024,N=1024"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    assert!(rows.iter().any(|r| r.contains("32   built")), "{out}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("512   refused:") && r.contains("shared memory")),
+        "{out}"
+    );
+}
