@@ -307,20 +307,33 @@ pub fn bench(
     iters: usize,
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
-    let mut results = race(gpu, &[(ptx, m)], dims, seed, iters, expect)?;
+    let mut results = race(gpu, &[(ptx, m)], dims, seed, iters, false, expect)?;
     Ok(results.remove(0))
 }
+
+/// Runs a build takes between two cuts of a pruned race, and how much
+/// slower than the best a build may be and still run after a cut.
+const RUNS_PER_CUT: usize = 2;
+const FAR_BEHIND: f64 = 1.5;
 
 /// Checks each of several builds of one kernel (the variants `tilec tune`
 /// tries: same parameters, other tunables) against the reference, computed
 /// once, then times them and cuBLAS interleaved, run by run, on the same
 /// inputs: one result per build, in order.
+///
+/// With `prune`, a successive-halving race: every [`RUNS_PER_CUT`] runs,
+/// the slower half of the builds still running (by their median so far)
+/// stops, and any [`FAR_BEHIND`] the best, down to two, which run to
+/// `iters`. A search of 56 variants at
+/// 20 runs then costs about 240 runs instead of 1120; a stopped build
+/// reports the runs it had.
 pub fn race(
     gpu: &Gpu,
     builds: &[(&str, &Manifest)],
     dims: &Dims,
     seed: u64,
     iters: usize,
+    prune: bool,
     expect: &Expect,
 ) -> Result<Vec<BenchResult>, RuntimeError> {
     let Some(&(_, m)) = builds.first() else {
@@ -336,14 +349,15 @@ pub fn race(
             "the builds raced against each other take different tensors".into(),
         ));
     }
-    let loaded = builds
+    for ((_, b), q) in builds.iter().zip(&plans) {
+        gpu.check_fits(b, q)?;
+    }
+    let with_plans: Vec<(&str, &Manifest, &LaunchPlan)> = builds
         .iter()
         .zip(&plans)
-        .map(|((ptx, b), q)| {
-            gpu.check_fits(b, q)?;
-            gpu.load(ptx, b, q)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|((ptx, b), q)| (*ptx, *b, q))
+        .collect();
+    let loaded = gpu.load_all(&with_plans)?;
     let bytes: usize = m
         .params
         .iter()
@@ -365,13 +379,18 @@ pub fn race(
         .iter()
         .map(|a| gpu.upload(m, a))
         .collect::<Result<_, _>>()?;
+    // Each check starts from the inputs as uploaded: restored on the
+    // device from a clean copy (a hundred tuning variants at 8192^3 would
+    // otherwise upload 80 GB).
+    let clean = gpu.upload(m, &host[0])?;
     let mut checks = Vec::with_capacity(builds.len());
     for (f, q) in loaded.iter().zip(&plans) {
-        dev[0] = gpu.upload(m, &host[0])?;
+        gpu.restore(&clean, &mut dev[0])?;
         gpu.launch(f, q, &dev[0])?;
         checks.push(crate::compare(&gpu.download(&dev[0])?, &want)?);
     }
-    dev[0] = gpu.upload(m, &host[0])?;
+    gpu.restore(&clean, &mut dev[0])?;
+    drop(clean);
     let blas = cublas_config(m, p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
     let blas = match blas {
         Some((Ok(b), cfg)) => Some((b, cfg)),
@@ -384,7 +403,9 @@ pub fn race(
         let (b, (cfg, ops)) = blas;
         cfg.run(b, d, *ops)
     };
-    for i in 0..3 {
+    // Warm-up; a pruned race has many builds, each already launched once
+    // by its check.
+    for i in 0..if prune { 1 } else { 3 } {
         for (f, q) in loaded.iter().zip(&plans) {
             gpu.launch(f, q, &dev[i % sets])?;
         }
@@ -410,12 +431,27 @@ pub fn race(
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
-    let mut mine = vec![Vec::new(); builds.len()];
+    let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
+    let mut running: Vec<usize> = (0..builds.len()).collect();
     let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
-        for ((f, q), times) in loaded.iter().zip(&plans).zip(&mut mine) {
-            times.push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
+        for &b in &running {
+            let (f, q) = (&loaded[b], &plans[b]);
+            mine[b].push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
+        }
+        if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
+            let median = |b: &usize| Timing::of(mine[*b].clone()).median;
+            running.sort_by(|x, y| median(x).total_cmp(&median(y)));
+            // The faster half, and of it only those within FAR_BEHIND of
+            // the best: a build that far behind after a few runs does not
+            // catch up.
+            let best = median(&running[0]);
+            let close = running
+                .iter()
+                .take_while(|b| median(b) <= FAR_BEHIND * best)
+                .count();
+            running.truncate(running.len().div_ceil(2).min(close).max(2));
         }
         if let Some(b) = &blas {
             let dv = &mut dev[d];
@@ -432,12 +468,12 @@ pub fn race(
         .zip(&plans)
         .zip(mine.into_iter().zip(checks))
         .map(|(((_, b), q), (times, check))| BenchResult {
+            runs: times.len(),
             kernel: q.entries(b),
             dims: dims.to_string(),
             device: gpu.name.clone(),
             tuned: b.tuned(),
             check,
-            runs: iters.max(1),
             input_sets: sets,
             tilec: Timing::of(times),
             cublas,

@@ -3,11 +3,12 @@
 
 use crate::RuntimeError;
 use crate::host::HostBuffer;
-use crate::manifest::{Elem, Manifest, ParamKind};
+use crate::manifest::{BlockReduce, Elem, Manifest, ParamKind};
 use crate::plan::{LaunchPlan, MapPlan, MapSource};
 use crate::reference::Arg;
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
+    PushKernelArg,
 };
 use half::{bf16, f16};
 use std::sync::Arc;
@@ -106,16 +107,17 @@ pub struct Loaded {
     /// The aligned copies of [`LaunchPlan::staged`], filled at each launch
     /// by the stage kernel for their element size.
     staged: Vec<(CudaSlice<u8>, CudaFunction)>,
-    block_reduce: Option<BlockReduceBuffers>,
+    /// What a `reduce` across blocks needs, and its buffers.
+    block_reduce: Option<(BlockReduce, Arc<BlockReduceBuffers>)>,
 }
 
 /// A `reduce` across blocks' workspace and arrival counters (zeroed once;
-/// each launch leaves its counters at zero), sized for the grid and block
-/// of the plan they were allocated for.
+/// each launch leaves its counters at zero). Kernels launched one after
+/// the other on one stream may share them (the builds a race times), each
+/// using a prefix: a launch checks that they are large enough for its plan.
 struct BlockReduceBuffers {
     workspace: CudaSlice<f32>,
     counters: CudaSlice<u32>,
-    shape: [[u32; 3]; 2],
 }
 
 /// A tensor map as a kernel argument: 128 bytes, passed by value.
@@ -160,7 +162,22 @@ impl Gpu {
     /// Loads the entry points a plan launches, allowing each the dynamic
     /// shared memory it needs, with a stream for each launch after the first.
     pub fn load(&self, ptx: &str, m: &Manifest, plan: &LaunchPlan) -> Result<Loaded, RuntimeError> {
+        let buffers = match plan.block_reduce_sizes(m.block_reduce.as_ref()) {
+            Some(sizes) => Some(Arc::new(self.block_reduce_buffers(sizes)?)),
+            None => None,
+        };
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        self.load_sharing(&module, m, plan, buffers)
+    }
+
+    /// A build's entry points, side streams and aligned copies, without
+    /// the `reduce` buffers.
+    fn load_entries(
+        &self,
+        module: &Arc<CudaModule>,
+        m: &Manifest,
+        plan: &LaunchPlan,
+    ) -> Result<Loaded, RuntimeError> {
         let mut entries = Vec::new();
         for l in &plan.launches {
             let v = &m.variants[l.variant];
@@ -194,21 +211,83 @@ impl Gpu {
                 staged.push((copy, stage.load_function(entry)?));
             }
         }
-        let block_reduce = match plan.block_reduce_sizes(m) {
-            Some((values, counters)) => Some(BlockReduceBuffers {
-                workspace: self.stream.alloc_zeros::<f32>(values.max(1))?,
-                counters: self.stream.alloc_zeros::<u32>(counters.max(1))?,
-                shape: [plan.grid, plan.block],
-            }),
-            None => None,
-        };
         Ok(Loaded {
             entries,
             side,
             start: event()?,
             staged,
-            block_reduce,
+            block_reduce: None,
         })
+    }
+
+    /// Loads several builds of one kernel to launch one after the other
+    /// (a race): their `reduce` workspaces are one, as large as the
+    /// largest needs, not one each (56 split-K variants at 4096^3 would
+    /// otherwise zero 68 GB).
+    pub fn load_all(
+        &self,
+        builds: &[(&str, &Manifest, &LaunchPlan)],
+    ) -> Result<Vec<Loaded>, RuntimeError> {
+        let sizes = builds
+            .iter()
+            .filter_map(|(_, m, p)| p.block_reduce_sizes(m.block_reduce.as_ref()))
+            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
+        let buffers = match sizes {
+            Some(s) => Some(Arc::new(self.block_reduce_buffers(s)?)),
+            None => None,
+        };
+        let modules = self.load_modules(builds.iter().map(|(ptx, _, _)| *ptx))?;
+        builds
+            .iter()
+            .zip(&modules)
+            .map(|((_, m, p), module)| self.load_sharing(module, m, p, buffers.clone()))
+            .collect()
+    }
+
+    /// Loads PTX modules on as many threads as there are cores (rayon's): the
+    /// driver's PTX-to-SASS compile of a new module takes a good part of a
+    /// second, which a hundred tuning variants would otherwise wait for
+    /// one after the other.
+    fn load_modules<'a>(
+        &self,
+        ptx: impl Iterator<Item = &'a str>,
+    ) -> Result<Vec<Arc<CudaModule>>, RuntimeError> {
+        use rayon::prelude::*;
+        let ptx: Vec<&str> = ptx.collect();
+        ptx.par_iter()
+            .map(|p| Ok(self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(*p))?))
+            .collect()
+    }
+
+    fn block_reduce_buffers(
+        &self,
+        (values, counters): (usize, usize),
+    ) -> Result<BlockReduceBuffers, RuntimeError> {
+        Ok(BlockReduceBuffers {
+            workspace: self.stream.alloc_zeros::<f32>(values.max(1))?,
+            counters: self.stream.alloc_zeros::<u32>(counters.max(1))?,
+        })
+    }
+
+    /// [`Gpu::load`] with the `reduce` buffers given (`None`: the kernel has no `reduce`).
+    fn load_sharing(
+        &self,
+        module: &Arc<CudaModule>,
+        m: &Manifest,
+        plan: &LaunchPlan,
+        buffers: Option<Arc<BlockReduceBuffers>>,
+    ) -> Result<Loaded, RuntimeError> {
+        let mut loaded = self.load_entries(module, m, plan)?;
+        loaded.block_reduce = match (&m.block_reduce, buffers) {
+            (Some(r), Some(b)) => Some((r.clone(), b)),
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(RuntimeError::Usage(
+                    "a reduce across blocks without its workspace".into(),
+                ));
+            }
+        };
+        Ok(loaded)
     }
 
     /// Refuses, before anything is allocated, tensors that need more
@@ -221,7 +300,7 @@ impl Gpu {
             .map(|(p, n)| n.unwrap_or(0) as u128 * p.elem().bytes() as u128)
             .chain(plan.staged.iter().map(|s| s.bytes() as u128))
             .chain(
-                plan.block_reduce_sizes(m)
+                plan.block_reduce_sizes(m.block_reduce.as_ref())
                     .map(|(v, c)| (v as u128 + c as u128) * 4),
             )
             .sum();
@@ -276,10 +355,11 @@ impl Gpu {
         plan: &LaunchPlan,
         d: &DeviceArgs,
     ) -> Result<(), RuntimeError> {
-        let reduce_shape = k.block_reduce.as_ref().map(|r| r.shape);
-        if plan.staged.len() != k.staged.len()
-            || reduce_shape.is_some_and(|s| s != [plan.grid, plan.block])
-        {
+        let small = |(r, b): &(BlockReduce, Arc<BlockReduceBuffers>)| {
+            plan.block_reduce_sizes(Some(r))
+                .is_none_or(|(v, c)| b.workspace.len() < v || b.counters.len() < c)
+        };
+        if plan.staged.len() != k.staged.len() || k.block_reduce.as_ref().is_some_and(small) {
             return Err(RuntimeError::Usage(
                 "the kernel was loaded for another plan (its aligned copies or its workspace differ)".into(),
             ));
@@ -363,7 +443,7 @@ impl Gpu {
         for m in &maps {
             b.arg(m);
         }
-        if let Some(r) = &k.block_reduce {
+        if let Some((_, r)) = &k.block_reduce {
             b.arg(&r.workspace);
             b.arg(&r.counters);
         }
@@ -473,6 +553,22 @@ impl Gpu {
             )));
         }
         Ok(map)
+    }
+
+    /// Copies every tensor of `from` over the same tensor of `to`, on the
+    /// device.
+    pub fn restore(&self, from: &DeviceArgs, to: &mut DeviceArgs) -> Result<(), RuntimeError> {
+        let s = &self.stream;
+        for (a, b) in from.0.iter().zip(to.0.iter_mut()) {
+            match (a, b) {
+                (DeviceArg::F32(x), DeviceArg::F32(y)) => s.memcpy_dtod(x, y)?,
+                (DeviceArg::F16(x), DeviceArg::F16(y)) => s.memcpy_dtod(x, y)?,
+                (DeviceArg::Bf16(x), DeviceArg::Bf16(y)) => s.memcpy_dtod(x, y)?,
+                (DeviceArg::I32(x), DeviceArg::I32(y)) => s.memcpy_dtod(x, y)?,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Copies every tensor back (scalars are `None`).

@@ -4,7 +4,7 @@
 //! buffer.
 
 use crate::RuntimeError;
-use crate::manifest::{LaunchCondition, Manifest, ParamKind};
+use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind};
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource, Staging};
 use std::collections::HashMap;
@@ -81,8 +81,8 @@ impl LaunchPlan {
     /// For a kernel with a `reduce` across blocks: the workspace's f32
     /// (a thread's values for every thread of every block of the grid) and
     /// the counters' u32 (one per group of blocks along its dimension).
-    pub fn block_reduce_sizes(&self, m: &Manifest) -> Option<(usize, usize)> {
-        let r = m.block_reduce.as_ref()?;
+    pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
+        let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
         let threads: usize = self.block.iter().map(|&b| b as usize).product();
         let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);

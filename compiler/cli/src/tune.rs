@@ -2,17 +2,17 @@
 //! every combination of a kernel's `tune` candidates (those `--set` leaves
 //! open) is compiled, in parallel, each one checked; on the GPU, each is
 //! checked against the reference and all are timed against each other,
-//! interleaved run by run. The fastest goes into the tune cache for this
-//! device, source and shape class, where `tilec run`, `tilec bench` and
-//! `tilec-run` find it. Without a GPU it says so, and the defaults stay.
+//! interleaved run by run, the slower half stopping every two runs until
+//! two remain (successive halving). The fastest goes into the tune cache
+//! for this device, source and shape class, where `tilec run`, `tilec
+//! bench` and `tilec-run` find it. Without a GPU it says so, and the
+//! defaults stay.
 
 use crate::compile::{Compiled, Failure, LaunchArgs, compile, fail, report};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tilec::check::program::{Kernel, Settings};
 use tilec_runtime::bench::{BenchResult, race};
@@ -24,8 +24,9 @@ use tilec_runtime::tuning::{self, Entry, TuneCache};
 pub struct Args {
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Timed runs of each variant (after warm-up), interleaved; the median
-    /// decides.
+    /// Timed runs of the last two variants standing: every two runs the
+    /// slower half of those still running stops (successive halving); the
+    /// median decides.
     #[arg(long, default_value_t = 20)]
     iters: usize,
 }
@@ -136,6 +137,7 @@ pub fn run(a: Args) -> ExitCode {
             );
             continue;
         };
+        refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
         let timed = match time_all(gpu, &variants, &k.name, &dims, a.launch.seed, a.iters) {
             Ok(t) => t,
             Err(code) => return code,
@@ -215,10 +217,11 @@ fn product<'a>(lists: impl Iterator<Item = &'a [i64]>) -> Vec<Vec<i64>> {
     })
 }
 
-/// Compiles every variant, as many at once as there are cores, with a
-/// progress bar; a variant the checker, the back end or the launch plan at
-/// `dims` refuses is marked with the reason.
+/// Compiles every variant, as many at once as there are cores (rayon's),
+/// with a progress bar; a variant the checker, the back end or the launch
+/// plan at `dims` refuses is marked with the reason.
 fn build_all(variants: &mut [Variant], src: &str, arch: &str, kernel: &str, dims: &Dims) {
+    use rayon::prelude::*;
     let bar = match std::io::stderr().is_terminal() {
         true => ProgressBar::new(variants.len() as u64).with_style(
             ProgressStyle::with_template("compiling {pos}/{len} variants {wide_bar} {elapsed}")
@@ -226,39 +229,21 @@ fn build_all(variants: &mut [Variant], src: &str, arch: &str, kernel: &str, dims
         ),
         false => ProgressBar::hidden(),
     };
-    let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Option<Outcome>>> = variants.iter().map(|_| Mutex::new(None)).collect();
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let settings: Vec<&Settings> = variants.iter().map(|v| &v.settings).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers.min(variants.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(set) = settings.get(i) else { break };
-                    let opts = crate::compile::Options {
-                        checked: None,
-                        settings: set,
-                    };
-                    let outcome = match compile(src, arch, opts) {
-                        Ok(cs) => launchable(cs, kernel, dims),
-                        Err(Failure::Source(d)) => Outcome::Refused(
-                            d.first().map_or("refused".into(), |d| d.message.clone()),
-                        ),
-                        Err(Failure::Backend(e)) => Outcome::Refused(format!("back end: {e}")),
-                    };
-                    *done[i].lock().expect("no worker panics holding it") = Some(outcome);
-                    bar.inc(1);
-                }
-            });
-        }
+    variants.par_iter_mut().for_each(|v| {
+        let opts = crate::compile::Options {
+            checked: None,
+            settings: &v.settings,
+        };
+        v.outcome = match compile(src, arch, opts) {
+            Ok(cs) => launchable(cs, kernel, dims),
+            Err(Failure::Source(d)) => {
+                Outcome::Refused(d.first().map_or("refused".into(), |d| d.message.clone()))
+            }
+            Err(Failure::Backend(e)) => Outcome::Refused(format!("back end: {e}")),
+        };
+        bar.inc(1);
     });
     bar.finish_and_clear();
-    for (v, d) in variants.iter_mut().zip(done) {
-        if let Some(o) = d.into_inner().expect("no worker panics holding it") {
-            v.outcome = o;
-        }
-    }
 }
 
 /// A built variant whose launch plan holds at `dims`, or why not.
@@ -269,6 +254,24 @@ fn launchable(cs: Vec<Compiled>, kernel: &str, dims: &Dims) -> Outcome {
     match plan(&c.manifest, dims) {
         Ok(_) => Outcome::Built(cs),
         Err(e) => Outcome::Refused(format!("at {dims}: {e}")),
+    }
+}
+
+/// Marks refused the built variants whose tensors and workspace alone need
+/// more device memory than is free (split-K's partials grow with the
+/// split), so that the others can still race.
+fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, dims: &Dims) {
+    for v in variants.iter_mut() {
+        let Outcome::Built(cs) = &v.outcome else {
+            continue;
+        };
+        let Some(c) = cs.iter().find(|c| c.kernel.name == kernel) else {
+            continue;
+        };
+        let fits = plan(&c.manifest, dims).and_then(|p| gpu.check_fits(&c.manifest, &p));
+        if let Err(e) = fits {
+            v.outcome = Outcome::Refused(e.to_string());
+        }
     }
 }
 
@@ -304,7 +307,7 @@ fn time_all(
         builds.len()
     ));
     let expect = |p: &_, args: &[_]| crate::expect::expected(all, first, p, args);
-    let raced = race(gpu, &builds, dims, seed, iters, &expect);
+    let raced = race(gpu, &builds, dims, seed, iters, true, &expect);
     waiting.finish_and_clear();
     match raced {
         Ok(rs) => Ok(built.iter().map(|(i, _, _)| *i).zip(rs).collect()),
@@ -336,7 +339,7 @@ fn table(
         s += &format!(" {n:>8}");
     }
     if !timed.is_empty() {
-        s += "   ms median   rate         vs defaults  vs cuBLAS";
+        s += "   ms median  runs   rate            vs defaults  vs cuBLAS";
     }
     s += "\n";
     for (i, v) in variants.iter().enumerate() {
@@ -356,8 +359,8 @@ fn table(
                 });
                 let ok = if r.passed() { "" } else { "   MISMATCH" };
                 s += &format!(
-                    "   {:9.4}   {rate:<12} {vs_default:>11}  {vs_blas:>9}{ok}",
-                    r.tilec.median
+                    "   {:9.4}  {:>4}   {rate:<15} {vs_default:>11}  {vs_blas:>9}{ok}",
+                    r.tilec.median, r.runs
                 );
             }
         }

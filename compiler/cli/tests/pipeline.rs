@@ -776,13 +776,19 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     assert_eq!((r.dim, r.values), (2, 4));
     // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
     let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
-    assert_eq!(p.block_reduce_sizes(&m), Some((24 * 256 * 4, 6)));
+    assert_eq!(
+        p.block_reduce_sizes(m.block_reduce.as_ref()),
+        Some((24 * 256 * 4, 6))
+    );
     // The split-K example's every access is bounded at a skinny size: 16
     // tiles of C, eight slices of K each.
     let m = built_manifest("examples/sgemm_splitk.tile", "sgemm_splitk");
     let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
     assert_eq!(p.grid, [4, 4, 8]);
-    assert_eq!(p.block_reduce_sizes(&m), Some((128 * 256 * 64, 16)));
+    assert_eq!(
+        p.block_reduce_sizes(m.block_reduce.as_ref()),
+        Some((128 * 256 * 64, 16))
+    );
 }
 
 #[test]

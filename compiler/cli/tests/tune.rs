@@ -93,21 +93,21 @@ fn tune_without_a_gpu_builds_every_variant_and_keeps_the_defaults() {
         eprintln!("SKIPPED: a GPU is present (tilec tune times the variants there)");
         return;
     }
-    // --set fixes three of the four tunables: the seven splits remain.
+    // --set fixes four of the five tunables: the seven splits remain.
     let (code, out, err) = tilec(&[
         "tune",
         &splitk(),
         "--dims",
         "M=512,N=512,K=8192",
         "--set",
-        "bm=128,bn=128,stages=4",
+        "bm=128,bn=128,stages=4,blocks_per_sm=1",
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("built").count(), 7, "{out}");
     assert!(err.contains("7 variants, 7 built"), "{err}");
     assert!(
         out.contains("no GPU on this machine")
-            && out.contains("keeps its defaults (bm=128,bn=128,splits=8,stages=4)"),
+            && out.contains("keeps its defaults (bm=128,bn=128,splits=8,stages=4,blocks_per_sm=1)"),
         "{out}"
     );
 }

@@ -397,6 +397,13 @@ impl Lowerer<'_> {
                 let d = *dim as usize;
                 let extent =
                     |i: usize| self.k.launch.grid.get(i).cloned().unwrap_or(Int::Static(1));
+                // A group of one block (split-K tuned to one slice) holds
+                // its sum already: the body runs as it is, with no
+                // workspace, counter or barrier.
+                if extent(d) == Int::Static(1) {
+                    out.extend(self.stmts(body).map_err(Problem::Inside)?);
+                    return Ok(());
+                }
                 let coord = |i: usize| Builtin::Block(i as u8).int();
                 let [a, b] = match d {
                     0 => [1, 2],
