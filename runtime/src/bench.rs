@@ -25,7 +25,15 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// Of no runs (a build a race left out): NaN.
     fn of(mut v: Vec<f32>) -> Timing {
+        if v.is_empty() {
+            return Timing {
+                median: f64::NAN,
+                min: f64::NAN,
+                max: f64::NAN,
+            };
+        }
         v.sort_by(f32::total_cmp);
         Timing {
             median: v[v.len() / 2] as f64,
@@ -344,7 +352,7 @@ pub fn race(
         .map(|(_, b)| plan(b, dims))
         .collect::<Result<_, _>>()?;
     let p = &plans[0];
-    if plans.iter().any(|q| q.lens != p.lens) {
+    if plans.iter().any(|q| q.lens != p.lens) || builds.iter().any(|(_, b)| b.params != m.params) {
         return Err(RuntimeError::Manifest(
             "the builds raced against each other take different tensors".into(),
         ));
@@ -432,7 +440,11 @@ pub fn race(
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
     let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
-    let mut running: Vec<usize> = (0..builds.len()).collect();
+    // A pruned race times only the builds that matched the reference.
+    let matched = |c: &Option<crate::Check>| c.is_none_or(|c| c.error <= c.tolerance);
+    let mut running: Vec<usize> = (0..builds.len())
+        .filter(|&b| !prune || matched(&checks[b]))
+        .collect();
     let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
@@ -441,15 +453,19 @@ pub fn race(
             mine[b].push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
-            let median = |b: &usize| Timing::of(mine[*b].clone()).median;
-            running.sort_by(|x, y| median(x).total_cmp(&median(y)));
+            let mut medians: Vec<(f64, usize)> = running
+                .iter()
+                .map(|&b| (Timing::of(mine[b].clone()).median, b))
+                .collect();
+            medians.sort_by(|x, y| x.0.total_cmp(&y.0));
+            running = medians.iter().map(|(_, b)| *b).collect();
             // The faster half, and of it only those within FAR_BEHIND of
             // the best: a build that far behind after a few runs does not
             // catch up.
-            let best = median(&running[0]);
-            let close = running
+            let best = medians[0].0;
+            let close = medians
                 .iter()
-                .take_while(|b| median(b) <= FAR_BEHIND * best)
+                .take_while(|(t, _)| *t <= FAR_BEHIND * best)
                 .count();
             running.truncate(running.len().div_ceil(2).min(close).max(2));
         }

@@ -162,12 +162,8 @@ impl Gpu {
     /// Loads the entry points a plan launches, allowing each the dynamic
     /// shared memory it needs, with a stream for each launch after the first.
     pub fn load(&self, ptx: &str, m: &Manifest, plan: &LaunchPlan) -> Result<Loaded, RuntimeError> {
-        let buffers = match plan.block_reduce_sizes(m.block_reduce.as_ref()) {
-            Some(sizes) => Some(Arc::new(self.block_reduce_buffers(sizes)?)),
-            None => None,
-        };
-        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
-        self.load_sharing(&module, m, plan, buffers)
+        let mut one = self.load_all(&[(ptx, m, plan)])?;
+        Ok(one.remove(0))
     }
 
     /// A build's entry points, side streams and aligned copies, without
@@ -565,8 +561,24 @@ impl Gpu {
                 (DeviceArg::F16(x), DeviceArg::F16(y)) => s.memcpy_dtod(x, y)?,
                 (DeviceArg::Bf16(x), DeviceArg::Bf16(y)) => s.memcpy_dtod(x, y)?,
                 (DeviceArg::I32(x), DeviceArg::I32(y)) => s.memcpy_dtod(x, y)?,
-                _ => {}
+                (
+                    DeviceArg::F32Scalar(_)
+                    | DeviceArg::F16Scalar(_)
+                    | DeviceArg::Bf16Scalar(_)
+                    | DeviceArg::I32Scalar(_),
+                    _,
+                ) => {}
+                _ => {
+                    return Err(RuntimeError::Usage(
+                        "restoring arguments of another kernel".into(),
+                    ));
+                }
             }
+        }
+        if from.0.len() != to.0.len() {
+            return Err(RuntimeError::Usage(
+                "restoring arguments of another kernel".into(),
+            ));
         }
         Ok(())
     }

@@ -139,12 +139,12 @@ pub struct BlockReduce {
     pub values: i64,
 }
 
-/// A `tune` parameter: its candidates and the value of this build.
+/// A `tune` parameter: the value of this build, and its candidates (what
+/// `tilec-run` may suggest instead).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TunableSpec {
     pub name: String,
     pub value: i64,
-    pub default: i64,
     pub candidates: Vec<i64>,
 }
 

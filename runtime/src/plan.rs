@@ -86,10 +86,13 @@ impl LaunchPlan {
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
         let threads: usize = self.block.iter().map(|&b| b as usize).product();
         let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
-        Some((
-            blocks * threads * r.values.max(0) as usize,
-            blocks / along.max(1),
-        ))
+        // Past usize the workspace cannot exist: usize::MAX, which no
+        // allocation or memory check accepts, rather than a wrapped size.
+        let values = blocks
+            .checked_mul(threads)
+            .and_then(|n| n.checked_mul(r.values.max(0) as usize))
+            .unwrap_or(usize::MAX);
+        Some((values, blocks / along.max(1)))
     }
 
     /// The entry points that run, each once, in launch order (`sgemm` or

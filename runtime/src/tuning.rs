@@ -27,9 +27,11 @@ pub struct Entry {
     /// The extents searched at, as given.
     pub dims: String,
     pub values: BTreeMap<String, i64>,
-    /// Median time of the best variant and of the defaults, in ms.
+    /// Median time of the best variant, and of the defaults where they
+    /// were built and ran, in ms.
     pub best_ms: f64,
-    pub default_ms: f64,
+    #[serde(default)]
+    pub default_ms: Option<f64>,
 }
 
 /// The cache file and its entries.
@@ -137,7 +139,11 @@ impl TuneCache {
             entries: self.entries.clone(),
         })
         .map_err(|e| RuntimeError::Io(e.to_string()))?;
-        let tmp = self.path.with_extension("json.tmp");
+        // A name of this process's own: two searches writing at once each
+        // rename a whole file into place (the later one wins).
+        let tmp = self
+            .path
+            .with_extension(format!("json.{}.tmp", std::process::id()));
         std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, &self.path).map_err(io)
     }
@@ -152,17 +158,30 @@ pub fn advice(path: &Path, m: &Manifest, device: &str, dims: &Dims) -> Option<St
     }
     let cache = TuneCache::load(path).ok()?;
     let e = cache.lookup(device, &m.kernel, &m.source, dims)?;
-    let differ = m
+    // Values the cache holds for tunables this build has, among their
+    // candidates (an entry from an edited file's search has another hash).
+    let preferred: Vec<(&str, i64)> = m
         .tunables
         .iter()
-        .any(|t| e.values.get(&t.name).is_some_and(|v| *v != t.value));
-    let want: Vec<String> = e.values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        .filter_map(|t| {
+            let v = *e.values.get(&t.name)?;
+            t.candidates.contains(&v).then_some((t.name.as_str(), v))
+        })
+        .collect();
+    let differ = preferred
+        .iter()
+        .any(|(n, v)| m.tunables.iter().any(|t| t.name == *n && t.value != *v));
+    let want: Vec<String> = preferred.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let set: Vec<String> = preferred
+        .iter()
+        .map(|(n, v)| format!("{}.{n}={v}", m.kernel))
+        .collect();
     differ.then(|| {
         format!(
             "note: this build has {}; the tune cache prefers {} at this shape on {device} (rebuild with `tilec build --set {}`)",
             m.tuned(),
             want.join(","),
-            want.join(",")
+            set.join(",")
         )
     })
 }
@@ -180,7 +199,7 @@ mod tests {
             dims: class.into(),
             values: BTreeMap::from([("splits".to_string(), splits)]),
             best_ms: 0.1,
-            default_ms: 0.2,
+            default_ms: Some(0.2),
         }
     }
 

@@ -32,11 +32,17 @@ pub fn run(a: Args) -> ExitCode {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let settings =
-        match crate::settings::resolve(&a.launch.tuning, &name, &src, Some(&gpu.name), &dims) {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
+    let settings = match crate::settings::resolve(
+        &a.launch.tuning,
+        &name,
+        &src,
+        Some(&gpu.name),
+        &dims,
+        &a.launch.arch,
+    ) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let compiled = match compile(&src, &a.launch.arch, a.launch.options(&name, &settings)) {
         Ok(c) => c,
         Err(f) => return report(&name, &src, f),

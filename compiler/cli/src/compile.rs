@@ -215,7 +215,6 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .map(|t| m::TunableSpec {
                 name: t.name.clone(),
                 value: t.value,
-                default: t.default,
                 candidates: t.candidates.clone(),
             })
             .collect(),

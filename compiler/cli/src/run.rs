@@ -61,7 +61,14 @@ pub fn run(a: Args) -> ExitCode {
         }
     };
     let device = gpu.as_ref().map(|g| g.name.as_str());
-    let settings = match crate::settings::resolve(&a.launch.tuning, &name, &src, device, &dims) {
+    let settings = match crate::settings::resolve(
+        &a.launch.tuning,
+        &name,
+        &src,
+        device,
+        &dims,
+        &a.launch.arch,
+    ) {
         Ok(s) => s,
         Err(code) => return code,
     };

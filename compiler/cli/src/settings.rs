@@ -8,7 +8,7 @@
 
 use crate::compile::{TuneArgs, fail};
 use std::process::ExitCode;
-use tilec::check::program::Settings;
+use tilec::check::program::{Settings, setting};
 use tilec_runtime::plan::Dims;
 use tilec_runtime::tuning::{TuneCache, default_path, fingerprint};
 
@@ -29,9 +29,11 @@ pub fn declared(src: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// `--set NAME=V,KERNEL.NAME=V`: each name one a kernel of the file
-/// declares, each value an integer.
+/// declares (unless the file does not parse: the build then says why),
+/// each value an integer.
 pub fn parse_set(a: &TuneArgs, file: &str, src: &str) -> Result<Settings, ExitCode> {
     let kernels = declared(src);
+    let parses = tilec::syntax::parse_program(src).is_ok();
     let mut out = Settings::new();
     for item in &a.set {
         let Some((key, value)) = item.split_once('=') else {
@@ -51,7 +53,7 @@ pub fn parse_set(a: &TuneArgs, file: &str, src: &str) -> Result<Settings, ExitCo
                 .iter()
                 .any(|(_, names)| names.iter().any(|x| x == key)),
         };
-        if !known {
+        if parses && !known {
             let all: Vec<String> = kernels
                 .iter()
                 .flat_map(|(k, names)| names.iter().map(move |n| format!("{k}.{n}")))
@@ -78,6 +80,7 @@ pub fn resolve(
     src: &str,
     device: Option<&str>,
     dims: &Dims,
+    arch: &str,
 ) -> Result<Settings, ExitCode> {
     let mut settings = parse_set(a, file, src)?;
     let cache = device
@@ -86,7 +89,7 @@ pub fn resolve(
     let cache = match cache {
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => {
-            eprintln!("warning: {e}; the defaults are used");
+            eprintln!("warning: {e}; the tune cache is not used");
             None
         }
         None => None,
@@ -95,10 +98,7 @@ pub fn resolve(
     for (kernel, names) in declared(src) {
         let open: Vec<&String> = names
             .iter()
-            .filter(|n| {
-                !settings.contains_key(n.as_str())
-                    && !settings.contains_key(&format!("{kernel}.{n}"))
-            })
+            .filter(|n| setting(&settings, &kernel, n).is_none())
             .collect();
         if open.is_empty() {
             continue;
@@ -109,19 +109,32 @@ pub fn resolve(
             .and_then(|(c, d)| c.lookup(d, &kernel, &source, dims));
         match found {
             Some(e) => {
+                let mut with = settings.clone();
                 let mut chosen = Vec::new();
                 for n in open {
                     if let Some(v) = e.values.get(n) {
-                        settings.insert(format!("{kernel}.{n}"), *v);
+                        with.insert(format!("{kernel}.{n}"), *v);
                         chosen.push(format!("{n}={v}"));
                     }
                 }
-                eprintln!(
-                    "note: {kernel}: {} from the tune cache (searched at {} on {})",
-                    chosen.join(","),
-                    e.dims,
-                    e.device
-                );
+                // The entry is for a class of shapes: values searched at
+                // M=512 may not launch at M=300 (a launch condition).
+                if let Err(why) = plans_at(src, &with, &kernel, dims, arch) {
+                    eprintln!(
+                        "note: {kernel}: the tune cache's {} do not run at {dims} ({why}); the defaults are used",
+                        chosen.join(",")
+                    );
+                    continue;
+                }
+                settings = with;
+                if !chosen.is_empty() {
+                    eprintln!(
+                        "note: {kernel}: {} from the tune cache (searched at {} on {})",
+                        chosen.join(","),
+                        e.dims,
+                        e.device
+                    );
+                }
             }
             None if device.is_some() => eprintln!(
                 "note: {kernel}: tunables at their defaults; `tilec tune {file} --dims {dims}` searches for this shape"
@@ -130,4 +143,33 @@ pub fn resolve(
         }
     }
     Ok(settings)
+}
+
+/// Whether `kernel` built with `settings` plans a launch at `dims`: checked
+/// and lowered, not compiled (no back end).
+fn plans_at(
+    src: &str,
+    settings: &Settings,
+    kernel: &str,
+    dims: &Dims,
+    arch: &str,
+) -> Result<(), String> {
+    let opts = crate::compile::Options {
+        checked: None,
+        settings,
+    };
+    let lowered = match crate::compile::lower_source(src, opts) {
+        Ok(l) => l,
+        Err(crate::compile::Failure::Source(d)) => {
+            return Err(d.first().map_or("refused".into(), |d| d.message.clone()));
+        }
+        Err(crate::compile::Failure::Backend(e)) => return Err(e),
+    };
+    let Some((k, l)) = lowered.iter().find(|(k, _)| k.name == kernel) else {
+        return Err("the kernel is missing".into());
+    };
+    let m = crate::compile::manifest(k, l, arch);
+    tilec_runtime::plan::plan(&m, dims)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
-use tilec::check::program::{Kernel, Settings};
+use tilec::check::program::{Kernel, Settings, setting};
 use tilec_runtime::bench::{BenchResult, race};
 use tilec_runtime::gpu::Gpu;
 use tilec_runtime::plan::{Dims, plan};
@@ -52,6 +52,11 @@ pub fn run(a: Args) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
+    if a.launch.checked {
+        return fail(
+            "tilec tune times kernels; a --checked build checks every access and is slower: tune without it, then `tilec run --checked` one variant with --set",
+        );
+    }
     let fixed = match crate::settings::parse_set(&a.launch.tuning, &name, &src) {
         Ok(s) => s,
         Err(code) => return code,
@@ -79,14 +84,18 @@ pub fn run(a: Args) -> ExitCode {
         Ok(g) => g,
         Err(e) => return fail(&e.to_string()),
     };
+    for k in &targets {
+        let problems = crate::run::dims_problems(&k.name, &k.extents, &dims, true);
+        if !problems.is_empty() {
+            problems.iter().for_each(|p| eprintln!("error: {p}"));
+            return ExitCode::from(2);
+        }
+    }
     for k in targets {
         let free: Vec<_> = k
             .tunables
             .iter()
-            .filter(|t| {
-                !fixed.contains_key(&t.name)
-                    && !fixed.contains_key(&format!("{}.{}", k.name, t.name))
-            })
+            .filter(|t| setting(&fixed, &k.name, &t.name).is_none())
             .collect();
         if free.is_empty() {
             eprintln!(
@@ -125,10 +134,9 @@ pub fn run(a: Args) -> ExitCode {
         let defaults: Vec<i64> = free.iter().map(|t| t.default).collect();
         let Some(gpu) = &gpu else {
             print!("{}", table(&names, &variants, &[], &defaults));
-            let d: Vec<String> = k
-                .tunables
+            let d: Vec<String> = free
                 .iter()
-                .map(|t| format!("{}={}", t.name, t.value))
+                .map(|t| format!("{}={}", t.name, t.default))
                 .collect();
             println!(
                 "no GPU on this machine: nothing was timed; {} keeps its defaults ({})",
@@ -143,39 +151,28 @@ pub fn run(a: Args) -> ExitCode {
             Err(code) => return code,
         };
         print!("{}", table(&names, &variants, &timed, &defaults));
-        let best = timed
-            .iter()
-            .filter(|(_, r)| r.passed())
-            .min_by(|x, y| x.1.tilec.median.total_cmp(&y.1.tilec.median));
-        let Some((bi, b)) = best else {
+        let Some(bi) = best(&timed) else {
             return fail(&format!(
                 "{}: no variant matched its reference at {dims}",
                 k.name
             ));
         };
-        let default_ms = timed
+        let b = &timed.iter().find(|(i, _)| *i == bi).expect("timed").1;
+        let default_ms = default_time(&variants, &timed, &defaults);
+        // Only what was searched: a value --set pinned is not this
+        // shape's best, and must not come back to runs without --set.
+        let values: BTreeMap<String, i64> = names
             .iter()
-            .find(|(i, _)| variants[*i].values == defaults)
-            .map_or(f64::NAN, |(_, r)| r.tilec.median);
-        let Outcome::Built(cs) = &variants[*bi].outcome else {
-            unreachable!("only built variants are timed")
-        };
-        let m = &cs
-            .iter()
-            .find(|c| c.kernel.name == k.name)
-            .expect("timed")
-            .manifest;
+            .zip(&variants[bi].values)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect();
         let entry = Entry {
             device: gpu.name.clone(),
             kernel: k.name.clone(),
             source: tuning::fingerprint(&src),
             class: tuning::shape_class(&dims),
             dims: dims.to_string(),
-            values: m
-                .tunables
-                .iter()
-                .map(|t| (t.name.clone(), t.value))
-                .collect(),
+            values,
             best_ms: b.tilec.median,
             default_ms,
         };
@@ -186,11 +183,18 @@ pub fn run(a: Args) -> ExitCode {
                 c.record(entry.clone()).map_err(|e| e.to_string())?;
                 Ok(c.path)
             });
-        let tuned = m.tuned();
+        let tuned: Vec<String> = entry
+            .values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        let tuned = tuned.join(",");
+        let speedup = default_ms.map_or("the defaults were refused".into(), |d| {
+            format!("{:.2}x the defaults", d / b.tilec.median)
+        });
         match saved {
             Ok(p) => println!(
-                "best: {tuned}, {:.2}x the defaults; kept in {} for {} at {} (each extent rounded up to a power of two)",
-                default_ms / b.tilec.median,
+                "best: {tuned}, {speedup}; kept in {} for {} at {} (each extent rounded up to a power of two)",
                 p.display(),
                 entry.device,
                 entry.class
@@ -315,8 +319,32 @@ fn time_all(
     }
 }
 
+/// The winner of a race: of the variants that matched the reference, those
+/// that ran to the end (successive halving stopped the others early, on
+/// fewer runs), the one with the smallest median.
+fn best(timed: &[(usize, BenchResult)]) -> Option<usize> {
+    let passed = || timed.iter().filter(|(_, r)| r.passed());
+    let most = passed().map(|(_, r)| r.runs).max()?;
+    passed()
+        .filter(|(_, r)| r.runs == most)
+        .min_by(|x, y| x.1.tilec.median.total_cmp(&y.1.tilec.median))
+        .map(|(i, _)| *i)
+}
+
+/// The median of the variant at the declared defaults, if it was timed.
+fn default_time(
+    variants: &[Variant],
+    timed: &[(usize, BenchResult)],
+    defaults: &[i64],
+) -> Option<f64> {
+    timed
+        .iter()
+        .find(|(i, _)| variants[*i].values == defaults)
+        .map(|(_, r)| r.tilec.median)
+}
+
 /// One row per variant: its values, then its time and rates, or why it
-/// was refused; the fastest that matched its reference marked `*`.
+/// was refused; the race's winner marked `*`.
 fn table(
     names: &[&str],
     variants: &[Variant],
@@ -324,16 +352,8 @@ fn table(
     defaults: &[i64],
 ) -> String {
     let by_index: BTreeMap<usize, &BenchResult> = timed.iter().map(|(i, r)| (*i, r)).collect();
-    let best = timed
-        .iter()
-        .filter(|(_, r)| r.passed())
-        .min_by(|x, y| x.1.tilec.median.total_cmp(&y.1.tilec.median))
-        .map(|(i, _)| *i);
-    let default_ms = variants
-        .iter()
-        .position(|v| v.values == defaults)
-        .and_then(|i| by_index.get(&i))
-        .map(|r| r.tilec.median);
+    let best = best(timed);
+    let default_ms = default_time(variants, timed, defaults);
     let mut s = String::from("   ");
     for n in names {
         s += &format!(" {n:>8}");
@@ -367,4 +387,60 @@ fn table(
         s += "\n";
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilec_runtime::bench::Timing;
+
+    fn result(median: f64, runs: usize, error: f64) -> BenchResult {
+        let t = Timing {
+            median,
+            min: median,
+            max: median,
+        };
+        BenchResult {
+            kernel: "k".into(),
+            dims: "M=1".into(),
+            device: "GPU".into(),
+            tuned: String::new(),
+            check: Some(tilec_runtime::Check {
+                error,
+                tolerance: 1e-5,
+                sample: None,
+            }),
+            runs,
+            input_sets: 1,
+            tilec: t,
+            cublas: None,
+            copy: None,
+            work: None,
+            work_unit: None,
+        }
+    }
+
+    #[test]
+    fn the_winner_ran_to_the_end_and_matched_its_reference() {
+        let timed = vec![
+            // Stopped early on two lucky runs: not a winner.
+            (0, result(0.9, 2, 0.0)),
+            (1, result(1.0, 20, 0.0)),
+            (2, result(1.1, 20, 0.0)),
+            // Fastest, but wrong.
+            (3, result(0.5, 20, 1.0)),
+        ];
+        assert_eq!(best(&timed), Some(1));
+        assert_eq!(best(&[(7, result(1.0, 20, 1.0))]), None);
+    }
+
+    #[test]
+    fn the_search_is_every_combination_first_list_slowest() {
+        let lists: [&[i64]; 2] = [&[64, 128], &[1, 2, 4]];
+        let all = product(lists.into_iter());
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[0], [64, 1]);
+        assert_eq!(all[1], [64, 2]);
+        assert_eq!(all[5], [128, 4]);
+    }
 }

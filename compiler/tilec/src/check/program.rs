@@ -592,8 +592,17 @@ pub struct Tunable {
 
 /// Values chosen for `tune` parameters (`--set`, `tilec tune`, the tune
 /// cache), by `KERNEL.NAME` for one kernel or by `NAME` for every kernel
-/// declaring it (the first wins); other kernels are unaffected.
+/// declaring it; other kernels are unaffected.
 pub type Settings = std::collections::BTreeMap<String, i64>;
+
+/// The value `settings` give tunable `name` of `kernel`: `KERNEL.NAME`'s,
+/// else `NAME`'s.
+pub fn setting(settings: &Settings, kernel: &str, name: &str) -> Option<i64> {
+    settings
+        .get(&format!("{kernel}.{name}"))
+        .or_else(|| settings.get(name))
+        .copied()
+}
 
 impl Kernel {
     pub fn shared_bytes(&self) -> i64 {

@@ -15,6 +15,7 @@ mod checked;
 mod elementwise;
 mod pipeline;
 mod predication;
+mod reduce;
 mod tensor_core;
 mod warpgroup;
 
@@ -263,7 +264,7 @@ fn lower_with(
         tensor_maps: l.map_irs,
         body,
     };
-    reduce_body_is_the_groups(&ir)?;
+    reduce::reduce_body_is_the_groups(&ir)?;
     crate::ir::verify::verify(&ir).map_err(|e| {
         Diagnostic::new(
             format!(
@@ -390,45 +391,7 @@ impl Lowerer<'_> {
                 registers,
                 dim,
                 body,
-            } => {
-                // The group is the block's place in the grid's other two
-                // dimensions, over the whole grid (an edge launch's blocks
-                // have offsets): x + X * y, leaving out `dim`.
-                let d = *dim as usize;
-                let extent =
-                    |i: usize| self.k.launch.grid.get(i).cloned().unwrap_or(Int::Static(1));
-                // A group of one block (split-K tuned to one slice) holds
-                // its sum already: the body runs as it is, with no
-                // workspace, counter or barrier.
-                if extent(d) == Int::Static(1) {
-                    out.extend(self.stmts(body).map_err(Problem::Inside)?);
-                    return Ok(());
-                }
-                let coord = |i: usize| Builtin::Block(i as u8).int();
-                let [a, b] = match d {
-                    0 => [1, 2],
-                    1 => [0, 2],
-                    _ => [0, 1],
-                };
-                let group = coord(a).add(&extent(a).mul(&coord(b)));
-                let (group, count, index) = (
-                    self.int(&group)?,
-                    self.int(&extent(d))?,
-                    self.int(&coord(d))?,
-                );
-                let body = self.stmts(body).map_err(Problem::Inside)?;
-                out.push(Inst::at(
-                    s.span,
-                    InstKind::ReduceBlocks {
-                        registers: *registers,
-                        dim: *dim,
-                        group,
-                        count,
-                        index,
-                        body,
-                    },
-                ));
-            }
+            } => self.reduce_blocks(*registers, *dim, body, s.span, out)?,
             Op::Sync => {
                 self.spend(1)?;
                 out.push(Inst::at(s.span, InstKind::Barrier))
@@ -825,32 +788,4 @@ fn mode_size(v: &View, i: usize) -> Result<i64, String> {
         .size()
         .as_static()
         .ok_or_else(|| format!("this operation has the run-time shape {}", v.layout.shape()))
-}
-
-/// A reduce across blocks' body runs on the group's last block to arrive,
-/// which differs from run to run: what it does may not depend on that
-/// block's index along the reduction's dimension.
-fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic> {
-    for inst in &ir.body {
-        let InstKind::ReduceBlocks { dim, body, .. } = &inst.kind else {
-            continue;
-        };
-        let mut used = Vec::new();
-        body.iter().for_each(|i| i.ints_used(&mut used));
-        let along = IntDef::BlockIdx(*dim);
-        if ir
-            .with_operands(used)
-            .iter()
-            .any(|&v| ir.ints[v].def == along)
-        {
-            let d = ["x", "y", "z"][*dim as usize % 3];
-            return Err(Diagnostic::new(
-                format!("the body of a reduce across block.{d} depends on block.{d}"),
-                inst.span,
-            )
-            .with_label("the group's last block to arrive runs it: a different one each run")
-            .with_help("index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)"));
-        }
-    }
-    Ok(())
 }

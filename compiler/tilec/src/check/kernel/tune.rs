@@ -6,7 +6,7 @@
 //! in the kernel, listing the candidates for `tilec tune`.
 
 use super::KernelChecker;
-use crate::check::program::Tunable;
+use crate::check::program::{Tunable, setting};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -49,12 +49,11 @@ impl KernelChecker {
         // A tunable is one value for the whole kernel: the tuner sets it
         // before anything runs, so a loop or a branch cannot hold it.
         if self.block_depth > 1 {
-            return Err(Diagnostic::new(
-                format!("`tune {}` is inside a loop or a branch", name.name),
-                span,
-            )
-            .with_label("declared here")
-            .with_help("declare tunables at the kernel's top level, before they are used"));
+            return Err(
+                Diagnostic::new(format!("`tune {}` is inside a block", name.name), span)
+                    .with_label("in a loop, a branch, a pipeline or a reduce")
+                    .with_help("declare tunables at the kernel's top level, before they are used"),
+            );
         }
         let default_value = self.constant(default)?;
         if candidates.is_empty() {
@@ -106,13 +105,7 @@ impl KernelChecker {
         Ok(Tunable {
             name: name.name.clone(),
             default: default_value,
-            // `KERNEL.NAME=V` sets one kernel's; `NAME=V` every kernel's.
-            value: self
-                .settings
-                .get(&format!("{}.{}", self.kernel, name.name))
-                .or_else(|| self.settings.get(&name.name))
-                .copied()
-                .unwrap_or(default_value),
+            value: setting(&self.settings, &self.kernel, &name.name).unwrap_or(default_value),
             candidates,
             span,
         })
