@@ -392,10 +392,11 @@ pub fn race(
     // otherwise upload 80 GB).
     let clean = gpu.upload(m, &host[0])?;
     let mut checks = Vec::with_capacity(builds.len());
+    let output = |i: usize| want.iter().any(|e| e.output == i);
     for (f, q) in loaded.iter().zip(&plans) {
         gpu.restore(&clean, &mut dev[0])?;
         gpu.launch(f, q, &dev[0])?;
-        checks.push(crate::compare(&gpu.download(&dev[0])?, &want)?);
+        checks.push(crate::compare(&gpu.download_only(&dev[0], output)?, &want)?);
     }
     gpu.restore(&clean, &mut dev[0])?;
     drop(clean);

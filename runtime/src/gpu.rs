@@ -585,10 +585,24 @@ impl Gpu {
 
     /// Copies every tensor back (scalars are `None`).
     pub fn download(&self, d: &DeviceArgs) -> Result<Vec<Option<HostBuffer>>, RuntimeError> {
+        self.download_only(d, |_| true)
+    }
+
+    /// Copies back the tensors `wanted` picks by argument index (the others,
+    /// and scalars, are `None`): a check reads only the outputs.
+    pub fn download_only(
+        &self,
+        d: &DeviceArgs,
+        wanted: impl Fn(usize) -> bool,
+    ) -> Result<Vec<Option<HostBuffer>>, RuntimeError> {
         let s = &self.stream;
         s.synchronize()?;
         d.0.iter()
-            .map(|a| {
+            .enumerate()
+            .map(|(i, a)| {
+                if !wanted(i) {
+                    return Ok(None);
+                }
                 Ok(match a {
                     DeviceArg::F32(x) => Some(HostBuffer::F32(s.clone_dtoh(x)?)),
                     DeviceArg::F16(x) => Some(HostBuffer::F16(s.clone_dtoh(x)?)),
