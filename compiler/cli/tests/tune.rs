@@ -106,8 +106,7 @@ fn tune_without_a_gpu_builds_every_variant_and_keeps_the_defaults() {
     assert_eq!(out.matches("built").count(), 7, "{out}");
     assert!(err.contains("7 variants, 7 built"), "{err}");
     assert!(
-        out.contains("no GPU on this machine")
-            && out.contains("keeps its defaults (splits=8)"),
+        out.contains("no GPU on this machine") && out.contains("keeps its defaults (splits=8)"),
         "{out}"
     );
 }
