@@ -42,9 +42,7 @@ pub fn compile(src: &str, arch: &str, opts: Options) -> Result<Vec<Compiled>, Fa
     compile_as(src, arch, Output::Ptx, opts)
 }
 
-/// Checks, lowers and compiles every kernel of a source to `output`. A
-/// kernel's variants share nothing after lowering: each is compiled on a
-/// thread of its own.
+/// Checks, lowers and compiles every kernel of a source to `output`.
 pub fn compile_as(
     src: &str,
     arch: &str,
@@ -54,63 +52,66 @@ pub fn compile_as(
     let source = tilec_runtime::tuning::fingerprint(src);
     lower_source(src, opts)?
         .into_iter()
-        .map(|(kernel, lowered)| {
-            let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
-                let workers: Vec<_> = lowered
-                    .iter()
-                    .map(|l| {
-                        s.spawn(move || {
-                            tilec_codegen::compile_variant(&l.ir, arch, output).map_err(|e| match e
-                            {
-                                // What the arch lacks is refused at the statement.
-                                tilec_codegen::CodegenError::Feature { span, .. } => {
-                                    Failure::Source(vec![
-                                        tilec::diagnostic::Diagnostic::new(e.to_string(), span)
-                                            .with_label("this needs a newer GPU")
-                                            .with_help(
-                                                "build for a newer --arch, e.g. sm_80 or sm_90",
-                                            ),
-                                    ])
-                                }
-                                tilec_codegen::CodegenError::ArchSpecific { span, .. } => {
-                                    Failure::Source(vec![
-                                        tilec::diagnostic::Diagnostic::new(e.to_string(), span)
-                                            .with_label("this needs Hopper's own instructions")
-                                            .with_help(
-                                                "build with --arch sm_90 (tilec targets sm_90a for it)",
-                                            ),
-                                    ])
-                                }
-                                e => Failure::Backend(e.to_string()),
-                            })
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|w| {
-                        w.join().unwrap_or_else(|_| {
-                            Err(Failure::Backend("a compile thread panicked".into()))
-                        })
-                    })
-                    .collect()
-            });
-            let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
-            let code = tilec_codegen::join(&texts, output);
-            let mut manifest = manifest(&kernel, &lowered, arch);
-            manifest.checked = opts.checked.is_some();
-            manifest.source = source.clone();
-            if output == Output::Ptx {
-                manifest.seal(&code);
-            }
-            Ok(Compiled {
-                kernel,
-                lowered,
-                code,
-                manifest,
-            })
-        })
+        .map(|(kernel, lowered)| codegen(kernel, lowered, arch, output, opts, &source))
         .collect()
+}
+
+/// Compiles a kernel's lowered variants to `output`, with its manifest
+/// (`source`: the source file's fingerprint). The variants share nothing
+/// after lowering: each is compiled on a thread of its own.
+pub fn codegen(
+    kernel: Kernel,
+    lowered: Vec<Lowered>,
+    arch: &str,
+    output: Output,
+    opts: Options,
+    source: &str,
+) -> Result<Compiled, Failure> {
+    let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
+        let workers: Vec<_> = lowered
+            .iter()
+            .map(|l| s.spawn(move || compile_variant(l, arch, output)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into())))
+            })
+            .collect()
+    });
+    let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let code = tilec_codegen::join(&texts, output);
+    let mut manifest = manifest(&kernel, &lowered, arch);
+    manifest.checked = opts.checked.is_some();
+    manifest.source = source.to_string();
+    if output == Output::Ptx {
+        manifest.seal(&code);
+    }
+    Ok(Compiled {
+        kernel,
+        lowered,
+        code,
+        manifest,
+    })
+}
+
+/// One variant through the back end; what the arch lacks is refused at
+/// the statement.
+fn compile_variant(l: &Lowered, arch: &str, output: Output) -> Result<String, Failure> {
+    tilec_codegen::compile_variant(&l.ir, arch, output).map_err(|e| match e {
+        tilec_codegen::CodegenError::Feature { span, .. } => Failure::Source(vec![
+            tilec::diagnostic::Diagnostic::new(e.to_string(), span)
+                .with_label("this needs a newer GPU")
+                .with_help("build for a newer --arch, e.g. sm_80 or sm_90"),
+        ]),
+        tilec_codegen::CodegenError::ArchSpecific { span, .. } => Failure::Source(vec![
+            tilec::diagnostic::Diagnostic::new(e.to_string(), span)
+                .with_label("this needs Hopper's own instructions")
+                .with_help("build with --arch sm_90 (tilec targets sm_90a for it)"),
+        ]),
+        e => Failure::Backend(e.to_string()),
+    })
 }
 
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {

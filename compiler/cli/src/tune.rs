@@ -8,13 +8,14 @@
 //! bench` and `tilec-run` find it. Without a GPU it says so, and the
 //! defaults stay.
 
-use crate::compile::{Compiled, Failure, LaunchArgs, compile, fail, report};
+use crate::compile::{Compiled, Failure, LaunchArgs, fail, report};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 use tilec::check::program::{Kernel, Settings, setting};
+use tilec_codegen::Output;
 use tilec_runtime::bench::{BenchResult, race};
 use tilec_runtime::gpu::Gpu;
 use tilec_runtime::plan::{Dims, plan};
@@ -233,32 +234,60 @@ fn build_all(variants: &mut [Variant], src: &str, arch: &str, kernel: &str, dims
         ),
         false => ProgressBar::hidden(),
     };
+    let source = tuning::fingerprint(src);
     variants.par_iter_mut().for_each(|v| {
-        let opts = crate::compile::Options {
-            checked: None,
-            settings: &v.settings,
-        };
-        v.outcome = match compile(src, arch, opts) {
-            Ok(cs) => launchable(cs, kernel, dims),
-            Err(Failure::Source(d)) => {
-                Outcome::Refused(d.first().map_or("refused".into(), |d| d.message.clone()))
-            }
-            Err(Failure::Backend(e)) => Outcome::Refused(format!("back end: {e}")),
-        };
+        v.outcome = build(src, arch, kernel, dims, &v.settings, &source);
         bar.inc(1);
     });
     bar.finish_and_clear();
 }
 
-/// A built variant whose launch plan holds at `dims`, or why not.
-fn launchable(cs: Vec<Compiled>, kernel: &str, dims: &Dims) -> Outcome {
-    let Some(c) = cs.iter().find(|c| c.kernel.name == kernel) else {
-        return Outcome::Refused("the kernel is missing from the build".into());
+/// Every kernel of the source built with `settings`; of `kernel`, only the
+/// entries its launch plan at `dims` runs (at 4096^3, the full-tile entry
+/// alone: the guarded ones, the back end's slowest, are never launched
+/// there, and the driver has less PTX to compile when the race loads it).
+fn build(
+    src: &str,
+    arch: &str,
+    kernel: &str,
+    dims: &Dims,
+    settings: &Settings,
+    source: &str,
+) -> Outcome {
+    let refused = |f: Failure| match f {
+        Failure::Source(d) => {
+            Outcome::Refused(d.first().map_or("refused".into(), |d| d.message.clone()))
+        }
+        Failure::Backend(e) => Outcome::Refused(format!("back end: {e}")),
     };
-    match plan(&c.manifest, dims) {
-        Ok(_) => Outcome::Built(cs),
-        Err(e) => Outcome::Refused(format!("at {dims}: {e}")),
+    let opts = crate::compile::Options {
+        checked: None,
+        settings,
+    };
+    let lowered = match crate::compile::lower_source(src, opts) {
+        Ok(l) => l,
+        Err(f) => return refused(f),
+    };
+    let mut built = Vec::with_capacity(lowered.len());
+    for (k, mut l) in lowered {
+        if k.name == kernel {
+            let m = crate::compile::manifest(&k, &l, arch);
+            let p = match plan(&m, dims) {
+                Ok(p) => p,
+                Err(e) => return Outcome::Refused(format!("at {dims}: {e}")),
+            };
+            let mut i = 0;
+            l.retain(|_| {
+                i += 1;
+                p.launches.iter().any(|x| x.variant == i - 1)
+            });
+        }
+        match crate::compile::codegen(k, l, arch, Output::Ptx, opts, source) {
+            Ok(c) => built.push(c),
+            Err(f) => return refused(f),
+        }
     }
+    Outcome::Built(built)
 }
 
 /// Marks refused the built variants whose tensors and workspace alone need
@@ -432,6 +461,34 @@ mod tests {
         ];
         assert_eq!(best(&timed), Some(1));
         assert_eq!(best(&[(7, result(1.0, 20, 1.0))]), None);
+    }
+
+    #[test]
+    fn a_variant_is_built_with_the_entries_its_shape_launches() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sgemm_splitk.tile"
+        );
+        let src = std::fs::read_to_string(path).unwrap();
+        let entries = |dims: &str| {
+            let dims = Dims::parse(dims).unwrap();
+            let set = Settings::from([("splits".to_string(), 2)]);
+            match build(&src, "sm_90", "sgemm_splitk", &dims, &set, "") {
+                Outcome::Built(cs) => cs[0]
+                    .manifest
+                    .variants
+                    .iter()
+                    .map(|v| v.entry.clone())
+                    .collect::<Vec<_>>(),
+                Outcome::Refused(why) => panic!("{why}"),
+            }
+        };
+        assert_eq!(entries("M=4096,N=4096,K=4096"), ["sgemm_splitk"]);
+        assert_eq!(entries("M=4093,N=4093,K=4093"), ["sgemm_splitk_guarded"]);
+        assert_eq!(
+            entries("M=4000,N=4000,K=4096"),
+            ["sgemm_splitk", "sgemm_splitk_guarded_vec"]
+        );
     }
 
     #[test]
