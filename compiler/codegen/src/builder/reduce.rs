@@ -44,22 +44,30 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let tid = self.int_value(&IntDef::ThreadIdx)?;
         let (g, s, z) = (self.ints[&group], self.ints[&count], self.ints[&index]);
         let len = self.ir.registers[r].len as u64;
-        let threads = i64t.const_int(self.ir.block_threads.max(1) as u64, false);
-        // Element ((g * S + z') * len + i) * threads + tid of the workspace.
-        let slot = |b: &Self, zz: IntValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
+        let threads = self.ir.block_threads.max(1) as u64;
+        // Value i of this thread in block zz's partial is workspace element
+        // ((g * S + zz) * len + i) * threads + tid: one address for the
+        // block, `row`, and constant offsets i * threads from it (an
+        // address chain per value made NVPTX's n-ary reassociation the back
+        // end's slowest pass).
+        let row = |b: &Self, zz: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
             let gs = b.b.build_int_mul(g, s, "")?;
-            let row = b.b.build_int_add(gs, zz, "")?;
-            let row = b.b.build_int_mul(row, i64t.const_int(len, false), "")?;
-            let row = b.b.build_int_add(row, i64t.const_int(i, false), "")?;
-            let at = b.b.build_int_mul(row, threads, "")?;
+            let at = b.b.build_int_add(gs, zz, "")?;
+            let at =
+                b.b.build_int_mul(at, i64t.const_int(len * threads, false), "")?;
             let at = b.b.build_int_add(at, tid, "")?;
             // Safety (of the address): the runtime sizes the workspace for
             // every block of the grid.
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
+        let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
+            let off = i64t.const_int(i * threads, false);
+            Ok(unsafe { b.b.build_in_bounds_gep(f32t, row, &[off], "")? })
+        };
+        let mine = row(self, z)?;
         for i in 0..len {
             let v = self.registers[r][i as usize].unwrap_or(constant(self.ctx, Elem::F32, 0.0));
-            let p = slot(self, z, i)?;
+            let p = slot(self, mine, i)?;
             self.b.build_store(p, v)?;
         }
         // The block's stores, then thread 0 (CUTLASS's semaphore): a fence
@@ -108,7 +116,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             if !taken {
                 return Ok(());
             }
-            let sums = b.sum_partials(len, s, &slot)?;
+            let sums = b.sum_partials(len, s, &row, &slot)?;
             for (i, v) in sums.into_iter().enumerate() {
                 b.registers[r][i] = Some(v);
             }
@@ -144,7 +152,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         &mut self,
         len: u64,
         s: IntValue<'ctx>,
-        slot: &dyn Fn(&Self, IntValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
+        row: &dyn Fn(&Self, IntValue<'ctx>) -> Result<PointerValue<'ctx>>,
+        slot: &dyn Fn(&Self, PointerValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let (i64t, f32t) = (self.ctx.i64_type(), self.ctx.f32_type());
         let before = self.b.get_insert_block().expect("positioned");
@@ -158,8 +167,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .map(|_| self.b.build_phi(f32t, ""))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let mut next = Vec::new();
+        let theirs = row(self, zz.as_basic_value().into_int_value())?;
         for (i, acc) in accs.iter().enumerate() {
-            let p = slot(self, zz.as_basic_value().into_int_value(), i as u64)?;
+            let p = slot(self, theirs, i as u64)?;
             let v = self.b.build_load(f32t, p, "")?;
             v.as_instruction_value()
                 .expect("a load")
