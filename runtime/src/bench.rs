@@ -69,7 +69,7 @@ pub struct BenchResult {
 impl BenchResult {
     /// Within tolerance, or unchecked.
     pub fn passed(&self) -> bool {
-        self.check.is_none_or(|c| c.error <= c.tolerance)
+        self.check.as_ref().is_none_or(crate::Check::ok)
     }
 
     fn rate(&self, ms: f64) -> Option<f64> {
@@ -442,9 +442,8 @@ pub fn race(
     };
     let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
     // A pruned race times only the builds that matched the reference.
-    let matched = |c: &Option<crate::Check>| c.is_none_or(|c| c.error <= c.tolerance);
     let mut running: Vec<usize> = (0..builds.len())
-        .filter(|&b| !prune || matched(&checks[b]))
+        .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
     let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {

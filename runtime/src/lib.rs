@@ -142,14 +142,17 @@ pub struct Check {
     pub sample: Option<(u64, u64)>,
 }
 
+impl Check {
+    /// The error is within the element type's tolerance.
+    pub fn ok(&self) -> bool {
+        self.error <= self.tolerance
+    }
+}
+
 /// `rel. error 1.2e-7 (ok)`, and on what sample.
 impl std::fmt::Display for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let verdict = if self.error <= self.tolerance {
-            "ok"
-        } else {
-            "MISMATCH"
-        };
+        let verdict = if self.ok() { "ok" } else { "MISMATCH" };
         write!(f, "rel. error {:.2e} ({verdict}", self.error)?;
         if let Some((ran, of)) = self.sample {
             write!(
@@ -164,7 +167,7 @@ impl std::fmt::Display for Check {
 impl Report {
     /// Within tolerance, or unchecked (the executor's checks still ran).
     pub fn passed(&self) -> bool {
-        self.check.is_none_or(|c| c.error <= c.tolerance)
+        self.check.as_ref().is_none_or(Check::ok)
     }
 
     /// One line: error, time and throughput.

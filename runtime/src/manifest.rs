@@ -172,11 +172,7 @@ pub struct VariantSpec {
 impl Manifest {
     /// `splits=16,stages=4`: the tunables' values of this build.
     pub fn tuned(&self) -> String {
-        self.tunables
-            .iter()
-            .map(|t| format!("{}={}", t.name, t.value))
-            .collect::<Vec<_>>()
-            .join(",")
+        crate::plan::assignments(self.tunables.iter().map(|t| (&t.name, t.value)))
     }
 
     pub fn to_json(&self) -> String {

@@ -28,9 +28,18 @@ pub struct Dims(pub Vec<(String, i64)>);
 /// `M=4096,N=4096,K=4096`.
 impl std::fmt::Display for Dims {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        f.write_str(&parts.join(","))
+        f.write_str(&assignments(self.0.iter().map(|(k, v)| (k, *v))))
     }
+}
+
+/// `NAME=V,NAME=V`: how named integers are written, extents (`--dims`)
+/// and tunables (`--set`, reports) alike.
+pub fn assignments<N: std::fmt::Display>(pairs: impl IntoIterator<Item = (N, i64)>) -> String {
+    pairs
+        .into_iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl Dims {

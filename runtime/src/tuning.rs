@@ -9,7 +9,7 @@
 
 use crate::RuntimeError;
 use crate::manifest::Manifest;
-use crate::plan::Dims;
+use crate::plan::{Dims, assignments};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Sha3_256};
 use std::collections::BTreeMap;
@@ -83,11 +83,7 @@ pub fn shape_class(dims: &Dims) -> String {
         })
         .collect();
     parts.sort();
-    parts
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    assignments(parts)
 }
 
 impl TuneCache {
@@ -171,17 +167,18 @@ pub fn advice(path: &Path, m: &Manifest, device: &str, dims: &Dims) -> Option<St
     let differ = preferred
         .iter()
         .any(|(n, v)| m.tunables.iter().any(|t| t.name == *n && t.value != *v));
-    let want: Vec<String> = preferred.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let set: Vec<String> = preferred
-        .iter()
-        .map(|(n, v)| format!("{}.{n}={v}", m.kernel))
-        .collect();
+    let want = assignments(preferred.iter().copied());
+    let set = assignments(
+        preferred
+            .iter()
+            .map(|(n, v)| (format!("{}.{n}", m.kernel), *v)),
+    );
     differ.then(|| {
         format!(
             "note: this build has {}; the tune cache prefers {} at this shape on {device} (rebuild with `tilec build --set {}`)",
             m.tuned(),
-            want.join(","),
-            set.join(",")
+            want,
+            set
         )
     })
 }

@@ -9,31 +9,39 @@
 use crate::compile::{TuneArgs, fail};
 use std::process::ExitCode;
 use tilec::check::program::{Settings, setting};
-use tilec_runtime::plan::Dims;
+use tilec_runtime::plan::{Dims, assignments};
 use tilec_runtime::tuning::{TuneCache, default_path, fingerprint};
 
-/// Each kernel of the source with its `tune` names; empty when it does not
-/// parse (the build that follows reports why).
-pub fn declared(src: &str) -> Vec<(String, Vec<String>)> {
-    match tilec::syntax::parse_program(src) {
-        Ok(p) => p
-            .kernels
+/// Each kernel of the source with its `tune` names; `None` when it does
+/// not parse (the build that follows reports why).
+type Declared = Vec<(String, Vec<String>)>;
+
+fn declared(src: &str) -> Option<Declared> {
+    let p = tilec::syntax::parse_program(src).ok()?;
+    Some(
+        p.kernels
             .iter()
             .map(|k| {
                 let names = k.tunables().into_iter().map(str::to_string).collect();
                 (k.name.name.clone(), names)
             })
             .collect(),
-        Err(_) => Vec::new(),
-    }
+    )
 }
 
 /// `--set NAME=V,KERNEL.NAME=V`: each name one a kernel of the file
 /// declares (unless the file does not parse: the build then says why),
 /// each value an integer.
 pub fn parse_set(a: &TuneArgs, file: &str, src: &str) -> Result<Settings, ExitCode> {
-    let kernels = declared(src);
-    let parses = tilec::syntax::parse_program(src).is_ok();
+    settings_of(a, file, declared(src).as_ref())
+}
+
+fn settings_of(
+    a: &TuneArgs,
+    file: &str,
+    declared: Option<&Declared>,
+) -> Result<Settings, ExitCode> {
+    let kernels: &[(String, Vec<String>)] = declared.map_or(&[], Vec::as_slice);
     let mut out = Settings::new();
     for item in &a.set {
         let Some((key, value)) = item.split_once('=') else {
@@ -53,7 +61,7 @@ pub fn parse_set(a: &TuneArgs, file: &str, src: &str) -> Result<Settings, ExitCo
                 .iter()
                 .any(|(_, names)| names.iter().any(|x| x == key)),
         };
-        if parses && !known {
+        if declared.is_some() && !known {
             let all: Vec<String> = kernels
                 .iter()
                 .flat_map(|(k, names)| names.iter().map(move |n| format!("{k}.{n}")))
@@ -82,7 +90,8 @@ pub fn resolve(
     dims: &Dims,
     arch: &str,
 ) -> Result<Settings, ExitCode> {
-    let mut settings = parse_set(a, file, src)?;
+    let declared = declared(src);
+    let mut settings = settings_of(a, file, declared.as_ref())?;
     let cache = device
         .and_then(|_| default_path())
         .map(|p| TuneCache::load(&p));
@@ -95,7 +104,7 @@ pub fn resolve(
         None => None,
     };
     let source = fingerprint(src);
-    for (kernel, names) in declared(src) {
+    for (kernel, names) in declared.into_iter().flatten() {
         let open: Vec<&String> = names
             .iter()
             .filter(|n| setting(&settings, &kernel, n).is_none())
@@ -114,7 +123,7 @@ pub fn resolve(
                 for n in open {
                     if let Some(v) = e.values.get(n) {
                         with.insert(format!("{kernel}.{n}"), *v);
-                        chosen.push(format!("{n}={v}"));
+                        chosen.push((n, *v));
                     }
                 }
                 // The entry is for a class of shapes: values searched at
@@ -122,7 +131,7 @@ pub fn resolve(
                 if let Err(why) = plans_at(src, &with, &kernel, dims, arch) {
                     eprintln!(
                         "note: {kernel}: the tune cache's {} do not run at {dims} ({why}); the defaults are used",
-                        chosen.join(",")
+                        assignments(chosen.iter().copied())
                     );
                     continue;
                 }
@@ -130,7 +139,7 @@ pub fn resolve(
                 if !chosen.is_empty() {
                     eprintln!(
                         "note: {kernel}: {} from the tune cache (searched at {} on {})",
-                        chosen.join(","),
+                        assignments(chosen.iter().copied()),
                         e.dims,
                         e.device
                     );

@@ -18,7 +18,7 @@ use tilec::check::program::{Kernel, Settings, setting};
 use tilec_codegen::Output;
 use tilec_runtime::bench::{BenchResult, race};
 use tilec_runtime::gpu::Gpu;
-use tilec_runtime::plan::{Dims, plan};
+use tilec_runtime::plan::{Dims, assignments, plan};
 use tilec_runtime::tuning::{self, Entry, TuneCache};
 
 #[derive(clap::Args)]
@@ -135,14 +135,10 @@ pub fn run(a: Args) -> ExitCode {
         let defaults: Vec<i64> = free.iter().map(|t| t.default).collect();
         let Some(gpu) = &gpu else {
             print!("{}", table(&names, &variants, &[], &defaults));
-            let d: Vec<String> = free
-                .iter()
-                .map(|t| format!("{}={}", t.name, t.default))
-                .collect();
             println!(
                 "no GPU on this machine: nothing was timed; {} keeps its defaults ({})",
                 k.name,
-                d.join(",")
+                assignments(free.iter().map(|t| (&t.name, t.default)))
             );
             continue;
         };
@@ -184,12 +180,7 @@ pub fn run(a: Args) -> ExitCode {
                 c.record(entry.clone()).map_err(|e| e.to_string())?;
                 Ok(c.path)
             });
-        let tuned: Vec<String> = entry
-            .values
-            .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect();
-        let tuned = tuned.join(",");
+        let tuned = assignments(entry.values.iter().map(|(n, v)| (n, *v)));
         let speedup = default_ms.map_or("the defaults were refused".into(), |d| {
             format!("{:.2}x the defaults", d / b.tilec.median)
         });
@@ -276,11 +267,12 @@ fn build(
                 Ok(p) => p,
                 Err(e) => return Outcome::Refused(format!("at {dims}: {e}")),
             };
-            let mut i = 0;
-            l.retain(|_| {
-                i += 1;
-                p.launches.iter().any(|x| x.variant == i - 1)
-            });
+            l = l
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| p.launches.iter().any(|x| x.variant == *i))
+                .map(|(_, v)| v)
+                .collect();
         }
         match crate::compile::codegen(k, l, arch, Output::Ptx, opts, source) {
             Ok(c) => built.push(c),

@@ -147,3 +147,47 @@ fn tune_says_why_a_variant_is_refused() {
         "{out}"
     );
 }
+
+#[test]
+fn tilec_run_is_told_when_the_cache_prefers_other_values() {
+    use tilec_runtime::manifest::Manifest;
+    use tilec_runtime::plan::Dims;
+    use tilec_runtime::tuning::{Entry, TuneCache, advice, fingerprint, shape_class};
+    let dir = std::env::temp_dir().join(format!("tilec-advice-{}", std::process::id()));
+    let out = dir.join("out");
+    let (code, _, err) = tilec(&["build", &splitk(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json = std::fs::read_to_string(out.join("sgemm_splitk.json")).unwrap();
+    let m = Manifest::from_json(&json).unwrap();
+    assert_eq!(
+        m.source,
+        fingerprint(&std::fs::read_to_string(splitk()).unwrap())
+    );
+    let dims = Dims::parse("M=256,N=256,K=16384").unwrap();
+    let path = dir.join("tune.json");
+    let entry = |splits: i64| Entry {
+        device: "H200".into(),
+        kernel: "sgemm_splitk".into(),
+        source: m.source.clone(),
+        class: shape_class(&dims),
+        dims: dims.to_string(),
+        values: [("splits".to_string(), splits)].into(),
+        best_ms: 0.1,
+        default_ms: None,
+    };
+    let mut cache = TuneCache::load(&path).unwrap();
+    assert_eq!(advice(&path, &m, "H200", &dims), None, "an empty cache");
+    cache.record(entry(32)).unwrap();
+    let note = advice(&path, &m, "H200", &dims).expect("a note");
+    assert!(
+        note.contains("prefers splits=32") && note.contains("--set sgemm_splitk.splits=32"),
+        "{note}"
+    );
+    assert_eq!(advice(&path, &m, "another GPU", &dims), None);
+    // The build's own value, or one that is no candidate: nothing to say.
+    cache.record(entry(8)).unwrap();
+    assert_eq!(advice(&path, &m, "H200", &dims), None);
+    cache.record(entry(3)).unwrap();
+    assert_eq!(advice(&path, &m, "H200", &dims), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

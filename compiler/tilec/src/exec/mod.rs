@@ -140,18 +140,10 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                             break;
                         }
                     }
-                    if let (Some(i), Some(&b)) = (reduce::missing(&partials), groups[g].last()) {
-                        let err = ExecError {
-                            message: format!(
-                                "block {:?}'s group reduces across blocks without its block {i}: run every block of a group (a sample of the grid must take whole groups)",
-                                blocks[b].1
-                            ),
-                            span: Span { start: 0, end: 0 },
-                            label: "the kernel".into(),
-                            other: None,
-                            help: None,
-                        };
-                        results.lock().expect("no poisoning").push((b, Err(err)));
+                    if let Some(&b) = groups[g].last()
+                        && let Err(e) = reduce::whole(&partials, blocks[b].1)
+                    {
+                        results.lock().expect("no poisoning").push((b, Err(e)));
                         next.store(groups.len(), Ordering::Relaxed);
                     }
                 }

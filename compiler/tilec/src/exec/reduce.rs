@@ -23,10 +23,21 @@ pub(super) struct Group {
 
 pub(super) type Partials = RefCell<Group>;
 
-/// The index of a block the group never saw, if it is incomplete: run
+/// An error when the group of the block at `last` is incomplete: run
 /// apart from its group (a sample of the grid), its sum was never made.
-pub(super) fn missing(p: &Partials) -> Option<usize> {
-    p.borrow().partials.iter().position(Option::is_none)
+pub(super) fn whole(p: &Partials, last: [u32; 3]) -> Result<()> {
+    match p.borrow().partials.iter().position(Option::is_none) {
+        None => Ok(()),
+        Some(i) => Err(ExecError {
+            message: format!(
+                "block {last:?}'s group reduces across blocks without its block {i}: run every block of a group (a sample of the grid must take whole groups)"
+            ),
+            span: Span { start: 0, end: 0 },
+            label: "the kernel".into(),
+            other: None,
+            help: None,
+        }),
+    }
 }
 
 /// The grid dimension a kernel's `reduce_blocks` runs along, if it has one.
