@@ -6,7 +6,7 @@
 use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan};
-use crate::reference::{Arg, Expect, work};
+use crate::reference::{Arg, Expect, Expected, work};
 use crate::{RuntimeError, check_args, random_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
 use half::{bf16, f16};
@@ -315,8 +315,29 @@ pub fn bench(
     iters: usize,
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
-    let mut results = race(gpu, &[(ptx, m)], dims, seed, iters, false, expect)?;
+    let (mut results, _) = race(gpu, &[(ptx, m)], dims, seed, iters, false, expect)?;
     Ok(results.remove(0))
+}
+
+/// Where a race's time went, in seconds: loading the builds (the driver's
+/// PTX compile), the reference, checking each build against it (a launch,
+/// the output's download and comparison), and the timed runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Phases {
+    pub load: f64,
+    pub reference: f64,
+    pub check: f64,
+    pub timing: f64,
+}
+
+impl std::fmt::Display for Phases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "loading {:.1} s, reference {:.1} s, checks {:.1} s, timed runs {:.1} s",
+            self.load, self.reference, self.check, self.timing
+        )
+    }
 }
 
 /// Runs a build takes between two cuts of a pruned race, and how much
@@ -343,9 +364,16 @@ pub fn race(
     iters: usize,
     prune: bool,
     expect: &Expect,
-) -> Result<Vec<BenchResult>, RuntimeError> {
+) -> Result<(Vec<BenchResult>, Phases), RuntimeError> {
     let Some(&(_, m)) = builds.first() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Phases::default()));
+    };
+    let mut phases = Phases::default();
+    let mut clock = std::time::Instant::now();
+    let mut lap = || {
+        let t = clock.elapsed().as_secs_f64();
+        clock = std::time::Instant::now();
+        t
     };
     let plans: Vec<LaunchPlan> = builds
         .iter()
@@ -365,7 +393,9 @@ pub fn race(
         .zip(&plans)
         .map(|((ptx, b), q)| (*ptx, *b, q))
         .collect();
+    lap();
     let loaded = gpu.load_all(&with_plans)?;
+    phases.load = lap();
     let bytes: usize = m
         .params
         .iter()
@@ -382,7 +412,12 @@ pub fn race(
     check_args(m, p, &host[0])?;
     // Correctness first, on the first set, each build from fresh inputs
     // (a kernel may accumulate into its output).
-    let want = expect(p, &host[0])?;
+    lap();
+    let want: Vec<Expected> = expect(p, &host[0])?
+        .into_iter()
+        .map(Expected::in_memory_order)
+        .collect();
+    phases.reference = lap();
     let mut dev: Vec<DeviceArgs> = host
         .iter()
         .map(|a| gpu.upload(m, a))
@@ -400,6 +435,7 @@ pub fn race(
     }
     gpu.restore(&clean, &mut dev[0])?;
     drop(clean);
+    phases.check = lap();
     let blas = cublas_config(m, p, &host[0]).map(|cfg| (CudaBlas::new(gpu.stream.clone()), cfg));
     let blas = match blas {
         Some((Ok(b), cfg)) => Some((b, cfg)),
@@ -477,9 +513,10 @@ pub fn race(
             copies.push(gpu.time_ms(|| copy(bufs))?);
         }
     }
+    phases.timing = lap();
     let cublas = (!theirs.is_empty()).then(|| Timing::of(theirs));
     let copy = (!copies.is_empty()).then(|| Timing::of(copies));
-    Ok(builds
+    let results = builds
         .iter()
         .zip(&plans)
         .zip(mine.into_iter().zip(checks))
@@ -497,5 +534,6 @@ pub fn race(
             work: w.map(|(x, _)| x),
             work_unit: w.map(|(_, u)| u.to_string()),
         })
-        .collect())
+        .collect();
+    Ok((results, phases))
 }

@@ -111,12 +111,22 @@ impl SplitMix {
 
 /// `||out - ref|| / ||ref||` over the given element offsets of `out`.
 pub fn relative_error(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> f64 {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (r, &o) in reference.iter().zip(offsets) {
-        let d = out.get(o) - r;
-        num += d * d;
-        den += r * r;
-    }
+    use rayon::prelude::*;
+    // Sums of fixed chunks, added in order: the same result on any number
+    // of threads.
+    const CHUNK: usize = 1 << 16;
+    let (num, den) = reference
+        .par_chunks(CHUNK)
+        .zip(offsets.par_chunks(CHUNK))
+        .map(|(rs, os)| {
+            rs.iter().zip(os).fold((0.0f64, 0.0f64), |(n, d), (r, &o)| {
+                let e = out.get(o) - r;
+                (n + e * e, d + r * r)
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold((0.0, 0.0), |(n, d), (x, y)| (n + x, d + y));
     if den == 0.0 {
         num.sqrt()
     } else {

@@ -335,7 +335,10 @@ fn time_all(
     let raced = race(gpu, &builds, dims, seed, iters, true, &expect);
     waiting.finish_and_clear();
     match raced {
-        Ok(rs) => Ok(built.iter().map(|(i, _, _)| *i).zip(rs).collect()),
+        Ok((rs, phases)) => {
+            eprintln!("{kernel}: {phases}");
+            Ok(built.iter().map(|(i, _, _)| *i).zip(rs).collect())
+        }
         Err(e) => Err(fail(&format!("{kernel}: {e}"))),
     }
 }

@@ -169,6 +169,33 @@ fn a_split_k_gemm_reduces_across_blocks() {
     }
 }
 
+/// Split-K beside a TMA pipeline: each block.z's pipeline runs its slice
+/// of k-tiles (from a run-time start, its stages counted from there; the
+/// last slice of K = 500 in 4 has none), the consumers alone reduce (the
+/// producer warpgroup has left), at every tile width the wgmma atom
+/// `SM90_64xNx16_F32BF16BF16_SS(bn)` takes.
+#[test]
+fn a_split_k_tma_gemm_reduces_across_blocks() {
+    for set in [
+        "splits=4",
+        "splits=4,bm=64,bn=64,stages=5",
+        "splits=2,bn=128,stages=3",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+            .current_dir(root())
+            .args(["run", "--cpu", "examples/bgemm_tn_sm90_splitk.tile"])
+            .args(["--dims", "M=130,N=270,K=500", "--seed", "5", "--set", set])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{set}: {stdout}{stderr}");
+        assert!(stdout.contains("(ok)"), "{set}: {stdout}");
+    }
+}
+
 /// TMA fills zeros past a tensor's edge, so the full-tile entry of a
 /// pipeline that reads A and B by TMA alone takes a partial last k-tile
 /// (K = 200, k-tiles of 64): it runs, right, on every block.

@@ -271,7 +271,21 @@ impl Int {
         match o.as_static() {
             Some(0) => self.clone(),
             _ if self == o => Int::Static(0),
-            _ => bin(Op::Sub, self, o),
+            _ => match self.sum_without(o) {
+                Some(rest) => rest,
+                None => bin(Op::Sub, self, o),
+            },
+        }
+    }
+
+    /// `b` for `(b + o)` or `(o + b)`: so that a loop counter less its
+    /// start, `(start + i) - start`, is `i` again.
+    fn sum_without(&self, o: &Int) -> Option<Int> {
+        let Int::Dynamic(sym) = self else { return None };
+        match &**sym {
+            Sym::Bin(Op::Add, a, b) if a == o => Some(b.clone()),
+            Sym::Bin(Op::Add, a, b) if b == o => Some(a.clone()),
+            _ => None,
         }
     }
 
@@ -589,6 +603,21 @@ impl fmt::Debug for Int {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loop counter less its start is the iteration again, which the
+    /// lowering's bounds on `(k - k0) % stages` rely on.
+    #[test]
+    fn a_sum_less_one_of_its_terms_is_the_other() {
+        let (s, i) = (Int::var("z").mul(&Int::var("per")), Int::var("i"));
+        assert_eq!(s.add(&i).sub(&s), i);
+        assert_eq!(i.add(&s).sub(&s), i);
+        assert_eq!(
+            s.add(&i)
+                .sub(&i)
+                .eval(&|n: &str| Some(if n == "z" { 3 } else { 5 })),
+            Some(15)
+        );
+    }
 
     #[test]
     fn static_values_fold() {

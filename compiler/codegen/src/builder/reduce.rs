@@ -76,8 +76,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // other blocks' partials for the threads the barrier below orders
         // after it. `atom.inc` wraps at S - 1: the last arrival leaves the
         // counter at 0 for the next launch, whatever became of the last.
-        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-        self.b.build_call(f, &[], "")?;
+        self.block_barrier()?;
         let first = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
@@ -107,8 +106,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             Ok(b.b.build_int_compare(IntPredicate::EQ, old, limit, "")?)
         })?;
         let last = self.b.build_int_z_extend(last, i32t, "")?;
-        let or = self.intrinsic("llvm.nvvm.barrier0.or", &[])?;
-        let any = self.call_value(or, &[last.into()])?.into_int_value();
+        let any = self.block_any(last)?;
         let holds = self
             .b
             .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?;
@@ -123,6 +121,48 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             b.values_for(body)?;
             b.insts(body)
         })
+    }
+
+    /// A barrier of the threads that reduce: the block's, or in a pipeline
+    /// kernel the consumers' (the producer warpgroup has left).
+    fn block_barrier(&mut self) -> Result<()> {
+        if self.ring.is_some() {
+            return self.consumer_barrier();
+        }
+        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        self.b.build_call(f, &[], "")?;
+        Ok(())
+    }
+
+    /// Whether `v` (an i32) is non-zero on any of the threads that reduce,
+    /// at a barrier of theirs (as [`Self::block_barrier`]).
+    fn block_any(&mut self, v: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        if self.ring.is_none() {
+            let or = self.intrinsic("llvm.nvvm.barrier0.or", &[])?;
+            return Ok(self.call_value(or, &[v.into()])?.into_int_value());
+        }
+        // LLVM 19's only `bar.red` intrinsics take the whole block.
+        let i32t = self.ctx.i32_type();
+        let fn_ty = i32t.fn_type(&[i32t.into()], false);
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            format!(
+                "{{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, $1, 0;\n\tbar.red.or.pred q, 1, {}, p;\n\tselp.u32 $0, 1, 0, q;\n\t}}",
+                self.ir.block_threads
+            ),
+            "=r,r,~{memory}".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let call = self.b.build_indirect_call(fn_ty, asm, &[v.into()], "")?;
+        match call.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(any) => Ok(any.into_int_value()),
+            inkwell::values::ValueKind::Instruction(_) => {
+                Err(crate::CodegenError::Llvm("bar.red returned nothing".into()))
+            }
+        }
     }
 
     /// `emit` on thread 0 alone; its value there, `false` (0) elsewhere.

@@ -297,7 +297,10 @@ impl Lowerer<'_> {
     /// every iteration of the loops around it: checked here, at compile time.
     pub(super) fn within_shared(&self, index: &Int, len: i64) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
-        match index.range(&|n| self.name_range(n)) {
+        match self
+            .counted_from_starts(index)
+            .range(&|n| self.name_range(n))
+        {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
             Some((lo, hi)) => Err(Problem::Here(
                 format!(

@@ -178,6 +178,7 @@ fn lower_with(
         loop_names: Vec::new(),
         loop_depth: Vec::new(),
         loop_ranges: Vec::new(),
+        loop_starts: Vec::new(),
         active: Vec::new(),
         unrolled: Vec::new(),
         checks,
@@ -300,6 +301,10 @@ fn lower_with(
 /// enough from overflow for the interval arithmetic on it.
 const UNBOUNDED: i64 = 1 << 40;
 
+/// The prefix of the names [`Lowerer::counted_from_starts`] gives iterations
+/// (no identifier starts so).
+const ITERATION: &str = "#iteration";
+
 /// Why a statement cannot be lowered: a message and a hint for it, or a
 /// diagnostic already made for a statement inside it.
 enum Problem {
@@ -333,6 +338,9 @@ struct Lowerer<'k> {
     loop_depth: Vec<usize>,
     /// The values each loop's counter takes, where known at compile time.
     loop_ranges: Vec<Option<(i64, i64)>>,
+    /// Per loop: its start, and the last iteration counted from it
+    /// (`UNBOUNDED` where the extents decide), for [`Self::counted_from_starts`].
+    loop_starts: Vec<(Int, i64)>,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
     /// Counters of the unrolled loops enclosing it, with their value in
@@ -592,7 +600,12 @@ impl Lowerer<'_> {
             let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
             (lo, hi)
         });
+        let iterations = end
+            .sub(start)
+            .range(&env)
+            .map_or(UNBOUNDED, |(_, hi)| hi - 1);
         self.loop_ranges.push(range);
+        self.loop_starts.push((start.clone(), iterations));
         self.active.push(id);
         Ok((id, s_id, e_id))
     }
@@ -636,6 +649,10 @@ impl Lowerer<'_> {
     /// counter whose end is known only at run time is unbounded above, which
     /// still bounds `k % 3`.
     fn name_range(&self, n: &str) -> Option<(i64, i64)> {
+        if let Some(l) = n.strip_prefix(ITERATION) {
+            let l: usize = l.parse().ok()?;
+            return Some((0, self.loop_starts.get(l)?.1));
+        }
         if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
             return Some((*v, *v));
         }
@@ -652,6 +669,25 @@ impl Lowerer<'_> {
             .rev()
             .find(|&&l| self.loop_names[l] == n)?;
         self.loop_ranges[l]
+    }
+
+    /// `v` with the counter of each enclosing loop that starts at a run-time
+    /// value written as that start plus the iteration (a name that only
+    /// [`Self::name_range`] knows): `(k - k0) % stages` is then bounded by
+    /// the stage count, as `k % stages` is for a loop from 0.
+    fn counted_from_starts(&self, v: &Int) -> Int {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut v = v.clone();
+        for &l in self.active.iter().rev() {
+            let name = self.loop_names[l].as_str();
+            let start = &self.loop_starts[l].0;
+            if seen.contains(&name) || start.is_static() {
+                continue;
+            }
+            seen.push(name);
+            v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
+        }
+        v
     }
 
     /// Interns a symbolic integer, and everything it is made of.

@@ -125,6 +125,16 @@ pub const FUNCTIONS: &[Function] = &[
         make_tiled_mma,
     ),
     Function::new(
+        alg::MmaAtom::WARPGROUP_BF16,
+        "SM90_64xNx16_F32BF16BF16_SS(N): the wgmma atom of N columns, N a static multiple of 8 from 8 to 256",
+        wgmma_atom,
+    ),
+    Function::new(
+        alg::MmaAtom::WARPGROUP_F16,
+        "SM90_64xNx16_F32F16F16_SS(N): the wgmma atom of N columns, N a static multiple of 8 from 8 to 256",
+        wgmma_atom,
+    ),
+    Function::new(
         "max_common_vector",
         "max_common_vector(A, B)",
         max_common_vector,
@@ -491,6 +501,27 @@ fn make_tiled_mma(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
     alg::TiledMma::new(atom, warps)
         .map(Value::Mma)
         .map_err(|e| a.fail(e))
+}
+
+/// `SM90_64xNx16_F32BF16BF16_SS(bn)`: the atom of CuTe's name with N
+/// spelled out, so that a tile's width (a `tune` parameter, say) can choose
+/// it, as CUTLASS's `ss_op_selector` chooses from a tile shape.
+fn wgmma_atom(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
+    a.arity(&[1])?;
+    let wanted = "a static multiple of 8 from 8 to 256";
+    let n = a.int(0)?.as_static().ok_or_else(|| {
+        a.wrong(0, wanted).with_help(
+            "N is fixed when the kernel is compiled: a constant, or a tune parameter (tune bn = 128 in (64, 128, 256);)",
+        )
+    })?;
+    let name = a.name.replace("xNx", &format!("x{n}x"));
+    let atom = alg::MmaAtom::named(&name).ok_or_else(|| {
+        a.wrong(0, wanted)
+            .with_help("wgmma's N is 8, 16, ..., 256: e.g. a tile's width of 64, 128 or 256")
+    })?;
+    Ok(Value::Mma(
+        alg::TiledMma::new(atom, [1, 1, 1]).expect("one warpgroup"),
+    ))
 }
 
 fn max_common_vector(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {

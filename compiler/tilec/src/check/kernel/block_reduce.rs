@@ -87,8 +87,7 @@ impl KernelChecker {
     }
 
     /// Where the kernel's `reduce` statements stand: each at the top level,
-    /// one at most, none beside a pipeline (whose producer warpgroup would
-    /// have to join the block's barriers).
+    /// one at most.
     pub(super) fn check_block_reductions(&mut self, body: &[Stmt]) {
         let top: Vec<Span> = body
             .iter()
@@ -105,16 +104,6 @@ impl KernelChecker {
                 Diagnostic::new("a kernel has one `reduce` across blocks", *second)
                     .with_related(*first, "the first one")
                     .with_help("put both epilogues in the first one's body"),
-            );
-        }
-        if let (Some(&r), Some(p)) = (top.first(), self.pipeline) {
-            self.diags.push(
-                Diagnostic::new(
-                    "`reduce` across blocks is not yet supported beside a pipeline",
-                    r,
-                )
-                .with_related(p, "the pipeline")
-                .with_help("use it in a kernel whose loads are copy_async or copy"),
             );
         }
     }
