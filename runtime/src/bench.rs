@@ -316,7 +316,7 @@ pub fn bench(
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
     let (mut results, _) = race(gpu, &[(ptx, m)], dims, seed, iters, false, expect)?;
-    Ok(results.remove(0))
+    results.remove(0)
 }
 
 /// Where a race's time went, in seconds: loading the builds (the driver's
@@ -364,7 +364,7 @@ pub fn race(
     iters: usize,
     prune: bool,
     expect: &Expect,
-) -> Result<(Vec<BenchResult>, Phases), RuntimeError> {
+) -> Result<(Vec<Result<BenchResult, RuntimeError>>, Phases), RuntimeError> {
     let Some(&(_, m)) = builds.first() else {
         return Ok((Vec::new(), Phases::default()));
     };
@@ -394,7 +394,20 @@ pub fn race(
         .map(|((ptx, b), q)| (*ptx, *b, q))
         .collect();
     lap();
-    let loaded = gpu.load_all(&with_plans)?;
+    // A build the driver refuses takes no part; the others race on.
+    let mut loaded = Vec::new();
+    let mut refused = Vec::new();
+    for l in gpu.load_all(&with_plans)? {
+        match l {
+            Ok(l) => (loaded.push(Some(l)), refused.push(None)),
+            Err(e) => (loaded.push(None), refused.push(Some(e))),
+        };
+    }
+    if loaded.iter().all(Option::is_none)
+        && let Some(e) = refused.iter_mut().find_map(Option::take)
+    {
+        return Err(e);
+    }
     phases.load = lap();
     let bytes: usize = m
         .params
@@ -429,6 +442,10 @@ pub fn race(
     let mut checks = Vec::with_capacity(builds.len());
     let output = |i: usize| want.iter().any(|e| e.output == i);
     for (f, q) in loaded.iter().zip(&plans) {
+        let Some(f) = f else {
+            checks.push(None);
+            continue;
+        };
         gpu.restore(&clean, &mut dev[0])?;
         gpu.launch(f, q, &dev[0])?;
         checks.push(crate::compare(&gpu.download_only(&dev[0], output)?, &want)?);
@@ -452,7 +469,9 @@ pub fn race(
     // by its check.
     for i in 0..if prune { 1 } else { 3 } {
         for (f, q) in loaded.iter().zip(&plans) {
-            gpu.launch(f, q, &dev[i % sets])?;
+            if let Some(f) = f {
+                gpu.launch(f, q, &dev[i % sets])?;
+            }
         }
         if let Some(b) = &blas {
             gemm(b, &mut dev[i % sets])?;
@@ -479,13 +498,16 @@ pub fn race(
     let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
     // A pruned race times only the builds that matched the reference.
     let mut running: Vec<usize> = (0..builds.len())
+        .filter(|&b| loaded[b].is_some())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
     let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
         for &b in &running {
-            let (f, q) = (&loaded[b], &plans[b]);
+            let (Some(f), q) = (&loaded[b], &plans[b]) else {
+                continue;
+            };
             mine[b].push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
@@ -520,19 +542,23 @@ pub fn race(
         .iter()
         .zip(&plans)
         .zip(mine.into_iter().zip(checks))
-        .map(|(((_, b), q), (times, check))| BenchResult {
-            runs: times.len(),
-            kernel: q.entries(b),
-            dims: dims.to_string(),
-            device: gpu.name.clone(),
-            tuned: b.tuned(),
-            check,
-            input_sets: sets,
-            tilec: Timing::of(times),
-            cublas,
-            copy,
-            work: w.map(|(x, _)| x),
-            work_unit: w.map(|(_, u)| u.to_string()),
+        .zip(refused)
+        .map(|((((_, b), q), (times, check)), refused)| match refused {
+            Some(e) => Err(e),
+            None => Ok(BenchResult {
+                runs: times.len(),
+                kernel: q.entries(b),
+                dims: dims.to_string(),
+                device: gpu.name.clone(),
+                tuned: b.tuned(),
+                check,
+                input_sets: sets,
+                tilec: Timing::of(times),
+                cublas,
+                copy,
+                work: w.map(|(x, _)| x),
+                work_unit: w.map(|(_, u)| u.to_string()),
+            }),
         })
         .collect();
     Ok((results, phases))

@@ -162,8 +162,7 @@ impl Gpu {
     /// Loads the entry points a plan launches, allowing each the dynamic
     /// shared memory it needs, with a stream for each launch after the first.
     pub fn load(&self, ptx: &str, m: &Manifest, plan: &LaunchPlan) -> Result<Loaded, RuntimeError> {
-        let mut one = self.load_all(&[(ptx, m, plan)])?;
-        Ok(one.remove(0))
+        self.load_all(&[(ptx, m, plan)])?.remove(0)
     }
 
     /// A build's entry points, side streams and aligned copies, without
@@ -219,11 +218,14 @@ impl Gpu {
     /// Loads several builds of one kernel to launch one after the other
     /// (a race): their `reduce` workspaces are one, as large as the
     /// largest needs, not one each (56 split-K variants at 4096^3 would
-    /// otherwise zero 68 GB).
+    /// otherwise zero 68 GB). Each build loads or fails alone: the
+    /// driver's PTX compile refuses what ptxas cannot fit (a wgmma's
+    /// accumulators in the registers two blocks a multiprocessor leave),
+    /// which must not stop the others' race.
     pub fn load_all(
         &self,
         builds: &[(&str, &Manifest, &LaunchPlan)],
-    ) -> Result<Vec<Loaded>, RuntimeError> {
+    ) -> Result<Vec<Result<Loaded, RuntimeError>>, RuntimeError> {
         let sizes = builds
             .iter()
             .filter_map(|(_, m, p)| p.block_reduce_sizes(m.block_reduce.as_ref()))
@@ -232,12 +234,12 @@ impl Gpu {
             Some(s) => Some(Arc::new(self.block_reduce_buffers(s)?)),
             None => None,
         };
-        let modules = self.load_modules(builds.iter().map(|(ptx, _, _)| *ptx))?;
-        builds
+        let modules = self.load_modules(builds.iter().map(|(ptx, _, _)| *ptx));
+        Ok(builds
             .iter()
-            .zip(&modules)
-            .map(|((_, m, p), module)| self.load_sharing(module, m, p, buffers.clone()))
-            .collect()
+            .zip(modules)
+            .map(|((_, m, p), module)| self.load_sharing(&module?, m, p, buffers.clone()))
+            .collect())
     }
 
     /// Loads PTX modules on as many threads as there are cores (rayon's): the
@@ -247,7 +249,7 @@ impl Gpu {
     fn load_modules<'a>(
         &self,
         ptx: impl Iterator<Item = &'a str>,
-    ) -> Result<Vec<Arc<CudaModule>>, RuntimeError> {
+    ) -> Vec<Result<Arc<CudaModule>, RuntimeError>> {
         use rayon::prelude::*;
         let ptx: Vec<&str> = ptx.collect();
         ptx.par_iter()

@@ -143,7 +143,7 @@ pub fn run(a: Args) -> ExitCode {
             continue;
         };
         refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
-        let timed = match time_all(gpu, &variants, &k.name, &dims, a.launch.seed, a.iters) {
+        let timed = match time_all(gpu, &mut variants, &k.name, &dims, a.launch.seed, a.iters) {
             Ok(t) => t,
             Err(code) => return code,
         };
@@ -300,10 +300,13 @@ fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, d
     }
 }
 
-/// Checks and times the built variants against each other: (index, result).
+/// Checks and times the built variants against each other: (index,
+/// result). A variant the driver's PTX compile refuses (ptxas cannot fit a
+/// wgmma's accumulators in the registers `min_blocks` leaves) is refused
+/// with its message, as the checker's refusals are.
 fn time_all(
     gpu: &Gpu,
-    variants: &[Variant],
+    variants: &mut [Variant],
     kernel: &str,
     dims: &Dims,
     seed: u64,
@@ -337,7 +340,19 @@ fn time_all(
     match raced {
         Ok((rs, phases)) => {
             eprintln!("{kernel}: {phases}");
-            Ok(built.iter().map(|(i, _, _)| *i).zip(rs).collect())
+            let indices: Vec<usize> = built.iter().map(|(i, _, _)| *i).collect();
+            let mut timed = Vec::new();
+            for (i, r) in indices.into_iter().zip(rs) {
+                match r {
+                    Ok(r) => timed.push((i, r)),
+                    Err(e) => {
+                        variants[i].outcome = Outcome::Refused(format!(
+                            "the driver's PTX compile: {e} (ptxas -v on the built PTX says why, e.g. too few registers for min_blocks)"
+                        ));
+                    }
+                }
+            }
+            Ok(timed)
         }
         Err(e) => Err(fail(&format!("{kernel}: {e}"))),
     }
