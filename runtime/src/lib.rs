@@ -137,9 +137,17 @@ pub struct Report {
 pub struct Check {
     pub error: f64,
     pub tolerance: f64,
-    /// Checked on the outputs of a sample of the reference's blocks: how
-    /// many ran, of how many.
-    pub sample: Option<(u64, u64)>,
+    /// Checked on a sample of the reference's outputs.
+    pub sample: Option<Sample>,
+}
+
+/// A reference computed in part: `ran` of its `of` blocks (a reference
+/// kernel), or rows of C (a GEMM too large to compute whole in f64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Sample {
+    pub ran: u64,
+    pub of: u64,
+    pub unit: &'static str,
 }
 
 impl Check {
@@ -154,10 +162,10 @@ impl std::fmt::Display for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let verdict = if self.ok() { "ok" } else { "MISMATCH" };
         write!(f, "rel. error {:.2e} ({verdict}", self.error)?;
-        if let Some((ran, of)) = self.sample {
+        if let Some(Sample { ran, of, unit }) = self.sample {
             write!(
                 f,
-                ", on the outputs of {ran} of the reference's {of} blocks"
+                ", on the outputs of {ran} of the reference's {of} {unit}"
             )?;
         }
         write!(f, ")")

@@ -130,7 +130,8 @@ pub struct Manifest {
 }
 
 /// What a `reduce` across blocks needs at launch: per block, a thread's
-/// `values` f32 for each of its threads in the workspace; per group of
+/// `values` f32 for each of its reducing threads (a pipeline's producer
+/// warpgroup holds none) in the workspace; per group of
 /// blocks along grid dimension `dim`, a u32 counter, zero before the first
 /// launch (each launch leaves it at zero).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

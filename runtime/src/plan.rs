@@ -76,6 +76,10 @@ pub struct LaunchPlan {
     /// The whole grid, which the launches cover exactly once.
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// The threads of a block that hold partials of a `reduce` across
+    /// blocks: the block's, less a pipeline's producer warpgroup (which
+    /// has left by then).
+    pub reducing_threads: u32,
     pub extents: Vec<i64>,
     /// Per parameter: `Some(elements)` for tensors, `None` for scalars.
     pub lens: Vec<Option<usize>>,
@@ -88,12 +92,12 @@ pub struct LaunchPlan {
 
 impl LaunchPlan {
     /// For a kernel with a `reduce` across blocks: the workspace's f32
-    /// (a thread's values for every thread of every block of the grid) and
+    /// (a thread's values for every reducing thread of every block of the grid) and
     /// the counters' u32 (one per group of blocks along its dimension).
     pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
         let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
-        let threads: usize = self.block.iter().map(|&b| b as usize).product();
+        let threads = self.reducing_threads as usize;
         let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
         // Past usize the workspace cannot exist: usize::MAX, which no
         // allocation or memory check accepts, rather than a wrapped size.
@@ -302,11 +306,19 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
             m.dynamic_shared_bytes
         ))
     })?;
+    let threads: i64 = block.iter().map(|&b| b as i64).product();
+    let reducing_threads = u32::try_from(threads - m.producer_threads).map_err(|_| {
+        RuntimeError::Manifest(format!(
+            "a producer of {} threads in a block of {threads}",
+            m.producer_threads
+        ))
+    })?;
     Ok(LaunchPlan {
         launches,
         dynamic_shared,
         grid,
         block,
+        reducing_threads,
         extents,
         lens,
         maps,

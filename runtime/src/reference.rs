@@ -21,9 +21,8 @@ pub struct Expected {
     pub output: usize,
     pub offsets: Vec<usize>,
     pub values: Vec<f64>,
-    /// For a reference computed on a sample of its blocks: the blocks run
-    /// and the blocks of the whole launch.
-    pub sample: Option<(u64, u64)>,
+    /// For a reference computed on a sample of its outputs: which.
+    pub sample: Option<crate::Sample>,
 }
 
 impl Expected {
@@ -44,6 +43,36 @@ impl Expected {
             ..self
         }
     }
+}
+
+/// Multiply-adds of a GEMM reference computed whole: 4096^3 (seconds on
+/// 16 cores in f64). Beyond it the reference is a sample of C's rows.
+const GEMM_REFERENCE_MACS: usize = 1 << 36;
+
+/// The rows of C a GEMM reference computes, of `rows`, each costing
+/// `per_row` multiply-adds: all of them, or one in every `s` with its place
+/// in the group of `s` advancing by one from group to group (every tile of
+/// rows is reached, at every position within a tile over the matrix), and
+/// the last row (the edge).
+fn gemm_rows(rows: usize, per_row: usize) -> (Vec<usize>, Option<crate::Sample>) {
+    let work = rows.saturating_mul(per_row);
+    if work <= GEMM_REFERENCE_MACS {
+        return ((0..rows).collect(), None);
+    }
+    let s = work.div_ceil(GEMM_REFERENCE_MACS).min(rows);
+    let mut picked: Vec<usize> = (0..rows.div_ceil(s))
+        .map(|g| g * s + g % s)
+        .filter(|&r| r < rows)
+        .collect();
+    if picked.last() != Some(&(rows - 1)) {
+        picked.push(rows - 1);
+    }
+    let sample = crate::Sample {
+        ran: picked.len() as u64,
+        of: rows as u64,
+        unit: "rows of C",
+    };
+    (picked, Some(sample))
 }
 
 /// The layout of parameter `p` with the launch's extents substituted.
@@ -116,7 +145,7 @@ pub fn builtin(
             m.kernel,
             r.kernel.as_deref().unwrap_or("?")
         ))),
-        Some(_) => expected(m, plan, args).map(|e| vec![e]),
+        Some(_) => expected(m, plan, args).map(|e| vec![e.in_memory_order()]),
     }
 }
 
@@ -180,15 +209,20 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
                 _ => Ok(vec![0]),
             };
             let (al, bl, cl) = (batch(&l[0])?, batch(&l[1])?, batch(&l[2])?);
-            let (k, n, rows) = (ak.len(), bn.len(), am.len());
+            let (k, n) = (ak.len(), bn.len());
+            let (sampled, sample) = gemm_rows(am.len(), n * k * cl.len());
+            let rows = sampled.len();
             let mut values = vec![0.0; cl.len() * rows * n];
             let mut offsets = Vec::with_capacity(values.len());
             for (li, out) in values.chunks_mut((rows * n).max(1)).enumerate() {
                 // Packed rows: a[m][k] and b[n][k], contiguous in k, for fast dot products.
                 let (ab, bb) = (al[li], bl[li]);
-                let pa: Vec<f64> = am
+                let pa: Vec<f64> = sampled
                     .iter()
-                    .flat_map(|&mo| ak.iter().map(move |&ko| a.get(ab + mo + ko)))
+                    .flat_map(|&m| {
+                        let mo = am[m];
+                        ak.iter().map(move |&ko| a.get(ab + mo + ko))
+                    })
                     .collect();
                 let pb: Vec<f64> = bn
                     .iter()
@@ -206,20 +240,21 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
                                 let i = blk * 16 + r;
                                 let arow = &pa[i * k..(i + 1) * k];
                                 let dot = dot(arow, brow);
-                                out[r * n + j] = alpha * dot + beta * c.get(cb + cm[i] + cn[j]);
+                                let m = cm[sampled[i]];
+                                out[r * n + j] = alpha * dot + beta * c.get(cb + m + cn[j]);
                             }
                         }
                     });
-                offsets.extend(
-                    cm.iter()
-                        .flat_map(|&mo| cn.iter().map(move |&no| cb + mo + no)),
-                );
+                offsets.extend(sampled.iter().flat_map(|&m| {
+                    let mo = cm[m];
+                    cn.iter().map(move |&no| cb + mo + no)
+                }));
             }
             Ok(Expected {
                 output: ops[2],
                 offsets,
                 values,
-                sample: None,
+                sample,
             })
         }
         ReferenceKind::Kernel => Err(RuntimeError::Usage(
@@ -304,6 +339,27 @@ pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Up to 4096^3 a GEMM reference is whole; past it, one row in every
+    /// `s`, at every place within a group over the matrix, and the last.
+    #[test]
+    fn a_large_gemm_reference_samples_rows_of_every_tile() {
+        assert_eq!(gemm_rows(4096, 4096 * 4096), ((0..4096).collect(), None));
+        let (rows, sample) = gemm_rows(8192, 8192 * 8192);
+        let s = 8;
+        // The last group's pick, 1023 * 8 + 1023 % 8, is the last row.
+        assert_eq!(rows.len(), 8192 / s);
+        assert_eq!(rows[..3], [0, s + 1, 2 * s + 2]);
+        assert_eq!(rows.last(), Some(&8191));
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        // Every tile of 128 rows has some, at every residue mod 8 overall.
+        assert!((0..64).all(|t| rows.iter().any(|r| r / 128 == t)));
+        assert!((0..s).all(|x| rows.iter().any(|r| r % s == x)));
+        let sample = sample.unwrap();
+        assert_eq!((sample.ran, sample.of), (rows.len() as u64, 8192));
+        // A single row too long to compute whole is still computed.
+        assert_eq!(gemm_rows(1, usize::MAX).0, vec![0]);
+    }
 
     /// Sorting by offset keeps each value with its offset, and the
     /// relative error of an output is the same in either order.

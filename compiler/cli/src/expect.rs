@@ -61,12 +61,13 @@ pub fn expected(
         .filter(|(_, (_, w))| !w.is_empty())
         .filter_map(|(p, (t, offsets))| {
             let t = t?;
-            Some(Expected {
+            let e = Expected {
                 output: r.operands[p],
                 values: offsets.iter().map(|&i| t.data[i]).collect(),
                 offsets,
                 sample,
-            })
+            };
+            Some(e.in_memory_order())
         })
         .collect())
 }
@@ -87,7 +88,7 @@ fn run_sampled(
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     tensors: &mut [Option<exec::Tensor>],
-) -> Result<(exec::Written, Option<(u64, u64)>), exec::ExecError> {
+) -> Result<(exec::Written, Option<tilec_runtime::Sample>), exec::ExecError> {
     let sizes: Vec<u64> = plan
         .launches
         .iter()
@@ -145,7 +146,12 @@ fn run_sampled(
         w.sort_unstable();
         w.dedup();
     }
-    Ok((written, (done < total).then_some((done, total))))
+    let sample = tilec_runtime::Sample {
+        ran: done,
+        of: total,
+        unit: "blocks",
+    };
+    Ok((written, (done < total).then_some(sample)))
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

@@ -150,7 +150,7 @@ pub fn run(a: Args) -> ExitCode {
         print!("{}", table(&names, &variants, &timed, &defaults));
         let Some(bi) = best(&timed) else {
             return fail(&format!(
-                "{}: no variant matched its reference at {dims}",
+                "{}: no variant ran and matched its reference at {dims}",
                 k.name
             ));
         };
@@ -301,9 +301,9 @@ fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, d
 }
 
 /// Checks and times the built variants against each other: (index,
-/// result). A variant the driver's PTX compile refuses (ptxas cannot fit a
-/// wgmma's accumulators in the registers `min_blocks` leaves) is refused
-/// with its message, as the checker's refusals are.
+/// result). A variant the driver refuses to load (its PTX compile: ptxas
+/// cannot fit a wgmma's accumulators in the registers `min_blocks` leaves)
+/// is refused with the driver's message, as the checker's refusals are.
 fn time_all(
     gpu: &Gpu,
     variants: &mut [Variant],
@@ -347,7 +347,7 @@ fn time_all(
                     Ok(r) => timed.push((i, r)),
                     Err(e) => {
                         variants[i].outcome = Outcome::Refused(format!(
-                            "the driver's PTX compile: {e} (ptxas -v on the built PTX says why, e.g. too few registers for min_blocks)"
+                            "the driver: {e} (a PTX compile error: ptxas -v on the built PTX says why, e.g. too few registers for min_blocks)"
                         ));
                     }
                 }

@@ -791,6 +791,43 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     );
 }
 
+/// Split-K beside a TMA pipeline: the producer warpgroup leaves once its
+/// loads are issued, so the reduce's barriers are the consumers' (named
+/// barrier 1, 256 threads: a `bar.sync 0` there would wait for threads
+/// that never come), and the workspace holds the consumers' partials alone.
+#[test]
+fn a_reduce_beside_a_pipeline_synchronizes_the_consumers_alone() {
+    let f = root().join("examples/bgemm_tn_sm90_splitk.tile");
+    let (code, ptx, err) = tilec(&[
+        "build",
+        f.to_str().unwrap(),
+        "--set",
+        "splits=4",
+        "--emit",
+        "ptx",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry bgemm_tn_sm90_splitk(");
+    // The block's one barrier 0 publishes the ring before the roles split.
+    let consumers = &full[full.find("setmaxnreg.inc").expect("the consumers' code")..];
+    assert!(
+        consumers.contains("bar.red.or.pred q, 1, 256, p;"),
+        "{consumers}"
+    );
+    assert!(consumers.contains("barrier.sync \t1, 256;"));
+    assert!(!consumers.contains("bar.sync \t0;") && !consumers.contains("barrier0"));
+    let m = built_manifest("examples/bgemm_tn_sm90_splitk.tile", "bgemm_tn_sm90_splitk");
+    assert_eq!(m.producer_threads, 128);
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    // The defaults: 128 x 256 tiles of 256 consumers (384 threads a
+    // block), one slice: no workspace is launched with, but its size is
+    // the consumers' 128 values each.
+    assert_eq!(
+        (p.grid, p.block[0], p.reducing_threads),
+        ([4, 2, 1], 384, 256)
+    );
+}
+
 #[test]
 fn a_persistent_kernel_is_bounded_block_by_block() {
     // Its trip count depends on block.x, and so do the tiles it reaches:

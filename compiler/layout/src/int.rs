@@ -281,6 +281,10 @@ impl Int {
     /// `b` for `(b + o)` or `(o + b)`: so that a loop counter less its
     /// start, `(start + i) - start`, is `i` again.
     fn sum_without(&self, o: &Int) -> Option<Int> {
+        // An overflowed sum stays as written, for the checker to report.
+        if self.overflowed() {
+            return None;
+        }
         let Int::Dynamic(sym) = self else { return None };
         match &**sym {
             Sym::Bin(Op::Add, a, b) if a == o => Some(b.clone()),

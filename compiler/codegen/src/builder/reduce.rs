@@ -157,6 +157,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             false,
         );
         let call = self.b.build_indirect_call(fn_ty, asm, &[v.into()], "")?;
+        // `bar.red` is `.aligned`: every thread runs this one instruction,
+        // so LLVM must not duplicate or sink it into branches, as it may
+        // with inline assembly not marked convergent.
+        let convergent = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
+        call.add_attribute(
+            inkwell::attributes::AttributeLoc::Function,
+            self.ctx.create_enum_attribute(convergent, 0),
+        );
         match call.try_as_basic_value() {
             inkwell::values::ValueKind::Basic(any) => Ok(any.into_int_value()),
             inkwell::values::ValueKind::Instruction(_) => {

@@ -647,7 +647,8 @@ impl Lowerer<'_> {
 
     /// The values `thread.x` and the counters of the active loops take. A
     /// counter whose end is known only at run time is unbounded above, which
-    /// still bounds `k % 3`.
+    /// still bounds `k % 3`; a loop's iteration counted from its start (the
+    /// names [`Self::counted_from_starts`] makes) runs from 0.
     fn name_range(&self, n: &str) -> Option<(i64, i64)> {
         if let Some(l) = n.strip_prefix(ITERATION) {
             let l: usize = l.parse().ok()?;
@@ -681,10 +682,13 @@ impl Lowerer<'_> {
         for &l in self.active.iter().rev() {
             let name = self.loop_names[l].as_str();
             let start = &self.loop_starts[l].0;
-            if seen.contains(&name) || start.is_static() {
+            if seen.contains(&name) {
                 continue;
             }
             seen.push(name);
+            if start.is_static() {
+                continue;
+            }
             v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
         }
         v

@@ -126,12 +126,18 @@ pub const FUNCTIONS: &[Function] = &[
     ),
     Function::new(
         alg::MmaAtom::WARPGROUP_BF16,
-        "SM90_64xNx16_F32BF16BF16_SS(N): the wgmma atom of N columns, N a static multiple of 8 from 8 to 256",
+        concat!(
+            "SM90_64xNx16_F32BF16BF16_SS(N): the wgmma atom of N columns, N ",
+            wgmma_n!()
+        ),
         wgmma_atom,
     ),
     Function::new(
         alg::MmaAtom::WARPGROUP_F16,
-        "SM90_64xNx16_F32F16F16_SS(N): the wgmma atom of N columns, N a static multiple of 8 from 8 to 256",
+        concat!(
+            "SM90_64xNx16_F32F16F16_SS(N): the wgmma atom of N columns, N ",
+            wgmma_n!()
+        ),
         wgmma_atom,
     ),
     Function::new(
@@ -503,12 +509,20 @@ fn make_tiled_mma(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
         .map_err(|e| a.fail(e))
 }
 
+/// What a wgmma atom's N may be, in usage lines and errors alike.
+macro_rules! wgmma_n {
+    () => {
+        "a static multiple of 8 from 8 to 256"
+    };
+}
+use wgmma_n;
+
 /// `SM90_64xNx16_F32BF16BF16_SS(bn)`: the atom of CuTe's name with N
 /// spelled out, so that a tile's width (a `tune` parameter, say) can choose
 /// it, as CUTLASS's `ss_op_selector` chooses from a tile shape.
 fn wgmma_atom(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
     a.arity(&[1])?;
-    let wanted = "a static multiple of 8 from 8 to 256";
+    let wanted = wgmma_n!();
     let n = a.int(0)?.as_static().ok_or_else(|| {
         a.wrong(0, wanted).with_help(
             "N is fixed when the kernel is compiled: a constant, or a tune parameter (tune bn = 128 in (64, 128, 256);)",

@@ -3,8 +3,8 @@
 //! accumulators), the body run by the one block of each group that holds
 //! the sum. In: the statement. Out: [`Op::ReduceBlocks`], and the rules
 //! that keep it well defined: every thread of every block reaches it (the
-//! kernel's top level, not in a loop, a branch or a pipeline's kernel), at
-//! most one per kernel, on a whole register array of f32.
+//! kernel's top level, not in a loop or a branch; beside a pipeline, not
+//! around one), at most one per kernel, on a whole register array of f32.
 
 use super::KernelChecker;
 use crate::check::program::{Base, Elem, Op, Stmt};
@@ -99,12 +99,37 @@ impl KernelChecker {
                 self.nested_reductions(b);
             }
         }
+        for s in body {
+            if let Op::ReduceBlocks { body, .. } = &s.op {
+                self.pipelines_inside(body, s.span);
+            }
+        }
         if let [first, second, ..] = top.as_slice() {
             self.diags.push(
                 Diagnostic::new("a kernel has one `reduce` across blocks", *second)
                     .with_related(*first, "the first one")
                     .with_help("put both epilogues in the first one's body"),
             );
+        }
+    }
+
+    /// A reduce's body runs on one block of each group, after the others
+    /// have left: a pipeline there would have no producer to feed it.
+    fn pipelines_inside(&mut self, stmts: &[Stmt], reduce: crate::span::Span) {
+        for s in stmts {
+            if let Op::Pipeline { .. } = s.op {
+                self.diags.push(
+                    Diagnostic::new(
+                        "a pipeline stands at the top of a kernel, not inside a reduce's body",
+                        s.span,
+                    )
+                    .with_related(reduce, "the reduce")
+                    .with_help("put the pipeline before the reduce, and the epilogue in its body"),
+                );
+            }
+            for b in s.op.bodies() {
+                self.pipelines_inside(b, reduce);
+            }
         }
     }
 
