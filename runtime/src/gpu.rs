@@ -253,7 +253,16 @@ impl Gpu {
         use rayon::prelude::*;
         let ptx: Vec<&str> = ptx.collect();
         ptx.par_iter()
-            .map(|p| Ok(self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(*p))?))
+            .map(|p| {
+                self.ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_src(*p))
+                    .map_err(|e| match e.0 {
+                        cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX => RuntimeError::Cuda(format!(
+                            "the driver's PTX compile refused the kernel ({e}): `ptxas -v` on the built PTX says why, e.g. too few registers for its min_blocks"
+                        )),
+                        _ => e.into(),
+                    })
+            })
             .collect()
     }
 

@@ -346,9 +346,7 @@ fn time_all(
                 match r {
                     Ok(r) => timed.push((i, r)),
                     Err(e) => {
-                        variants[i].outcome = Outcome::Refused(format!(
-                            "the driver: {e} (a PTX compile error: ptxas -v on the built PTX says why, e.g. too few registers for min_blocks)"
-                        ));
+                        variants[i].outcome = Outcome::Refused(e.to_string());
                     }
                 }
             }

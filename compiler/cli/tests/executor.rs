@@ -197,6 +197,31 @@ fn a_split_k_tma_gemm_reduces_across_blocks() {
     }
 }
 
+/// The batched GEMM at a tile of each tunable shape, every entry of a
+/// batch of three with partial tiles.
+#[test]
+fn the_batched_gemm_runs_at_its_tunable_tiles() {
+    for set in ["bm=64,bn=128,stages=3,blocks_per_sm=2", "bn=64"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+            .current_dir(root())
+            .args(["run", "--cpu", "examples/gemm_batched.tile"])
+            .args([
+                "--dims",
+                "M=100,N=130,K=72,L=3",
+                "--seed",
+                "5",
+                "--set",
+                set,
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{set}: {stdout}{stderr}");
+        assert!(stdout.contains("(ok)"), "{set}: {stdout}");
+    }
+}
+
 /// TMA fills zeros past a tensor's edge, so the full-tile entry of a
 /// pipeline that reads A and B by TMA alone takes a partial last k-tile
 /// (K = 200, k-tiles of 64): it runs, right, on every block.
