@@ -13,6 +13,7 @@
 mod access;
 mod checked;
 mod elementwise;
+mod loops;
 mod pipeline;
 mod predication;
 mod reduce;
@@ -175,10 +176,7 @@ fn lower_with(
         block_threads,
         ints: Vec::new(),
         table: HashMap::new(),
-        loop_names: Vec::new(),
-        loop_depth: Vec::new(),
-        loop_ranges: Vec::new(),
-        loop_starts: Vec::new(),
+        counters: Vec::new(),
         active: Vec::new(),
         unrolled: Vec::new(),
         checks,
@@ -297,14 +295,6 @@ fn lower_with(
     })
 }
 
-/// The upper bound of a counter that runs to a run-time end: large, yet far
-/// enough from overflow for the interval arithmetic on it.
-const UNBOUNDED: i64 = 1 << 40;
-
-/// The prefix of the names [`Lowerer::counted_from_starts`] gives iterations
-/// (no identifier starts so).
-const ITERATION: &str = "#iteration";
-
 /// Why a statement cannot be lowered: a message and a hint for it, or a
 /// diagnostic already made for a statement inside it.
 enum Problem {
@@ -333,14 +323,8 @@ struct Lowerer<'k> {
     block_threads: i64,
     ints: Vec<IntValue>,
     table: HashMap<IntDef, IntId>,
-    /// Name and depth of every loop, by id.
-    loop_names: Vec<String>,
-    loop_depth: Vec<usize>,
-    /// The values each loop's counter takes, where known at compile time.
-    loop_ranges: Vec<Option<(i64, i64)>>,
-    /// Per loop: its start, and the last iteration counted from it
-    /// (`UNBOUNDED` where the extents decide), for [`Self::counted_from_starts`].
-    loop_starts: Vec<(Int, i64)>,
+    /// Every loop opened so far, by id.
+    counters: Vec<loops::Counter>,
     /// The loops enclosing the statement being lowered, innermost last.
     active: Vec<usize>,
     /// Counters of the unrolled loops enclosing it, with their value in
@@ -577,39 +561,6 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Opens a run-time loop over `start..end`: its id, bounds and range,
-    /// and the runtime's record of it; the caller lowers the body, then
-    /// pops [`Lowerer::active`].
-    fn open_loop(
-        &mut self,
-        var: &str,
-        start: &Int,
-        end: &Int,
-    ) -> Result<(usize, IntId, IntId), Problem> {
-        let id = self.loop_names.len();
-        self.loop_names.push(var.to_string());
-        self.loop_depth.push(self.active.len() + 1);
-        self.loops.push(LoopRange {
-            name: loop_counter(var, id),
-            start: self.by_loop(start),
-            end: self.by_loop(end),
-        });
-        let (s_id, e_id) = (self.int(start)?, self.int(end)?);
-        let env = |n: &str| self.name_range(n);
-        let range = start.range(&env).map(|(lo, _)| {
-            let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
-            (lo, hi)
-        });
-        let iterations = end
-            .sub(start)
-            .range(&env)
-            .map_or(UNBOUNDED, |(_, hi)| hi - 1);
-        self.loop_ranges.push(range);
-        self.loop_starts.push((start.clone(), iterations));
-        self.active.push(id);
-        Ok((id, s_id, e_id))
-    }
-
     /// Counts `n` more atoms toward [`MAX_ATOMS`], before they are made.
     fn spend(&mut self, n: i64) -> Result<(), Problem> {
         self.atoms = self.atoms.saturating_add(n.max(0));
@@ -624,74 +575,12 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `v` for the runtime's bound check: the counters of the enclosing
-    /// loops named by loop ([`loop_counter`]), since two loops may share a
-    /// name and each has its own range.
-    fn by_loop(&self, v: &Int) -> Int {
-        let v = match self.threads.last() {
-            Some((name, _)) => v.rename(Builtin::Thread.name(), name),
-            None => v.clone(),
-        };
-        self.active.iter().fold(v, |v, &l| {
-            v.rename(&self.loop_names[l], &loop_counter(&self.loop_names[l], l))
-        })
-    }
-
     /// `v` with the counters of the enclosing unrolled loops replaced by
     /// their values in the copy being lowered.
     pub(super) fn fix(&self, v: &Int) -> Int {
         self.unrolled
             .iter()
             .fold(v.clone(), |v, (n, x)| v.substitute(n, *x))
-    }
-
-    /// The values `thread.x` and the counters of the active loops take. A
-    /// counter whose end is known only at run time is unbounded above, which
-    /// still bounds `k % 3`; a loop's iteration counted from its start (the
-    /// names [`Self::counted_from_starts`] makes) runs from 0.
-    fn name_range(&self, n: &str) -> Option<(i64, i64)> {
-        if let Some(l) = n.strip_prefix(ITERATION) {
-            let l: usize = l.parse().ok()?;
-            return Some((0, self.loop_starts.get(l)?.1));
-        }
-        if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
-            return Some((*v, *v));
-        }
-        if Builtin::parse(n) == Some(Builtin::Thread) {
-            return Some(
-                self.threads
-                    .last()
-                    .map_or((0, self.block_threads - 1), |t| t.1),
-            );
-        }
-        let l = *self
-            .active
-            .iter()
-            .rev()
-            .find(|&&l| self.loop_names[l] == n)?;
-        self.loop_ranges[l]
-    }
-
-    /// `v` with the counter of each enclosing loop that starts at a run-time
-    /// value written as that start plus the iteration (a name that only
-    /// [`Self::name_range`] knows): `(k - k0) % stages` is then bounded by
-    /// the stage count, as `k % stages` is for a loop from 0.
-    fn counted_from_starts(&self, v: &Int) -> Int {
-        let mut seen: Vec<&str> = Vec::new();
-        let mut v = v.clone();
-        for &l in self.active.iter().rev() {
-            let name = self.loop_names[l].as_str();
-            let start = &self.loop_starts[l].0;
-            if seen.contains(&name) {
-                continue;
-            }
-            seen.push(name);
-            if start.is_static() {
-                continue;
-            }
-            v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
-        }
-        v
     }
 
     /// Interns a symbolic integer, and everything it is made of.
@@ -715,8 +604,11 @@ impl Lowerer<'_> {
             None => {
                 if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
                     IntDef::Const(*v)
-                } else if let Some(&l) =
-                    self.active.iter().rev().find(|&&l| self.loop_names[l] == n)
+                } else if let Some(&l) = self
+                    .active
+                    .iter()
+                    .rev()
+                    .find(|&&l| self.counters[l].name == n)
                 {
                     IntDef::LoopVar(l)
                 } else if let Some(e) = self.k.extents.iter().position(|x| x == n) {
@@ -751,7 +643,7 @@ impl Lowerer<'_> {
 
     fn deeper(&self, a: Option<usize>, b: Option<usize>) -> Option<usize> {
         match (a, b) {
-            (Some(x), Some(y)) => Some(if self.loop_depth[x] >= self.loop_depth[y] {
+            (Some(x), Some(y)) => Some(if self.counters[x].depth >= self.counters[y].depth {
                 x
             } else {
                 y
@@ -759,12 +651,6 @@ impl Lowerer<'_> {
             (x, None) | (None, x) => x,
         }
     }
-}
-
-/// The name of loop `id`'s counter in the runtime's manifest: `k.1`, one
-/// name a loop even where the source reuses `k`.
-fn loop_counter(var: &str, id: usize) -> String {
-    format!("{var}.{id}")
 }
 
 /// The most atoms (element or vector copies, multiply-adds) one variant of

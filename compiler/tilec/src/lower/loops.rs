@@ -1,0 +1,136 @@
+//! Loop counters in lowering: each loop's name, depth and the values its
+//! counter takes, for the compile-time bounds of shared accesses
+//! ([`Lowerer::name_range`]), and the counter's name in the runtime's
+//! bound checks ([`Lowerer::by_loop`]).
+
+use super::{LoopRange, Lowerer, Problem};
+use crate::ir::IntId;
+use tilec_layout::{Builtin, Int};
+
+/// One loop, by id.
+pub(super) struct Counter {
+    pub name: String,
+    /// How many loops enclose it, itself included.
+    pub depth: usize,
+    /// The values the counter takes, where known at compile time.
+    pub range: Option<(i64, i64)>,
+    pub start: Int,
+    /// The last iteration counted from the start (`UNBOUNDED` where the
+    /// extents decide), for [`Lowerer::counted_from_starts`].
+    pub iterations: i64,
+}
+
+/// The upper bound of a counter that runs to a run-time end: large, yet far
+/// enough from overflow for the interval arithmetic on it.
+const UNBOUNDED: i64 = 1 << 40;
+
+/// The prefix of the names [`Lowerer::counted_from_starts`] gives iterations
+/// (no identifier starts so).
+const ITERATION: &str = "#iteration";
+
+impl Lowerer<'_> {
+    /// Opens a run-time loop over `start..end`: its id, bounds and range,
+    /// and the runtime's record of it; the caller lowers the body, then
+    /// pops [`Lowerer::active`].
+    pub(super) fn open_loop(
+        &mut self,
+        var: &str,
+        start: &Int,
+        end: &Int,
+    ) -> Result<(usize, IntId, IntId), Problem> {
+        let id = self.counters.len();
+        self.loops.push(LoopRange {
+            name: loop_counter(var, id),
+            start: self.by_loop(start),
+            end: self.by_loop(end),
+        });
+        let (s_id, e_id) = (self.int(start)?, self.int(end)?);
+        let env = |n: &str| self.name_range(n);
+        let range = start.range(&env).map(|(lo, _)| {
+            let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
+            (lo, hi)
+        });
+        let iterations = end
+            .sub(start)
+            .range(&env)
+            .map_or(UNBOUNDED, |(_, hi)| hi - 1);
+        self.counters.push(Counter {
+            name: var.to_string(),
+            depth: self.active.len() + 1,
+            range,
+            start: start.clone(),
+            iterations,
+        });
+        self.active.push(id);
+        Ok((id, s_id, e_id))
+    }
+
+    /// `v` for the runtime's bound check: the counters of the enclosing
+    /// loops named by loop ([`loop_counter`]), since two loops may share a
+    /// name and each has its own range.
+    pub(super) fn by_loop(&self, v: &Int) -> Int {
+        let v = match self.threads.last() {
+            Some((name, _)) => v.rename(Builtin::Thread.name(), name),
+            None => v.clone(),
+        };
+        self.active.iter().fold(v, |v, &l| {
+            let name = &self.counters[l].name;
+            v.rename(name, &loop_counter(name, l))
+        })
+    }
+
+    /// The values `thread.x` and the counters of the active loops take. A
+    /// counter whose end is known only at run time is unbounded above, which
+    /// still bounds `k % 3`; a loop's iteration counted from its start (the
+    /// names [`Self::counted_from_starts`] makes) runs from 0.
+    pub(super) fn name_range(&self, n: &str) -> Option<(i64, i64)> {
+        if let Some(l) = n.strip_prefix(ITERATION) {
+            let l: usize = l.parse().ok()?;
+            return Some((0, self.counters.get(l)?.iterations));
+        }
+        if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
+            return Some((*v, *v));
+        }
+        if Builtin::parse(n) == Some(Builtin::Thread) {
+            return Some(
+                self.threads
+                    .last()
+                    .map_or((0, self.block_threads - 1), |t| t.1),
+            );
+        }
+        let l = *self
+            .active
+            .iter()
+            .rev()
+            .find(|&&l| self.counters[l].name == n)?;
+        self.counters[l].range
+    }
+
+    /// `v` with the counter of each enclosing loop that starts at a run-time
+    /// value written as that start plus the iteration (a name that only
+    /// [`Self::name_range`] knows): `(k - k0) % stages` is then bounded by
+    /// the stage count, as `k % stages` is for a loop from 0.
+    pub(super) fn counted_from_starts(&self, v: &Int) -> Int {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut v = v.clone();
+        for &l in self.active.iter().rev() {
+            let name = self.counters[l].name.as_str();
+            let start = &self.counters[l].start;
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            if start.is_static() {
+                continue;
+            }
+            v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
+        }
+        v
+    }
+}
+
+/// The name of loop `id`'s counter in the runtime's manifest: `k.1`, one
+/// name a loop even where the source reuses `k`.
+fn loop_counter(var: &str, id: usize) -> String {
+    format!("{var}.{id}")
+}
