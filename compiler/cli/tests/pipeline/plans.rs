@@ -1,0 +1,220 @@
+//! Launch plans: what the runtime proves and sizes before a launch of a
+//! pipeline, a split-K reduce, a persistent or branching kernel, and the
+//! planted out-of-bounds kernels it refuses.
+
+use super::*;
+
+/// A pipeline's producer warpgroup joins the block (384 threads here) but
+/// runs none of the listed accesses: the plan bounds them over the
+/// consumer threads, 0..127, and proves this epilogue in bounds (over
+/// 0..255 its rows would pass the end of C).
+#[test]
+fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
+    let m = manifest_of("tests/run/tma_pipeline_smem_epilogue.tile");
+    assert_eq!(
+        (m.block.clone(), m.producer_threads),
+        (vec![tilec_layout::Int::Static(256)], 128)
+    );
+    plan(&m, &Dims::parse("M=128,N=128,K=128").unwrap()).expect("in bounds");
+    let wrong = tilec_runtime::manifest::Manifest {
+        producer_threads: 0,
+        ..m
+    };
+    match plan(&wrong, &Dims::parse("M=128,N=128,K=128").unwrap()) {
+        Err(RuntimeError::Bounds(why)) => assert!(why.contains("C would be accessed"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `tilec build FILE`'s manifest of `kernel`.
+fn built_manifest(file: &str, kernel: &str) -> tilec_runtime::manifest::Manifest {
+    let dir = std::env::temp_dir().join(format!("tilec-manifest-{kernel}-{}", std::process::id()));
+    let f = root().join(file);
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{file}: {err}");
+    let json = std::fs::read_to_string(dir.join(format!("{kernel}.json"))).unwrap();
+    tilec_runtime::manifest::Manifest::from_json(&json).unwrap()
+}
+
+#[test]
+fn tma_reads_rows_that_are_not_whole_16_bytes_through_one_aligned_copy() {
+    use tilec_runtime::plan::MapSource;
+    let m = built_manifest("examples/bgemm_tn_sm90_tma.tile", "bgemm_tn_sm90_tma");
+    // K = 100 bf16: rows of 200 bytes. Three launches (the full-tile box
+    // and two edge boxes), six maps, two copies: A's and B's, rows of 256
+    // bytes.
+    let p = plan(&m, &Dims::parse("M=300,N=600,K=100").unwrap()).unwrap();
+    assert_eq!(p.launches.len(), 3, "{:?}", p.launches);
+    assert_eq!(p.staged.len(), 2, "{:?}", p.staged);
+    for s in &p.staged {
+        assert_eq!((s.row_bytes, s.dims[0].to), (200, 256), "{s:?}");
+    }
+    for maps in &p.maps {
+        let sources: Vec<MapSource> = maps.iter().map(|x| x.source).collect();
+        assert_eq!(sources, [MapSource::Staged(0), MapSource::Staged(1)]);
+        assert!(maps.iter().all(|x| x.strides.iter().all(|b| b % 128 == 0)));
+    }
+    // K = 104: rows of 208 bytes, read in place.
+    let p = plan(&m, &Dims::parse("M=300,N=600,K=104").unwrap()).unwrap();
+    assert!(p.staged.is_empty());
+    assert!(
+        p.maps
+            .iter()
+            .flatten()
+            .all(|x| x.source == MapSource::Tensor)
+    );
+}
+
+/// A reduce across blocks (split-K): each block stores its partials and
+/// fences them, thread 0 counts the arrival, the block learns whether it
+/// was the last through the barrier's reduction, and that block sums the
+/// partials with loads that bypass L1. The runtime sizes the workspace for
+/// the whole grid and a counter per group.
+#[test]
+fn a_reduce_across_blocks_fences_counts_and_sums() {
+    let f = root().join("tests/run/split_k.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry split_k(");
+    for needed in [
+        "fence.acq_rel.gpu",
+        "atom.relaxed.gpu.global.inc.u32",
+        "bar.red.or.pred",
+        "ld.volatile.global.f32",
+    ] {
+        assert!(full.contains(needed), "no {needed}");
+    }
+    let m = built_manifest("tests/run/split_k.tile", "split_k");
+    let r = m.block_reduce.as_ref().expect("a block reduction");
+    assert_eq!((r.dim, r.values), (2, 4));
+    // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
+    let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
+    assert_eq!(
+        p.block_reduce_sizes(m.block_reduce.as_ref()),
+        Some((24 * 256 * 4, 6))
+    );
+    // The split-K example's every access is bounded at a skinny size: 16
+    // tiles of C, eight slices of K each.
+    let m = built_manifest("examples/sgemm_splitk.tile", "sgemm_splitk");
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    assert_eq!(p.grid, [4, 4, 8]);
+    assert_eq!(
+        p.block_reduce_sizes(m.block_reduce.as_ref()),
+        Some((128 * 256 * 64, 16))
+    );
+}
+
+/// Split-K beside a TMA pipeline: the producer warpgroup leaves once its
+/// loads are issued, so the reduce's barriers are the consumers' (named
+/// barrier 1, 256 threads: a `bar.sync 0` there would wait for threads
+/// that never come), and the workspace holds the consumers' partials alone.
+#[test]
+fn a_reduce_beside_a_pipeline_synchronizes_the_consumers_alone() {
+    let f = root().join("examples/bgemm_tn_sm90_splitk.tile");
+    let (code, ptx, err) = tilec(&[
+        "build",
+        f.to_str().unwrap(),
+        "--set",
+        "splits=4",
+        "--emit",
+        "ptx",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry bgemm_tn_sm90_splitk(");
+    // The block's one barrier 0 publishes the ring before the roles split.
+    let consumers = &full[full.find("setmaxnreg.inc").expect("the consumers' code")..];
+    assert!(
+        consumers.contains("bar.red.or.pred q, 1, 256, p;"),
+        "{consumers}"
+    );
+    assert!(consumers.contains("barrier.sync \t1, 256;"));
+    assert!(!consumers.contains("bar.sync \t0;") && !consumers.contains("barrier0"));
+    let m = built_manifest("examples/bgemm_tn_sm90_splitk.tile", "bgemm_tn_sm90_splitk");
+    assert_eq!(m.producer_threads, 128);
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    // The defaults: 128 x 256 tiles of 256 consumers (384 threads a
+    // block), one slice: no workspace is launched with, but its size is
+    // the consumers' 128 values each.
+    assert_eq!(
+        (p.grid, p.block[0], p.reducing_threads),
+        ([4, 2, 1], 384, 256)
+    );
+}
+
+#[test]
+fn a_persistent_kernel_is_bounded_block_by_block() {
+    // Its trip count depends on block.x, and so do the tiles it reaches:
+    // bounded over the whole grid at once, the last tile would seem to pass
+    // the end of C; block by block, each block's count bounds its tiles.
+    let m = built_manifest("tests/run/persistent_gemm.tile", "persistent_gemm");
+    assert!(m.extents.iter().any(|e| e == "sm_count"), "{:?}", m.extents);
+    // One block per multiprocessor (132 without a GPU), fewer if the tiles are.
+    for (dims, blocks) in [
+        ("M=4096,N=4096,K=4096", 132),
+        ("M=4096,N=4096,K=4096,sm_count=7", 7),
+        ("M=1000,N=1037,K=1000", 8 * 5),
+    ] {
+        let p = plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
+        let grid: u32 = p.launches.iter().map(|l| l.grid[0]).sum();
+        assert_eq!(grid, blocks, "{dims}");
+    }
+}
+
+#[test]
+fn a_loop_divides_only_in_the_branch_that_needs_it() {
+    // The persistent GEMM's consumers test `i % kt` every k-tile and find
+    // their tile (`t % tm`, `t / tm`) only in the epilogue's branch: the
+    // remainder is carried as a phi, the tile's divisions stay in the
+    // branch. (Computed at the loop's top, they cost 20% at 4096^3.)
+    let f = root().join("tests/run/persistent_gemm.tile");
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let full: Vec<&str> = llvm
+        .lines()
+        .skip_while(|l| !l.starts_with("define") || !l.contains("@persistent_gemm("))
+        .take_while(|l| *l != "}")
+        .collect();
+    // The consumers' loop body: the block the consumers' entry leads to.
+    let consumers = full
+        .iter()
+        .position(|l| l.starts_with("i.body") && l.contains("%consumers"))
+        .unwrap();
+    let branch = full.iter().position(|l| l.starts_with("if.then")).unwrap();
+    // A division of 64-bit values by a run-time value: `udiv i64 %a, %b`.
+    let by_value = |l: &&&str| {
+        (l.contains("udiv i64") || l.contains("urem i64"))
+            && l.rsplit(", ").next().is_some_and(|d| d.starts_with('%'))
+    };
+    let in_loop: Vec<&&str> = full[consumers..branch].iter().filter(by_value).collect();
+    assert!(in_loop.is_empty(), "{in_loop:?}");
+    assert!(
+        full[branch..].iter().any(|l| by_value(&l)),
+        "no division in the branch"
+    );
+}
+
+#[test]
+fn an_if_on_the_thread_bounds_the_accesses_under_it() {
+    // reduce_rows writes `gY[thread.x]` under `if thread.x < 32`: 32 rows a
+    // block, 256 threads. Bounded with every thread, the last block would
+    // pass the end of Y; under the condition, threads 0 to 31 only.
+    let m = built_manifest("examples/reduce_rows.tile", "reduce_rows");
+    for dims in ["M=8192,N=8192", "M=1024,N=37"] {
+        plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
+    }
+}
+
+#[test]
+fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
+    for file in [
+        "tests/checked/one_k_tile_too_many.tile",
+        "tests/checked/empty_loop_of_the_same_name.tile",
+    ] {
+        let m = built_manifest(file, "sgemm_nt");
+        let dims = Dims::parse("M=256,N=256,K=64").unwrap();
+        match plan(&m, &dims) {
+            Err(RuntimeError::Bounds(why)) => assert!(why.contains("A would be accessed"), "{why}"),
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+}
