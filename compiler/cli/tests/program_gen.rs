@@ -4,7 +4,8 @@
 //! memory or registers, a loop over a k mode), GEMMs (random block
 //! tiles, thread layouts and majors, through shared memory) and
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
-//! types), are checked,
+//! types; TMA pipelines, some split over block.z with a reduce), are
+//! checked,
 //! then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
@@ -191,6 +192,7 @@ fn generate_mma_gemm(rng: &mut Rng) -> Program {
         threads,
         tile: [bm, bn, bk],
         shared: [sa, sb],
+        splits: 1,
     };
     // Fragments copied from shared memory into registers (ldmatrix where
     // the layouts allow), then multiplied.
@@ -267,6 +269,7 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
         threads,
         tile: [bm, bn, bk],
         shared: [sa, sb],
+        splits: 1,
     };
     // The atom reads A and B from shared memory itself.
     gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);")
@@ -296,6 +299,11 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
         16 * rng.pick(&[1, 2, 4])
     };
     let stages = rng.pick(&[1, 2, 3, 4]);
+    let splits = if rng.chance(30) {
+        rng.pick(&[2, 3, 4])
+    } else {
+        1
+    };
     let stage = |rows: i64| {
         if k_major {
             format!(
@@ -326,22 +334,45 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
         threads,
         tile: [bm, bn, bk],
         shared: [stage(bm), stage(bn)],
+        splits,
     };
     let head = gemm.head([&la, &lb, &lc], c_elem, "");
+    // Split-K now and then: each block.z's pipeline runs its slice of the
+    // k-tiles from a run-time start (some slices empty), and the group's
+    // last block writes C.
+    let (slice, range, epilogue) = match splits {
+        1 => (
+            String::new(),
+            "0..size(gA, 2)",
+            "axpby(alpha, tCrC, beta, tCgC);",
+        ),
+        n => (
+            format!(
+                "    let per = ceil_div(size(gA, 2), {n});
+    let k0 = block.z * per;
+    let n = min(per, max(size(gA, 2) - k0, 0));
+"
+            ),
+            "k0..k0 + n",
+            "reduce tCrC across block.z {
+        axpby(alpha, tCrC, beta, tCgC);
+    }",
+        ),
+    };
     let source = format!(
         "{head}
     let tCsA = partition_A(mma, smA, thread.x);
     let tCsB = partition_B(mma, smB, thread.x);
     let tCgC = partition_C(mma, gC, thread.x);
     let tCrC = registers<f32>(shape(tCgC), 0.0);
-    pipeline k in 0..size(gA, 2), stage s in 0..{stages} {{
+{slice}    pipeline k in {range}, stage s in 0..{stages} {{
         load {{
             copy_tma(gA[_, _, k], smA[_, _, s]);
             copy_tma(gB[_, _, k], smB[_, _, s]);
         }}
         gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);{sync}
     }}
-    axpby(alpha, tCrC, beta, tCgC);
+    {epilogue}
 }}
 "
     );
@@ -374,6 +405,8 @@ struct TensorCoreGemm {
     threads: i64,
     tile: [i64; 3],
     shared: [String; 2],
+    /// Slices of K, one per `block.z` (split-K); 1: none.
+    splits: i64,
 }
 
 impl TensorCoreGemm {
@@ -388,14 +421,19 @@ impl TensorCoreGemm {
             threads,
             tile: [bm, bn, bk],
             shared: [sa, sb],
+            splits,
         } = self;
+        let z = match splits {
+            1 => String::new(),
+            n => format!(", {n}"),
+        };
         format!(
             "kernel fz(A: tensor<{elem}, {la}>, B: tensor<{elem}, {lb}>, C: tensor<{c_elem}, {lc}>, alpha: f32, beta: f32)
 {{
     tiler cta = ({bm}, {bn}, {bk});
     let mma = make_tiled_mma({atom}, ({wm}, {wn}));
 {extra}    reference gemm(A, B, C, alpha, beta);
-    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn})), block({threads});
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn}){z}), block({threads});
     let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
     let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
     let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
