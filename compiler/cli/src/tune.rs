@@ -341,19 +341,27 @@ fn time_all(
         Ok((rs, phases)) => {
             eprintln!("{kernel}: {phases}");
             let indices: Vec<usize> = built.iter().map(|(i, _, _)| *i).collect();
-            let mut timed = Vec::new();
-            for (i, r) in indices.into_iter().zip(rs) {
-                match r {
-                    Ok(r) => timed.push((i, r)),
-                    Err(e) => {
-                        variants[i].outcome = Outcome::Refused(e.to_string());
-                    }
-                }
-            }
-            Ok(timed)
+            Ok(take_results(variants, indices, rs))
         }
         Err(e) => Err(fail(&format!("{kernel}: {e}"))),
     }
+}
+
+/// The race's results by variant index: those that ran, and each that the
+/// driver would not load marked refused with its message.
+fn take_results(
+    variants: &mut [Variant],
+    indices: Vec<usize>,
+    results: Vec<Result<BenchResult, tilec_runtime::RuntimeError>>,
+) -> Vec<(usize, BenchResult)> {
+    let mut timed = Vec::new();
+    for (i, r) in indices.into_iter().zip(results) {
+        match r {
+            Ok(r) => timed.push((i, r)),
+            Err(e) => variants[i].outcome = Outcome::Refused(e.to_string()),
+        }
+    }
+    timed
 }
 
 /// The winner of a race: of the variants that matched the reference, those
@@ -455,6 +463,36 @@ mod tests {
             work: None,
             work_unit: None,
         }
+    }
+
+    /// A variant the driver would not load is refused with its message,
+    /// its neighbours keep their results and their indices.
+    #[test]
+    fn a_variant_the_driver_refuses_is_listed_refused() {
+        let mut variants: Vec<Variant> = (0..4)
+            .map(|i| Variant {
+                values: vec![i],
+                settings: Settings::new(),
+                outcome: Outcome::Refused("checker".into()),
+            })
+            .collect();
+        let refused = tilec_runtime::RuntimeError::Cuda("the driver's PTX compile refused".into());
+        let timed = take_results(
+            &mut variants,
+            vec![1, 2, 3],
+            vec![
+                Ok(result(1.0, 5, 0.0)),
+                Err(refused),
+                Ok(result(2.0, 5, 0.0)),
+            ],
+        );
+        let indices: Vec<usize> = timed.iter().map(|(i, _)| *i).collect();
+        assert_eq!(indices, [1, 3]);
+        assert!(
+            matches!(&variants[2].outcome, Outcome::Refused(why) if why.contains("PTX compile refused"))
+        );
+        assert!(matches!(&variants[0].outcome, Outcome::Refused(why) if why == "checker"));
+        assert_eq!(best(&timed), Some(1));
     }
 
     #[test]
