@@ -228,18 +228,20 @@ pub fn join(texts: &[String], output: Output) -> String {
 /// pressure down (the guarded sm80 GEMMs: 155 registers, no spills; 255
 /// and 500 bytes of spills without it); LLVM's O3 pipeline made no better
 /// PTX and took 10 times as long. Then the load-store vectorizer merges
-/// element loads from shared memory into 128-bit ones, where a kernel has
-/// them: an FMA gemm's operands, an expression's loads, element copies out
-/// of shared memory. Copies choose their own vector atoms in lowering, and
-/// ldmatrix and wgmma read shared memory themselves, so elsewhere it finds
-/// nothing to merge, at a cost: a quarter of the back end's time on the
-/// guarded bgemm_tn_sm80 entry (the same PTX either way, every example).
+/// element accesses of shared memory into 128-bit ones, where a kernel has
+/// them: an expression's loads, element copies into or out of shared
+/// memory. An FMA gemm's operands the builder loads as vectors itself
+/// (`builder/operands.rs`: the same PTX, without the vectorizer's fifth of
+/// the f32 GEMMs' build time); copies choose their own vector atoms in
+/// lowering, and ldmatrix and wgmma read shared memory themselves, so
+/// elsewhere it finds nothing to merge, at a cost: a quarter of the back
+/// end's time on the guarded bgemm_tn_sm80 entry (the same PTX either way,
+/// every example).
 fn ir_passes(ir: &KernelIr) -> &'static str {
     let shared = |a: &tilec::ir::Addr| matches!(a.space, tilec::ir::Space::Shared(_));
     let mut loads_elements = false;
     for_each_atom(&ir.body, &mut |i| {
         loads_elements |= match &i.kind {
-            InstKind::Mma { a, b, .. } => shared(a) || shared(b),
             InstKind::Compute { value, .. } => {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
@@ -248,8 +250,8 @@ fn ir_passes(ir: &KernelIr) -> &'static str {
             InstKind::Copy {
                 atom: CopyAtom::Scalar(_),
                 src,
-                ..
-            } => shared(src),
+                dst,
+            } => shared(src) || shared(dst),
             _ => false,
         };
     });

@@ -330,10 +330,9 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
 }
 
 /// An FMA gemm's operands come from shared memory element by element in
-/// the IR, with their proved alignment; the load-store vectorizer, which
-/// codegen runs only for modules with such loads, makes 128-bit reads of
-/// them (64 in sgemm_nt_sm80's full entry). The tensor-core GEMMs, which
-/// it skips, read shared memory through ldmatrix.
+/// the IR, with their proved alignment; codegen loads each aligned group
+/// that the gemm reads whole as one 128-bit read (64 in sgemm_nt_sm80's
+/// full entry). The tensor-core GEMMs read shared memory through ldmatrix.
 #[test]
 fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
     let f = root().join("examples/sgemm_nt_sm80.tile");

@@ -111,7 +111,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// The alignment in bytes a shared access at `a` has for every thread:
     /// its index's known divisor, within the buffer's 16-byte alignment.
-    fn shared_align(&self, a: &Addr, elem: Elem) -> u32 {
+    pub(super) fn shared_align(&self, a: &Addr, elem: Elem) -> u32 {
         (self.divisors[a.index] * elem.bytes()).clamp(1, 16) as u32
     }
 
@@ -128,6 +128,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         if let (Space::Shared(s), None) = (a.space, a.guard) {
             if let Some(v) = self.shared_loads.get(&(s, a.index)) {
                 return Ok(*v);
+            }
+            if let Some(v) = self.vector_operand(s, a, elem)? {
+                return Ok(v);
             }
             let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
             set_alignment(instruction(&v)?, self.shared_align(a, elem))?;

@@ -17,6 +17,7 @@ mod compute;
 mod control;
 mod cp_async;
 mod memory;
+mod operands;
 mod pipeline;
 mod reduce;
 mod tensor_core;
@@ -58,6 +59,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// writing them meanwhile would be a race, so a second read reuses the
     /// first (a gemm reads each operand element once per k, not once per FMA).
     shared_loads: HashMap<(usize, usize), BasicValueEnum<'ctx>>,
+    /// The gemm operands the instruction list being emitted reads from
+    /// shared memory ([`operands::operands`]).
+    operands: HashMap<operands::Operand, usize>,
     /// The tests `value > 0` made so far in the current loop body.
     predicates: HashMap<usize, IntValue<'ctx>>,
     /// The `--checked` messages made so far, one global each.
@@ -221,6 +225,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 })
                 .collect(),
             shared_loads: HashMap::new(),
+            operands: HashMap::new(),
             predicates: HashMap::new(),
             messages: HashMap::new(),
             in_flight: Vec::new(),
@@ -427,6 +432,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     fn insts(&mut self, insts: &[Inst]) -> Result<()> {
+        let outer = std::mem::replace(&mut self.operands, operands::operands(self.ir, insts));
+        self.insts_of(insts)?;
+        self.operands = outer;
+        Ok(())
+    }
+
+    fn insts_of(&mut self, insts: &[Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
                 InstKind::ReduceBlocks {
