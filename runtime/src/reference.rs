@@ -52,14 +52,15 @@ const GEMM_REFERENCE_MACS: usize = 1 << 36;
 /// The rows of C a GEMM reference computes, of `rows`, each costing
 /// `per_row` multiply-adds: all of them, or one in every `s` with its place
 /// in the group of `s` advancing by one from group to group (every tile of
-/// rows is reached, at every position within a tile over the matrix), and
-/// the last row (the edge).
+/// `s` rows or more is reached, at every position within a tile over the
+/// matrix), and the last row (the edge). `s` is at most 64, so that every
+/// tile of 64 rows has one: a matrix that needs more is checked longer.
 fn gemm_rows(rows: usize, per_row: usize) -> (Vec<usize>, Option<crate::Sample>) {
     let work = rows.saturating_mul(per_row);
     if work <= GEMM_REFERENCE_MACS {
         return ((0..rows).collect(), None);
     }
-    let s = work.div_ceil(GEMM_REFERENCE_MACS).min(rows);
+    let s = work.div_ceil(GEMM_REFERENCE_MACS).min(rows).min(64);
     let mut picked: Vec<usize> = (0..rows.div_ceil(s))
         .map(|g| g * s + g % s)
         .filter(|&r| r < rows)
@@ -210,7 +211,8 @@ pub fn expected(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<Expecte
             };
             let (al, bl, cl) = (batch(&l[0])?, batch(&l[1])?, batch(&l[2])?);
             let (k, n) = (ak.len(), bn.len());
-            let (sampled, sample) = gemm_rows(am.len(), n * k * cl.len());
+            let per_row = n.saturating_mul(k).saturating_mul(cl.len());
+            let (sampled, sample) = gemm_rows(am.len(), per_row);
             let rows = sampled.len();
             let mut values = vec![0.0; cl.len() * rows * n];
             let mut offsets = Vec::with_capacity(values.len());
@@ -357,6 +359,9 @@ mod tests {
         assert!((0..s).all(|x| rows.iter().any(|r| r % s == x)));
         let sample = sample.unwrap();
         assert_eq!((sample.ran, sample.of), (rows.len() as u64, 8192));
+        // At most one row in 64: every tile of 64 rows is checked.
+        let (rows, _) = gemm_rows(1 << 20, 4096 * 4096);
+        assert!((0..1 << 14).all(|g| rows[g] / 64 == g));
         // A single row too long to compute whole is still computed.
         assert_eq!(gemm_rows(1, usize::MAX).0, vec![0]);
     }

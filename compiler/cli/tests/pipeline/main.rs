@@ -344,6 +344,14 @@ fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
     let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     assert_eq!(code, 0, "{err}");
     assert!(part(&ptx, ".entry bgemm_tn_sm80(").contains("ldmatrix"));
+    // A gemm at the kernel's top level (one k-tile, no loop): its 16
+    // operands a thread, four vectors of A and four of B, per k of 8.
+    let f = root().join("tests/codegen/one_k_tile.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let full = part(&ptx, ".entry one_k_tile(");
+    assert_eq!(full.matches("ld.shared.v4.f32").count(), 32);
+    assert!(!full.contains("ld.shared.f32"), "{full}");
 }
 
 #[test]

@@ -291,10 +291,13 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             self.split_roles(p)?;
         }
         let body = &self.ir.body;
+        // The body's gemm operands are one list's, though its statements
+        // are emitted one at a time (only entry-scope integers come between).
+        self.operands = operands::operands(self.ir, body);
         for inst in body {
             let ids = self.ir.entry_values_of(std::slice::from_ref(inst));
             self.entry_values(&ids)?;
-            self.insts(std::slice::from_ref(inst))?;
+            self.insts_of(std::slice::from_ref(inst))?;
         }
         self.b.build_return(None)?;
         Ok(())

@@ -79,7 +79,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 continue;
             }
             let rest: Option<Vec<usize>> = (1..width as i64)
-                .map(|j| self.operands.get(&(s, terms.clone(), c + j)).copied())
+                .map(|j| {
+                    let key = (s, terms.clone(), c.wrapping_add(j));
+                    self.operands.get(&key).copied()
+                })
                 .collect();
             let Some(rest) = rest else { continue };
             let v = self.load_vector(a, elem, width)?.into_vector_value();
