@@ -395,18 +395,11 @@ pub fn race(
         .map(|((ptx, b), q)| (*ptx, *b, q))
         .collect();
     lap();
-    // A build the driver refuses takes no part; the others race on.
-    let mut loaded = Vec::new();
-    let mut refused = Vec::new();
-    for l in gpu.load_all(&with_plans)? {
-        match l {
-            Ok(l) => (loaded.push(Some(l)), refused.push(None)),
-            Err(e) => (loaded.push(None), refused.push(Some(e))),
-        };
-    }
-    // One build (a bench) that does not load is the run's error.
-    if builds.len() == 1
-        && let Some(e) = refused.pop().flatten()
+    // A build the driver refuses takes no part; the others race on. One
+    // build (a bench) that does not load is the run's error.
+    let mut loaded = gpu.load_all(&with_plans)?;
+    if let [Err(_)] = loaded.as_slice()
+        && let Some(Err(e)) = loaded.pop()
     {
         return Err(e);
     }
@@ -440,7 +433,7 @@ pub fn race(
     let mut checks = Vec::with_capacity(builds.len());
     let output = |i: usize| want.iter().any(|e| e.output == i);
     for (f, q) in loaded.iter().zip(&plans) {
-        let Some(f) = f else {
+        let Ok(f) = f else {
             checks.push(None);
             continue;
         };
@@ -467,7 +460,7 @@ pub fn race(
     // by its check.
     for i in 0..if prune { 1 } else { 3 } {
         for (f, q) in loaded.iter().zip(&plans) {
-            if let Some(f) = f {
+            if let Ok(f) = f {
                 gpu.launch(f, q, &dev[i % sets])?;
             }
         }
@@ -496,14 +489,14 @@ pub fn race(
     let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
     // A pruned race times only the builds that matched the reference.
     let mut running: Vec<usize> = (0..builds.len())
-        .filter(|&b| loaded[b].is_some())
+        .filter(|&b| loaded[b].is_ok())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
     let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
         for &b in &running {
-            let (Some(f), q) = (&loaded[b], &plans[b]) else {
+            let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
             mine[b].push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
@@ -540,10 +533,10 @@ pub fn race(
         .iter()
         .zip(&plans)
         .zip(mine.into_iter().zip(checks))
-        .zip(refused)
-        .map(|((((_, b), q), (times, check)), refused)| match refused {
-            Some(e) => Err(e),
-            None => Ok(BenchResult {
+        .zip(loaded)
+        .map(|((((_, b), q), (times, check)), loaded)| match loaded {
+            Err(e) => Err(e),
+            Ok(_) => Ok(BenchResult {
                 runs: times.len(),
                 kernel: q.entries(b),
                 dims: dims.to_string(),

@@ -11,7 +11,11 @@
 use super::{KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, ValueKind,
+};
 use tilec::check::program::Elem;
 use tilec::ir::{Inst, IntDef};
 
@@ -85,24 +89,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let s1 = b.b.build_int_sub(s, i64t.const_int(1, false), "")?;
             let limit = b.b.build_int_truncate(s1, i32t, "")?;
             let at = b.b.build_ptr_to_int(counter, i64t, "")?;
-            let fn_ty = i32t.fn_type(&[i64t.into(), i32t.into()], false);
-            let asm = b.ctx.create_inline_asm(
-                fn_ty,
-                "fence.acq_rel.gpu;\n\tatom.relaxed.gpu.global.inc.u32 $0, [$1], $2;\n\tfence.acq_rel.gpu;"
-                    .into(),
-                "=r,l,r,~{memory}".into(),
-                true,
+            let old = b.asm_u32(
+                "fence.acq_rel.gpu;\n\tatom.relaxed.gpu.global.inc.u32 $0, [$1], $2;\n\tfence.acq_rel.gpu;",
+                "=r,l,r",
+                &[at, limit],
                 false,
-                None,
-                false,
-            );
-            let call = b
-                .b
-                .build_indirect_call(fn_ty, asm, &[at.into(), limit.into()], "")?;
-            let inkwell::values::ValueKind::Basic(old) = call.try_as_basic_value() else {
-                return Err(crate::CodegenError::Llvm("atom.inc returned nothing".into()));
-            };
-            let old = old.into_int_value();
+            )?;
             Ok(b.b.build_int_compare(IntPredicate::EQ, old, limit, "")?)
         })?;
         let last = self.b.build_int_z_extend(last, i32t, "")?;
@@ -142,34 +134,50 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             return Ok(self.call_value(or, &[v.into()])?.into_int_value());
         }
         // LLVM 19's only `bar.red` intrinsics take the whole block.
-        let i32t = self.ctx.i32_type();
-        let fn_ty = i32t.fn_type(&[i32t.into()], false);
+        // `bar.red` is `.aligned`: every thread runs this one instruction.
+        let text = format!(
+            "{{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, $1, 0;\n\tbar.red.or.pred q, 1, {}, p;\n\tselp.u32 $0, 1, 0, q;\n\t}}",
+            self.ir.block_threads
+        );
+        self.asm_u32(&text, "=r,r", &[v], true)
+    }
+
+    /// Inline PTX with one 32-bit result `$0` and integer operands `$1..`
+    /// (`constraints` without the memory clobber, which it adds). A
+    /// `convergent` one LLVM may not duplicate or sink into branches, as
+    /// it may other inline assembly: what an `.aligned` barrier needs.
+    fn asm_u32(
+        &self,
+        text: &str,
+        constraints: &str,
+        args: &[IntValue<'ctx>],
+        convergent: bool,
+    ) -> Result<IntValue<'ctx>> {
+        let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_ty = self.ctx.i32_type().fn_type(&types, false);
         let asm = self.ctx.create_inline_asm(
             fn_ty,
-            format!(
-                "{{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, $1, 0;\n\tbar.red.or.pred q, 1, {}, p;\n\tselp.u32 $0, 1, 0, q;\n\t}}",
-                self.ir.block_threads
-            ),
-            "=r,r,~{memory}".into(),
+            text.to_string(),
+            format!("{constraints},~{{memory}}"),
             true,
             false,
             None,
             false,
         );
-        let call = self.b.build_indirect_call(fn_ty, asm, &[v.into()], "")?;
-        // `bar.red` is `.aligned`: every thread runs this one instruction,
-        // so LLVM must not duplicate or sink it into branches, as it may
-        // with inline assembly not marked convergent.
-        let convergent = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
-        call.add_attribute(
-            inkwell::attributes::AttributeLoc::Function,
-            self.ctx.create_enum_attribute(convergent, 0),
-        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
+        if convergent {
+            let kind = Attribute::get_named_enum_kind_id("convergent");
+            call.add_attribute(
+                AttributeLoc::Function,
+                self.ctx.create_enum_attribute(kind, 0),
+            );
+        }
         match call.try_as_basic_value() {
-            inkwell::values::ValueKind::Basic(any) => Ok(any.into_int_value()),
-            inkwell::values::ValueKind::Instruction(_) => {
-                Err(crate::CodegenError::Llvm("bar.red returned nothing".into()))
-            }
+            ValueKind::Basic(v) => Ok(v.into_int_value()),
+            ValueKind::Instruction(_) => Err(crate::CodegenError::Llvm(format!(
+                "`{text}` returned nothing"
+            ))),
         }
     }
 

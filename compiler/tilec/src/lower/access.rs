@@ -297,18 +297,7 @@ impl Lowerer<'_> {
     /// every iteration of the loops around it: checked here, at compile time.
     pub(super) fn within_shared(&self, index: &Int, len: i64) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
-        // Two sound ranges, the counters' own and those counted from
-        // their starts (which bounds `(k - k0) % stages`, but widens a
-        // triangular `j in i..8`): their intersection is sound too.
-        let env = |n: &str| self.name_range(n);
-        let range = match (
-            index.range(&env),
-            self.counted_from_starts(index).range(&env),
-        ) {
-            (Some((a, b)), Some((c, d))) => Some((a.max(c), b.min(d))),
-            (x, y) => x.or(y),
-        };
-        match range {
+        match self.range(index) {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
             Some((lo, hi)) => Err(Problem::Here(
                 format!(

@@ -16,7 +16,7 @@ pub(super) struct Counter {
     pub range: Option<(i64, i64)>,
     pub start: Int,
     /// The last iteration counted from the start (`UNBOUNDED` where the
-    /// extents decide), for [`Lowerer::counted_from_starts`].
+    /// extents decide), for [`Lowerer::range`].
     pub iterations: i64,
 }
 
@@ -24,7 +24,7 @@ pub(super) struct Counter {
 /// enough from overflow for the interval arithmetic on it.
 const UNBOUNDED: i64 = 1 << 40;
 
-/// The prefix of the names [`Lowerer::counted_from_starts`] gives iterations
+/// The prefix of the names [`Lowerer::range`] gives iterations
 /// (no identifier starts so).
 const ITERATION: &str = "#iteration";
 
@@ -106,24 +106,30 @@ impl Lowerer<'_> {
         self.counters[l].range
     }
 
+    /// The values `v` takes over the threads and the active loops: the
+    /// intersection of two sound ranges, with the counters as they are and
+    /// counted from their starts (which bounds `(k - k0) % stages`, but
+    /// widens a triangular `j in i..8`).
+    pub(super) fn range(&self, v: &Int) -> Option<(i64, i64)> {
+        let env = |n: &str| self.name_range(n);
+        match (v.range(&env), self.counted_from_starts(v).range(&env)) {
+            (Some((a, b)), Some((c, d))) => Some((a.max(c), b.min(d))),
+            (x, y) => x.or(y),
+        }
+    }
+
     /// `v` with the counter of each enclosing loop that starts at a run-time
     /// value written as that start plus the iteration (a name that only
-    /// [`Self::name_range`] knows): `(k - k0) % stages` is then bounded by
-    /// the stage count, as `k % stages` is for a loop from 0.
-    pub(super) fn counted_from_starts(&self, v: &Int) -> Int {
-        let mut seen: Vec<&str> = Vec::new();
+    /// [`Self::name_range`] knows), innermost first, so that an inner
+    /// start naming an outer counter is rewritten too. (The checker
+    /// refuses a counter that shadows another, so each name is one loop's.)
+    fn counted_from_starts(&self, v: &Int) -> Int {
         let mut v = v.clone();
         for &l in self.active.iter().rev() {
-            let name = self.counters[l].name.as_str();
-            let start = &self.counters[l].start;
-            if seen.contains(&name) {
-                continue;
+            let Counter { name, start, .. } = &self.counters[l];
+            if !start.is_static() {
+                v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
             }
-            seen.push(name);
-            if start.is_static() {
-                continue;
-            }
-            v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
         }
         v
     }
