@@ -502,6 +502,17 @@ pub struct Stmt {
     pub span: Span,
 }
 
+/// Calls `f` on every statement, and on those in their bodies (loops,
+/// branches, pipelines, reduces), before the statements after it.
+pub fn walk(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        for b in s.op.bodies() {
+            walk(b, f);
+        }
+    }
+}
+
 /// Grid and block extents, in terms of the kernel's extents.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Launch {

@@ -7,7 +7,7 @@
 //! around one), at most one per kernel, on a whole register array of f32.
 
 use super::KernelChecker;
-use crate::check::program::{Base, Elem, Op, Stmt};
+use crate::check::program::{Base, Elem, Op, Stmt, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -94,14 +94,34 @@ impl KernelChecker {
             .filter(|s| matches!(s.op, Op::ReduceBlocks { .. }))
             .map(|s| s.span)
             .collect();
+        let diags = &mut self.diags;
         for s in body {
             for b in s.op.bodies() {
-                self.nested_reductions(b);
-            }
-        }
-        for s in body {
-            if let Op::ReduceBlocks { body, .. } = &s.op {
-                self.pipelines_inside(body, s.span);
+                walk(b, &mut |inner| {
+                    if let Op::ReduceBlocks { .. } = inner.op {
+                        diags.push(
+                            Diagnostic::new(
+                                "`reduce` across blocks stands at the kernel's top level",
+                                inner.span,
+                            )
+                            .with_label("every thread of every block must reach it")
+                            .with_help("move it out of the loop, branch or reduce around it"),
+                        );
+                    }
+                    // A reduce's body runs on one block of each group, after
+                    // the others have left: a pipeline there would have no
+                    // producer to feed it.
+                    if let (Op::ReduceBlocks { .. }, Op::Pipeline { .. }) = (&s.op, &inner.op) {
+                        diags.push(
+                            Diagnostic::new(
+                                "a pipeline stands at the top of a kernel, not inside a reduce's body",
+                                inner.span,
+                            )
+                            .with_related(s.span, "the reduce")
+                            .with_help("put the pipeline before the reduce, and the epilogue in its body"),
+                        );
+                    }
+                });
             }
         }
         if let [first, second, ..] = top.as_slice() {
@@ -110,44 +130,6 @@ impl KernelChecker {
                     .with_related(*first, "the first one")
                     .with_help("put both epilogues in the first one's body"),
             );
-        }
-    }
-
-    /// A reduce's body runs on one block of each group, after the others
-    /// have left: a pipeline there would have no producer to feed it.
-    fn pipelines_inside(&mut self, stmts: &[Stmt], reduce: crate::span::Span) {
-        for s in stmts {
-            if let Op::Pipeline { .. } = s.op {
-                self.diags.push(
-                    Diagnostic::new(
-                        "a pipeline stands at the top of a kernel, not inside a reduce's body",
-                        s.span,
-                    )
-                    .with_related(reduce, "the reduce")
-                    .with_help("put the pipeline before the reduce, and the epilogue in its body"),
-                );
-            }
-            for b in s.op.bodies() {
-                self.pipelines_inside(b, reduce);
-            }
-        }
-    }
-
-    fn nested_reductions(&mut self, stmts: &[Stmt]) {
-        for s in stmts {
-            if let Op::ReduceBlocks { .. } = s.op {
-                self.diags.push(
-                    Diagnostic::new(
-                        "`reduce` across blocks stands at the kernel's top level",
-                        s.span,
-                    )
-                    .with_label("every thread of every block must reach it")
-                    .with_help("move it out of the loop, branch or reduce around it"),
-                );
-            }
-            for b in s.op.bodies() {
-                self.nested_reductions(b);
-            }
         }
     }
 }

@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Op, Stmt, View};
+use crate::check::program::{Base, Op, Stmt, View, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -291,27 +291,6 @@ impl KernelChecker {
                 self.diags.push(d);
                 None
             }
-        }
-    }
-}
-
-/// Calls `f` on every statement, inside loops and pipelines too.
-fn walk(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
-    for s in stmts {
-        f(s);
-        match &s.op {
-            Op::For { body, .. } => walk(body, f),
-            Op::If {
-                then, otherwise, ..
-            } => {
-                walk(then, f);
-                walk(otherwise, f);
-            }
-            Op::Pipeline { load, body, .. } => {
-                walk(load, f);
-                walk(body, f);
-            }
-            _ => {}
         }
     }
 }
