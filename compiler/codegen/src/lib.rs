@@ -21,7 +21,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
 };
-use tilec::ir::{CopyAtom, InstKind, KernelIr, for_each_atom};
+use tilec::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Space, for_each_atom};
 
 /// Static shared memory a block may declare; beyond it, it must be dynamic.
 pub const STATIC_SHARED_LIMIT: i64 = 48 * 1024;
@@ -229,36 +229,77 @@ pub fn join(texts: &[String], output: Output) -> String {
 /// and 500 bytes of spills without it); LLVM's O3 pipeline made no better
 /// PTX and took 10 times as long. Then the load-store vectorizer merges
 /// element accesses of shared memory into 128-bit ones, where a kernel has
-/// them: an expression's loads, element copies into or out of shared
-/// memory. An FMA gemm's operands the builder loads as vectors itself
-/// (`builder/operands.rs`: the same PTX, without the vectorizer's fifth of
-/// the f32 GEMMs' build time); copies choose their own vector atoms in
-/// lowering, and ldmatrix and wgmma read shared memory themselves, so
-/// elsewhere it finds nothing to merge, at a cost: a quarter of the back
-/// end's time on the guarded bgemm_tn_sm80 entry (the same PTX either way,
-/// every example).
+/// some that it can merge ([`mergeable_shared_accesses`]).
 fn ir_passes(ir: &KernelIr) -> &'static str {
-    let shared = |a: &tilec::ir::Addr| matches!(a.space, tilec::ir::Space::Shared(_));
-    let mut loads_elements = false;
-    for_each_atom(&ir.body, &mut |i| {
-        loads_elements |= match &i.kind {
+    match mergeable_shared_accesses(ir, &ir.body) {
+        true => "function(sink,load-store-vectorizer)",
+        false => "function(sink)",
+    }
+}
+
+/// Whether one instruction list holds two or more element accesses of
+/// shared memory that the load-store vectorizer could merge into a vector
+/// (element copies into or out of shared memory, an expression's loads).
+/// It merges within a basic block only: an `if`'s or a loop's body is a
+/// list of its own, and a guarded store is a branch of its own. Nor can it
+/// see through a swizzle's XOR, so the element copies of a guarded entry
+/// into a swizzled stage (bgemm_nt_sm80: 256 of them) gave it nothing but
+/// work, a third of that kernel's build. A gemm's FMA operands the builder
+/// loads as vectors itself (`builder/operands.rs`); copies choose their own
+/// vector atoms in lowering; ldmatrix and wgmma read shared memory
+/// themselves. What is left for it: element copies and expressions
+/// through unswizzled shared memory (a guarded entry's stages, staged
+/// epilogues).
+fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
+    let mergeable = |a: &Addr| {
+        matches!(a.space, Space::Shared(_)) && a.guard.is_none() && !through_swizzle(ir, a.index)
+    };
+    let mut here = 0;
+    for i in insts {
+        let nested = match &i.kind {
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
+                mergeable_shared_accesses(ir, body)
+            }
+            InstKind::If {
+                then, otherwise, ..
+            } => mergeable_shared_accesses(ir, then) || mergeable_shared_accesses(ir, otherwise),
+            InstKind::Pipeline { load, body, .. } => {
+                mergeable_shared_accesses(ir, load) || mergeable_shared_accesses(ir, body)
+            }
             InstKind::Compute { value, .. } => {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
-                loads.into_iter().any(shared)
+                here += loads.into_iter().filter(|a| mergeable(a)).count();
+                false
             }
             InstKind::Copy {
                 atom: CopyAtom::Scalar(_),
                 src,
                 dst,
-            } => shared(src) || shared(dst),
+            } => {
+                here += usize::from(mergeable(src) || mergeable(dst));
+                false
+            }
             _ => false,
         };
-    });
-    match loads_elements {
-        true => "function(sink,load-store-vectorizer)",
-        false => "function(sink)",
+        if nested || here >= 2 {
+            return true;
+        }
     }
+    false
+}
+
+/// Whether integer `id` is computed through a swizzle.
+fn through_swizzle(ir: &KernelIr, id: IntId) -> bool {
+    let mut seen = std::collections::HashSet::from([id]);
+    let mut todo = vec![id];
+    while let Some(v) = todo.pop() {
+        if matches!(ir.ints[v].def, IntDef::Swizzle(..)) {
+            return true;
+        }
+        todo.extend(ir.operands(v).into_iter().filter(|&o| seen.insert(o)));
+    }
+    false
 }
 
 /// One kernel, in a module of its own, through [`ir_passes`] and the NVPTX back end.
@@ -313,4 +354,37 @@ fn join_ptx(modules: &[String]) -> String {
         out.push_str(body);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variants(example: &str) -> Vec<KernelIr> {
+        let path = format!("{}/../../examples/{example}", env!("CARGO_MANIFEST_DIR"));
+        let src = std::fs::read_to_string(path).expect("example");
+        let kernels = tilec::pipeline::lower_source(&src).expect("lowers");
+        kernels
+            .into_iter()
+            .flat_map(|(_, variants)| variants.into_iter().map(|l| l.ir))
+            .collect()
+    }
+
+    /// The load-store vectorizer runs where it has something to merge: the
+    /// guarded entry of sgemm_nt_tv loads A's and B's elements under their
+    /// guards and stores them into unswizzled shared memory four in a row
+    /// (`st.shared.v4`). Not where every element access of shared
+    /// memory goes through a swizzle or a guard, as in bgemm_nt_sm80.
+    #[test]
+    fn the_vectorizer_runs_where_it_can_merge() {
+        let tv = variants("sgemm_nt_tv.tile");
+        let guarded = tv.iter().find(|ir| ir.name == "sgemm_nt_tv_guarded");
+        let guarded = guarded.expect("a guarded entry");
+        assert!(mergeable_shared_accesses(guarded, &guarded.body));
+        assert!(ir_passes(guarded).contains("load-store-vectorizer"));
+        for ir in variants("bgemm_nt_sm80.tile") {
+            assert!(!mergeable_shared_accesses(&ir, &ir.body), "{}", ir.name);
+            assert_eq!(ir_passes(&ir), "function(sink)");
+        }
+    }
 }

@@ -354,6 +354,23 @@ fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
     assert!(!full.contains("ld.shared.f32"), "{full}");
 }
 
+/// Read-only tensors are `noalias readonly` (their loads `ld.global.nc`);
+/// a written one is neither (the same PTX, and a cheaper build: see
+/// `builder/mod.rs`).
+#[test]
+fn only_read_only_tensors_are_noalias() {
+    let f = root().join("examples/sgemm_nt.tile");
+    let (code, ll, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    for t in ["A", "B"] {
+        assert!(
+            ll.contains(&format!("ptr addrspace(1) noalias readonly %{t}")),
+            "{ll}"
+        );
+    }
+    assert!(ll.contains("ptr addrspace(1) %C,"), "{ll}");
+}
+
 #[test]
 fn copies_vectorize_where_the_layouts_allow() {
     let f = root().join("examples/sgemm_nt_tv.tile");

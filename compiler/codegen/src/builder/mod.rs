@@ -2,7 +2,7 @@
 //! function in a module of its own.
 //!
 //! In: a verified [`KernelIr`] and an empty module. Out: the kernel's
-//! function, with its parameters (tensors `noalias`, read-only ones
+//! function, with its parameters (read-only tensors `noalias` and
 //! `readonly`), launch bounds and shared buffers. This file sets the
 //! function up and emits integer values and the instruction sequence;
 //! `control` emits loops and ifs, `memory` loads and stores (guards,
@@ -24,13 +24,13 @@ mod tensor_core;
 mod warpgroup;
 
 use crate::{CodegenError, Result, dynamic_shared_bytes};
+use foldhash::{HashMap, HashMapExt};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use std::collections::HashMap;
 use tilec::check::program::Elem;
 use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, Space, for_each_atom};
 use tilec_layout::int::Op as IntOp;
@@ -152,14 +152,18 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .add_global_metadata("nvvm.annotations", &node)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
         }
-        // Tensor parameters never overlap (the runtime allocates each); this
-        // lets LLVM keep loads of read-only tensors in the read-only path.
+        // A tensor the kernel never writes is read-only and `noalias` (the
+        // runtime allocates each tensor apart): its loads then go through
+        // the non-coherent cache (`ld.global.nc`). A written tensor is not
+        // marked `noalias`: it gave the same PTX for every example and test
+        // kernel, while LLVM's sinking pass, for each arithmetic call (an
+        // epilogue's fma) above a store to such a tensor, walked every use
+        // of the tensor's pointer to prove it not captured, afresh for each
+        // pair: a third of bgemm_nt_sm80's build.
         let noalias = ctx.create_enum_attribute(
             inkwell::attributes::Attribute::get_named_enum_kind_id("noalias"),
             0,
         );
-        // A tensor the kernel never writes is read-only too: its loads then
-        // go through the non-coherent cache (`ld.global.nc`).
         let readonly = ctx.create_enum_attribute(
             inkwell::attributes::Attribute::get_named_enum_kind_id("readonly"),
             0,
@@ -175,8 +179,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         for (i, p) in ir.params.iter().enumerate() {
             if let Param::Tensor { name, .. } = p {
                 let at = inkwell::attributes::AttributeLoc::Param(i as u32);
-                func.add_attribute(at, noalias);
                 if !written.contains(&i) {
+                    func.add_attribute(at, noalias);
                     func.add_attribute(at, readonly);
                 }
                 func.get_nth_param(i as u32)

@@ -10,8 +10,8 @@
 
 use super::KernelBuilder;
 use crate::Result;
+use foldhash::{HashMap, HashMapExt};
 use inkwell::values::BasicValueEnum;
-use std::collections::HashMap;
 use tilec::check::program::Elem;
 use tilec::ir::{Addr, Inst, InstKind, IntDef, KernelIr, MmaAtom, Space};
 use tilec_layout::int::Op as IntOp;

@@ -27,7 +27,7 @@ use crate::ir::{
     Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use tilec_layout::int::Sym;
 use tilec_layout::{Builtin, Coord, Int};
 
