@@ -110,6 +110,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         values
             .chunks(2)
             .map(|p| {
+                if let Some(word) = loaded_pair(p, elem) {
+                    return Ok(word);
+                }
                 let mut v = vec_ty.get_undef();
                 for (lane, x) in p.iter().enumerate() {
                     let at = i32t.const_int(lane as u64, false);
@@ -121,5 +124,39 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 })
             })
             .collect()
+    }
+}
+
+/// The 32-bit register a pair of 16-bit values came out of, when they are
+/// its two halves in order (an ldmatrix result, unpacked into registers):
+/// the mma takes that word again instead of a repacked one. LLVM would fold
+/// the repacking in instruction selection, at a cost: a packing and an
+/// unpacking per pair, a fifth of an sm80 tensor-core GEMM's instructions.
+fn loaded_pair<'ctx>(p: &[BasicValueEnum<'ctx>], elem: Elem) -> Option<BasicValueEnum<'ctx>> {
+    use inkwell::values::BasicValue;
+    use inkwell::values::InstructionOpcode::{BitCast, ExtractElement};
+    let half = |x: &BasicValueEnum<'ctx>| {
+        let i = x.as_instruction_value()?;
+        if i.get_opcode() != ExtractElement {
+            return None;
+        }
+        let vector = i.get_operand(0)?.value()?;
+        let lane = i.get_operand(1)?.value()?.into_int_value();
+        Some((vector, lane.get_zero_extended_constant()?))
+    };
+    let [lo, hi] = p else { return None };
+    let ((v, 0), (w, 1)) = (half(lo)?, half(hi)?) else {
+        return None;
+    };
+    if v != w {
+        return None;
+    }
+    match elem {
+        // The word itself, before its cast to two bf16s.
+        Elem::Bf16 => {
+            let cast = v.as_instruction_value().filter(|i| i.get_opcode() == BitCast)?;
+            cast.get_operand(0)?.value().filter(|x| x.is_int_value())
+        }
+        _ => Some(v),
     }
 }
