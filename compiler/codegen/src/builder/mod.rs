@@ -159,7 +159,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         // kernel, while LLVM's sinking pass, for each arithmetic call (an
         // epilogue's fma) above a store to such a tensor, walked every use
         // of the tensor's pointer to prove it not captured, afresh for each
-        // pair: a third of bgemm_nt_sm80's build.
+        // pair: 8% of bgemm_nt_sm80's build (160 of 1930 million
+        // instructions).
         let noalias = ctx.create_enum_attribute(
             inkwell::attributes::Attribute::get_named_enum_kind_id("noalias"),
             0,

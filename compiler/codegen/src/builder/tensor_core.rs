@@ -3,8 +3,8 @@
 
 use super::{KernelBuilder, elem_type};
 use crate::{CodegenError, Result};
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
+use inkwell::types::{BasicTypeEnum, IntType, VectorType};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, InstructionOpcode};
 use tilec::check::program::Elem;
 use tilec::ir::{Addr, Fragment};
 use tilec_layout::MmaAtom;
@@ -110,7 +110,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         values
             .chunks(2)
             .map(|p| {
-                if let Some(word) = loaded_pair(p, elem) {
+                if let Some(word) = loaded_pair(p, elem, vec_ty, i32t) {
                     return Ok(word);
                 }
                 let mut v = vec_ty.get_undef();
@@ -129,15 +129,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
 /// The 32-bit register a pair of 16-bit values came out of, when they are
 /// its two halves in order (an ldmatrix result, unpacked into registers):
-/// the mma takes that word again instead of a repacked one. LLVM would fold
-/// the repacking in instruction selection, at a cost: a packing and an
-/// unpacking per pair, a fifth of an sm80 tensor-core GEMM's instructions.
-fn loaded_pair<'ctx>(p: &[BasicValueEnum<'ctx>], elem: Elem) -> Option<BasicValueEnum<'ctx>> {
-    use inkwell::values::BasicValue;
-    use inkwell::values::InstructionOpcode::{BitCast, ExtractElement};
+/// the mma takes that word again instead of a repacked one (`pair`: the
+/// two-value vector type; bf16's word is the `i32` cast to it). LLVM would
+/// fold the repacking in instruction selection, at a cost: a packing and
+/// an unpacking per pair.
+fn loaded_pair<'ctx>(
+    p: &[BasicValueEnum<'ctx>],
+    elem: Elem,
+    pair: VectorType<'ctx>,
+    word: IntType<'ctx>,
+) -> Option<BasicValueEnum<'ctx>> {
     let half = |x: &BasicValueEnum<'ctx>| {
         let i = x.as_instruction_value()?;
-        if i.get_opcode() != ExtractElement {
+        if i.get_opcode() != InstructionOpcode::ExtractElement {
             return None;
         }
         let vector = i.get_operand(0)?.value()?;
@@ -148,14 +152,16 @@ fn loaded_pair<'ctx>(p: &[BasicValueEnum<'ctx>], elem: Elem) -> Option<BasicValu
     let ((v, 0), (w, 1)) = (half(lo)?, half(hi)?) else {
         return None;
     };
-    if v != w {
+    // Halves of a wider vector (a register copy's) are not a pair.
+    if v != w || v.get_type() != pair.into() {
         return None;
     }
     match elem {
-        // The word itself, before its cast to two bf16s.
         Elem::Bf16 => {
-            let cast = v.as_instruction_value().filter(|i| i.get_opcode() == BitCast)?;
-            cast.get_operand(0)?.value().filter(|x| x.is_int_value())
+            let cast = v.as_instruction_value()?;
+            let source = cast.get_operand(0)?.value()?;
+            (cast.get_opcode() == InstructionOpcode::BitCast && source.get_type() == word.into())
+                .then_some(source)
         }
         _ => Some(v),
     }

@@ -80,8 +80,8 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                 vec![(src, false, atom.width()), (dst, true, atom.width())],
             ),
             InstKind::Mma { a, b, c, .. } => {
-                // Shared operands are read as LLVM's load-store vectorizer
-                // merges them; they are costed after the walk.
+                // Shared operands are read as codegen groups them into
+                // vectors (`builder/operands.rs`); they are costed after the walk.
                 let mut list = vec![(c, false, 1), (c, true, 1)];
                 for x in [a, b] {
                     if let Space::Shared(buffer) = x.space {
