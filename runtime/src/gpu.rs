@@ -150,6 +150,19 @@ impl Gpu {
             return Ok(None);
         }
         let ctx = CudaContext::new(0)?;
+        // The runtime orders its streams itself: a launch's side streams
+        // wait for the main stream's work so far (`Loaded::start`) and the
+        // main stream for their ends, and their launches write disjoint
+        // tiles. cudarc's own tracking, once a second stream exists, made
+        // every launch argument wait for the last write to it on any
+        // stream, which put the full-tile launch behind the edge launches
+        // it is meant to run beside, and recorded and waited on two events
+        // per argument and tensor map each launch.
+        // Safety: before any buffer exists; every buffer is allocated,
+        // used and freed on the main stream, or used on a side stream
+        // between the main stream's `start` and that stream's end event,
+        // which the main stream waits for before anything after the launch.
+        unsafe { ctx.disable_event_tracking() };
         let name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let sms = ctx.attribute(
             cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
