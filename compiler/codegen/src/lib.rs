@@ -237,23 +237,33 @@ fn ir_passes(ir: &KernelIr) -> &'static str {
     }
 }
 
-/// Whether one instruction list holds two or more element accesses of
-/// shared memory that the load-store vectorizer could merge into a vector:
-/// element copies and conversions into or out of shared memory, an
-/// expression's loads and its store, a fill. It merges within a basic
+/// Whether one instruction list holds two element accesses of shared
+/// memory that the load-store vectorizer could merge into a vector: in one
+/// buffer, at indices a constant apart, within 16 bytes of each other
+/// (element copies and conversions into or out of shared memory, an
+/// expression's loads and its store, fills). It merges within a basic
 /// block only, and an `if`'s or a loop's body is a list of its own (an
 /// over-approximation: a guard or a check inside a list splits it too, and
-/// then the pass runs for nothing). Nor can it see through a swizzle's XOR,
-/// so the element copies of a guarded entry into a swizzled stage
-/// (bgemm_nt_sm80: 256 of them) gave it nothing but work: 30% of that
-/// kernel's build (2.75 billion instructions, 1.93 without it). A gemm's
-/// FMA operands the builder loads as vectors itself (`builder/operands.rs`);
-/// copies choose their own vector atoms in lowering; ldmatrix and wgmma read
-/// shared memory themselves. What is left for it: element accesses of
-/// unswizzled shared memory (a guarded entry's stages, staged epilogues).
+/// then the pass runs for nothing). Nor can it see through a swizzle's XOR.
+/// Elsewhere it found nothing but work: on bgemm_nt_sm80's guarded entries
+/// (element copies into swizzled stages) 30% of that kernel's build (2.75
+/// billion instructions, 1.93 without it), on sgemm_nt's copies (a
+/// thread's elements 32 apart) 14%, for the same PTX. A gemm's FMA
+/// operands the builder loads as vectors itself (`builder/operands.rs`);
+/// copies choose their own vector atoms in lowering; ldmatrix and wgmma
+/// read shared memory themselves. What is left for it: a guarded entry's
+/// element copies into unswizzled stages, staged epilogues.
 fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
-    let mergeable = |a: &Addr| matches!(a.space, Space::Shared(_)) && !through_swizzle(ir, a.index);
-    let mut here = 0;
+    // (buffer, index less its constant term, that term in bytes)
+    let mut here: Vec<(usize, IntId, i64)> = Vec::new();
+    let mut add = |a: &Addr| {
+        if let Space::Shared(b) = a.space
+            && !through_swizzle(ir, a.index)
+        {
+            let (base, offset) = constant_term(ir, a.index);
+            here.push((b, base, offset * ir.shared[b].elem.bytes()));
+        }
+    };
     for i in insts {
         let nested = match &i.kind {
             InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
@@ -268,8 +278,7 @@ fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
             InstKind::Compute { value, dst, .. } => {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
-                here += loads.into_iter().filter(|a| mergeable(a)).count();
-                here += usize::from(mergeable(dst));
+                loads.into_iter().chain([dst]).for_each(&mut add);
                 false
             }
             InstKind::Copy {
@@ -277,20 +286,45 @@ fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
                 src,
                 dst,
             } => {
-                here += usize::from(mergeable(src) || mergeable(dst));
+                add(src);
+                add(dst);
                 false
             }
             InstKind::Fill { dst, .. } => {
-                here += usize::from(mergeable(dst));
+                add(dst);
                 false
             }
             _ => false,
         };
-        if nested || here >= 2 {
+        if nested {
             return true;
         }
     }
-    false
+    here.sort_unstable();
+    here.windows(2)
+        .any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1) && (1..16).contains(&(w[1].2 - w[0].2)))
+}
+
+/// Integer `id` as `base + c` with `c` a constant (0 when it has none).
+fn constant_term(ir: &KernelIr, id: IntId) -> (IntId, i64) {
+    let constant = |v: IntId| match ir.ints[v].def {
+        IntDef::Const(c) => Some(c),
+        _ => None,
+    };
+    match ir.ints[id].def {
+        IntDef::Bin(tilec_layout::int::Op::Add, a, b) => match (constant(a), constant(b)) {
+            (_, Some(c)) => {
+                let (base, d) = constant_term(ir, a);
+                (base, c + d)
+            }
+            (Some(c), _) => {
+                let (base, d) = constant_term(ir, b);
+                (base, c + d)
+            }
+            _ => (id, 0),
+        },
+        _ => (id, 0),
+    }
 }
 
 /// Whether integer `id` is computed through a swizzle.
@@ -377,8 +411,8 @@ mod tests {
     /// The load-store vectorizer runs where it has something to merge: the
     /// guarded entry of sgemm_nt_tv loads A's and B's elements under their
     /// guards and stores them into unswizzled shared memory four in a row
-    /// (`st.shared.v4`). Not where every element access of shared
-    /// memory goes through a swizzle or a guard, as in bgemm_nt_sm80.
+    /// (`st.shared.v4`). Not where no two element accesses of shared
+    /// memory can be neighbours in a vector.
     #[test]
     fn the_vectorizer_runs_where_it_can_merge() {
         let tv = variants("sgemm_nt_tv.tile");
@@ -386,7 +420,11 @@ mod tests {
         let guarded = guarded.expect("a guarded entry");
         assert!(mergeable_shared_accesses(guarded, &guarded.body));
         assert!(ir_passes(guarded).contains("load-store-vectorizer"));
-        for ir in variants("bgemm_nt_sm80.tile") {
+        // Swizzled stages; a thread's elements 32 apart in sgemm_nt's.
+        for ir in variants("bgemm_nt_sm80.tile")
+            .into_iter()
+            .chain(variants("sgemm_nt.tile"))
+        {
             assert!(!mergeable_shared_accesses(&ir, &ir.body), "{}", ir.name);
             assert_eq!(ir_passes(&ir), "function(sink)");
         }
