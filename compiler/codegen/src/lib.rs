@@ -254,32 +254,29 @@ fn ir_passes(ir: &KernelIr) -> &'static str {
 /// read shared memory themselves. What is left for it: a guarded entry's
 /// element copies into unswizzled stages, staged epilogues.
 fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
-    // (buffer, index less its constant term, that term in bytes)
-    let mut here: Vec<(usize, IntId, i64)> = Vec::new();
+    // (buffer, the index's non-constant terms, its constant in bytes)
+    let mut here: Vec<(usize, Vec<IntId>, i64)> = Vec::new();
     let mut add = |a: &Addr| {
         if let Space::Shared(b) = a.space
             && !through_swizzle(ir, a.index)
         {
-            let (base, offset) = constant_term(ir, a.index);
-            here.push((b, base, offset * ir.shared[b].elem.bytes()));
+            let (terms, offset) = builder::linear(ir, a.index);
+            here.push((b, terms, offset * ir.shared[b].elem.bytes()));
         }
     };
     for i in insts {
-        let nested = match &i.kind {
-            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
-                mergeable_shared_accesses(ir, body)
-            }
-            InstKind::If {
-                then, otherwise, ..
-            } => mergeable_shared_accesses(ir, then) || mergeable_shared_accesses(ir, otherwise),
-            InstKind::Pipeline { load, body, .. } => {
-                mergeable_shared_accesses(ir, load) || mergeable_shared_accesses(ir, body)
-            }
+        if i.kind
+            .bodies()
+            .into_iter()
+            .any(|body| mergeable_shared_accesses(ir, body))
+        {
+            return true;
+        }
+        match &i.kind {
             InstKind::Compute { value, dst, .. } => {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
                 loads.into_iter().chain([dst]).for_each(&mut add);
-                false
             }
             InstKind::Copy {
                 atom: CopyAtom::Scalar(_) | CopyAtom::Convert(..),
@@ -288,43 +285,14 @@ fn mergeable_shared_accesses(ir: &KernelIr, insts: &[Inst]) -> bool {
             } => {
                 add(src);
                 add(dst);
-                false
             }
-            InstKind::Fill { dst, .. } => {
-                add(dst);
-                false
-            }
-            _ => false,
-        };
-        if nested {
-            return true;
+            InstKind::Fill { dst, .. } => add(dst),
+            _ => {}
         }
     }
     here.sort_unstable();
     here.windows(2)
-        .any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1) && (1..16).contains(&(w[1].2 - w[0].2)))
-}
-
-/// Integer `id` as `base + c` with `c` a constant (0 when it has none).
-fn constant_term(ir: &KernelIr, id: IntId) -> (IntId, i64) {
-    let constant = |v: IntId| match ir.ints[v].def {
-        IntDef::Const(c) => Some(c),
-        _ => None,
-    };
-    match ir.ints[id].def {
-        IntDef::Bin(tilec_layout::int::Op::Add, a, b) => match (constant(a), constant(b)) {
-            (_, Some(c)) => {
-                let (base, d) = constant_term(ir, a);
-                (base, c + d)
-            }
-            (Some(c), _) => {
-                let (base, d) = constant_term(ir, b);
-                (base, c + d)
-            }
-            _ => (id, 0),
-        },
-        _ => (id, 0),
-    }
+        .any(|w| (w[0].0, &w[0].1) == (w[1].0, &w[1].1) && (1..16).contains(&(w[1].2 - w[0].2)))
 }
 
 /// Whether integer `id` is computed through a swizzle.

@@ -124,6 +124,15 @@ fn the_runtime_stage_kernel_assembles() {
     );
 }
 
+/// `tilec build FILE --emit FORM` of a file of the repository, which must
+/// succeed.
+fn emitted(file: &str, form: &str) -> String {
+    let f = root().join(file);
+    let (code, out, err) = tilec(&["build", f.to_str().unwrap(), "--emit", form]);
+    assert_eq!(code, 0, "{file}: {err}");
+    out
+}
+
 /// One entry of PTX or one kernel of IR text: from its header (`.entry NAME(`,
 /// `kernel NAME(`) to the next `.entry ` or `kernel `.
 fn part<'a>(text: &'a str, header: &str) -> &'a str {
@@ -335,20 +344,14 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
 /// full entry). The tensor-core GEMMs read shared memory through ldmatrix.
 #[test]
 fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
-    let f = root().join("examples/sgemm_nt_sm80.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("examples/sgemm_nt_sm80.tile", "ptx");
     let full = part(&ptx, ".entry sgemm_nt_sm80(");
     assert_eq!(full.matches("ld.shared.v4.f32").count(), 64);
-    let f = root().join("examples/bgemm_tn_sm80.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("examples/bgemm_tn_sm80.tile", "ptx");
     assert!(part(&ptx, ".entry bgemm_tn_sm80(").contains("ldmatrix"));
     // A gemm at the kernel's top level (one k-tile, no loop): its 16
     // operands a thread, four vectors of A and four of B, per k of 8.
-    let f = root().join("tests/codegen/one_k_tile.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("tests/codegen/one_k_tile.tile", "ptx");
     let full = part(&ptx, ".entry one_k_tile(");
     assert_eq!(full.matches("ld.shared.v4.f32").count(), 32);
     assert!(!full.contains("ld.shared.f32"), "{full}");
@@ -359,9 +362,7 @@ fn an_fma_gemm_reads_its_shared_operands_128_bits_at_a_time() {
 /// `builder/mod.rs`).
 #[test]
 fn only_read_only_tensors_are_noalias() {
-    let f = root().join("examples/sgemm_nt.tile");
-    let (code, ll, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
-    assert_eq!(code, 0, "{err}");
+    let ll = emitted("examples/sgemm_nt.tile", "llvm");
     for t in ["A", "B"] {
         assert!(
             ll.contains(&format!("ptr addrspace(1) noalias readonly %{t}")),
@@ -402,9 +403,7 @@ fn copies_vectorize_where_the_layouts_allow() {
 
 #[test]
 fn shared_memory_beyond_48_kb_is_dynamic() {
-    let f = root().join("tests/codegen/big_shared.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("tests/codegen/big_shared.tile", "ptx");
     assert!(
         ptx.contains(".extern .shared .align 16 .b8 big_shared_smem[];"),
         "{ptx}"
@@ -423,9 +422,7 @@ fn shared_memory_beyond_48_kb_is_dynamic() {
 #[test]
 fn launch_bounds_reach_the_ptx() {
     // `min_blocks(2)` asks for two blocks per multiprocessor: ptxas then caps registers at 128.
-    let f = root().join("tests/codegen/prefetch.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("tests/codegen/prefetch.tile", "ptx");
     let entries = ptx.matches(".entry").count();
     assert_eq!(entries, 3, "full, guarded vectors and guarded");
     assert_eq!(
@@ -670,13 +667,7 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
 #[test]
 fn every_entry_takes_the_parameters_its_manifest_declares() {
     use tilec_runtime::manifest::{Elem, ParamKind};
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
-        .collect();
-    files.sort();
-    for f in files {
+    for f in examples() {
         let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
         assert_eq!(code, 0, "{err}");
         let m = manifest_of(f.strip_prefix(root()).unwrap().to_str().unwrap());

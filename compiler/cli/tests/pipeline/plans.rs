@@ -72,9 +72,7 @@ fn tma_reads_rows_that_are_not_whole_16_bytes_through_one_aligned_copy() {
 /// the whole grid and a counter per group.
 #[test]
 fn a_reduce_across_blocks_fences_counts_and_sums() {
-    let f = root().join("tests/run/split_k.tile");
-    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
-    assert_eq!(code, 0, "{err}");
+    let ptx = emitted("tests/run/split_k.tile", "ptx");
     let full = part(&ptx, ".entry split_k(");
     for needed in [
         "fence.acq_rel.gpu",
@@ -166,9 +164,7 @@ fn a_loop_divides_only_in_the_branch_that_needs_it() {
     // their tile (`t % tm`, `t / tm`) only in the epilogue's branch: the
     // remainder is carried as a phi, the tile's divisions stay in the
     // branch. (Computed at the loop's top, they cost 20% at 4096^3.)
-    let f = root().join("tests/run/persistent_gemm.tile");
-    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
-    assert_eq!(code, 0, "{err}");
+    let llvm = emitted("tests/run/persistent_gemm.tile", "llvm");
     let full: Vec<&str> = llvm
         .lines()
         .skip_while(|l| !l.starts_with("define") || !l.contains("@persistent_gemm("))

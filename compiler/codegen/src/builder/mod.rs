@@ -18,6 +18,7 @@ mod control;
 mod cp_async;
 mod memory;
 mod operands;
+pub(crate) use operands::linear;
 mod pipeline;
 mod reduce;
 mod tensor_core;

@@ -44,7 +44,7 @@ pub(super) fn operands(ir: &KernelIr, insts: &[Inst]) -> HashMap<Operand, usize>
 }
 
 /// `v` as a sum of IR values and a constant.
-fn linear(ir: &KernelIr, v: usize) -> (Vec<usize>, i64) {
+pub(crate) fn linear(ir: &KernelIr, v: usize) -> (Vec<usize>, i64) {
     let mut terms = Vec::new();
     let mut c = 0i64;
     let mut stack = vec![v];

@@ -478,25 +478,31 @@ impl KernelIr {
     }
 }
 
+impl InstKind {
+    /// The instruction lists nested in this one (a loop's body, an if's
+    /// branches, a pipeline's load and body), in order; none for an atom.
+    pub fn bodies(&self) -> Vec<&[Inst]> {
+        match self {
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => vec![body],
+            InstKind::If {
+                then, otherwise, ..
+            } => vec![then, otherwise],
+            InstKind::Pipeline { load, body, .. } => vec![load, body],
+            _ => vec![],
+        }
+    }
+}
+
 /// Calls `f` on every instruction of `insts` but loops and ifs, in order,
 /// inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
-        match &i.kind {
-            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
-                for_each_atom(body, f)
-            }
-            InstKind::If {
-                then, otherwise, ..
-            } => {
-                for_each_atom(then, f);
-                for_each_atom(otherwise, f);
-            }
-            InstKind::Pipeline { load, body, .. } => {
-                for_each_atom(load, f);
-                for_each_atom(body, f);
-            }
-            _ => f(i),
+        let bodies = i.kind.bodies();
+        if bodies.is_empty() {
+            f(i);
+        }
+        for body in bodies {
+            for_each_atom(body, f);
         }
     }
 }
