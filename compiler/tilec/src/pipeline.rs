@@ -37,7 +37,7 @@ pub fn lower_source_with(
             })
             .collect();
         match lowered {
-            Ok(l) => out.push((k, l.into_iter().filter(worth_compiling).collect())),
+            Ok(l) => out.push((k, worth_compiling(l))),
             Err(d) => diags.push(d),
         }
     }

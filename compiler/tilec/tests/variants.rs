@@ -40,7 +40,12 @@ fn the_full_variant_runs_where_the_tiles_are_full() {
     let k = kernel("sgemm_nt_sm80");
     assert_eq!(
         variants(&k),
-        [Variant::Full, Variant::GuardedVectors, Variant::Guarded]
+        [
+            Variant::Full,
+            Variant::KResidue,
+            Variant::GuardedVectors,
+            Variant::Guarded
+        ]
     );
     let full = lower_variant(&k, Variant::Full).unwrap();
     assert_eq!(full.ir.name, "sgemm_nt_sm80");
@@ -93,12 +98,83 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
         )
     });
     assert!(wide_and_guarded);
-    assert!(worth_compiling(&v));
+    assert_eq!(
+        kept("sgemm_nt_sm80"),
+        [
+            "sgemm_nt_sm80",
+            "sgemm_nt_sm80_guarded_vec",
+            "sgemm_nt_sm80_guarded"
+        ]
+    );
     // sgemm_nt copies synchronously: its guarded copies stay per element.
-    let k = kernel("sgemm_nt");
-    assert!(!worth_compiling(
-        &lower_variant(&k, Variant::GuardedVectors).unwrap()
-    ));
+    assert!(!kept("sgemm_nt").contains(&"sgemm_nt_guarded_vec".to_string()));
+}
+
+/// The entries `tilec build` makes of an example.
+fn kept(name: &str) -> Vec<String> {
+    let k = kernel(name);
+    let all = variants(&k)
+        .into_iter()
+        .map(|v| lower_variant(&k, v).unwrap());
+    worth_compiling(all.collect())
+        .into_iter()
+        .map(|l| l.ir.name)
+        .collect()
+}
+
+/// Any K on the full blocks: where the guarded entry copies element by
+/// element, the `_k_residue` entry runs the full blocks without whole
+/// k-tiles. Each copy of a k-tile tests the thread's whole copy and takes
+/// the guarded element copies where it fails; those accesses are the
+/// test's to bound, not the runtime's (which could not: the last k-tile
+/// reaches past K); C's stores in the epilogue stay the runtime's.
+#[test]
+fn the_k_residue_entry_needs_no_whole_k_tiles() {
+    assert_eq!(
+        kept("sgemm_tn_sm80"),
+        [
+            "sgemm_tn_sm80",
+            "sgemm_tn_sm80_k_residue",
+            "sgemm_tn_sm80_guarded"
+        ]
+    );
+    let k = kernel("sgemm_tn_sm80");
+    let full = lower_variant(&k, Variant::Full).unwrap();
+    let r = lower_variant(&k, Variant::KResidue).unwrap();
+    assert_eq!(facts(&full.conditions), ["K % 16 == 0"]);
+    assert!(r.conditions.is_empty(), "{:?}", r.conditions);
+    assert_eq!(facts(&r.block_conditions), facts(&full.block_conditions));
+    assert!(
+        !r.ir.block_offset,
+        "it starts at block 0, as the full entry"
+    );
+    let tested: Vec<Inst> = atoms(&r.ir.body);
+    fn branches(insts: &[Inst]) -> usize {
+        insts
+            .iter()
+            .map(|i| match &i.kind {
+                InstKind::If {
+                    then, otherwise, ..
+                } => {
+                    assert!(!guarded_anywhere(then) && guarded_anywhere(otherwise));
+                    1
+                }
+                k => k.bodies().into_iter().map(branches).sum(),
+            })
+            .sum()
+    }
+    // A's and B's copies in the loop that fills the stages, and in the k-loop.
+    assert_eq!(branches(&r.ir.body), 4);
+    assert!(guarded_anywhere(&r.ir.body) && !guarded_anywhere(&full.ir.body));
+    assert!(tested.len() > atoms(&full.ir.body).len());
+    let params: Vec<usize> = r.global_accesses.iter().map(|a| a.param).collect();
+    assert!(params.iter().all(|&p| p == 2), "only C's: {params:?}");
+    // Where the guarded entry keeps its vectors, no such entry.
+    assert!(
+        !kept("bgemm_tn_sm80")
+            .iter()
+            .any(|n| n.ends_with("_k_residue"))
+    );
 }
 
 #[test]

@@ -461,10 +461,13 @@ fn the_runtime_refuses_unsafe_launches() {
         facts(&m.variants[0].block_conditions),
         ["(128*(block.x+1)) <= M", "(128*(block.y+1)) <= N"]
     );
-    assert_eq!(m.variants[1].entry, "sgemm_nt_guarded");
-    assert!(m.variants[1].conditions.is_empty() && m.variants[1].block_offset);
+    // Then the full blocks at any K (`_k_residue`), and any block.
+    assert_eq!(m.variants[1].entry, "sgemm_nt_k_residue");
+    assert!(m.variants[1].conditions.is_empty() && !m.variants[1].block_offset);
+    assert_eq!(m.variants[2].entry, "sgemm_nt_guarded");
+    assert!(m.variants[2].conditions.is_empty() && m.variants[2].block_offset);
     assert!(
-        m.variants[1].accesses.is_empty(),
+        m.variants[2].accesses.is_empty(),
         "guarded accesses need no launch-time bounds"
     );
     // Partial tiles at the edges: the full blocks unguarded, the rest guarded
@@ -474,7 +477,7 @@ fn the_runtime_refuses_unsafe_launches() {
         g.launches,
         [
             launch(0, [1, 1, 1], [0, 0, 0]),
-            launch(1, [1, 1, 1], [1, 0, 0])
+            launch(2, [1, 1, 1], [1, 0, 0])
         ]
     );
     assert_eq!(g.entries(&m), "sgemm_nt + sgemm_nt_guarded");
@@ -483,18 +486,17 @@ fn the_runtime_refuses_unsafe_launches() {
         g.launches,
         [
             launch(0, [2, 2, 1], [0, 0, 0]),
-            launch(1, [1, 3, 1], [2, 0, 0]),
-            launch(1, [2, 1, 1], [0, 2, 0])
+            launch(2, [1, 3, 1], [2, 0, 0]),
+            launch(2, [2, 1, 1], [0, 2, 0])
         ]
     );
-    // No full block, or a partial k-tile: the guarded entry on everything.
-    for (dims, grid) in [
-        ("M=100,N=300,K=64", [1, 3, 1]),
-        ("M=300,N=300,K=60", [3, 3, 1]),
-    ] {
-        let g = plan(&m, &d(dims)).unwrap();
-        assert_eq!(g.launches, [launch(1, grid, [0, 0, 0])], "{dims}");
-    }
+    // A partial k-tile: the k-residue entry on the full blocks.
+    let g = plan(&m, &d("M=300,N=300,K=60")).unwrap();
+    assert_eq!(g.entries(&m), "sgemm_nt_k_residue + sgemm_nt_guarded");
+    assert_eq!(g.launches[0], launch(1, [2, 2, 1], [0, 0, 0]));
+    // No full block: the guarded entry on everything.
+    let g = plan(&m, &d("M=100,N=300,K=64")).unwrap();
+    assert_eq!(g.launches, [launch(2, [1, 3, 1], [0, 0, 0])]);
     // With only the full-tile variant, the edge blocks cannot run.
     let mut full_only = m.clone();
     full_only.variants.truncate(1);

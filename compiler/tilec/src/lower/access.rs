@@ -51,11 +51,15 @@ impl Lowerer<'_> {
             self.by_element.push(p);
         }
         let space = match v.base {
-            Base::Param(p) if self.variant != Variant::Full && !v.coords.is_empty() => {
+            Base::Param(p) if self.variant.guarded() && !v.coords.is_empty() => {
                 guard = self.guard(v, c)?;
                 Space::Global(p)
             }
+            Base::Param(p) if self.tested => Space::Global(p),
             Base::Param(p) => {
+                if !v.coords.is_empty() && !self.untested.contains(&p) {
+                    self.untested.push(p);
+                }
                 let index = self.by_loop(&index);
                 self.accesses.push(GlobalAccess {
                     param: p,
@@ -169,8 +173,7 @@ impl Lowerer<'_> {
         // reads nothing (zeros, or a cp.async that writes zeros) and a
         // store that writes nothing where the guard fails. The guarded
         // variant goes element by element.
-        let guarded =
-            self.variant != Variant::Full && !(src.coords.is_empty() && dst.coords.is_empty());
+        let guarded = self.variant.guarded() && !(src.coords.is_empty() && dst.coords.is_empty());
         let local = |v: &View| matches!(v.base, Base::Registers(_) | Base::Shared(_));
         if guarded && (self.variant == Variant::Guarded || !(local(src) || local(dst))) {
             return 1;

@@ -101,7 +101,7 @@ impl Lowerer<'_> {
         // In the full entry the next groups' loads are issued before this
         // group's stores; the guarded entries, whose guards take registers
         // too, would spill.
-        let ahead = self.variant == super::Variant::Full;
+        let ahead = !self.variant.guarded();
         let load_group = |l: &mut Self, g: &std::ops::Range<i64>, out: &mut Vec<Inst>| {
             for ((v, reg), load) in temps.iter().zip(&loads) {
                 l.copies(v, reg, *load, g.clone(), span, out)?;

@@ -17,6 +17,7 @@ mod loops;
 mod pipeline;
 mod predication;
 mod reduce;
+mod residue;
 mod tensor_core;
 mod warpgroup;
 
@@ -24,7 +25,7 @@ use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
-    Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
+    Buffer, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
 use foldhash::{HashMap, HashMapExt};
@@ -84,6 +85,14 @@ pub enum Variant {
     /// when it applies (every k-tile full, vector alignment); its block
     /// conditions, on which blocks (those whose tiles are inside the tensors).
     Full,
+    /// The full variant for any K: each copy whose coordinates move within
+    /// the block (a k-tile's) tests that the thread's whole copy is inside
+    /// the tensor, and copies the partial tile with guards where it is not
+    /// ([`residue`]). The test costs the full variant its speed on whole
+    /// k-tiles (registers: sgemm_nt_sm80 went from 128 to 133, one block
+    /// a multiprocessor instead of two, 14% slower at 4096^3), hence a
+    /// variant of its own, for the K that are not multiples of the k-tile.
+    KResidue,
     /// Partial tiles with the full variant's copy widths where the extents
     /// allow them: every global access guarded, but an asynchronous copy
     /// keeps its vectors where each vector's guard is one test (its
@@ -100,31 +109,62 @@ pub enum Variant {
     Guarded,
 }
 
-/// The variants a kernel compiles to, in the order the runtime tries them.
-pub fn variants(_: &Kernel) -> Vec<Variant> {
-    vec![Variant::Full, Variant::GuardedVectors, Variant::Guarded]
+impl Variant {
+    /// Whether the variant guards its global accesses (it runs partial tiles).
+    pub fn guarded(self) -> bool {
+        matches!(self, Variant::GuardedVectors | Variant::Guarded)
+    }
 }
 
-/// Whether a lowered variant earns its compile time: a `GuardedVectors`
+/// The variants a kernel compiles to, in the order the runtime tries them.
+pub fn variants(_: &Kernel) -> Vec<Variant> {
+    vec![
+        Variant::Full,
+        Variant::KResidue,
+        Variant::GuardedVectors,
+        Variant::Guarded,
+    ]
+}
+
+/// The lowered variants that earn their compile time. A `GuardedVectors`
 /// variant without a guarded vector copy is the `Guarded` one with
-/// conditions, and is dropped.
-pub fn worth_compiling(l: &Lowered) -> bool {
-    if l.variant != Variant::GuardedVectors {
-        return true;
-    }
-    let mut wide = false;
-    crate::ir::for_each_atom(&l.ir.body, &mut |i| {
-        if let InstKind::Copy { atom, src, dst } = &i.kind {
-            wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
-        }
-    });
-    wide
+/// conditions. A `KResidue` variant runs the full blocks where the k-tiles
+/// are partial; it is kept where it needs fewer conditions than the full
+/// one, and only where the edge variant copies element by element: where
+/// the guarded variant keeps the copies' vectors, it ran a partial K about
+/// as fast (sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200: 0.92 of
+/// cuBLAS, the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry
+/// copies element by element: 0.76, tested 0.89; docs/performance.md).
+pub fn worth_compiling(all: Vec<Lowered>) -> Vec<Lowered> {
+    let wide = |l: &Lowered| {
+        let mut wide = false;
+        crate::ir::for_each_atom(&l.ir.body, &mut |i| {
+            if let InstKind::Copy { atom, src, dst } = &i.kind {
+                wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
+            }
+        });
+        wide
+    };
+    let vectors = all
+        .iter()
+        .any(|l| l.variant == Variant::GuardedVectors && wide(l));
+    let full = all.iter().find(|l| l.variant == Variant::Full);
+    let fewer = |l: &Lowered| full.is_none_or(|f| f.conditions.len() > l.conditions.len());
+    all.iter()
+        .filter(|l| match l.variant {
+            Variant::GuardedVectors => vectors,
+            Variant::KResidue => !vectors && fewer(l),
+            Variant::Full | Variant::Guarded => true,
+        })
+        .cloned()
+        .collect()
 }
 
 /// The entry-point name of a variant.
 pub fn entry_name(kernel: &str, v: Variant) -> String {
     match v {
         Variant::Full => kernel.to_string(),
+        Variant::KResidue => format!("{kernel}_k_residue"),
         Variant::GuardedVectors => format!("{kernel}_guarded_vec"),
         Variant::Guarded => format!("{kernel}_guarded"),
     }
@@ -185,6 +225,8 @@ fn lower_with(
         loops: Vec::new(),
         conditions: Vec::new(),
         by_element: Vec::new(),
+        tested: false,
+        untested: Vec::new(),
         notes: Vec::new(),
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
@@ -196,9 +238,18 @@ fn lower_with(
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.
+    // Nor a tensor's k-tiles full where each of its copies tests the
+    // thread's whole copy ([`residue`]): only the facts about its blocks
+    // then remain, the tiles of C and the rows and columns of A and B.
     let needed = |c: &&tilec_layout::Condition| {
         c.needed_by != FULL_TILES
-            || (variant == Variant::Full && c.tensor.is_none_or(|p| l.by_element.contains(&p)))
+            || match variant {
+                Variant::Full => c.tensor.is_none_or(|p| l.by_element.contains(&p)),
+                Variant::KResidue => c.tensor.is_none_or(|p| {
+                    l.by_element.contains(&p) && (is_block_fact(c) || l.untested.contains(&p))
+                }),
+                Variant::GuardedVectors | Variant::Guarded => false,
+            }
     };
     let mut kept: Vec<tilec_layout::Condition> = Vec::new();
     for c in k.conditions.iter().filter(needed) {
@@ -230,7 +281,7 @@ fn lower_with(
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
-        block_offset: variant != Variant::Full && k.conditions.iter().any(is_block_fact),
+        block_offset: variant.guarded() && k.conditions.iter().any(is_block_fact),
         block_threads,
         min_blocks: k.launch.min_blocks,
         shared: k
@@ -340,6 +391,12 @@ struct Lowerer<'k> {
     /// The tensors whose elements the variant touches one by one (loads,
     /// stores, copies): all but those read by TMA alone.
     by_element: Vec<usize>,
+    /// Whether the global accesses being lowered lie under a test that the
+    /// thread's whole copy is inside its tensor ([`residue`]).
+    tested: bool,
+    /// The tensors the full variant touches element by element outside
+    /// such a test: their full-tile facts stay launch conditions.
+    untested: Vec<usize>,
     notes: Vec<Note>,
     /// Register arrays lowering adds (after the kernel's), by element type.
     extra_registers: Vec<(crate::check::program::Elem, i64)>,
@@ -412,21 +469,7 @@ impl Lowerer<'_> {
                     out.extend(insts);
                     return Ok(());
                 }
-                let elem = dst.elem;
-                let width = if src.elem == elem {
-                    self.vector_width(src, dst, n, elem, true)
-                } else {
-                    1
-                };
-                let atom = match (asynchronous, width) {
-                    _ if src.elem != elem => CopyAtom::Convert(src.elem, elem),
-                    // cp.async moves at least 4 bytes; a narrower copy may as
-                    // well land at once, which an async copy is allowed to do.
-                    (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
-                    (_, 1) => CopyAtom::Scalar(elem),
-                    (_, w) => CopyAtom::Vector(elem, w as u32),
-                };
-                self.copies(src, dst, atom, 0..n, s.span, out)?;
+                self.copy(src, dst, n, *asynchronous, s.span, out)?;
             }
             Op::Gemm { a, b, c } => {
                 let (m, n) = (mode_size(c, 0)?, mode_size(c, 1)?);

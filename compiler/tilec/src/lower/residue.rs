@@ -1,0 +1,143 @@
+//! Copies, and the k residue of the `KResidue` variant: the full-tile
+//! entry for any K. A copy whose global coordinates move within a block (a
+//! k-tile's, from a loop counter or the tile count) runs unguarded where
+//! the thread's whole copy lies inside the tensor, and guarded, element by
+//! element, where it does not (the last, partial k-tile): one test a copy,
+//! the same for every thread but at a partial tile. The variant then needs
+//! no whole k-tiles (`K % 16 == 0`), only the block's full-tile facts.
+
+use super::{Lowerer, Problem, Variant};
+use crate::check::program::{Base, CoordFn, View};
+use crate::ir::{CopyAtom, Inst, InstKind, IntDef, IntId};
+use crate::span::Span;
+use tilec_layout::int::Op as IntOp;
+use tilec_layout::{Builtin, Coord};
+
+impl Lowerer<'_> {
+    /// `src -> dst`, `n` elements a thread, as the variant copies them.
+    pub(super) fn copy(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        asynchronous: bool,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        if self.variant == Variant::KResidue
+            && let Some(test) = self.whole_copy_test(src, dst, n)?
+        {
+            // The accesses under the test are bounded by it: they are not
+            // the runtime's to bound (and over the grid, with the last
+            // k-tile partial, it could not).
+            self.tested = true;
+            let atom = self.copy_atom(src, dst, n, asynchronous);
+            let mut then = Vec::new();
+            let done = self.copies(src, dst, atom, 0..n, span, &mut then);
+            self.tested = false;
+            done?;
+            let then = self.with_bound_checks(then)?;
+            // The partial tile, as the guarded entry copies it.
+            self.variant = Variant::Guarded;
+            let atom = self.copy_atom(src, dst, n, asynchronous);
+            let mut otherwise = Vec::new();
+            let done = self.copies(src, dst, atom, 0..n, span, &mut otherwise);
+            self.variant = Variant::KResidue;
+            done?;
+            let otherwise = self.with_bound_checks(otherwise)?;
+            out.push(Inst::at(
+                span,
+                InstKind::If {
+                    cond: test,
+                    then,
+                    otherwise,
+                },
+            ));
+            return Ok(());
+        }
+        let atom = self.copy_atom(src, dst, n, asynchronous);
+        self.copies(src, dst, atom, 0..n, span, out)
+    }
+
+    /// The copy atom of `src -> dst` in this variant: a conversion, or the
+    /// widest vector the layouts and the variant allow.
+    fn copy_atom(&mut self, src: &View, dst: &View, n: i64, asynchronous: bool) -> CopyAtom {
+        let elem = dst.elem;
+        if src.elem != elem {
+            return CopyAtom::Convert(src.elem, elem);
+        }
+        match (asynchronous, self.vector_width(src, dst, n, elem, true)) {
+            // cp.async moves at least 4 bytes; a narrower copy may as well
+            // land at once, which an async copy is allowed to do.
+            (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
+            (_, 1) => CopyAtom::Scalar(elem),
+            (_, w) => CopyAtom::Vector(elem, w as u32),
+        }
+    }
+
+    /// Where a copy touches a global view with a coordinate that moves
+    /// within the block (one naming more than `block.*` and `thread.x`: a
+    /// loop counter, an extent), the test that every coordinate of every
+    /// element the thread copies is below its extent, as one IR value.
+    /// `None` when no coordinate moves so (the block's full-tile facts
+    /// bound it), or a coordinate's reach is not a constant.
+    fn whole_copy_test(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+    ) -> Result<Option<IntId>, Problem> {
+        let global = |v: &View| matches!(v.base, Base::Param(_)) && !v.coords.is_empty();
+        let views: Vec<&View> = [src, dst].into_iter().filter(|v| global(v)).collect();
+        let moves = |l: &Self, f: &CoordFn| {
+            let mut names = Vec::new();
+            l.fix(&f.offset).names(&mut names);
+            names
+                .iter()
+                .any(|n| !Builtin::is_block(n) && Builtin::parse(n) != Some(Builtin::Thread))
+        };
+        if !views
+            .iter()
+            .any(|v| v.coords.iter().any(|f| moves(self, f)))
+        {
+            return Ok(None);
+        }
+        let mut test: Option<IntId> = None;
+        for f in views.iter().flat_map(|v| &v.coords) {
+            let mut reach = None;
+            for i in 0..n {
+                let at = f.layout.eval(&Coord::from(i)).map_err(|e| e.to_string())?;
+                let Some(x) = self.fix(&at).as_static() else {
+                    return Ok(None);
+                };
+                reach = Some(reach.map_or(x, |r: i64| r.max(x)));
+            }
+            let Some(reach) = reach else { return Ok(None) };
+            let last = self.fix(&f.offset.add(&tilec_layout::Int::Static(reach)));
+            let (last, extent) = (self.int(&last)?, self.int(&f.extent)?);
+            let below = self.def(IntDef::Below(last, extent));
+            test = Some(match test {
+                None => below,
+                Some(t) => self.def(IntDef::Bin(IntOp::Min, t, below)),
+            });
+        }
+        Ok(test)
+    }
+
+    /// `insts` with a `--checked` build's asserts before each (as
+    /// [`Self::stmts`] adds them to a statement's instructions).
+    fn with_bound_checks(&mut self, insts: Vec<Inst>) -> Result<Vec<Inst>, Problem> {
+        let Some(lines) = self.checks else {
+            return Ok(insts);
+        };
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            self.bound_checks(&inst, lines, &mut out)
+                .map_err(|e| Problem::Here(format!("internal error in lowering: {e}"), BUG))?;
+            out.push(inst);
+        }
+        Ok(out)
+    }
+}
+
+const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
