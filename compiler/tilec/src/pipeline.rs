@@ -9,7 +9,7 @@
 use crate::check::kernel::check_source_with;
 use crate::check::program::{Kernel, Settings};
 use crate::diagnostic::{Diagnostic, SourceLines};
-use crate::lower::{Lowered, lower_variant, lower_variant_checked, variants, worth_compiling};
+use crate::lower::{Lowered, lower_variant, lower_variant_checked, lower_variants};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
@@ -29,15 +29,12 @@ pub fn lower_source_with(
     let mut out = Vec::with_capacity(kernels.len());
     let mut diags = Vec::new();
     for k in kernels {
-        let lowered: Result<Vec<Lowered>, Diagnostic> = variants(&k)
-            .into_iter()
-            .map(|v| match &lines {
-                None => lower_variant(&k, v),
-                Some(l) => lower_variant_checked(&k, v, l),
-            })
-            .collect();
+        let lowered = lower_variants(|v| match &lines {
+            None => lower_variant(&k, v),
+            Some(l) => lower_variant_checked(&k, v, l),
+        });
         match lowered {
-            Ok(l) => out.push((k, worth_compiling(l))),
+            Ok(l) => out.push((k, l)),
             Err(d) => diags.push(d),
         }
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use tilec::check::kernel::check_source;
 use tilec::ir::{CopyAtom, Inst, InstKind, for_each_atom};
-use tilec::lower::{Variant, lower_variant, variants, worth_compiling};
+use tilec::lower::{Variant, lower_variant, lower_variants, variants};
 
 fn kernel(name: &str) -> tilec::check::program::Kernel {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
@@ -113,13 +113,8 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
 /// The entries `tilec build` makes of an example.
 fn kept(name: &str) -> Vec<String> {
     let k = kernel(name);
-    let all = variants(&k)
-        .into_iter()
-        .map(|v| lower_variant(&k, v).unwrap());
-    worth_compiling(all.collect())
-        .into_iter()
-        .map(|l| l.ir.name)
-        .collect()
+    let all = lower_variants(|v| lower_variant(&k, v)).unwrap();
+    all.into_iter().map(|l| l.ir.name).collect()
 }
 
 /// Any K on the full blocks: where the guarded entry copies element by

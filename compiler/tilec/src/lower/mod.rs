@@ -116,7 +116,8 @@ impl Variant {
     }
 }
 
-/// The variants a kernel compiles to, in the order the runtime tries them.
+/// Every variant a kernel may compile to, in the order the runtime tries
+/// them ([`lower_variants`] makes those that earn their compile time).
 pub fn variants(_: &Kernel) -> Vec<Variant> {
     vec![
         Variant::Full,
@@ -126,38 +127,38 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
     ]
 }
 
-/// The lowered variants that earn their compile time. A `GuardedVectors`
+/// The variants of `k` that earn their compile time, each lowered by
+/// `lower`, in the order the runtime tries them. A `GuardedVectors`
 /// variant without a guarded vector copy is the `Guarded` one with
 /// conditions. A `KResidue` variant runs the full blocks where the k-tiles
-/// are partial; it is kept where it needs fewer conditions than the full
-/// one, and only where the edge variant copies element by element: where
-/// the guarded variant keeps the copies' vectors, it ran a partial K about
-/// as fast (sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200: 0.92 of
-/// cuBLAS, the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry
-/// copies element by element: 0.76, tested 0.89; docs/performance.md).
-pub fn worth_compiling(all: Vec<Lowered>) -> Vec<Lowered> {
-    let wide = |l: &Lowered| {
-        let mut wide = false;
-        crate::ir::for_each_atom(&l.ir.body, &mut |i| {
-            if let InstKind::Copy { atom, src, dst } = &i.kind {
-                wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
-            }
-        });
-        wide
+/// are partial; it is made only where the guarded variant copies element by
+/// element (where it keeps the copies' vectors it ran a partial K about as
+/// fast: sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200, 0.92 of cuBLAS,
+/// the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry copies
+/// element by element: 0.76, tested 0.89; docs/performance.md), and kept
+/// where it needs fewer conditions than the full variant.
+pub fn lower_variants(
+    lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
+) -> Result<Vec<Lowered>, Diagnostic> {
+    let full = lower(Variant::Full)?;
+    let vectors = lower(Variant::GuardedVectors)?;
+    let mut wide = false;
+    crate::ir::for_each_atom(&vectors.ir.body, &mut |i| {
+        if let InstKind::Copy { atom, src, dst } = &i.kind {
+            wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
+        }
+    });
+    let residue = match wide {
+        true => None,
+        false => {
+            Some(lower(Variant::KResidue)?).filter(|r| r.conditions.len() < full.conditions.len())
+        }
     };
-    let vectors = all
-        .iter()
-        .any(|l| l.variant == Variant::GuardedVectors && wide(l));
-    let full = all.iter().find(|l| l.variant == Variant::Full);
-    let fewer = |l: &Lowered| full.is_none_or(|f| f.conditions.len() > l.conditions.len());
-    all.iter()
-        .filter(|l| match l.variant {
-            Variant::GuardedVectors => vectors,
-            Variant::KResidue => !vectors && fewer(l),
-            Variant::Full | Variant::Guarded => true,
-        })
-        .cloned()
-        .collect()
+    let mut out = vec![full];
+    out.extend(residue);
+    out.extend(wide.then_some(vectors));
+    out.push(lower(Variant::Guarded)?);
+    Ok(out)
 }
 
 /// The entry-point name of a variant.
