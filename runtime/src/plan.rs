@@ -15,6 +15,19 @@ use tilec_layout::{Builtin, SM_COUNT};
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
 pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
 
+/// Waves of blocks up to which a grid is one launch of the entry for any
+/// block rather than the full-tile entry on its full blocks beside the
+/// guarded one on the edges. In one wave every block runs at once and the
+/// slowest, a partial tile's, sets the time: the second launch only adds
+/// its cost and the streams' synchronization (sgemm_tn_sm80 at 1000 x 1037
+/// x 999, 72 blocks on the H200: 0.141 ms split, 0.126 as one launch;
+/// bf16 at 509^3, 64 blocks: 0.034 ms, 0.018). In two, the split's waves
+/// are ragged: the edge blocks hold multiprocessors while the full blocks'
+/// second round waits (sgemm_tn_sm80 at 2000^3, 256 blocks: 0.619 ms split,
+/// 0.446 as one; sgemm_nt_sm80 0.542, 0.373; the bf16 kernels within 2%
+/// either way; docs/performance.md, version 15).
+const ONE_LAUNCH_WAVES: i64 = 2;
+
 /// `sm_count` where `--dims` does not give it: the GPU's, or the H200's 132
 /// for the CPU executor.
 fn sm_count() -> i64 {
@@ -215,17 +228,13 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
     plan_sizes_for(m, dims, None)
 }
 
-/// Plans for a GPU of `one_wave` multiprocessors, if given: a grid of no
-/// more blocks than that runs as one launch of the entry for any block.
-/// Every block then has a multiprocessor of its own, and the launch takes
-/// as long as its slowest block, a partial tile's, whichever entry runs the
-/// full ones; the full-tile launch beside it only added its launch and
-/// the streams' synchronization (sgemm_tn_sm80 at 1000 x 1037 x 999, 72
-/// blocks on the H200: 0.141 ms as two launches, 0.126 as one).
+/// Plans for a GPU of `sms` multiprocessors, if given: a grid of at most
+/// [`ONE_LAUNCH_WAVES`] blocks a multiprocessor runs as one launch of the
+/// entry for any block.
 pub fn plan_sizes_for(
     m: &Manifest,
     dims: &Dims,
-    one_wave: Option<i64>,
+    sms: Option<i64>,
 ) -> Result<LaunchPlan, RuntimeError> {
     let mut extents = Vec::new();
     for e in &m.extents {
@@ -294,7 +303,7 @@ pub fn plan_sizes_for(
         .copied()
         .find(|&i| m.variants[i].block_conditions.is_empty());
     let usable = match any_block {
-        Some(i) if one_wave.is_some_and(|sms| blocks <= sms) => vec![i],
+        Some(i) if sms.is_some_and(|n| blocks <= ONE_LAUNCH_WAVES * n) => vec![i],
         _ => usable,
     };
     let launches = launches(m, &usable, grid, &env)?;
