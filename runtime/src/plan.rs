@@ -15,9 +15,9 @@ use tilec_layout::{Builtin, SM_COUNT};
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
 pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
 
-/// Waves of blocks up to which a grid is one launch of the entry for any
-/// block rather than the full-tile entry on its full blocks beside the
-/// guarded one on the edges. In one wave every block runs at once and the
+/// Waves of blocks up to which a grid with edge blocks is one launch of
+/// the entry for any block rather than the full-tile entry on its full
+/// blocks beside the guarded one on the edges. In one wave every block runs at once and the
 /// slowest, a partial tile's, sets the time: the second launch only adds
 /// its cost and the streams' synchronization (sgemm_tn_sm80 at 1000 x 1037
 /// x 999, 72 blocks on the H200: 0.141 ms split, 0.126 as one launch;
@@ -229,8 +229,9 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
 }
 
 /// Plans for a GPU of `sms` multiprocessors, if given: a grid of at most
-/// [`ONE_LAUNCH_WAVES`] blocks a multiprocessor runs as one launch of the
-/// entry for any block.
+/// [`ONE_LAUNCH_WAVES`] blocks a multiprocessor that has edge blocks runs
+/// as one launch of the entry for any block (a grid of full tiles stays one
+/// launch of the full-tile entry).
 pub fn plan_sizes_for(
     m: &Manifest,
     dims: &Dims,
@@ -297,16 +298,22 @@ pub fn plan_sizes_for(
     };
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
+    let mut launches = launches(m, &usable, grid, &env)?;
     let blocks: i64 = grid.iter().map(|&g| g as i64).product();
     let any_block = usable
         .iter()
         .copied()
         .find(|&i| m.variants[i].block_conditions.is_empty());
-    let usable = match any_block {
-        Some(i) if sms.is_some_and(|n| blocks <= ONE_LAUNCH_WAVES * n) => vec![i],
-        _ => usable,
-    };
-    let launches = launches(m, &usable, grid, &env)?;
+    if let Some(i) = any_block
+        && launches.len() > 1
+        && sms.is_some_and(|n| blocks <= ONE_LAUNCH_WAVES * n)
+    {
+        launches = vec![Launch {
+            variant: i,
+            grid,
+            offset: [0; 3],
+        }];
+    }
     let mut lens = Vec::new();
     for p in &m.params {
         lens.push(match &p.kind {

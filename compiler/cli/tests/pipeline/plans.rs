@@ -215,8 +215,9 @@ fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     }
 }
 
-/// On a GPU of 132 multiprocessors, a grid of up to two blocks for each is
-/// one launch of the entry that runs any block (in one wave the slowest
+/// On a GPU of 132 multiprocessors, a grid with edge blocks and up to two
+/// blocks for each multiprocessor is one launch of the entry that runs any
+/// block (in one wave the slowest
 /// block, a partial tile's, sets the time; in two the split's waves are
 /// ragged); a larger grid keeps the full-tile entry on its full blocks.
 /// The CPU executor's plan keeps the split at any size, so that small runs
@@ -248,4 +249,6 @@ fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
         entries("M=4000,N=4000,K=4000", Some(132))[0],
         "sgemm_tn_sm80"
     );
+    // Full tiles only: the full-tile entry, however few.
+    assert_eq!(entries("M=512,N=512,K=512", Some(132)), ["sgemm_tn_sm80"]);
 }
