@@ -144,14 +144,25 @@ impl Lowerer<'_> {
             {
                 continue;
             }
-            let (at, extent) = (self.int(&at)?, self.int(&f.extent)?);
-            let test = self.def(IntDef::Below(at, extent));
-            guard = Some(match guard {
-                None => test,
-                Some(g) => self.def(IntDef::Bin(IntOp::Min, g, test)),
-            });
+            guard = Some(self.below_and(guard, &at, &f.extent)?);
         }
         Ok(guard)
+    }
+
+    /// `at < extent`, joined to `so_far` (a conjunction of such tests, as
+    /// 0 or 1) by `min`.
+    pub(super) fn below_and(
+        &mut self,
+        so_far: Option<IntId>,
+        at: &Int,
+        extent: &Int,
+    ) -> Result<IntId, Problem> {
+        let (at, extent) = (self.int(at)?, self.int(extent)?);
+        let test = self.def(IntDef::Below(at, extent));
+        Ok(match so_far {
+            None => test,
+            Some(g) => self.def(IntDef::Bin(IntOp::Min, g, test)),
+        })
     }
 
     /// The widest copy atom for `src -> dst`: CuTe's `max_common_vector` of

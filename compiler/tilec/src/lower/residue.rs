@@ -8,9 +8,8 @@
 
 use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, CoordFn, View};
-use crate::ir::{CopyAtom, Inst, InstKind, IntDef, IntId};
+use crate::ir::{CopyAtom, Inst, InstKind, IntId};
 use crate::span::Span;
-use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Coord};
 
 impl Lowerer<'_> {
@@ -114,12 +113,7 @@ impl Lowerer<'_> {
             }
             let Some(reach) = reach else { return Ok(None) };
             let last = self.fix(&f.offset.add(&tilec_layout::Int::Static(reach)));
-            let (last, extent) = (self.int(&last)?, self.int(&f.extent)?);
-            let below = self.def(IntDef::Below(last, extent));
-            test = Some(match test {
-                None => below,
-                Some(t) => self.def(IntDef::Bin(IntOp::Min, t, below)),
-            });
+            test = Some(self.below_and(test, &last, &f.extent)?);
         }
         Ok(test)
     }
