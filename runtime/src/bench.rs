@@ -5,7 +5,7 @@
 
 use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
-use crate::plan::{Dims, LaunchPlan, plan};
+use crate::plan::{Dims, LaunchPlan, plan_on_gpu};
 use crate::reference::{Arg, Expect, work};
 use crate::{RuntimeError, check_args, random_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
@@ -378,7 +378,7 @@ pub fn race(
     };
     let plans: Vec<LaunchPlan> = builds
         .iter()
-        .map(|(_, b)| plan(b, dims))
+        .map(|(_, b)| plan_on_gpu(b, dims, gpu.sms))
         .collect::<Result<_, _>>()?;
     let p = &plans[0];
     if plans.iter().any(|q| q.lens != p.lens) || builds.iter().any(|(_, b)| b.params != m.params) {

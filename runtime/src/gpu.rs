@@ -17,6 +17,8 @@ pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub name: String,
+    /// Its multiprocessors.
+    pub sms: i64,
 }
 
 impl From<cudarc::driver::DriverError> for RuntimeError {
@@ -169,7 +171,12 @@ impl Gpu {
         )?;
         let _ = crate::plan::DEVICE_SM_COUNT.set(sms as i64);
         let stream = ctx.default_stream();
-        Ok(Some(Gpu { ctx, stream, name }))
+        Ok(Some(Gpu {
+            ctx,
+            stream,
+            name,
+            sms: sms as i64,
+        }))
     }
 
     /// Loads the entry points a plan launches, allowing each the dynamic

@@ -227,7 +227,7 @@ pub fn run_gpu(
     iters: usize,
     expect: &reference::Expect,
 ) -> Result<(Report, Vec<Option<HostBuffer>>), RuntimeError> {
-    let plan = plan::plan(m, dims)?;
+    let plan = plan::plan_on_gpu(m, dims, gpu.sms)?;
     gpu.check_fits(m, &plan)?;
     let args = random_args(m, &plan, seed);
     check_args(m, &plan, &args)?;

@@ -15,9 +15,10 @@ use tilec_layout::{Builtin, SM_COUNT};
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
 pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
 
-/// Waves of blocks up to which a grid with edge blocks is one launch of
-/// the entry for any block rather than the full-tile entry on its full
-/// blocks beside the guarded one on the edges. In one wave every block runs at once and the
+/// Blocks a multiprocessor up to which a grid with edge blocks is one
+/// launch of the entry for any block rather than the full-tile entry on
+/// its full blocks beside the guarded one on the edges (waves, for a
+/// kernel of one block a multiprocessor; one wave for one of two). In one wave every block runs at once and the
 /// slowest, a partial tile's, sets the time: the second launch only adds
 /// its cost and the streams' synchronization (sgemm_tn_sm80 at 1000 x 1037
 /// x 999, 72 blocks on the H200: 0.141 ms split, 0.126 as one launch;
@@ -82,7 +83,9 @@ impl Dims {
 pub struct LaunchPlan {
     /// In order: the first variant whose conditions hold, on the blocks
     /// its block conditions allow (all of them, or a box from block 0);
-    /// then the next variant that runs any block, on the boxes left.
+    /// then the next variant that runs any block, on the boxes left. For a
+    /// GPU ([`plan_on_gpu`]), a small grid with edge boxes is one launch of
+    /// that variant instead.
     pub launches: Vec<Launch>,
     /// Dynamic shared memory to request, in bytes.
     pub dynamic_shared: u32,
@@ -162,9 +165,22 @@ pub struct Launch {
     pub offset: [u32; 3],
 }
 
-/// Plans a GPU launch: every check, the bounds of every global access included.
+/// Plans a launch: every check, the bounds of every global access
+/// included; the full-tile entry on the full blocks beside the guarded
+/// one on the edges, whatever the grid's size.
 pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
-    let p = plan_sizes_for(m, dims, DEVICE_SM_COUNT.get().copied())?;
+    plan_checked(m, dims, None)
+}
+
+/// [`plan`] for a GPU of `sms` multiprocessors: a grid with edge blocks
+/// and at most [`ONE_LAUNCH_WAVES`] blocks a multiprocessor is one launch
+/// of the entry for any block.
+pub fn plan_on_gpu(m: &Manifest, dims: &Dims, sms: i64) -> Result<LaunchPlan, RuntimeError> {
+    plan_checked(m, dims, Some(sms))
+}
+
+fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPlan, RuntimeError> {
+    let p = plan_sizes_for(m, dims, sms)?;
     let values: HashMap<&str, i64> = m
         .extents
         .iter()
@@ -300,16 +316,13 @@ pub fn plan_sizes_for(
     let block = dim3(&m.block, "block")?;
     let mut launches = launches(m, &usable, grid, &env)?;
     let blocks: i64 = grid.iter().map(|&g| g as i64).product();
-    let any_block = usable
-        .iter()
-        .copied()
-        .find(|&i| m.variants[i].block_conditions.is_empty());
-    if let Some(i) = any_block
+    if let Some(last) = launches.last().copied()
         && launches.len() > 1
         && sms.is_some_and(|n| blocks <= ONE_LAUNCH_WAVES * n)
     {
+        // The edges' entry, which runs any block.
         launches = vec![Launch {
-            variant: i,
+            variant: last.variant,
             grid,
             offset: [0; 3],
         }];

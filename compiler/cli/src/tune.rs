@@ -18,7 +18,7 @@ use tilec::check::program::{Kernel, Settings, setting};
 use tilec_codegen::Output;
 use tilec_runtime::bench::{BenchResult, race};
 use tilec_runtime::gpu::Gpu;
-use tilec_runtime::plan::{Dims, assignments, plan};
+use tilec_runtime::plan::{Dims, assignments, plan, plan_on_gpu};
 use tilec_runtime::tuning::{self, Entry, TuneCache};
 
 #[derive(clap::Args)]
@@ -293,7 +293,8 @@ fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, d
         let Some(c) = cs.iter().find(|c| c.kernel.name == kernel) else {
             continue;
         };
-        let fits = plan(&c.manifest, dims).and_then(|p| gpu.check_fits(&c.manifest, &p));
+        let fits =
+            plan_on_gpu(&c.manifest, dims, gpu.sms).and_then(|p| gpu.check_fits(&c.manifest, &p));
         if let Err(e) = fits {
             v.outcome = Outcome::Refused(e.to_string());
         }

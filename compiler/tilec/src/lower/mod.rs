@@ -7,8 +7,9 @@
 //! and [`Lowered::loops`]). The IR's verifier ([`crate::ir::verify`]) runs after lowering.
 //!
 //! This file walks the statements; `access` makes addresses (guards,
-//! swizzles, vector widths, shared bounds), `tensor_core` the MMA and
-//! ldmatrix atoms, `checked` the `--checked` bound checks.
+//! swizzles, vector widths, shared bounds), `residue` copies (and the
+//! k-residue entry's tested copies), `tensor_core` the MMA and ldmatrix
+//! atoms, `checked` the `--checked` bound checks.
 
 mod access;
 mod checked;
@@ -42,8 +43,10 @@ pub struct Lowered {
     pub global_accesses: Vec<GlobalAccess>,
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
-    /// The variant's launch conditions: the checker's (less full tiles for
-    /// the guarded variant) and what lowering relied on (vector alignment).
+    /// The variant's launch conditions: the checker's (less the full-tile
+    /// facts the variant does not need: all of them for the guarded ones,
+    /// the k-tiles' for `_k_residue`) and what lowering relied on (vector
+    /// alignment).
     pub conditions: Vec<tilec_layout::Condition>,
     /// Facts about `block.*` that every block this variant runs must
     /// satisfy (its tiles are full); empty where any block may run it. The
@@ -77,6 +80,9 @@ pub struct LoopRange {
     pub start: Int,
     pub end: Int,
 }
+
+/// The hint of an internal error.
+const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
 
 /// Which variant of a kernel to make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,11 +154,14 @@ pub fn lower_variants(
             wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
         }
     });
-    let residue = match wide {
-        true => None,
-        false => {
-            Some(lower(Variant::KResidue)?).filter(|r| r.conditions.len() < full.conditions.len())
-        }
+    // Optional: where it cannot be made (too many atoms, say), the full
+    // and guarded entries still run every K.
+    let residue = if wide {
+        None
+    } else {
+        lower(Variant::KResidue)
+            .ok()
+            .filter(|r| r.conditions.len() < full.conditions.len())
     };
     let mut out = vec![full];
     out.extend(residue);
@@ -325,10 +334,10 @@ fn lower_with(
             k.span,
         )
         .with_label("while lowering this kernel")
-        .with_help("this is a bug in tilec, not in the kernel; please report it with this file")
+        .with_help(BUG)
     })?;
-    // The variant's launch conditions: the checker's, less full tiles for
-    // the guarded variant, plus what lowering relied on.
+    // The variant's launch conditions: the checker's, less the full-tile
+    // facts it does not need (above), plus what lowering relied on.
     let mut conditions = conditions;
     for c in l.conditions {
         if !conditions.contains(&c) {
@@ -395,7 +404,7 @@ struct Lowerer<'k> {
     /// Whether the global accesses being lowered lie under a test that the
     /// thread's whole copy is inside its tensor ([`residue`]).
     tested: bool,
-    /// The tensors the full variant touches element by element outside
+    /// The tensors the variant touches element by element outside
     /// such a test: their full-tile facts stay launch conditions.
     untested: Vec<usize>,
     notes: Vec<Note>,
@@ -426,7 +435,7 @@ impl Lowerer<'_> {
                 if let Some(lines) = self.checks {
                     self.bound_checks(&inst, lines, &mut out).map_err(|e| {
                         Diagnostic::new(format!("internal error in lowering: {e}"), s.span)
-                            .with_help("this is a bug in tilec, not in the kernel; please report it with this file")
+                            .with_help(BUG)
                     })?;
                 }
                 out.push(inst);

@@ -10,7 +10,7 @@ use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, CoordFn, View};
 use crate::ir::{CopyAtom, Inst, InstKind, IntId};
 use crate::span::Span;
-use tilec_layout::{Builtin, Coord};
+use tilec_layout::{Builtin, Coord, Int};
 
 impl Lowerer<'_> {
     /// `src -> dst`, `n` elements a thread, as the variant copies them.
@@ -26,6 +26,8 @@ impl Lowerer<'_> {
         if self.variant == Variant::KResidue
             && let Some(test) = self.whole_copy_test(src, dst, n)?
         {
+            // Made twice: the budget counts the second copy.
+            self.spend(n)?;
             // The accesses under the test are bounded by it: they are not
             // the runtime's to bound (and over the grid, with the last
             // k-tile partial, it could not).
@@ -77,7 +79,8 @@ impl Lowerer<'_> {
     /// Where a copy touches a global view with a coordinate that moves
     /// within the block (one naming more than `block.*` and `thread.x`: a
     /// loop counter, an extent), the test that every coordinate of every
-    /// element the thread copies is below its extent, as one IR value.
+    /// element the thread copies lies in `0..extent`, as one IR value: its
+    /// largest and, unless the ranges prove it at least 0, its smallest.
     /// `None` when no coordinate moves so (the block's full-tile facts
     /// bound it), or a coordinate's reach is not a constant.
     fn whole_copy_test(
@@ -93,7 +96,7 @@ impl Lowerer<'_> {
             l.fix(&f.offset).names(&mut names);
             names
                 .iter()
-                .any(|n| !Builtin::is_block(n) && Builtin::parse(n) != Some(Builtin::Thread))
+                .any(|x| !Builtin::is_block(x) && Builtin::parse(x) != Some(Builtin::Thread))
         };
         if !views
             .iter()
@@ -101,19 +104,29 @@ impl Lowerer<'_> {
         {
             return Ok(None);
         }
-        let mut test: Option<IntId> = None;
+        // Each coordinate's first and last element, before any IR value.
+        let mut ends: Vec<(Int, Int, &Int)> = Vec::new();
         for f in views.iter().flat_map(|v| &v.coords) {
-            let mut reach = None;
+            let mut reach: Option<(i64, i64)> = None;
             for i in 0..n {
                 let at = f.layout.eval(&Coord::from(i)).map_err(|e| e.to_string())?;
                 let Some(x) = self.fix(&at).as_static() else {
                     return Ok(None);
                 };
-                reach = Some(reach.map_or(x, |r: i64| r.max(x)));
+                reach = Some(reach.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))));
             }
-            let Some(reach) = reach else { return Ok(None) };
-            let last = self.fix(&f.offset.add(&tilec_layout::Int::Static(reach)));
-            test = Some(self.below_and(test, &last, &f.extent)?);
+            let Some((lo, hi)) = reach else {
+                return Ok(None);
+            };
+            let at = |d: i64| self.fix(&f.offset.add(&Int::Static(d)));
+            ends.push((at(lo), at(hi), &f.extent));
+        }
+        let mut test: Option<IntId> = None;
+        for (first, last, extent) in ends {
+            test = Some(self.below_and(test, &last, extent)?);
+            if self.range(&first).is_none_or(|(lo, _)| lo < 0) {
+                test = Some(self.below_and(test, &first, extent)?);
+            }
         }
         Ok(test)
     }
@@ -126,12 +139,11 @@ impl Lowerer<'_> {
         };
         let mut out = Vec::with_capacity(insts.len());
         for inst in insts {
-            self.bound_checks(&inst, lines, &mut out)
-                .map_err(|e| Problem::Here(format!("internal error in lowering: {e}"), BUG))?;
+            self.bound_checks(&inst, lines, &mut out).map_err(|e| {
+                Problem::Here(format!("internal error in lowering: {e}"), super::BUG)
+            })?;
             out.push(inst);
         }
         Ok(out)
     }
 }
-
-const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
