@@ -172,6 +172,36 @@ fn a_small_kernel_folds_its_offsets() {
     assert!(muls <= 10, "{muls} multiplications:\n{full}");
 }
 
+/// The k residue in the full blocks (`lower/residue.rs`): a kernel whose
+/// copies go element by element gets a `_k_residue` entry, whose copies of
+/// a k-tile stand under one test of the thread's whole copy (its row below
+/// M, its last k below K), unguarded in the branch where it holds and
+/// guarded per element in the other. The runtime runs it on the full
+/// blocks where K is not a multiple of the k-tile.
+#[test]
+fn the_k_residue_entry_tests_each_copy_as_a_whole() {
+    let ir = emitted("tests/codegen/k_residue.tile", "ir");
+    let entries: Vec<&str> = ir.lines().filter(|l| l.starts_with("kernel ")).collect();
+    assert_eq!(entries.len(), 3, "full, k residue and guarded: {entries:?}");
+    insta::assert_snapshot!("k_residue_ir", part(&ir, "kernel k_residue_k_residue("));
+    let m = manifest_of("tests/codegen/k_residue.tile");
+    let facts = |v: usize| -> Vec<String> {
+        m.variants[v]
+            .conditions
+            .iter()
+            .map(|c| c.fact.to_string())
+            .collect()
+    };
+    assert_eq!(m.variants[1].entry, "k_residue_k_residue");
+    assert_eq!(
+        (facts(0), facts(1)),
+        (vec!["K % 4 == 0".to_string()], vec![])
+    );
+    // M = 128: two full blocks, K = 6: a partial second k-tile.
+    let p = plan(&m, &Dims::parse("M=128,K=6").unwrap()).unwrap();
+    assert_eq!(p.entries(&m), "k_residue_k_residue");
+}
+
 #[test]
 fn async_copies_become_cp_async() {
     let f = root().join("tests/codegen/cp_async.tile");

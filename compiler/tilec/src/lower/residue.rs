@@ -124,7 +124,7 @@ impl Lowerer<'_> {
         let mut test: Option<IntId> = None;
         for (first, last, extent) in ends {
             test = Some(self.below_and(test, &last, extent)?);
-            if self.range(&first).is_none_or(|(lo, _)| lo < 0) {
+            if first != last && self.range(&first).is_none_or(|(lo, _)| lo < 0) {
                 test = Some(self.below_and(test, &first, extent)?);
             }
         }
