@@ -1,5 +1,6 @@
 //! `tilec check FILE.tile`: diagnostics on stderr and exit 1, or exit 0 when
-//! clean; `--shapes` prints each `let` with its inferred shape and layout.
+//! clean; `--shapes` prints each `let` with its inferred shape and layout,
+//! and the entry points each kernel compiles to, with when each runs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +10,8 @@ use tilec::check::report::shapes_report;
 pub struct Args {
     /// The .tile file.
     file: PathBuf,
-    /// Print every `let` with its shape and layout, and the launch conditions.
+    /// Print every `let` with its shape and layout, the launch conditions,
+    /// and the entry points with when each runs.
     #[arg(long)]
     shapes: bool,
     /// Print what each access costs a warp: sectors per global request
@@ -42,6 +44,9 @@ pub fn run(args: Args) -> ExitCode {
             let kernels: Vec<_> = lowered.iter().map(|(k, _)| k.clone()).collect();
             if args.shapes {
                 print!("{}", shapes_report(&kernels));
+                for (k, variants) in &lowered {
+                    print!("{}", entries_report(&k.name, variants));
+                }
             }
             if args.perf {
                 let dims = match tilec_runtime::plan::Dims::parse(&args.dims) {
@@ -74,4 +79,38 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The entry points a kernel compiles to, in the order the runtime tries
+/// them: the first whose conditions hold runs the blocks its block
+/// conditions allow, the last (any block) the others.
+fn entries_report(kernel: &str, variants: &[tilec::lower::Lowered]) -> String {
+    use tilec::lower::Variant;
+    let facts = |cs: &[tilec_layout::Condition]| -> String {
+        let all: Vec<String> = cs.iter().map(|c| c.fact.to_string()).collect();
+        all.join(", ")
+    };
+    let width = variants.iter().map(|l| l.ir.name.len()).max().unwrap_or(0);
+    let mut out = format!("kernel {kernel}: entry points, tried in this order\n");
+    for l in variants {
+        let what = match l.variant {
+            Variant::Full => "full tiles, unguarded, the widest copies",
+            Variant::KResidue => "full tiles at any K, each k-tile's copy tested as a whole",
+            Variant::GuardedVectors => "any block, guarded, the copies' vectors kept",
+            Variant::Guarded => "any block, every global access guarded",
+        };
+        let mut line = format!("  {:width$}  {what}", l.ir.name);
+        if !l.conditions.is_empty() {
+            line += &format!("; when {}", facts(&l.conditions));
+        }
+        if !l.block_conditions.is_empty() {
+            line += &format!("; on the blocks where {}", facts(&l.block_conditions));
+        }
+        out += &line;
+        out.push('\n');
+    }
+    if variants.iter().any(|l| !l.block_conditions.is_empty()) {
+        out += "  (on a GPU, a grid with edge blocks and at most two blocks a multiprocessor runs the last alone)\n";
+    }
+    out
 }

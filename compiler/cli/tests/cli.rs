@@ -109,6 +109,29 @@ fn check_exits_0_on_examples_and_1_with_diagnostics() {
         out.contains("fast path where (128*(block.x+1)) <= M"),
         "{out}"
     );
+    // The entry points, in the runtime's order, with when each runs.
+    let entries: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("entry points, tried in this order"))
+        .skip(1)
+        .collect();
+    assert_eq!(entries.len(), 4, "three and the GPU's small grids: {out}");
+    assert!(
+        entries[0].contains("sgemm_nt ") && entries[0].contains("when K % 8 == 0"),
+        "{out}"
+    );
+    assert!(
+        entries[1].contains("sgemm_nt_k_residue  full tiles at any K"),
+        "{out}"
+    );
+    assert!(
+        entries[1].contains("on the blocks where (128*(block.x+1)) <= M"),
+        "{out}"
+    );
+    assert!(
+        entries[2].contains("sgemm_nt_guarded") && !entries[2].contains("when"),
+        "{out}"
+    );
     let (code, _, err) = tilec(
         &[
             "check",
