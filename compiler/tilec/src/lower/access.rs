@@ -55,7 +55,7 @@ impl Lowerer<'_> {
                 guard = self.guard(v, c)?;
                 Space::Global(p)
             }
-            Base::Param(p) if self.tested => Space::Global(p),
+            Base::Param(p) if self.tested && !v.coords.is_empty() => Space::Global(p),
             Base::Param(p) => {
                 if !v.coords.is_empty() && !self.untested.contains(&p) {
                     self.untested.push(p);
