@@ -18,10 +18,11 @@ pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
 /// Blocks a multiprocessor up to which a grid with edge blocks is one
 /// launch of the entry for any block rather than the full-tile entry on
 /// its full blocks beside the guarded one on the edges (waves, for a
-/// kernel of one block a multiprocessor; one wave for one of two). In one wave every block runs at once and the
-/// slowest, a partial tile's, sets the time: the second launch only adds
-/// its cost and the streams' synchronization (sgemm_tn_sm80 at 1000 x 1037
-/// x 999, 72 blocks on the H200: 0.141 ms split, 0.126 as one launch;
+/// kernel of one block a multiprocessor; one wave for one of two). In one
+/// wave every block runs at once and the slowest, a partial tile's, sets
+/// the time: the second launch only adds its cost and the streams'
+/// synchronization (sgemm_tn_sm80 at 1000 x 1037 x 999, 72 blocks on the
+/// H200: 0.141 ms split, 0.126 as one launch;
 /// bf16 at 509^3, 64 blocks: 0.034 ms, 0.018). In two, the split's waves
 /// are ragged: the edge blocks hold multiprocessors while the full blocks'
 /// second round waits (sgemm_tn_sm80 at 2000^3, 256 blocks: 0.619 ms split,

@@ -2,7 +2,7 @@
 //! [`InstKind::Assert`] that the element lies inside its tensor or buffer,
 //! with the `.tile` line it comes from.
 
-use super::Lowerer;
+use super::{Lowerer, Problem};
 use crate::check::program::ParamKind;
 use crate::diagnostic::SourceLines;
 use crate::ir::{Addr, Inst, InstKind, IntDef, Space};
@@ -12,7 +12,7 @@ impl Lowerer<'_> {
     /// A `--checked` build's asserts before `inst`: each global or shared
     /// element it touches (a vector's first and last) inside its tensor or
     /// buffer, unless its guard already skips it.
-    pub(super) fn bound_checks(
+    fn bound_checks(
         &mut self,
         inst: &Inst,
         lines: &SourceLines,
@@ -73,5 +73,21 @@ impl Lowerer<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// `insts` with a `--checked` build's asserts before each (none in
+    /// other builds).
+    pub(super) fn with_bound_checks(&mut self, insts: Vec<Inst>) -> Result<Vec<Inst>, Problem> {
+        let Some(lines) = self.checks else {
+            return Ok(insts);
+        };
+        let mut out = Vec::with_capacity(insts.len());
+        for inst in insts {
+            self.bound_checks(&inst, lines, &mut out).map_err(|e| {
+                Problem::Here(format!("internal error in lowering: {e}"), super::BUG)
+            })?;
+            out.push(inst);
+        }
+        Ok(out)
     }
 }

@@ -427,19 +427,14 @@ impl Lowerer<'_> {
         let mut out = Vec::new();
         for s in stmts {
             let mut here = Vec::new();
-            self.stmt(s, &mut here).map_err(|e| match e {
-                Problem::Here(msg, help) => Diagnostic::new(msg, s.span).with_help(help),
-                Problem::Inside(d) => d,
-            })?;
-            for inst in here {
-                if let Some(lines) = self.checks {
-                    self.bound_checks(&inst, lines, &mut out).map_err(|e| {
-                        Diagnostic::new(format!("internal error in lowering: {e}"), s.span)
-                            .with_help(BUG)
-                    })?;
-                }
-                out.push(inst);
-            }
+            let here = self
+                .stmt(s, &mut here)
+                .and_then(|()| self.with_bound_checks(here))
+                .map_err(|e| match e {
+                    Problem::Here(msg, help) => Diagnostic::new(msg, s.span).with_help(help),
+                    Problem::Inside(d) => d,
+                })?;
+            out.extend(here);
         }
         Ok(out)
     }

@@ -130,20 +130,4 @@ impl Lowerer<'_> {
         }
         Ok(test)
     }
-
-    /// `insts` with a `--checked` build's asserts before each (as
-    /// [`Self::stmts`] adds them to a statement's instructions).
-    fn with_bound_checks(&mut self, insts: Vec<Inst>) -> Result<Vec<Inst>, Problem> {
-        let Some(lines) = self.checks else {
-            return Ok(insts);
-        };
-        let mut out = Vec::with_capacity(insts.len());
-        for inst in insts {
-            self.bound_checks(&inst, lines, &mut out).map_err(|e| {
-                Problem::Here(format!("internal error in lowering: {e}"), super::BUG)
-            })?;
-            out.push(inst);
-        }
-        Ok(out)
-    }
 }
