@@ -97,6 +97,9 @@ fn entries_report(kernel: &str, variants: &[tilec::lower::Lowered]) -> String {
             Variant::Full => "full tiles, unguarded, the widest copies",
             Variant::KResidue => "full tiles at any K, each k-tile's copy tested as a whole",
             Variant::GuardedVectors => "any block, guarded, the copies' vectors kept",
+            Variant::Unaligned => {
+                "full tiles, each copy tested as a whole, no vector that needs a condition"
+            }
             Variant::Guarded => "any block, every global access guarded",
         };
         let mut line = format!("  {:width$}  {what}", l.ir.name);

@@ -44,6 +44,7 @@ fn the_full_variant_runs_where_the_tiles_are_full() {
             Variant::Full,
             Variant::KResidue,
             Variant::GuardedVectors,
+            Variant::Unaligned,
             Variant::Guarded
         ]
     );
@@ -103,6 +104,7 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
         [
             "sgemm_nt_sm80",
             "sgemm_nt_sm80_guarded_vec",
+            "sgemm_nt_sm80_unaligned",
             "sgemm_nt_sm80_guarded"
         ]
     );
@@ -169,6 +171,57 @@ fn the_k_residue_entry_needs_no_whole_k_tiles() {
         !kept("bgemm_tn_sm80")
             .iter()
             .any(|n| n.ends_with("_k_residue"))
+    );
+}
+
+/// Any alignment on the full blocks: sgemm_nt_sm80's 16-byte copies need
+/// M and N multiples of 4, which its full and guarded-vector entries take
+/// as launch conditions; the `_unaligned` entry copies A and B element by
+/// element, each copy tested as a whole as in `_k_residue`, and needs only
+/// the blocks' full tiles. Where those copies would no longer be
+/// asynchronous (cp.async moves 4 bytes at least: bf16 elements), it is
+/// not made.
+#[test]
+fn the_unaligned_entry_runs_the_full_blocks_at_any_alignment() {
+    let k = kernel("sgemm_nt_sm80");
+    let full = lower_variant(&k, Variant::Full).unwrap();
+    let u = lower_variant(&k, Variant::Unaligned).unwrap();
+    let asynchronous = |l: &tilec::lower::Lowered| {
+        atoms(&l.ir.body)
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.kind,
+                    InstKind::Copy {
+                        atom: CopyAtom::Async(..),
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    // Four times the full entry's cp.async, each a quarter as wide, and as
+    // many again for the partial copies under guards.
+    assert_eq!(asynchronous(&u), 8 * asynchronous(&full));
+    assert_eq!(u.ir.name, "sgemm_nt_sm80_unaligned");
+    assert!(u.conditions.is_empty(), "{:?}", u.conditions);
+    assert_eq!(facts(&u.block_conditions), facts(&full.block_conditions));
+    assert!(!u.ir.block_offset);
+    let global = |a: &tilec::ir::Addr| matches!(a.space, tilec::ir::Space::Global(_));
+    for i in atoms(&u.ir.body) {
+        if let InstKind::Copy { atom, src, dst } = &i.kind
+            && (global(src) || global(dst))
+        {
+            // A's and B's asynchronous, C's in the epilogue not.
+            assert_eq!(atom.width(), 1, "{atom:?}");
+        }
+    }
+    assert!(guarded_anywhere(&u.ir.body));
+    assert!(lower_variant(&kernel("bgemm_tn_sm80"), Variant::Unaligned).is_err());
+    assert!(
+        !kept("bgemm_tn_sm80")
+            .iter()
+            .any(|n| n.ends_with("_unaligned"))
     );
 }
 

@@ -454,7 +454,7 @@ fn launch_bounds_reach_the_ptx() {
     // `min_blocks(2)` asks for two blocks per multiprocessor: ptxas then caps registers at 128.
     let ptx = emitted("tests/codegen/prefetch.tile", "ptx");
     let entries = ptx.matches(".entry").count();
-    assert_eq!(entries, 3, "full, guarded vectors and guarded");
+    assert_eq!(entries, 4, "full, guarded vectors, unaligned and guarded");
     assert_eq!(
         ptx.matches(".minnctapersm 2").count(),
         entries,

@@ -99,6 +99,16 @@ pub enum Variant {
     /// a multiprocessor instead of two, 14% slower at 4096^3), hence a
     /// variant of its own, for the K that are not multiples of the k-tile.
     KResidue,
+    /// The `KResidue` variant at the copy widths that need no launch
+    /// condition: the full blocks at any extents. Where a vector's
+    /// alignment depends on an extent (f32 A read along M in 16-byte
+    /// vectors needs `M % 4 == 0`), the other full entries refuse every
+    /// block of an odd M; this one copies such a tensor element by element,
+    /// tested as `KResidue` tests it, and leaves the guarded entry the
+    /// edges. (Tests in the guarded entry instead, for every coordinate,
+    /// gained at most 6% there: its guards' predicates stay live through
+    /// the main loop, 142 registers against 128.)
+    Unaligned,
     /// Partial tiles with the full variant's copy widths where the extents
     /// allow them: every global access guarded, but an asynchronous copy
     /// keeps its vectors where each vector's guard is one test (its
@@ -129,6 +139,7 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
         Variant::Full,
         Variant::KResidue,
         Variant::GuardedVectors,
+        Variant::Unaligned,
         Variant::Guarded,
     ]
 }
@@ -141,8 +152,10 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// element (where it keeps the copies' vectors it ran a partial K about as
 /// fast: sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200, 0.92 of cuBLAS,
 /// the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry copies
-/// element by element: 0.76, tested 0.89; docs/performance.md), and kept
-/// where it needs fewer conditions than the full variant.
+/// element by element: 0.76, tested 0.89; docs/performance.md). An
+/// optional variant is kept only where it can run: where every variant
+/// before it needs a condition that it does not (otherwise, whenever it
+/// could run, one of those runs first).
 pub fn lower_variants(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
 ) -> Result<Vec<Lowered>, Diagnostic> {
@@ -154,18 +167,23 @@ pub fn lower_variants(
             wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
         }
     });
-    // Optional: where it cannot be made (too many atoms, say), the full
-    // and guarded entries still run every K.
-    let residue = if wide {
-        None
-    } else {
-        lower(Variant::KResidue)
-            .ok()
-            .filter(|r| r.conditions.len() < full.conditions.len())
-    };
     let mut out = vec![full];
-    out.extend(residue);
-    out.extend(wide.then_some(vectors));
+    // Optional: where one cannot be made (too many atoms, say), the full
+    // and guarded entries still run every extent.
+    let earns = |v: &Lowered, before: &[Lowered]| {
+        before
+            .iter()
+            .all(|b| b.conditions.iter().any(|c| !v.conditions.contains(c)))
+    };
+    if !wide && let Ok(r) = lower(Variant::KResidue) {
+        out.extend(earns(&r, &out).then_some(r));
+    }
+    if wide {
+        out.push(vectors);
+    }
+    if let Ok(u) = lower(Variant::Unaligned) {
+        out.extend(earns(&u, &out).then_some(u));
+    }
     out.push(lower(Variant::Guarded)?);
     Ok(out)
 }
@@ -175,6 +193,7 @@ pub fn entry_name(kernel: &str, v: Variant) -> String {
     match v {
         Variant::Full => kernel.to_string(),
         Variant::KResidue => format!("{kernel}_k_residue"),
+        Variant::Unaligned => format!("{kernel}_unaligned"),
         Variant::GuardedVectors => format!("{kernel}_guarded_vec"),
         Variant::Guarded => format!("{kernel}_guarded"),
     }
@@ -255,7 +274,7 @@ fn lower_with(
         c.needed_by != FULL_TILES
             || match variant {
                 Variant::Full => c.tensor.is_none_or(|p| l.by_element.contains(&p)),
-                Variant::KResidue => c.tensor.is_none_or(|p| {
+                Variant::KResidue | Variant::Unaligned => c.tensor.is_none_or(|p| {
                     l.by_element.contains(&p) && (is_block_fact(c) || l.untested.contains(&p))
                 }),
                 Variant::GuardedVectors | Variant::Guarded => false,

@@ -4,7 +4,9 @@
 //! the thread's whole copy lies inside the tensor, and guarded, element by
 //! element, where it does not (the last, partial k-tile): one test a copy,
 //! the same for every thread but at a partial tile. The variant then needs
-//! no whole k-tiles (`K % 16 == 0`), only the block's full-tile facts.
+//! no whole k-tiles (`K % 16 == 0`), only the block's full-tile facts;
+//! the `Unaligned` variant tests alike, with copies whose width needs no
+//! condition on the extents.
 
 use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, CoordFn, View};
@@ -23,7 +25,8 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
-        if self.variant == Variant::KResidue
+        let variant = self.variant;
+        if matches!(variant, Variant::KResidue | Variant::Unaligned)
             && let Some(test) = self.whole_copy_test(src, dst, n)?
         {
             // Made twice: the budget counts the second copy.
@@ -32,7 +35,7 @@ impl Lowerer<'_> {
             // the runtime's to bound (and over the grid, with the last
             // k-tile partial, it could not).
             self.tested = true;
-            let atom = self.copy_atom(src, dst, n, asynchronous);
+            let atom = self.copy_atom(src, dst, n, asynchronous)?;
             let mut then = Vec::new();
             let done = self.copies(src, dst, atom, 0..n, span, &mut then);
             self.tested = false;
@@ -40,10 +43,10 @@ impl Lowerer<'_> {
             let then = self.with_bound_checks(then)?;
             // The partial tile, as the guarded entry copies it.
             self.variant = Variant::Guarded;
-            let atom = self.copy_atom(src, dst, n, asynchronous);
+            let atom = self.copy_atom(src, dst, n, asynchronous)?;
             let mut otherwise = Vec::new();
             let done = self.copies(src, dst, atom, 0..n, span, &mut otherwise);
-            self.variant = Variant::KResidue;
+            self.variant = variant;
             done?;
             let otherwise = self.with_bound_checks(otherwise)?;
             out.push(Inst::at(
@@ -56,24 +59,46 @@ impl Lowerer<'_> {
             ));
             return Ok(());
         }
-        let atom = self.copy_atom(src, dst, n, asynchronous);
+        let atom = self.copy_atom(src, dst, n, asynchronous)?;
         self.copies(src, dst, atom, 0..n, span, out)
     }
 
     /// The copy atom of `src -> dst` in this variant: a conversion, or the
     /// widest vector the layouts and the variant allow.
-    fn copy_atom(&mut self, src: &View, dst: &View, n: i64, asynchronous: bool) -> CopyAtom {
+    fn copy_atom(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        asynchronous: bool,
+    ) -> Result<CopyAtom, Problem> {
         let elem = dst.elem;
         if src.elem != elem {
-            return CopyAtom::Convert(src.elem, elem);
+            return Ok(CopyAtom::Convert(src.elem, elem));
         }
-        match (asynchronous, self.vector_width(src, dst, n, elem, true)) {
-            // cp.async moves at least 4 bytes; a narrower copy may as well
-            // land at once, which an async copy is allowed to do.
-            (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
-            (_, 1) => CopyAtom::Scalar(elem),
-            (_, w) => CopyAtom::Vector(elem, w as u32),
-        }
+        let unaligned = self.variant == Variant::Unaligned;
+        Ok(
+            match (
+                asynchronous,
+                self.vector_width(src, dst, n, elem, !unaligned),
+            ) {
+                // cp.async moves at least 4 bytes; a narrower copy may as well
+                // land at once, which an async copy is allowed to do.
+                (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
+                // Not in the `Unaligned` variant, which is made to run a
+                // pipeline's copies at full speed: loads that land at once
+                // stall it, and hold registers (bgemm_tn_sm80's spilled 736
+                // bytes, its guarded entry's 320).
+                (true, _) if unaligned => {
+                    return Err(Problem::Here(
+                        format!("an asynchronous copy of {elem} elements one by one"),
+                        "the unaligned entry is not made for such copies",
+                    ));
+                }
+                (_, 1) => CopyAtom::Scalar(elem),
+                (_, w) => CopyAtom::Vector(elem, w as u32),
+            },
+        )
     }
 
     /// Where a copy touches a global view with a coordinate that moves
