@@ -44,6 +44,38 @@ impl Fact {
         }
     }
 
+    /// Whether `self` provably implies `other` (conservative: `false` may
+    /// mean "not provable"): the same fact, a multiple's divisibility
+    /// (`N % 8192 == 0` implies `N % 4 == 0`), through `All` and `Any`.
+    pub fn implies(&self, other: &Fact) -> bool {
+        if self == other {
+            return true;
+        }
+        match (self, other) {
+            (_, Fact::Any(fs)) if fs.iter().any(|f| self.implies(f)) => true,
+            (_, Fact::All(fs)) if fs.iter().all(|f| self.implies(f)) => true,
+            (Fact::All(fs), _) => fs.iter().any(|f| f.implies(other)),
+            (Fact::Any(fs), _) => !fs.is_empty() && fs.iter().all(|f| f.implies(other)),
+            (
+                Fact::Divides {
+                    divisor: a,
+                    dividend: x,
+                },
+                Fact::Divides {
+                    divisor: b,
+                    dividend: y,
+                },
+            ) => {
+                x == y
+                    && matches!(
+                        (a.as_static(), b.as_static()),
+                        (Some(a), Some(b)) if b != 0 && a % b == 0
+                    )
+            }
+            _ => false,
+        }
+    }
+
     /// The names the fact mentions, each once, in first-use order.
     pub fn names(&self, out: &mut Vec<String>) {
         match self {
@@ -202,5 +234,27 @@ impl Conditions {
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn divides(d: i64, x: &str) -> Fact {
+        Fact::divides(&Int::Static(d), &Int::var(x))
+    }
+
+    #[test]
+    fn a_multiple_s_divisibility_implies_its_divisors() {
+        assert!(divides(8192, "N").implies(&divides(4, "N")));
+        assert!(!divides(4, "N").implies(&divides(8192, "N")));
+        assert!(!divides(8192, "N").implies(&divides(3, "N")));
+        assert!(!divides(8192, "M").implies(&divides(4, "N")));
+        let both = Fact::All(vec![divides(16, "K"), divides(8, "M")]);
+        assert!(both.implies(&divides(4, "M")));
+        assert!(both.implies(&Fact::All(vec![divides(8, "K"), divides(2, "M")])));
+        assert!(!divides(16, "K").implies(&both));
+        assert!(divides(16, "K").implies(&Fact::Any(vec![divides(8, "K"), divides(3, "M")])));
     }
 }

@@ -154,8 +154,9 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry copies
 /// element by element: 0.76, tested 0.89; docs/performance.md). An
 /// optional variant is kept only where it can run: where every variant
-/// before it needs a condition that it does not (otherwise, whenever it
-/// could run, one of those runs first).
+/// before it needs a condition that its own do not imply (otherwise,
+/// whenever it could run, one of those runs first: softmax's unaligned
+/// entry needed `N % 8192 == 0`, its full one that and `N % 4 == 0`).
 pub fn lower_variants(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
 ) -> Result<Vec<Lowered>, Diagnostic> {
@@ -171,9 +172,11 @@ pub fn lower_variants(
     // Optional: where one cannot be made (too many atoms, say), the full
     // and guarded entries still run every extent.
     let earns = |v: &Lowered, before: &[Lowered]| {
+        let implied =
+            |c: &tilec_layout::Condition| v.conditions.iter().any(|u| u.fact.implies(&c.fact));
         before
             .iter()
-            .all(|b| b.conditions.iter().any(|c| !v.conditions.contains(c)))
+            .all(|b| b.conditions.iter().any(|c| !implied(c)))
     };
     if !wide && let Ok(r) = lower(Variant::KResidue) {
         out.extend(earns(&r, &out).then_some(r));
