@@ -69,7 +69,7 @@ impl Fact {
                 x == y
                     && matches!(
                         (a.as_static(), b.as_static()),
-                        (Some(a), Some(b)) if b != 0 && a % b == 0
+                        (Some(a), Some(b)) if a.checked_rem(b) == Some(0)
                     )
             }
             _ => false,
@@ -256,5 +256,15 @@ mod tests {
         assert!(both.implies(&Fact::All(vec![divides(8, "K"), divides(2, "M")])));
         assert!(!divides(16, "K").implies(&both));
         assert!(divides(16, "K").implies(&Fact::Any(vec![divides(8, "K"), divides(3, "M")])));
+        // Either member implies it: so does the disjunction; not otherwise.
+        let either = Fact::Any(vec![divides(8, "K"), divides(16, "K")]);
+        assert!(either.implies(&divides(4, "K")));
+        assert!(!either.implies(&divides(16, "K")));
+        assert!(!Fact::Any(vec![]).implies(&divides(2, "K")));
+        // Signs do not change divisibility; a zero divisor divides nothing.
+        assert!(divides(-8, "K").implies(&divides(4, "K")));
+        assert!(!divides(8, "K").implies(&divides(0, "K")));
+        // No overflow (i64::MIN % -1), whatever the answer.
+        let _ = divides(i64::MIN, "K").implies(&divides(-1, "K"));
     }
 }

@@ -8,8 +8,9 @@
 //!
 //! This file walks the statements; `access` makes addresses (guards,
 //! swizzles, vector widths, shared bounds), `residue` copies (and the
-//! k-residue entry's tested copies), `tensor_core` the MMA and ldmatrix
-//! atoms, `checked` the `--checked` bound checks.
+//! k-residue and unaligned entries' tested copies), `tensor_core` the MMA
+//! and ldmatrix atoms, `checked` the `--checked` bound checks, `variant`
+//! which entries a kernel gets.
 
 mod access;
 mod checked;
@@ -20,7 +21,10 @@ mod predication;
 mod reduce;
 mod residue;
 mod tensor_core;
+mod variant;
 mod warpgroup;
+
+pub use variant::{Variant, entry_name, lower_variants, variants};
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
@@ -83,124 +87,6 @@ pub struct LoopRange {
 
 /// The hint of an internal error.
 const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
-
-/// Which variant of a kernel to make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    /// Full tiles: no guards, the widest copies. Its launch conditions say
-    /// when it applies (every k-tile full, vector alignment); its block
-    /// conditions, on which blocks (those whose tiles are inside the tensors).
-    Full,
-    /// The full variant for any K: each copy whose coordinates move within
-    /// the block (a k-tile's) tests that the thread's whole copy is inside
-    /// the tensor, and copies the partial tile with guards where it is not
-    /// ([`residue`]). The test costs the full variant its speed on whole
-    /// k-tiles (registers: sgemm_nt_sm80 went from 128 to 133, one block
-    /// a multiprocessor instead of two, 14% slower at 4096^3), hence a
-    /// variant of its own, for the K that are not multiples of the k-tile.
-    KResidue,
-    /// The `KResidue` variant at the copy widths that need no launch
-    /// condition: the full blocks at any extents. Where a vector's
-    /// alignment depends on an extent (f32 A read along M in 16-byte
-    /// vectors needs `M % 4 == 0`), the other full entries refuse every
-    /// block of an odd M; this one copies such a tensor element by element,
-    /// tested as `KResidue` tests it, and leaves the guarded entry the
-    /// edges. (Tests in the guarded entry instead, for every coordinate,
-    /// gained at most 6% there: its guards' predicates stay live through
-    /// the main loop, 142 registers against 128.)
-    Unaligned,
-    /// Partial tiles with the full variant's copy widths where the extents
-    /// allow them: every global access guarded, but an asynchronous copy
-    /// keeps its vectors where each vector's guard is one test (its
-    /// elements' coordinates equal, or consecutive from a multiple of the
-    /// width below an extent that is one). Its launch conditions are those
-    /// alignments (a K that is a multiple of 8, say); it runs the edge
-    /// blocks, or the whole grid where k-tiles are partial. Kept only where
-    /// some guarded copy is wider than an element.
-    GuardedVectors,
-    /// Any extents, any block: every global access guarded by the tensor's
-    /// coordinates, per-element copies. Where the full variant has block
-    /// conditions, it takes a block offset, so that the runtime can launch
-    /// it on the edge blocks alone.
-    Guarded,
-}
-
-impl Variant {
-    /// Whether the variant guards its global accesses (it runs partial tiles).
-    pub fn guarded(self) -> bool {
-        matches!(self, Variant::GuardedVectors | Variant::Guarded)
-    }
-}
-
-/// Every variant a kernel may compile to, in the order the runtime tries
-/// them ([`lower_variants`] makes those that earn their compile time).
-pub fn variants(_: &Kernel) -> Vec<Variant> {
-    vec![
-        Variant::Full,
-        Variant::KResidue,
-        Variant::GuardedVectors,
-        Variant::Unaligned,
-        Variant::Guarded,
-    ]
-}
-
-/// The variants of `k` that earn their compile time, each lowered by
-/// `lower`, in the order the runtime tries them. A `GuardedVectors`
-/// variant without a guarded vector copy is the `Guarded` one with
-/// conditions. A `KResidue` variant runs the full blocks where the k-tiles
-/// are partial; it is made only where the guarded variant copies element by
-/// element (where it keeps the copies' vectors it ran a partial K about as
-/// fast: sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200, 0.92 of cuBLAS,
-/// the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry copies
-/// element by element: 0.76, tested 0.89; docs/performance.md). An
-/// optional variant is kept only where it can run: where every variant
-/// before it needs a condition that its own do not imply (otherwise,
-/// whenever it could run, one of those runs first: softmax's unaligned
-/// entry needed `N % 8192 == 0`, its full one that and `N % 4 == 0`).
-pub fn lower_variants(
-    lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
-) -> Result<Vec<Lowered>, Diagnostic> {
-    let full = lower(Variant::Full)?;
-    let vectors = lower(Variant::GuardedVectors)?;
-    let mut wide = false;
-    crate::ir::for_each_atom(&vectors.ir.body, &mut |i| {
-        if let InstKind::Copy { atom, src, dst } = &i.kind {
-            wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
-        }
-    });
-    let mut out = vec![full];
-    // Optional: where one cannot be made (too many atoms, say), the full
-    // and guarded entries still run every extent.
-    let earns = |v: &Lowered, before: &[Lowered]| {
-        let implied =
-            |c: &tilec_layout::Condition| v.conditions.iter().any(|u| u.fact.implies(&c.fact));
-        before
-            .iter()
-            .all(|b| b.conditions.iter().any(|c| !implied(c)))
-    };
-    if !wide && let Ok(r) = lower(Variant::KResidue) {
-        out.extend(earns(&r, &out).then_some(r));
-    }
-    if wide {
-        out.push(vectors);
-    }
-    if let Ok(u) = lower(Variant::Unaligned) {
-        out.extend(earns(&u, &out).then_some(u));
-    }
-    out.push(lower(Variant::Guarded)?);
-    Ok(out)
-}
-
-/// The entry-point name of a variant.
-pub fn entry_name(kernel: &str, v: Variant) -> String {
-    match v {
-        Variant::Full => kernel.to_string(),
-        Variant::KResidue => format!("{kernel}_k_residue"),
-        Variant::Unaligned => format!("{kernel}_unaligned"),
-        Variant::GuardedVectors => format!("{kernel}_guarded_vec"),
-        Variant::Guarded => format!("{kernel}_guarded"),
-    }
-}
 
 /// Whether a full-tile fact is about a block's tile (it names `block.*`),
 /// not about every block alike (a k-tile).

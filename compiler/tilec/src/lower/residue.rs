@@ -34,8 +34,8 @@ impl Lowerer<'_> {
             // The accesses under the test are bounded by it: they are not
             // the runtime's to bound (and over the grid, with the last
             // k-tile partial, it could not).
-            self.tested = true;
             let atom = self.copy_atom(src, dst, n, asynchronous)?;
+            self.tested = true;
             let mut then = Vec::new();
             let done = self.copies(src, dst, atom, 0..n, span, &mut then);
             self.tested = false;
@@ -77,28 +77,24 @@ impl Lowerer<'_> {
             return Ok(CopyAtom::Convert(src.elem, elem));
         }
         let unaligned = self.variant == Variant::Unaligned;
-        Ok(
-            match (
-                asynchronous,
-                self.vector_width(src, dst, n, elem, !unaligned),
-            ) {
-                // cp.async moves at least 4 bytes; a narrower copy may as well
-                // land at once, which an async copy is allowed to do.
-                (true, w) if w * elem.bytes() >= 4 => CopyAtom::Async(elem, w as u32),
-                // Not in the `Unaligned` variant, which is made to run a
-                // pipeline's copies at full speed: loads that land at once
-                // stall it, and hold registers (bgemm_tn_sm80's spilled 736
-                // bytes, its guarded entry's 320).
-                (true, _) if unaligned => {
-                    return Err(Problem::Here(
-                        format!("an asynchronous copy of {elem} elements one by one"),
-                        "the unaligned entry is not made for such copies",
-                    ));
-                }
-                (_, 1) => CopyAtom::Scalar(elem),
-                (_, w) => CopyAtom::Vector(elem, w as u32),
-            },
-        )
+        let w = self.vector_width(src, dst, n, elem, !unaligned);
+        // cp.async moves at least 4 bytes; a narrower copy may as well land
+        // at once, which an async copy is allowed to do. Not in the
+        // `Unaligned` variant, which is made to run a pipeline's copies at
+        // full speed: loads that land at once stall it, and hold registers
+        // (bgemm_tn_sm80's spilled 736 bytes, its guarded entry's 320).
+        let whole_words = w * elem.bytes() >= 4;
+        if asynchronous && unaligned && !whole_words {
+            return Err(Problem::Here(
+                format!("an asynchronous copy of {elem} elements one by one"),
+                "the unaligned entry is not made for such copies",
+            ));
+        }
+        Ok(match w {
+            _ if asynchronous && whole_words => CopyAtom::Async(elem, w as u32),
+            1 => CopyAtom::Scalar(elem),
+            _ => CopyAtom::Vector(elem, w as u32),
+        })
     }
 
     /// Where a copy touches a global view with a coordinate that moves
