@@ -10,9 +10,10 @@ use tilec_layout::int::Op as IntOp;
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// Emits the values `insts` use before any branch (with their
-    /// operands) that live in the open loops and are not emitted yet. A
-    /// value only a branch needs is computed in that branch, not on every
-    /// iteration.
+    /// operands) that live in the open loops, or at the entry, and are not
+    /// emitted yet. A value only a branch needs is computed in that branch,
+    /// not on every iteration (a loop's), nor held through the loop (an
+    /// entry value: `KernelIr::entry_values_of` leaves it to the branch).
     pub(super) fn values_for(&mut self, insts: &[Inst]) -> Result<()> {
         let mut used = Vec::new();
         insts
@@ -20,7 +21,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .for_each(|i| i.ints_used_before_branches(&mut used));
         for id in self.ir.with_operands(used) {
             let v = &self.ir.ints[id];
-            let open = v.scope.is_some_and(|l| self.open_loops.contains(&l));
+            let open = v.scope.is_none_or(|l| self.open_loops.contains(&l));
             if open && !matches!(v.def, IntDef::LoopVar(_)) && !self.ints.contains_key(&id) {
                 let value = self.int_value(&v.def)?;
                 self.ints.insert(id, value);

@@ -20,6 +20,40 @@ impl Inst {
         self.ints_named(out, false)
     }
 
+    /// The values it names but those only the `otherwise` branch of an if
+    /// names: what is worth computing once, before it. An if's `then` is
+    /// its common path (a tested copy's whole copy, where `otherwise` is
+    /// the partial tile): its values are computed before the loops around
+    /// it, as everywhere else, and the other branch's where it runs.
+    /// (Computing the `then` branch's own in it too cost sgemm_tn_sm80's
+    /// `_k_residue` entry 4% on the H200, its unguarded indices computed
+    /// again each k-tile.)
+    pub fn ints_shared(&self, out: &mut Vec<IntId>) {
+        match &self.kind {
+            InstKind::If { cond, then, .. } => {
+                out.push(*cond);
+                then.iter().for_each(|i| i.ints_used(out));
+            }
+            InstKind::Loop {
+                start, end, body, ..
+            } => {
+                out.extend([*start, *end]);
+                body.iter().for_each(|i| i.ints_shared(out));
+            }
+            InstKind::Pipeline {
+                start,
+                end,
+                load,
+                body,
+                ..
+            } => {
+                out.extend([*start, *end]);
+                load.iter().chain(body).for_each(|i| i.ints_shared(out));
+            }
+            _ => self.ints_named(out, false),
+        }
+    }
+
     fn ints_named(&self, out: &mut Vec<IntId>, into_branches: bool) {
         let addr = |a: &Addr, out: &mut Vec<IntId>| {
             out.push(a.index);
@@ -118,18 +152,27 @@ impl KernelIr {
     }
 
     /// The entry-scope values `insts` need, operands included, in
-    /// definition order: what must be computed before them. (The values
-    /// of loops inside count, through their operands.)
+    /// definition order, less those that one branch of an if alone needs
+    /// (which that branch computes): what must be computed before them.
+    /// A tested copy's guards, needed by its partial branch only, then
+    /// stay out of the registers through the main loop (the loop's values
+    /// count through their operands, likewise).
     pub fn entry_values_of(&self, insts: &[Inst]) -> Vec<IntId> {
-        let mut ids = Vec::new();
-        let mut loops = Vec::new();
+        let (mut ids, mut named, mut loops) = (Vec::new(), Vec::new(), Vec::new());
         for i in insts {
-            i.ints_used(&mut ids);
+            i.ints_shared(&mut ids);
+            i.ints_used(&mut named);
             collect_loops(std::slice::from_ref(i), &mut loops);
         }
+        // A loop's values that no instruction names (operands of others,
+        // a divisor the loop steps by) are the loop's to compute from the
+        // entry's, at its top.
+        let mut is_named = vec![false; self.ints.len()];
+        named.into_iter().for_each(|v| is_named[v] = true);
         ids.extend(
-            (0..self.ints.len())
-                .filter(|&v| self.ints[v].scope.is_some_and(|l| loops.contains(&l))),
+            (0..self.ints.len()).filter(|&v| {
+                !is_named[v] && self.ints[v].scope.is_some_and(|l| loops.contains(&l))
+            }),
         );
         self.with_operands(ids)
             .into_iter()
