@@ -176,6 +176,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         self.open_loops.push(id);
+        // An entry value first computed in the body does not dominate the
+        // exit: forgotten there (the enclosing statement computes the
+        // entry's before the loop, so none is expected).
+        let entry_before: std::collections::HashSet<usize> = self
+            .ints
+            .keys()
+            .filter(|k| ir.ints[**k].scope.is_none())
+            .copied()
+            .collect();
         self.values_for(body)?;
         if let Some(role) = role {
             let trip = self.b.build_int_nsw_sub(counter, first, "")?;
@@ -210,6 +219,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.build_conditional_branch(again, bodyb, exit)?;
         self.open_loops.pop();
         self.b.position_at_end(exit);
+        self.ints
+            .retain(|k, _| ir.ints[*k].scope.is_some() || entry_before.contains(k));
         for (r, k, before, p) in carried {
             let after = self.registers[r][k].expect("set in the body");
             p.add_incoming(&[(&after, latch)]);

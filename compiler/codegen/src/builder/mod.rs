@@ -283,7 +283,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         // Entry values are computed where the top-level statement that
         // first needs them begins, not all at the start: one the epilogue
         // alone needs (a guard) would otherwise stay live, in a register,
-        // through the main loop. The tensor maps' are computed at once.
+        // through the main loop. Those only an if's `otherwise` branch (or
+        // a block reduction's body) needs are computed in it. The tensor maps' are computed at once.
         let maps: Vec<usize> = self
             .ir
             .tensor_maps

@@ -21,7 +21,8 @@ impl Inst {
     }
 
     /// The values it names but those only the `otherwise` branch of an if
-    /// names: what is worth computing once, before it. An if's `then` is
+    /// or the body of a block reduction (the last block's branch) names:
+    /// what is worth computing once, before it. An if's `then` is
     /// its common path (a tested copy's whole copy, where `otherwise` is
     /// the partial tile): its values are computed before the loops around
     /// it, as everywhere else, and the other branch's where it runs.
@@ -152,11 +153,12 @@ impl KernelIr {
     }
 
     /// The entry-scope values `insts` need, operands included, in
-    /// definition order, less those that one branch of an if alone needs
-    /// (which that branch computes): what must be computed before them.
-    /// A tested copy's guards, needed by its partial branch only, then
-    /// stay out of the registers through the main loop (the loop's values
-    /// count through their operands, likewise).
+    /// definition order, less those that only an if's `otherwise` branch
+    /// or a block reduction's body needs (which that branch computes):
+    /// what must be computed before them. A tested copy's guards, needed
+    /// by its partial branch only, then stay out of the registers through
+    /// the main loop (the loop's values count through their operands,
+    /// likewise).
     pub fn entry_values_of(&self, insts: &[Inst]) -> Vec<IntId> {
         let (mut ids, mut named, mut loops) = (Vec::new(), Vec::new(), Vec::new());
         for i in insts {
