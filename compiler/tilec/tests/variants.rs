@@ -1,6 +1,7 @@
 //! The variants a kernel compiles to: full tiles unguarded and vectorized,
 //! on the blocks the checker's full-tile facts allow; guarded with vectors
-//! where the extents are aligned; guarded per element, anywhere.
+//! where the extents are aligned; guarded per element, anywhere; and where
+//! the tested copies' values are computed.
 
 use std::path::Path;
 use tilec::check::kernel::check_source;
@@ -245,4 +246,76 @@ fn kernels_without_partial_tiles_launch_one_entry_on_the_whole_grid() {
         let l = lower_variant(&k, v).unwrap();
         assert!(l.block_conditions.is_empty() && !l.ir.block_offset);
     }
+}
+
+/// What codegen computes before each top-level statement
+/// (`KernelIr::entry_values_of`): a tested copy's guards, which only its
+/// partial branch uses, are left to that branch, so that they hold no
+/// register through the main loop; the whole copy's indices, which the
+/// common branch uses, are still computed once, before the loop.
+#[test]
+fn a_tested_copy_s_guards_are_computed_in_its_partial_branch() {
+    let k = kernel("sgemm_nt_sm80");
+    let u = lower_variant(&k, Variant::Unaligned).unwrap();
+    let ir = &u.ir;
+    // Each entry value's uses: in a `then`, an `otherwise`, or elsewhere.
+    fn walk(insts: &[Inst], place: u8, out: &mut Vec<(usize, u8)>) {
+        for i in insts {
+            match &i.kind {
+                InstKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    out.push((*cond, place));
+                    walk(then, place.max(1), out);
+                    walk(otherwise, 2, out);
+                }
+                k if !k.bodies().is_empty() => {
+                    let mut named = Vec::new();
+                    i.ints_used_before_branches(&mut named);
+                    out.extend(named.into_iter().map(|v| (v, place)));
+                    for b in k.bodies() {
+                        walk(b, place, out);
+                    }
+                }
+                _ => {
+                    let mut named = Vec::new();
+                    i.ints_used(&mut named);
+                    out.extend(named.into_iter().map(|v| (v, place)));
+                }
+            }
+        }
+    }
+    let mut uses = Vec::new();
+    walk(&ir.body, 0, &mut uses);
+    let hoisted: Vec<usize> = ir
+        .body
+        .iter()
+        .flat_map(|i| ir.entry_values_of(std::slice::from_ref(i)))
+        .collect();
+    // The entry values each place needs, operands included.
+    let needs = |f: &dyn Fn(u8) -> bool| -> Vec<usize> {
+        let named = uses
+            .iter()
+            .filter(|&&(_, p)| f(p))
+            .map(|&(v, _)| v)
+            .collect();
+        ir.with_operands(named)
+            .into_iter()
+            .filter(|&v| ir.ints[v].scope.is_none())
+            .collect()
+    };
+    let elsewhere = needs(&|p| p != 2);
+    let only_otherwise: Vec<usize> = needs(&|p| p == 2)
+        .into_iter()
+        .filter(|v| !elsewhere.contains(v))
+        .collect();
+    let in_then = needs(&|p| p == 1);
+    assert!(
+        !only_otherwise.is_empty(),
+        "the guards of the partial branches"
+    );
+    assert!(only_otherwise.iter().all(|v| !hoisted.contains(v)));
+    assert!(!in_then.is_empty() && in_then.iter().all(|v| hoisted.contains(v)));
 }
