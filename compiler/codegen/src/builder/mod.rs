@@ -284,7 +284,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         // first needs them begins, not all at the start: one the epilogue
         // alone needs (a guard) would otherwise stay live, in a register,
         // through the main loop. Those only an if's `otherwise` branch (or
-        // a block reduction's body) needs are computed in it. The tensor maps' are computed at once.
+        // a block reduction's body) needs are computed in it. The tensor
+        // maps' are computed at once.
         let maps: Vec<usize> = self
             .ir
             .tensor_maps

@@ -5,19 +5,30 @@
 use super::{Addr, Inst, InstKind, IntDef, IntId, IntValue, KernelIr};
 use crate::check::kernel::predication::{UNIFORM, mirror, threshold_granule};
 
+/// Which of an instruction's values [`Inst::ints_named`] collects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// All, in every branch.
+    Everywhere,
+    /// Those outside the branches of its ifs and block reductions.
+    BeforeBranches,
+    /// Those but an if's `otherwise` branch's and a block reduction's.
+    Hoisted,
+}
+
 impl Inst {
     /// Every value the instruction names, nested instructions included
     /// (not the values a loop computes in its own scope, nor operands of
     /// values: see [`KernelIr::operands`]).
     pub fn ints_used(&self, out: &mut Vec<IntId>) {
-        self.ints_named(out, true)
+        self.ints_named(out, Reach::Everywhere)
     }
 
     /// The values it names outside the branches of the ifs it holds (their
     /// conditions count): what must be computed before it; a branch
     /// computes what only it needs.
     pub fn ints_used_before_branches(&self, out: &mut Vec<IntId>) {
-        self.ints_named(out, false)
+        self.ints_named(out, Reach::BeforeBranches)
     }
 
     /// The values it names but those only the `otherwise` branch of an if
@@ -30,32 +41,10 @@ impl Inst {
     /// `_k_residue` entry 4% on the H200, its unguarded indices computed
     /// again each k-tile.)
     pub fn ints_shared(&self, out: &mut Vec<IntId>) {
-        match &self.kind {
-            InstKind::If { cond, then, .. } => {
-                out.push(*cond);
-                then.iter().for_each(|i| i.ints_used(out));
-            }
-            InstKind::Loop {
-                start, end, body, ..
-            } => {
-                out.extend([*start, *end]);
-                body.iter().for_each(|i| i.ints_shared(out));
-            }
-            InstKind::Pipeline {
-                start,
-                end,
-                load,
-                body,
-                ..
-            } => {
-                out.extend([*start, *end]);
-                load.iter().chain(body).for_each(|i| i.ints_shared(out));
-            }
-            _ => self.ints_named(out, false),
-        }
+        self.ints_named(out, Reach::Hoisted)
     }
 
-    fn ints_named(&self, out: &mut Vec<IntId>, into_branches: bool) {
+    fn ints_named(&self, out: &mut Vec<IntId>, reach: Reach) {
         let addr = |a: &Addr, out: &mut Vec<IntId>| {
             out.push(a.index);
             out.extend(a.guard);
@@ -92,7 +81,7 @@ impl Inst {
                 start, end, body, ..
             } => {
                 out.extend([*start, *end]);
-                body.iter().for_each(|i| i.ints_named(out, into_branches));
+                body.iter().for_each(|i| i.ints_named(out, reach));
             }
             InstKind::If {
                 cond,
@@ -100,10 +89,13 @@ impl Inst {
                 otherwise,
             } => {
                 out.push(*cond);
-                if into_branches {
-                    then.iter()
-                        .chain(otherwise)
-                        .for_each(|i| i.ints_named(out, true));
+                let branches: &[&[Inst]] = match reach {
+                    Reach::Everywhere => &[then, otherwise],
+                    Reach::Hoisted => &[then],
+                    Reach::BeforeBranches => &[],
+                };
+                for i in branches.iter().copied().flatten() {
+                    i.ints_named(out, Reach::Everywhere);
                 }
             }
             // Its body is a branch: the last block of each group runs it.
@@ -115,8 +107,8 @@ impl Inst {
                 ..
             } => {
                 out.extend([*group, *count, *index]);
-                if into_branches {
-                    body.iter().for_each(|i| i.ints_named(out, true));
+                if reach == Reach::Everywhere {
+                    body.iter().for_each(|i| i.ints_named(out, reach));
                 }
             }
             InstKind::Pipeline {
@@ -129,7 +121,7 @@ impl Inst {
                 out.extend([*start, *end]);
                 load.iter()
                     .chain(body)
-                    .for_each(|i| i.ints_named(out, into_branches));
+                    .for_each(|i| i.ints_named(out, reach));
             }
             InstKind::MmaSync { .. }
             | InstKind::Barrier
