@@ -9,9 +9,14 @@ fn root() -> PathBuf {
 }
 
 fn run_cpu(file: &str, dims: &str) -> (i32, String, String) {
+    run_cpu_with(file, dims, &[])
+}
+
+fn run_cpu_with(file: &str, dims: &str, extra: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
         .current_dir(root())
         .args(["run", "--cpu", file, "--dims", dims, "--seed", "5"])
+        .args(extra)
         .output()
         .unwrap();
     (
@@ -79,6 +84,30 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             out.contains("(ok)") && out.contains("CPU executor"),
             "{out}"
         );
+    }
+}
+
+/// The row kernels' tiles, from a block per row to a warp per row: every
+/// one right at a partial last block and a row shorter than a chunk, and
+/// with the copies' vectors where N allows (a block of one row too, whose
+/// size-1 row mode must not hide the alignment).
+#[test]
+fn every_row_tile_of_the_row_kernels_runs_on_the_cpu() {
+    for kernel in ["softmax", "layernorm"] {
+        let file = format!("examples/{kernel}.tile");
+        for set in [
+            "rows=1,vecs=8",
+            "rows=2,vecs=4",
+            "rows=4,vecs=1",
+            "rows=8,vecs=2",
+        ] {
+            let (code, out, err) = run_cpu_with(&file, "M=37,N=1000", &["--set", set]);
+            assert_eq!(code, 0, "{file} {set}: {out}{err}");
+            assert!(
+                out.starts_with(&format!("{kernel}_guarded_vec ")) && out.contains("(ok)"),
+                "{file} {set}: {out}"
+            );
+        }
     }
 }
 

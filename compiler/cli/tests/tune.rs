@@ -93,7 +93,7 @@ fn tune_without_a_gpu_builds_every_variant_and_keeps_the_defaults() {
         eprintln!("SKIPPED: a GPU is present (tilec tune times the variants there)");
         return;
     }
-    // --set fixes four of the five tunables: the seven splits remain.
+    // --set fixes four of the five tunables: the eight splits remain.
     let (code, out, err) = tilec(&[
         "tune",
         &splitk(),
@@ -103,8 +103,8 @@ fn tune_without_a_gpu_builds_every_variant_and_keeps_the_defaults() {
         "bm=128,bn=128,stages=4,blocks_per_sm=1",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.matches("built").count(), 7, "{out}");
-    assert!(err.contains("7 variants, 7 built"), "{err}");
+    assert_eq!(out.matches("built").count(), 8, "{out}");
+    assert!(err.contains("8 variants, 8 built"), "{err}");
     assert!(
         out.contains("no GPU on this machine") && out.contains("keeps its defaults (splits=8)"),
         "{out}"
@@ -187,7 +187,7 @@ fn tilec_run_is_told_when_the_cache_prefers_other_values() {
     // The build's own value, or one that is no candidate: nothing to say.
     cache.record(entry(8)).unwrap();
     assert_eq!(advice(&path, &m, "H200", &dims), None);
-    cache.record(entry(3)).unwrap();
+    cache.record(entry(5)).unwrap();
     assert_eq!(advice(&path, &m, "H200", &dims), None);
     std::fs::remove_dir_all(&dir).unwrap();
 }

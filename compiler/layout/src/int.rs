@@ -128,19 +128,30 @@ impl Int {
         match &**sym {
             Sym::Var(n) if n == name => v.clone(),
             Sym::Var(_) => self.clone(),
-            Sym::Bin(op, a, b) => {
-                let (a, b) = (a.replace(name, v), b.replace(name, v));
-                match op {
-                    Op::Add => a.add(&b),
-                    Op::Sub => a.sub(&b),
-                    Op::Mul => a.mul(&b),
-                    Op::Div => a.div(&b),
-                    Op::CeilDiv => a.ceil_div(&b),
-                    Op::Mod => a.rem(&b),
-                    Op::Min => a.min(&b),
-                    Op::Max => a.max(&b),
-                }
-            }
+            Sym::Bin(op, a, b) => folded(*op, &a.replace(name, v), &b.replace(name, v)),
+        }
+    }
+
+    /// The value with each `a / c` whose `a` stays in `0..c` (by the ranges
+    /// `env` gives the names) folded to 0, and each `a % c` to `a`: a
+    /// coordinate in a mode the index never leaves (the row of a thread in
+    /// a block of one row) drops out, so that alignment can be proved.
+    pub fn fold_in_range(&self, env: &dyn Fn(&str) -> Option<(i64, i64)>) -> Int {
+        let Int::Dynamic(sym) = self else {
+            return self.clone();
+        };
+        let Sym::Bin(op, a, b) = &**sym else {
+            return self.clone();
+        };
+        let (a, b) = (a.fold_in_range(env), b.fold_in_range(env));
+        let below = |c: &Int| match (a.range(env), c.as_static()) {
+            (Some((lo, hi)), Some(c)) => lo >= 0 && hi < c,
+            _ => false,
+        };
+        match op {
+            Op::Div if below(&b) => Int::Static(0),
+            Op::Mod if below(&b) => a,
+            _ => folded(*op, &a, &b),
         }
     }
 
@@ -419,6 +430,20 @@ fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
+/// `a op b`, folded as each operation folds.
+fn folded(op: Op, a: &Int, b: &Int) -> Int {
+    match op {
+        Op::Add => a.add(b),
+        Op::Sub => a.sub(b),
+        Op::Mul => a.mul(b),
+        Op::Div => a.div(b),
+        Op::CeilDiv => a.ceil_div(b),
+        Op::Mod => a.rem(b),
+        Op::Min => a.min(b),
+        Op::Max => a.max(b),
+    }
+}
+
 fn bin(op: Op, a: &Int, b: &Int) -> Int {
     match (a.as_static(), b.as_static()) {
         (Some(x), Some(y)) => match apply(op, x, y) {
@@ -652,6 +677,24 @@ mod tests {
             x.multiple_of(4, &extents),
             Some(vec![crate::Fact::divides(&Int::from(2), &m)])
         );
+    }
+
+    /// A thread's row in a block of one row, `t / 256` for t < 256, is 0:
+    /// folded by the thread's range, the offset is a multiple of 4 again.
+    #[test]
+    fn a_quotient_of_a_value_below_its_divisor_folds_to_zero() {
+        let t = Int::var("thread.x");
+        let env = |n: &str| (n == "thread.x").then_some((0, 255));
+        let off = Int::from(4)
+            .mul(&t.rem(&Int::from(256)))
+            .add(&t.div(&Int::from(256)));
+        assert_eq!(off.multiple_of(4, &|_: &str| false), None);
+        let folded = off.fold_in_range(&env);
+        assert_eq!(folded, Int::from(4).mul(&t));
+        assert_eq!(folded.multiple_of(4, &|_: &str| false), Some(vec![]));
+        // Not where the value may reach the divisor.
+        let wide = |n: &str| (n == "thread.x").then_some((0, 256));
+        assert_eq!(off.fold_in_range(&wide), off);
     }
 
     #[test]

@@ -226,7 +226,8 @@ impl Lowerer<'_> {
                     let Ok(start) = v.layout.at(i) else {
                         return false;
                     };
-                    match v.offset.add(&start).multiple_of(w, &extents) {
+                    let at = v.offset.add(&start).fold_in_range(&|n| self.name_range(n));
+                    match at.multiple_of(w, &extents) {
                         Some(f) => {
                             facts.extend(f);
                             true
@@ -288,7 +289,9 @@ impl Lowerer<'_> {
                 match steps {
                     Some(s) if s.iter().all(|&d| d == 0) => true,
                     Some(s) if s.iter().enumerate().all(|(j, &d)| d == j as i64) => {
-                        let start = self.fix(&f.offset.add(&Int::Static(first)));
+                        let start = self
+                            .fix(&f.offset.add(&Int::Static(first)))
+                            .fold_in_range(&|n| self.name_range(n));
                         match (
                             start.multiple_of(w, &extents),
                             f.extent.multiple_of(w, &extents),

@@ -351,10 +351,16 @@ impl KernelChecker {
         // The operand's modes: those of its first tensor of more than one
         // element, less what reductions inside fold.
         let Some(modes) = self.operand_modes(&args[0])? else {
+            // One element folds into itself: a row's one warp, say, where
+            // the kernel is written for several (`s[lane, _, row]` of shape (1)).
+            if mode == 0 {
+                return self.elementwise(&args[0], to, depth + 1);
+            }
             return Err(Diagnostic::new(
-                format!("`{name}` folds a tensor of more than one element"),
-                args[0].span,
+                format!("`{name}` folds over mode {mode} of a single element"),
+                args[1].span,
             )
+            .with_related(args[0].span, "one element")
             .with_help(usage()));
         };
         let first = &args[0];
