@@ -151,7 +151,11 @@ impl Int {
         match op {
             Op::Div if below(&b) => Int::Static(0),
             Op::Mod if below(&b) => a,
-            _ => folded(*op, &a, &b),
+            // Sums and products fold exactly; `min`, `max` and the
+            // divisions fold by rules that take a name to be at least 1,
+            // which a thread index or a counter is not: those are kept.
+            Op::Add | Op::Sub | Op::Mul => folded(*op, &a, &b),
+            _ => bin(*op, &a, &b),
         }
     }
 
@@ -692,9 +696,16 @@ mod tests {
         let folded = off.fold_in_range(&env);
         assert_eq!(folded, Int::from(4).mul(&t));
         assert_eq!(folded.multiple_of(4, &|_: &str| false), Some(vec![]));
-        // Not where the value may reach the divisor.
+        // Not where the value may reach the divisor, nor be negative, nor
+        // where the divisor is not a number.
         let wide = |n: &str| (n == "thread.x").then_some((0, 256));
         assert_eq!(off.fold_in_range(&wide), off);
+        let negative = |n: &str| (n == "thread.x").then_some((-1, 3));
+        assert_eq!(off.fold_in_range(&negative), off);
+        let by_m = t.div(&Int::var("M")).add(&t.rem(&Int::var("M")));
+        assert_eq!(by_m.fold_in_range(&env), by_m);
+        // A remainder alone: t % 256 is t.
+        assert_eq!(t.rem(&Int::from(256)).fold_in_range(&env), t);
     }
 
     #[test]

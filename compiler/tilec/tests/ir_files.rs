@@ -118,6 +118,50 @@ fn run(ir: &KernelIr, grid: [u32; 3], extents: &[i64], lens: &[usize]) -> Vec<Op
     tensors
 }
 
+/// A vector copy whose first element is not a multiple of its width (thread
+/// 1 starts at element 2 of four): the GPU would fault on the access, so
+/// the executor stops at it, naming the tensor, instead of copying.
+#[test]
+fn a_misaligned_vector_is_an_error_on_the_cpu() {
+    let ir = parse(
+        "kernel k(A: global f32*, B: global f32*, M: i64) block 4
+  %1 = thread.x
+  %2 = mul 2, %1
+  copy.f32x4 A[%2] -> B[%2]
+",
+    )
+    .unwrap();
+    verify(&ir).unwrap();
+    let mut tensors: Vec<Option<Tensor>> = (0..2)
+        .map(|_| {
+            Some(Tensor {
+                elem: tilec::check::program::Elem::F32,
+                data: vec![0.5; 16],
+            })
+        })
+        .chain([None])
+        .collect();
+    let launch = Launch {
+        parts: vec![Part {
+            ir: &ir,
+            grid: [1, 1, 1],
+            offset: [0; 3],
+        }],
+        extents: vec![16],
+        scalars: vec![1.0; 3],
+        blocks_done: None,
+        exact: false,
+    };
+    let err = execute(&launch, &mut tensors).unwrap_err();
+    assert!(
+        err.message.contains("thread 1 ")
+            && err.message.contains("from element 2 of `A`")
+            && err.message.contains("misaligned vector access"),
+        "{}",
+        err.message
+    );
+}
+
 #[test]
 fn a_kernel_read_back_runs_to_the_same_bits() {
     let src = std::fs::read_to_string(root().join("examples/sgemm_nt_sm80.tile")).unwrap();

@@ -21,6 +21,7 @@ mod control;
 mod reduce;
 mod tensor_core;
 mod tma;
+mod vector;
 
 use crate::check::program::Elem;
 use crate::ir::Inst;
@@ -433,6 +434,8 @@ impl<'a> Block<'a> {
             InstKind::Copy { atom, src, dst } => {
                 // A vector reads all its elements, then writes them all.
                 let w = atom.width();
+                self.vector_aligned(src, w, t, span)?;
+                self.vector_aligned(dst, w, t, span)?;
                 let mut v = Vec::with_capacity(w as usize);
                 for r in 0..w {
                     let x = self.read_at(src, r, t, span)?;

@@ -209,9 +209,13 @@ impl Lowerer<'_> {
             w *= 2;
         }
         let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        // A thread's coordinate in a mode it never leaves (its row in a
+        // block of one row, `thread.x / 256`) is 0: folded by the names'
+        // ranges, such terms no longer hide a multiple of the width.
+        let offsets = [src, dst].map(|v| v.offset.fold_in_range(&|name| self.name_range(name)));
         while w > 1 {
             let mut facts = Vec::new();
-            let fits = [src, dst].iter().all(|v| {
+            let fits = [src, dst].iter().zip(&offsets).all(|(v, offset)| {
                 // Groups of w are consecutive when the coalesced layout's first
                 // mode has stride 1 and an extent that w divides.
                 let c = v.layout.coalesce();
@@ -226,8 +230,7 @@ impl Lowerer<'_> {
                     let Ok(start) = v.layout.at(i) else {
                         return false;
                     };
-                    let at = v.offset.add(&start).fold_in_range(&|n| self.name_range(n));
-                    match at.multiple_of(w, &extents) {
+                    match offset.add(&start).multiple_of(w, &extents) {
                         Some(f) => {
                             facts.extend(f);
                             true
@@ -291,7 +294,7 @@ impl Lowerer<'_> {
                     Some(s) if s.iter().enumerate().all(|(j, &d)| d == j as i64) => {
                         let start = self
                             .fix(&f.offset.add(&Int::Static(first)))
-                            .fold_in_range(&|n| self.name_range(n));
+                            .fold_in_range(&|name| self.name_range(name));
                         match (
                             start.multiple_of(w, &extents),
                             f.extent.multiple_of(w, &extents),

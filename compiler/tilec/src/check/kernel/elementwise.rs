@@ -352,15 +352,21 @@ impl KernelChecker {
         // element, less what reductions inside fold.
         let Some(modes) = self.operand_modes(&args[0])? else {
             // One element folds into itself: a row's one warp, say, where
-            // the kernel is written for several (`s[lane, _, row]` of shape (1)).
-            if mode == 0 {
+            // the kernel is written for several (`s[lane, _, row]` of shape
+            // (1)). Into a target of one element too, as any fold's result.
+            if mode == 0 && to.modes.iter().all(|m| m.is_const(1)) {
                 return self.elementwise(&args[0], to, depth + 1);
             }
+            let what = match mode {
+                0 => "gives one element, not a value per element of the target".to_string(),
+                _ => format!("folds mode {mode}; a single element has only mode 0"),
+            };
             return Err(Diagnostic::new(
-                format!("`{name}` folds over mode {mode} of a single element"),
+                format!("`{name}` of a single element {what}"),
                 args[1].span,
             )
             .with_related(args[0].span, "one element")
+            .with_related(to.expr.span, "the target")
             .with_help(usage()));
         };
         let first = &args[0];
