@@ -108,6 +108,24 @@ fn every_row_tile_of_the_row_kernels_runs_on_the_cpu() {
                 "{file} {set}: {out}"
             );
         }
+        // The full-tile entry's vectors, every row a block's own (rows=1)
+        // and two rows a block with an edge row (the executor checks each
+        // vector's alignment).
+        for (dims, set, entries) in [
+            ("M=3,N=8192", "rows=1,vecs=8", format!("{kernel} [")),
+            (
+                "M=5,N=4096",
+                "rows=2,vecs=8",
+                format!("{kernel} + {kernel}_guarded_vec ["),
+            ),
+        ] {
+            let (code, out, err) = run_cpu_with(&file, dims, &["--set", set]);
+            assert_eq!(code, 0, "{file} {set}: {out}{err}");
+            assert!(
+                out.starts_with(&entries) && out.contains("(ok)"),
+                "{file} {set}: {out}"
+            );
+        }
     }
 }
 
