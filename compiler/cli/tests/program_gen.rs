@@ -539,8 +539,68 @@ fn generate(rng: &mut Rng) -> Program {
         25..37 => generate_mma_gemm(rng),
         37..42 => generate_wgmma_gemm(rng),
         42..47 => generate_tma_gemm(rng),
+        47..57 => generate_row_sums(rng),
         _ => generate_copy(rng),
     }
+}
+
+/// Row sums of an (M, N) matrix of either major in the row kernels' form
+/// (examples/softmax.tile): `rows` rows a block of whole warps, each
+/// thread `vecs` runs of `run` consecutive columns a chunk, summed in
+/// registers (`inside` keeping what lies past the matrix out), then across
+/// a warp's lanes by shuffles and across a row's warps through shared
+/// memory (one element where a warp holds the row).
+fn generate_row_sums(rng: &mut Rng) -> Program {
+    let warps = rng.pick(&[1, 2, 4, 8]);
+    let rows = rng.pick(&[1, 2, 4, 8].map(|r| r.min(warps)));
+    let (tpr, run, vecs) = (
+        32 * warps / rows,
+        rng.pick(&[1, 2, 4]),
+        rng.pick(&[1, 2, 4]),
+    );
+    let cols = tpr * run * vecs;
+    let lx = compact(&["M".to_string(), "N".to_string()], rng.chance(70));
+    let shuffles: String = [16, 8, 4, 2, 1]
+        .iter()
+        .map(|m| format!("    s = s + shfl_xor(s, {m});\n"))
+        .collect();
+    let source = format!(
+        "kernel fz(X: tensor<f32, {lx}>, Y: tensor<f32, (M):(1)>)
+{{
+    tiler tile = ({rows}, {cols});
+    layout tv = (({tpr}, {rows}), ({run}, {vecs})):(({run} * {rows}, 1), ({rows}, {run} * {rows} * {tpr}));
+    layout wl = (32, {w}, {rows}):(1, 32, {tpr});
+    reference reduce_sum(X, Y);
+    launch grid(ceil_div(M, {rows})), block({threads});
+    let gX = local_tile(X, tile, (block.x, _));
+    let gY = local_tile(Y, ({rows}), (block.x));
+    let row = thread.x / {tpr};
+    let r = registers<f32>(({run}, {vecs}));
+    let s = registers<f32>(1, 0.0);
+    let sh = shared<f32>(wl);
+    for k in 0..size(gX, 2) {{
+        let tX = composition(gX[_, _, k], tv)[thread.x, _];
+        copy(tX, r);
+        s = s + reduce_sum(reduce_sum(select(inside(tX), r, 0.0), 1), 0);
+    }}
+{shuffles}    local_partition(sh, wl, thread.x) = s;
+    sync();
+    if thread.x % {tpr} == 0 {{
+        gY[row] = reduce_sum(sh[0, _, row], 0);
+    }}
+}}
+",
+        w = tpr / 32,
+        threads = 32 * warps
+    );
+    let dims = vec![
+        format!("M={}", rng.pick(&[1, 2, 3, 7, rows, 2 * rows, 37, 64 + 1])),
+        format!(
+            "N={}",
+            rng.pick(&[1, 3, cols - 1, cols, cols + 4, 2 * cols, 3 * cols + 1, 100])
+        ),
+    ];
+    Program { source, dims }
 }
 
 /// A copy `B = A` of matrices with run-time or small static extents, tiled,
@@ -663,7 +723,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
-    // FUZZ_KIND=mma, wgmma or tma: tensor-core GEMMs only (off-line runs of one kind).
+    // FUZZ_KIND=mma, wgmma, tma or rows: one kind only (off-line runs).
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
@@ -673,6 +733,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             "mma" => generate_mma_gemm(&mut rng),
             "wgmma" => generate_wgmma_gemm(&mut rng),
             "tma" => generate_tma_gemm(&mut rng),
+            "rows" => generate_row_sums(&mut rng),
             _ => generate(&mut rng),
         };
         let file = dir.join(format!("case{case}.tile"));

@@ -354,12 +354,14 @@ impl KernelChecker {
             // One element folds into itself: a row's one warp, say, where
             // the kernel is written for several (`s[lane, _, row]` of shape
             // (1)). Into a target of one element too, as any fold's result.
-            if mode == 0 && to.modes.iter().all(|m| m.is_const(1)) {
+            let rank = self.modes_of(&args[0], true)?.map_or(1, |m| m.len());
+            let one = to.modes.iter().all(|m| m.is_const(1));
+            if mode < rank && one {
                 return self.elementwise(&args[0], to, depth + 1);
             }
-            let what = match mode {
-                0 => "gives one element, not a value per element of the target".to_string(),
-                _ => format!("folds mode {mode}; a single element has only mode 0"),
+            let what = match one {
+                false => "gives one element, not a value per element of the target".to_string(),
+                true => format!("folds mode {mode}; it has {rank} mode(s)"),
             };
             return Err(Diagnostic::new(
                 format!("`{name}` of a single element {what}"),
@@ -422,13 +424,19 @@ impl KernelChecker {
     /// tensor of more than one element (others share its modes or are
     /// broadcast), less the modes reductions fold; `None` if it has none.
     fn operand_modes(&mut self, e: &Expr) -> Result<Option<Vec<Int>>, Diagnostic> {
+        self.modes_of(e, false)
+    }
+
+    /// [`Self::operand_modes`], or with `single`, those of the first tensor
+    /// of one element too (a fold's modes where every operand is one).
+    fn modes_of(&mut self, e: &Expr, single: bool) -> Result<Option<Vec<Int>>, Diagnostic> {
         match &e.kind {
-            ExprKind::Binary(_, a, b) => match self.operand_modes(a)? {
+            ExprKind::Binary(_, a, b) => match self.modes_of(a, single)? {
                 Some(m) => Ok(Some(m)),
-                None => self.operand_modes(b),
+                None => self.modes_of(b, single),
             },
-            ExprKind::Neg(x) => self.operand_modes(x),
-            ExprKind::Tuple(v) if v.len() == 1 => self.operand_modes(&v[0]),
+            ExprKind::Neg(x) => self.modes_of(x, single),
+            ExprKind::Tuple(v) if v.len() == 1 => self.modes_of(&v[0], single),
             ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if reduction(n).is_some()) =>
             {
                 let mode = match args.get(1).map(|a| self.eval(a)).transpose()? {
@@ -437,7 +445,7 @@ impl KernelChecker {
                 };
                 Ok(match args.first() {
                     Some(x) => self
-                        .operand_modes(x)?
+                        .modes_of(x, single)?
                         .filter(|m| mode < m.len())
                         .map(|mut m| {
                             m.remove(mode);
@@ -449,14 +457,14 @@ impl KernelChecker {
             ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || n == "shfl_xor" || n == "inside") =>
             {
                 for a in args {
-                    if let Some(m) = self.operand_modes(a)? {
+                    if let Some(m) = self.modes_of(a, single)? {
                         return Ok(Some(m));
                     }
                 }
                 Ok(None)
             }
             ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Call(..) => match self.eval(e)? {
-                Value::Tensor(v) if v.layout.size().as_static() != Some(1) => {
+                Value::Tensor(v) if single || v.layout.size().as_static() != Some(1) => {
                     Ok(Some(mode_sizes(&v)))
                 }
                 _ => Ok(None),
