@@ -39,7 +39,9 @@ impl Inst {
     /// it, as everywhere else, and the other branch's where it runs.
     /// (Computing the `then` branch's own in it too cost sgemm_tn_sm80's
     /// `_k_residue` entry 4% on the H200, its unguarded indices computed
-    /// again each k-tile.)
+    /// again each k-tile. This form measured 3.8% there too, its main
+    /// loop's PTX the same instruction for instruction: ptxas's doing, not
+    /// understood; docs/performance.md, version 17.)
     pub fn ints_shared(&self, out: &mut Vec<IntId>) {
         self.ints_named(out, Reach::Hoisted)
     }

@@ -280,6 +280,9 @@ impl Lowerer<'_> {
     ) -> bool {
         let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
         v.coords.iter().all(|f| {
+            let offset = self
+                .fix(&f.offset)
+                .fold_in_range(&|name| self.name_range(name));
             (0..n).step_by(w as usize).all(|i| {
                 let at = |j: i64| {
                     f.layout
@@ -292,9 +295,7 @@ impl Lowerer<'_> {
                 match steps {
                     Some(s) if s.iter().all(|&d| d == 0) => true,
                     Some(s) if s.iter().enumerate().all(|(j, &d)| d == j as i64) => {
-                        let start = self
-                            .fix(&f.offset.add(&Int::Static(first)))
-                            .fold_in_range(&|name| self.name_range(name));
+                        let start = offset.add(&Int::Static(first));
                         match (
                             start.multiple_of(w, &extents),
                             f.extent.multiple_of(w, &extents),
