@@ -352,6 +352,38 @@ fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
     );
 }
 
+/// A pipeline whose body is one wgmma group keeps it in flight into the
+/// next k-tile (`wait_group 1`), hands each stage back one trip late, and
+/// waits for the last group after the loop; a body that also touches the
+/// accumulators (persistent_gemm's epilogue under an `if`) waits in its
+/// own trip.
+#[test]
+fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
+    let ir = emitted("examples/bgemm_tn_sm90_tma.tile", "ir");
+    let kernel = part(&ir, "kernel bgemm_tn_sm90_tma(");
+    assert!(kernel.contains("stages 4 bytes 49152 lag 1 {"), "{kernel}");
+    let ptx = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
+    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    let at = |needle: &str| {
+        entry
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in:\n{entry}"))
+    };
+    let (one, release, all) = (
+        at("wgmma.wait_group.sync.aligned 1;"),
+        at("@p mbarrier.arrive.shared::cta.b64 _,"),
+        at("wgmma.wait_group.sync.aligned 0;"),
+    );
+    assert!(
+        one < release && release < all,
+        "wait 1, the late release, then wait 0"
+    );
+    assert_eq!(entry.matches("wgmma.wait_group").count(), 2);
+    let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
+    assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
+    assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));
+}
+
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
     let dir = std::env::temp_dir().join(format!("tilec-manifest-{}", std::process::id()));
     let f = root().join(file);

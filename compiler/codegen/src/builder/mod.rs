@@ -73,9 +73,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// write, which that wait pins.
     in_flight: Vec<(usize, usize)>,
     /// A pipeline kernel's mbarrier ring.
-    ring: pipeline::Ring<'ctx>,
+    ring: Option<pipeline::Ring<'ctx>>,
     /// In a pipeline iteration: its stage's full and empty barriers.
-    stage: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    stage: Option<pipeline::Stage<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
     first_map: usize,
     /// The loops around the instructions being emitted, whose values may be

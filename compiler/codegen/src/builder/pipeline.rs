@@ -5,7 +5,9 @@
 //!
 //! Per stage `s`: `full[s]` (one arrival, the producer's `expect_tx` of the
 //! stage's bytes, completed by the TMA transactions) and `empty[s]` (one
-//! arrival per consumer thread, after its body). Iteration `i` (counted
+//! arrival per consumer thread, after its body; in a lagged pipeline after
+//! the next iteration's body, whose wait retires the wgmmas that read the
+//! stage; the last stage is never needed again). Iteration `i` (counted
 //! from the loop's start) uses stage `i % S` in phase `(i / S) & 1`; the
 //! producer waits on `empty` with the other parity, so its first round
 //! passes at once. The producer warpgroup is threads `block_threads..`; it
@@ -56,6 +58,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             end,
             stages,
             bytes,
+            lag,
             load,
             ..
         } = &pipeline.kind
@@ -72,7 +75,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         ring.set_linkage(inkwell::module::Linkage::Internal);
         ring.set_initializer(&i64t.array_type(2 * stages).get_undef());
         ring.set_alignment(8);
-        self.ring = Some((ring.as_pointer_value(), *stages));
+        self.ring = Some(Ring {
+            base: ring.as_pointer_value(),
+            stages: *stages,
+            lag: *lag,
+        });
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let consumers = i64t.const_int(self.ir.block_threads as u64, false);
         // Thread 0 initialises every barrier; the block's barrier publishes them.
@@ -139,7 +146,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// to be free, then expects its bytes.
     pub(super) fn stage_begin(&mut self, role: Role, trip: IntValue<'ctx>) -> Result<()> {
         let i32t = self.ctx.i32_type();
-        let (_, stages) = self.ring.expect("a pipeline kernel");
+        let stages = self.ring.expect("a pipeline kernel").stages;
         let trip = self.b.build_int_truncate(trip, i32t, "")?;
         let n = i32t.const_int(stages as u64, false);
         let stage = self.b.build_int_unsigned_rem(trip, n, "stage")?;
@@ -159,17 +166,36 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 )?;
             }
         }
-        self.stage = Some((full, empty));
+        self.stage = Some(Stage { full, empty, trip });
         Ok(())
     }
 
-    /// At the end of a consumer iteration: the stage is free again.
+    /// At the end of a consumer iteration: its stage is free again, or in
+    /// a lagged pipeline the previous iteration's (none in the first).
     pub(super) fn stage_end(&mut self, role: Role) -> Result<()> {
-        let (_, empty) = self.stage.take().expect("in a pipeline iteration");
-        if let Role::Consumer = role {
-            self.ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &[empty])?;
+        let Stage { empty, trip, .. } = self.stage.take().expect("in a pipeline iteration");
+        let ring = self.ring.expect("a pipeline kernel");
+        match (role, ring.lag) {
+            (Role::Producer { .. }, _) => Ok(()),
+            (Role::Consumer, 0) => {
+                self.ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &[empty])
+            }
+            (Role::Consumer, lag) => {
+                let i32t = self.ctx.i32_type();
+                let n = i32t.const_int(ring.stages as u64, false);
+                // (trip - lag) mod stages, kept non-negative.
+                let back = i32t.const_int((ring.stages - lag) as u64, false);
+                let stage = self.b.build_int_add(trip, back, "")?;
+                let stage = self.b.build_int_unsigned_rem(stage, n, "released")?;
+                let empty = self.barrier(false, stage)?;
+                let lag = i32t.const_int(lag as u64, false);
+                self.ptx(
+                    "{\n.reg .pred p;\nsetp.ge.u32 p, $1, $2;\n@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+                    "r,r,r",
+                    &[empty, trip, lag],
+                )
+            }
         }
-        Ok(())
     }
 
     /// One TMA box into shared memory, completing on the stage's full barrier.
@@ -180,7 +206,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         dst: &tilec::ir::Addr,
     ) -> Result<()> {
         let i32t = self.ctx.i32_type();
-        let (full, _) = self.stage.expect("in a pipeline iteration");
+        let full = self.stage.expect("in a pipeline iteration").full;
         let tilec::ir::Space::Shared(s) = dst.space else {
             return Err(CodegenError::Llvm("a TMA box outside shared memory".into()));
         };
@@ -227,8 +253,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// The 32-bit shared address of stage `s`'s full or empty barrier.
     fn barrier(&self, full: bool, s: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         let i32t = self.ctx.i32_type();
-        let (ring, stages) = self.ring.expect("a pipeline kernel");
-        let base = self.b.build_ptr_to_int(ring, i32t, "")?;
+        let Ring { base, stages, .. } = self.ring.expect("a pipeline kernel");
+        let base = self.b.build_ptr_to_int(base, i32t, "")?;
         let slot = if full {
             s
         } else {
@@ -277,5 +303,21 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 }
 
-/// The ring of a pipeline kernel: its barriers' base and the stage count.
-pub(super) type Ring<'ctx> = Option<(PointerValue<'ctx>, u32)>;
+/// The ring of a pipeline kernel: its barriers' base, the stage count and
+/// the pipeline's lag (how many iterations after its own a stage is
+/// released).
+#[derive(Clone, Copy)]
+pub(super) struct Ring<'ctx> {
+    base: PointerValue<'ctx>,
+    stages: u32,
+    lag: u32,
+}
+
+/// In a pipeline iteration: its stage's full and empty barriers, and the
+/// trip (from the loop's start, 32 bits).
+#[derive(Clone, Copy)]
+pub(super) struct Stage<'ctx> {
+    full: IntValue<'ctx>,
+    empty: IntValue<'ctx>,
+    trip: IntValue<'ctx>,
+}

@@ -54,9 +54,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// `wgmma.wait_group N`, with the accumulators of the wgmmas before it
     /// tied through it (CUTLASS's `warpgroup_fence_operand`): their values
     /// are those the wait returns, so LLVM cannot move a use of them above
-    /// the wait, where the registers are still being written.
+    /// the wait, where the registers are still being written. After a wait
+    /// that leaves a group in flight (a lagged pipeline's body) they stay
+    /// in flight: the registers that hold them at the loop's exit are tied
+    /// through the wait for all that follows the pipeline.
     pub(super) fn wgmma_wait(&mut self, n: u32) -> Result<()> {
-        let regs = std::mem::take(&mut self.in_flight);
+        let regs = match n {
+            0 => std::mem::take(&mut self.in_flight),
+            _ => self.in_flight.clone(),
+        };
         let text = format!("wgmma.wait_group.sync.aligned {n};");
         if regs.is_empty() {
             return self.ptx_statement(&text);

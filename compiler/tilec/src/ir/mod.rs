@@ -307,6 +307,12 @@ pub enum InstKind {
     /// barrier (one arrival with the bytes expected, completed by the TMA
     /// transactions) and an empty one (an arrival per consumer thread).
     /// At the top of a kernel, once; `load` holds only [`InstKind::TmaLoad`].
+    ///
+    /// With `lag` 1 the body is one wgmma group that stays in flight into
+    /// the next trip (it ends in `wgmma.wait 1`): trip `t`'s stage is
+    /// released at the end of trip `t + 1`, once that trip's wait has
+    /// retired `t`'s group, and the pipeline is followed by `wgmma.wait 0`.
+    /// The tensor cores then never drain between k-tiles.
     Pipeline {
         id: usize,
         name: String,
@@ -314,6 +320,7 @@ pub enum InstKind {
         end: IntId,
         stages: u32,
         bytes: i64,
+        lag: u32,
         load: Vec<Inst>,
         body: Vec<Inst>,
     },

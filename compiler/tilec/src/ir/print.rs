@@ -307,12 +307,17 @@ impl KernelIr {
                     end,
                     stages,
                     bytes,
+                    lag,
                     load,
                     body,
                 } => {
+                    let lag = match lag {
+                        0 => String::new(),
+                        l => format!(" lag {l}"),
+                    };
                     let _ = writeln!(
                         out,
-                        "{pad}pipeline {id} {name} in {}..{} stages {stages} bytes {bytes} {{",
+                        "{pad}pipeline {id} {name} in {}..{} stages {stages} bytes {bytes}{lag} {{",
                         self.operand(*start),
                         self.operand(*end)
                     );

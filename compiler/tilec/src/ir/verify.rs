@@ -73,7 +73,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
         ));
     }
     let mut seen_loops = Vec::new();
-    insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops)?;
+    insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
     agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
 }
 
@@ -196,13 +196,15 @@ fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> R
     Ok(())
 }
 
+/// `lag` is that of the pipeline whose body `body` is (0 for any other list).
 fn insts(
     ir: &KernelIr,
     body: &[Inst],
     open: &mut Vec<usize>,
     seen: &mut Vec<usize>,
+    lag: u32,
 ) -> Result<(), String> {
-    wgmma_windows(body)?;
+    wgmma_windows(body, lag)?;
     for inst in body {
         match &inst.kind {
             InstKind::Copy { src, dst, atom } => {
@@ -350,6 +352,7 @@ fn insts(
                 end,
                 stages,
                 bytes,
+                lag,
                 load,
                 body,
                 ..
@@ -365,7 +368,11 @@ fn insts(
                 visible(ir, *end, open)?;
                 open.push(*id);
                 pipeline_loads(ir, load, *bytes, open)?;
-                insts(ir, body, open, seen)?;
+                if *lag > 1 || (*lag == 1 && *stages < 2) {
+                    // Trip t's stage is free only after trip t + lag.
+                    return Err(format!("a pipeline of {stages} stages with lag {lag}"));
+                }
+                insts(ir, body, open, seen, *lag)?;
                 open.pop();
             }
             InstKind::Barrier
@@ -415,7 +422,7 @@ fn insts(
                     visible(ir, *v, open)?;
                 }
                 open.push(usize::MAX);
-                insts(ir, body, open, seen)?;
+                insts(ir, body, open, seen, 0)?;
                 open.pop();
             }
             InstKind::If {
@@ -427,8 +434,8 @@ fn insts(
                 // No value's scope is this: it only marks the pipeline
                 // check's "inside".
                 open.push(usize::MAX);
-                insts(ir, then, open, seen)?;
-                insts(ir, otherwise, open, seen)?;
+                insts(ir, then, open, seen, 0)?;
+                insts(ir, otherwise, open, seen, 0)?;
                 open.pop();
             }
             InstKind::Loop {
@@ -445,7 +452,7 @@ fn insts(
                 visible(ir, *start, open)?;
                 visible(ir, *end, open)?;
                 open.push(*id);
-                insts(ir, body, open, seen)?;
+                insts(ir, body, open, seen, 0)?;
                 open.pop();
             }
         }
@@ -457,13 +464,23 @@ fn insts(
 /// wgmmas stand between a fence and a commit, and the commit is followed by
 /// a wait for all groups before anything else, so nothing touches an
 /// accumulator in flight (ptxas would serialize the wgmmas, or read stale
-/// registers) and no group outlives its list.
-fn wgmma_windows(body: &[Inst]) -> Result<(), String> {
+/// registers) and no group outlives its list. Two exceptions make one
+/// group in flight across a lagged pipeline's trips (`lag` 1 is the list's
+/// own): that body is one group and nothing else, ending in a wait for all
+/// but it; and a lagged pipeline leaves its last group in flight, so a
+/// wait for all follows it.
+fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
     #[derive(PartialEq)]
     enum State {
         Outside,
         Issuing,
         Committed,
+        /// A lagged body's group, waited for in the next trip.
+        Lagged,
+    }
+    if lag == 1 && !matches!(body.first().map(|i| &i.kind), Some(InstKind::WgmmaFence)) {
+        // Anything before the fence would run beside the last trip's group.
+        return Err("wgmma protocol: a lagged pipeline's body is one wgmma group".into());
     }
     let mut state = State::Outside;
     for inst in body {
@@ -472,6 +489,8 @@ fn wgmma_windows(body: &[Inst]) -> Result<(), String> {
             (InstKind::Wgmma { .. }, State::Issuing) => State::Issuing,
             (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
             (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
+            (InstKind::WgmmaWait(1), State::Committed) if lag == 1 => State::Lagged,
+            (InstKind::Pipeline { lag: 1, .. }, State::Outside) => State::Committed,
             (_, State::Outside)
                 if !matches!(
                     inst.kind,
@@ -494,10 +513,10 @@ fn wgmma_windows(body: &[Inst]) -> Result<(), String> {
             }
         };
     }
-    if state != State::Outside {
-        return Err("wgmma protocol: a group is not waited for".into());
+    match (state, lag) {
+        (State::Outside, 0) | (State::Lagged, 1) => Ok(()),
+        _ => Err("wgmma protocol: a group is not waited for".into()),
     }
-    Ok(())
 }
 
 /// Warp-wide instructions need a block of whole warps.

@@ -28,7 +28,13 @@ impl Lowerer<'_> {
         let (id, s_id, e_id) = self.open_loop(var, start, end)?;
         let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
         self.active.pop();
-        let (load, body) = inner.map_err(Problem::Inside)?;
+        let (load, mut body) = inner.map_err(Problem::Inside)?;
+        let lag = u32::from(stages >= 2 && one_wgmma_group(&body));
+        if lag == 1 {
+            // The group stays in flight into the next trip; the pipeline's
+            // exit waits for the last one.
+            body.last_mut().expect("a group").kind = InstKind::WgmmaWait(1);
+        }
         out.push(Inst::at(
             span,
             InstKind::Pipeline {
@@ -38,10 +44,14 @@ impl Lowerer<'_> {
                 end: e_id,
                 stages: stages as u32,
                 bytes,
+                lag,
                 load,
                 body,
             },
         ));
+        if lag == 1 {
+            out.push(Inst::at(span, InstKind::WgmmaWait(0)));
+        }
         Ok(())
     }
 
@@ -120,4 +130,22 @@ impl Lowerer<'_> {
         });
         Ok(self.tensor_maps.len() - 1)
     }
+}
+
+/// Whether a pipeline's body is one wgmma group and nothing else (fence,
+/// wgmmas, commit, wait 0): then no other instruction touches its
+/// accumulators, and the group may stay in flight into the next trip
+/// (`lag` 1). A body that also reads or writes them (an epilogue under an
+/// `if`) keeps each group's wait in its own trip.
+fn one_wgmma_group(body: &[Inst]) -> bool {
+    let [
+        InstKind::WgmmaFence,
+        wgmmas @ ..,
+        InstKind::WgmmaCommit,
+        InstKind::WgmmaWait(0),
+    ] = &body.iter().map(|i| &i.kind).collect::<Vec<_>>()[..]
+    else {
+        return false;
+    };
+    !wgmmas.is_empty() && wgmmas.iter().all(|k| matches!(k, InstKind::Wgmma { .. }))
 }

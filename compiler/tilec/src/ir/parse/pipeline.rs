@@ -51,11 +51,31 @@ impl Parser<'_> {
         })
     }
 
-    /// `pipeline ID NAME in START..END stages S bytes B {` (the rest of the line).
+    /// `pipeline ID NAME in START..END stages S bytes B [lag L] {` (the
+    /// rest of the line).
     pub(super) fn pipeline(&mut self, rest: &str) -> Result<InstKind> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] = words[..] else {
-            return self.fail("expected `pipeline ID NAME in START..END stages S bytes B {`");
+        let (id, name, range, stages, bytes, lag) = match words[..] {
+            [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] => {
+                (id, name, range, stages, bytes, "0")
+            }
+            [
+                id,
+                name,
+                "in",
+                range,
+                "stages",
+                stages,
+                "bytes",
+                bytes,
+                "lag",
+                lag,
+                "{",
+            ] => (id, name, range, stages, bytes, lag),
+            _ => {
+                return self
+                    .fail("expected `pipeline ID NAME in START..END stages S bytes B [lag L] {`");
+            }
         };
         let (start, end) = range
             .split_once("..")
@@ -72,6 +92,7 @@ impl Parser<'_> {
             end: self.operand(end)?,
             stages: number(stages)? as u32,
             bytes: number(bytes)?,
+            lag: number(lag)? as u32,
             load: Vec::new(),
             body: Vec::new(),
         })
