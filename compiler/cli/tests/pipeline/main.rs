@@ -352,18 +352,18 @@ fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
     );
 }
 
-/// A pipeline whose body is one wgmma group keeps it in flight into the
-/// next k-tile (`wait_group 1`), hands each stage back one trip late, and
-/// waits for the last group after the loop; a body that also touches the
-/// accumulators (persistent_gemm's epilogue under an `if`) waits in its
-/// own trip.
+/// A pipeline of one consumer warpgroup whose body is one wgmma group
+/// keeps it in flight into the next k-tile (`wait_group 1`), hands each
+/// stage back one trip late, and waits for the last group after the loop;
+/// two consumer warpgroups, or a body that also touches the accumulators
+/// (persistent_gemm's epilogue under an `if`), wait in each trip.
 #[test]
 fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
-    let ir = emitted("examples/bgemm_tn_sm90_tma.tile", "ir");
-    let kernel = part(&ir, "kernel bgemm_tn_sm90_tma(");
-    assert!(kernel.contains("stages 4 bytes 49152 lag 1 {"), "{kernel}");
-    let ptx = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
-    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    let ir = emitted("tests/run/tma_pipeline.tile", "ir");
+    let kernel = part(&ir, "kernel tma_pipeline(");
+    assert!(kernel.contains(" lag 1 {"), "{kernel}");
+    let ptx = emitted("tests/run/tma_pipeline.tile", "ptx");
+    let entry = part(&ptx, ".entry tma_pipeline(");
     let at = |needle: &str| {
         entry
             .find(needle)
@@ -379,6 +379,7 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
         "wait 1, the late release, then wait 0"
     );
     assert_eq!(entry.matches("wgmma.wait_group").count(), 2);
+    assert!(!emitted("examples/bgemm_tn_sm90_tma.tile", "ir").contains(" lag "));
     let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
     assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
     assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));

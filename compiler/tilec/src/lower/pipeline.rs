@@ -29,7 +29,12 @@ impl Lowerer<'_> {
         let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
         self.active.pop();
         let (load, mut body) = inner.map_err(Problem::Inside)?;
-        let lag = u32::from(stages >= 2 && one_wgmma_group(&body));
+        // One consumer warpgroup drains the tensor cores at every wait for
+        // all; with two or more the others' groups fill those gaps, and a
+        // late release only holds each stage longer (on the H200, lag 1
+        // gave a 64x256 warpgroup 5-10% and cost two warpgroups up to 6%:
+        // docs/performance.md, version 18).
+        let lag = u32::from(stages >= 2 && self.block_threads == 128 && one_wgmma_group(&body));
         if lag == 1 {
             // The group stays in flight into the next trip; the pipeline's
             // exit waits for the last one.
