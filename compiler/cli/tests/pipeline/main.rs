@@ -380,6 +380,13 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     );
     assert_eq!(entry.matches("wgmma.wait_group").count(), 2);
     assert!(!emitted("examples/bgemm_tn_sm90_tma.tile", "ir").contains(" lag "));
+    let f = root().join("tests/run/tma_pipeline.tile");
+    let (code, perf, err) = tilec(&["check", "--perf", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        perf.contains("one wgmma group in flight across iterations"),
+        "{perf}"
+    );
     let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
     assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
     assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));

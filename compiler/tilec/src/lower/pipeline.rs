@@ -40,6 +40,19 @@ impl Lowerer<'_> {
             // exit waits for the last one.
             body.last_mut().expect("a group").kind = InstKind::WgmmaWait(1);
         }
+        // What the pipeline became, for `check --perf` (once per statement).
+        if !self.notes.iter().any(|n| n.span == span) {
+            let waits = match lag {
+                1 => {
+                    "one wgmma group in flight across iterations (one consumer warpgroup), each stage handed back an iteration late"
+                }
+                _ => "each stage handed back at the end of its iteration",
+            };
+            self.notes.push(super::Note {
+                span,
+                text: format!("pipeline: {stages} stage(s) of {bytes} bytes; {waits}"),
+            });
+        }
         out.push(Inst::at(
             span,
             InstKind::Pipeline {
