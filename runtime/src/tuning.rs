@@ -11,7 +11,6 @@ use crate::RuntimeError;
 use crate::manifest::Manifest;
 use crate::plan::{Dims, assignments};
 use serde::{Deserialize, Serialize};
-use sha3::{Digest, Sha3_256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -59,12 +58,9 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("tilec").join("tune.json"))
 }
 
-/// SHA3-256 of a source file's text, in hex.
+/// BLAKE3 of a source file's text, in hex.
 pub fn fingerprint(src: &str) -> String {
-    Sha3_256::digest(src.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    blake3::hash(src.as_bytes()).to_hex().to_string()
 }
 
 /// Each extent rounded up to a power of two, in name order:

@@ -74,8 +74,7 @@ impl Lowerer<'_> {
                 Space::Global(p)
             }
             Base::Shared(s) => {
-                self.within_shared(&index.add(&Int::Static(width - 1)), self.k.shared[s].len)?;
-                self.within_shared(&index, self.k.shared[s].len)?;
+                self.within_shared(&index, [0, width - 1], self.k.shared[s].len)?;
                 if let Some(sw) = self.k.shared[s].swizzle {
                     // Inside the buffer before the swizzle is inside after
                     // it: the buffer holds whole repeats.
@@ -314,11 +313,22 @@ impl Lowerer<'_> {
         })
     }
 
-    /// A shared-memory index stays inside its buffer for every thread and
-    /// every iteration of the loops around it: checked here, at compile time.
-    pub(super) fn within_shared(&self, index: &Int, len: i64) -> Result<(), Problem> {
+    /// A shared-memory access stays inside its buffer for every thread and
+    /// every iteration of the loops around it, checked here at compile
+    /// time: `index + first ..= index + last` within `len` elements (one
+    /// range computed for both ends: this runs for every shared element
+    /// access).
+    pub(super) fn within_shared(
+        &self,
+        index: &Int,
+        [first, last]: [i64; 2],
+        len: i64,
+    ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
-        match self.range(index) {
+        let reach = self
+            .range(index)
+            .and_then(|(lo, hi)| Some((lo.checked_add(first)?, hi.checked_add(last)?)));
+        match reach {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
             Some((lo, hi)) => Err(Problem::Here(
                 format!(

@@ -282,7 +282,7 @@ impl From<String> for Problem {
 }
 
 fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = foldhash::HashSet::default();
     v.into_iter().filter(|x| seen.insert(x.clone())).collect()
 }
 

@@ -106,8 +106,7 @@ impl Lowerer<'_> {
         }
         for piece in &tma.boxes {
             let first = self.fix(&dst.offset).add(&Int::Static(piece.smem));
-            self.within_shared(&first, self.k.shared[b].len)?;
-            self.within_shared(&first.add(&Int::Static(elems - 1)), self.k.shared[b].len)?;
+            self.within_shared(&first, [0, elems - 1], self.k.shared[b].len)?;
             let origin = tma
                 .origin
                 .iter()

@@ -286,7 +286,8 @@ impl Lowerer<'_> {
         let len = self.k.shared[plan.buffer].len;
         for o in &plan.offset {
             let index = plan.by_thread.add(&plan.common).add(&Int::Static(*o));
-            self.within_shared(&index, len).map_err(Rejected::Problem)?;
+            self.within_shared(&index, [0, 0], len)
+                .map_err(Rejected::Problem)?;
         }
         let mut insts = Vec::new();
         for chunk in chunks(&plan.pairs, plan.group) {

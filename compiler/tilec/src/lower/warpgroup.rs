@@ -146,8 +146,7 @@ impl Lowerer<'_> {
         // Every element it reads lies in the buffer (before the swizzle;
         // the buffer holds whole repeats).
         let len = self.k.shared[t.buffer].len;
-        self.within_shared(&start.add(&Int::Static(t.span.0)), len)?;
-        self.within_shared(&start.add(&Int::Static(t.span.1)), len)?;
+        self.within_shared(&start, [t.span.0, t.span.1], len)?;
         let index = self.int(&start)?;
         Ok(SmemOperand {
             start: Addr {
