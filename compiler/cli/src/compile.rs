@@ -42,7 +42,10 @@ pub fn compile(src: &str, arch: &str, opts: Options) -> Result<Vec<Compiled>, Fa
     compile_as(src, arch, Output::Ptx, opts)
 }
 
-/// Checks, lowers and compiles every kernel of a source to `output`.
+/// Checks, lowers and compiles every kernel of a source to `output`. Each
+/// variant goes to the back end on a thread of its own as soon as it is
+/// lowered, while the next ones are lowered: the variants share nothing
+/// after lowering.
 pub fn compile_as(
     src: &str,
     arch: &str,
@@ -50,15 +53,32 @@ pub fn compile_as(
     opts: Options,
 ) -> Result<Vec<Compiled>, Failure> {
     let source = tilec_runtime::tuning::fingerprint(src);
-    lower_source(src, opts)?
-        .into_iter()
-        .map(|(kernel, lowered)| codegen(kernel, lowered, arch, output, opts, &source))
-        .collect()
+    std::thread::scope(|s| {
+        let mut workers: Vec<Vec<_>> = Vec::new();
+        let lowered = tilec::pipeline::lower_source_each(
+            src,
+            opts.checked,
+            opts.settings,
+            &mut |kernel, l| {
+                let ir = l.ir.clone();
+                workers.resize_with(workers.len().max(kernel + 1), Vec::new);
+                workers[kernel].push(s.spawn(move || compile_variant(&ir, arch, output)));
+            },
+        )
+        .map_err(Failure::Source)?;
+        lowered
+            .into_iter()
+            .zip(workers)
+            .map(|((kernel, lowered), w)| {
+                assemble(kernel, lowered, joined(w)?, output, arch, opts, &source)
+            })
+            .collect()
+    })
 }
 
 /// Compiles a kernel's lowered variants to `output`, with its manifest
-/// (`source`: the source file's fingerprint). The variants share nothing
-/// after lowering: each is compiled on a thread of its own.
+/// (`source`: the source file's fingerprint), each variant on a thread of
+/// its own.
 pub fn codegen(
     kernel: Kernel,
     lowered: Vec<Lowered>,
@@ -67,20 +87,40 @@ pub fn codegen(
     opts: Options,
     source: &str,
 ) -> Result<Compiled, Failure> {
-    let texts: Vec<Result<String, Failure>> = std::thread::scope(|s| {
-        let workers: Vec<_> = lowered
-            .iter()
-            .map(|l| s.spawn(move || compile_variant(l, arch, output)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into())))
-            })
-            .collect()
-    });
-    let texts = texts.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let texts = std::thread::scope(|s| {
+        joined(
+            lowered
+                .iter()
+                .map(|l| s.spawn(move || compile_variant(&l.ir, arch, output)))
+                .collect(),
+        )
+    })?;
+    assemble(kernel, lowered, texts, output, arch, opts, source)
+}
+
+/// The variants' texts, in order, once every thread is done.
+fn joined(
+    workers: Vec<std::thread::ScopedJoinHandle<'_, Result<String, Failure>>>,
+) -> Result<Vec<String>, Failure> {
+    workers
+        .into_iter()
+        .map(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into())))
+        })
+        .collect()
+}
+
+/// A kernel's module (its variants' texts joined) and its sealed manifest.
+fn assemble(
+    kernel: Kernel,
+    lowered: Vec<Lowered>,
+    texts: Vec<String>,
+    output: Output,
+    arch: &str,
+    opts: Options,
+    source: &str,
+) -> Result<Compiled, Failure> {
     let code = tilec_codegen::join(&texts, output);
     let mut manifest = manifest(&kernel, &lowered, arch);
     manifest.checked = opts.checked.is_some();
@@ -98,8 +138,12 @@ pub fn codegen(
 
 /// One variant through the back end; what the arch lacks is refused at
 /// the statement.
-fn compile_variant(l: &Lowered, arch: &str, output: Output) -> Result<String, Failure> {
-    tilec_codegen::compile_variant(&l.ir, arch, output).map_err(|e| match e {
+fn compile_variant(
+    ir: &tilec::ir::KernelIr,
+    arch: &str,
+    output: Output,
+) -> Result<String, Failure> {
+    tilec_codegen::compile_variant(ir, arch, output).map_err(|e| match e {
         tilec_codegen::CodegenError::Feature { span, .. } => Failure::Source(vec![
             tilec::diagnostic::Diagnostic::new(e.to_string(), span)
                 .with_label("this needs a newer GPU")

@@ -9,7 +9,7 @@
 use crate::check::kernel::check_source_with;
 use crate::check::program::{Kernel, Settings};
 use crate::diagnostic::{Diagnostic, SourceLines};
-use crate::lower::{Lowered, lower_variant, lower_variant_checked, lower_variants};
+use crate::lower::{Lowered, lower_variant, lower_variant_checked, lower_variants_each};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
@@ -24,15 +24,27 @@ pub fn lower_source_with(
     checked: Option<&str>,
     settings: &Settings,
 ) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
+    lower_source_each(src, checked, settings, &mut |_, _| {})
+}
+
+/// [`lower_source_with`], telling `ready` of each variant kept (with its
+/// kernel's index) as soon as it is lowered, in the order of the result.
+pub fn lower_source_each(
+    src: &str,
+    checked: Option<&str>,
+    settings: &Settings,
+    ready: &mut dyn FnMut(usize, &Lowered),
+) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
     let lines = checked.map(|file| SourceLines::new(file, src));
     let kernels = check_source_with(src, settings)?;
     let mut out = Vec::with_capacity(kernels.len());
     let mut diags = Vec::new();
-    for k in kernels {
-        let lowered = lower_variants(|v| match &lines {
+    for (i, k) in kernels.into_iter().enumerate() {
+        let lower = |v| match &lines {
             None => lower_variant(&k, v),
             Some(l) => lower_variant_checked(&k, v, l),
-        });
+        };
+        let lowered = lower_variants_each(lower, &mut |l| ready(i, l));
         match lowered {
             Ok(l) => out.push((k, l)),
             Err(d) => diags.push(d),

@@ -24,7 +24,7 @@ mod tensor_core;
 mod variant;
 mod warpgroup;
 
-pub use variant::{Variant, entry_name, lower_variants, variants};
+pub use variant::{Variant, entry_name, lower_variants, lower_variants_each, variants};
 
 use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};

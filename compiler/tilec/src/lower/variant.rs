@@ -86,7 +86,18 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 pub fn lower_variants(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
 ) -> Result<Vec<Lowered>, Diagnostic> {
+    lower_variants_each(lower, &mut |_| {})
+}
+
+/// [`lower_variants`], telling `ready` of each variant as soon as it is
+/// known to be kept, in the order of the result: a build starts its back
+/// end there while the next variants are lowered.
+pub fn lower_variants_each(
+    lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
+    ready: &mut dyn FnMut(&Lowered),
+) -> Result<Vec<Lowered>, Diagnostic> {
     let full = lower(Variant::Full)?;
+    ready(&full);
     let vectors = lower(Variant::GuardedVectors)?;
     let mut wide = false;
     crate::ir::for_each_atom(&vectors.ir.body, &mut |i| {
@@ -95,6 +106,10 @@ pub fn lower_variants(
         }
     });
     let mut out = vec![full];
+    let mut keep = |l: Lowered, out: &mut Vec<Lowered>| {
+        ready(&l);
+        out.push(l);
+    };
     // Optional: where one cannot be made (too many atoms, say), the full
     // and guarded entries still run every extent.
     let earns = |v: &Lowered, before: &[Lowered]| {
@@ -110,18 +125,20 @@ pub fn lower_variants(
     if !wide
         && open(&out)
         && let Ok(r) = lower(Variant::KResidue)
+        && earns(&r, &out)
     {
-        out.extend(earns(&r, &out).then_some(r));
+        keep(r, &mut out);
     }
     if wide {
-        out.push(vectors);
+        keep(vectors, &mut out);
     }
     if open(&out)
         && let Ok(u) = lower(Variant::Unaligned)
+        && earns(&u, &out)
     {
-        out.extend(earns(&u, &out).then_some(u));
+        keep(u, &mut out);
     }
-    out.push(lower(Variant::Guarded)?);
+    keep(lower(Variant::Guarded)?, &mut out);
     Ok(out)
 }
 
