@@ -64,13 +64,16 @@ pub fn compile_as(
                 workers.resize_with(workers.len().max(kernel + 1), Vec::new);
                 workers[kernel].push(s.spawn(move || compile_variant(&ir, arch, output)));
             },
-        )
-        .map_err(Failure::Source)?;
+        );
+        // Every thread joined before anything is returned, whatever failed.
+        let texts: Vec<_> = workers.into_iter().map(joined).collect();
+        let lowered = lowered.map_err(Failure::Source)?;
+        debug_assert_eq!(lowered.len(), texts.len(), "a worker list per kernel");
         lowered
             .into_iter()
-            .zip(workers)
-            .map(|((kernel, lowered), w)| {
-                assemble(kernel, lowered, joined(w)?, output, arch, opts, &source)
+            .zip(texts)
+            .map(|((kernel, lowered), t)| {
+                assemble(kernel, lowered, t?, output, arch, opts, &source)
             })
             .collect()
     })
@@ -98,17 +101,20 @@ pub fn codegen(
     assemble(kernel, lowered, texts, output, arch, opts, source)
 }
 
-/// The variants' texts, in order, once every thread is done.
+/// The variants' texts, in order, once every thread is done (all joined
+/// before the first failure is returned: a panicked thread left to the
+/// scope would panic the process).
 fn joined(
     workers: Vec<std::thread::ScopedJoinHandle<'_, Result<String, Failure>>>,
 ) -> Result<Vec<String>, Failure> {
-    workers
+    let texts: Vec<_> = workers
         .into_iter()
         .map(|w| {
             w.join()
                 .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into())))
         })
-        .collect()
+        .collect();
+    texts.into_iter().collect()
 }
 
 /// A kernel's module (its variants' texts joined) and its sealed manifest.

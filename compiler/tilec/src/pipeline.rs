@@ -28,7 +28,8 @@ pub fn lower_source_with(
 }
 
 /// [`lower_source_with`], telling `ready` of each variant kept (with its
-/// kernel's index) as soon as it is lowered, in the order of the result.
+/// kernel's index) as soon as it is lowered, in the order of the result,
+/// until a kernel fails to lower.
 pub fn lower_source_each(
     src: &str,
     checked: Option<&str>,
@@ -44,7 +45,13 @@ pub fn lower_source_each(
             None => lower_variant(&k, v),
             Some(l) => lower_variant_checked(&k, v, l),
         };
-        let lowered = lower_variants_each(lower, &mut |l| ready(i, l));
+        // After a diagnostic nothing will be built: no more back ends.
+        let failed = !diags.is_empty();
+        let lowered = lower_variants_each(lower, &mut |l| {
+            if !failed {
+                ready(i, l)
+            }
+        });
         match lowered {
             Ok(l) => out.push((k, l)),
             Err(d) => diags.push(d),

@@ -70,11 +70,12 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// The kernel has wgmmas, which read shared memory through the async proxy.
     reads_async_proxy: bool,
     /// The registers (array, index) the wgmmas issued since the last wait
-    /// write, which that wait pins.
+    /// for all groups write, which every wait pins (a wait that leaves a
+    /// group in flight keeps them).
     in_flight: Vec<(usize, usize)>,
     /// A pipeline kernel's mbarrier ring.
     ring: Option<pipeline::Ring<'ctx>>,
-    /// In a pipeline iteration: its stage's full and empty barriers.
+    /// In a pipeline iteration: its stage's barriers and its trip.
     stage: Option<pipeline::Stage<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
     first_map: usize,

@@ -7,7 +7,8 @@
 //! stage's bytes, completed by the TMA transactions) and `empty[s]` (one
 //! arrival per consumer thread, after its body; in a lagged pipeline after
 //! the next iteration's body, whose wait retires the wgmmas that read the
-//! stage; the last stage is never needed again). Iteration `i` (counted
+//! stage, so the last iteration's stage is never released: no load waits
+//! for it). Iteration `i` (counted
 //! from the loop's start) uses stage `i % S` in phase `(i / S) & 1`; the
 //! producer waits on `empty` with the other parity, so its first round
 //! passes at once. The producer warpgroup is threads `block_threads..`; it

@@ -478,7 +478,13 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
         /// A lagged body's group, waited for in the next trip.
         Lagged,
     }
-    if lag == 1 && !matches!(body.first().map(|i| &i.kind), Some(InstKind::WgmmaFence)) {
+    let fences = body
+        .iter()
+        .filter(|i| matches!(i.kind, InstKind::WgmmaFence))
+        .count();
+    if lag == 1
+        && (fences != 1 || !matches!(body.first().map(|i| &i.kind), Some(InstKind::WgmmaFence)))
+    {
         // Anything before the fence would run beside the last trip's group.
         return Err("wgmma protocol: a lagged pipeline's body is one wgmma group".into());
     }
@@ -490,7 +496,7 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
             (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
             (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
             (InstKind::WgmmaWait(1), State::Committed) if lag == 1 => State::Lagged,
-            (InstKind::Pipeline { lag: 1, .. }, State::Outside) => State::Committed,
+            (InstKind::Pipeline { lag, .. }, State::Outside) if *lag > 0 => State::Committed,
             (_, State::Outside)
                 if !matches!(
                     inst.kind,
@@ -515,6 +521,10 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
     }
     match (state, lag) {
         (State::Outside, 0) | (State::Lagged, 1) => Ok(()),
+        (_, 1) => Err(
+            "wgmma protocol: a lagged pipeline's body ends in a wait for all but its group (wait 1)"
+                .into(),
+        ),
         _ => Err("wgmma protocol: a group is not waited for".into()),
     }
 }

@@ -325,12 +325,19 @@ impl Lowerer<'_> {
         len: i64,
     ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
-        let reach = self
-            .range(index)
-            .and_then(|(lo, hi)| Some((lo.checked_add(first)?, hi.checked_add(last)?)));
+        debug_assert!(first <= last, "an access's first element before its last");
+        let reach = self.range(index).map(|(lo, hi)| {
+            lo.checked_add(first)
+                .zip(hi.checked_add(last))
+                .ok_or((lo, hi))
+        });
         match reach {
-            Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
-            Some((lo, hi)) => Err(Problem::Here(
+            Some(Err((lo, hi))) => Err(Problem::Here(
+                format!("a shared-memory access at {lo}..={hi} (+{last}) overflows its index"),
+                HELP,
+            )),
+            Some(Ok((lo, hi))) if lo >= 0 && hi < len => Ok(()),
+            Some(Ok((lo, hi))) => Err(Problem::Here(
                 format!(
                     "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
                 ),

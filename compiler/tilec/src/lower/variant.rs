@@ -91,7 +91,8 @@ pub fn lower_variants(
 
 /// [`lower_variants`], telling `ready` of each variant as soon as it is
 /// known to be kept, in the order of the result: a build starts its back
-/// end there while the next variants are lowered.
+/// end there while the next variants are lowered (the full variant's
+/// even though a later one may still fail to lower).
 pub fn lower_variants_each(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
     ready: &mut dyn FnMut(&Lowered),

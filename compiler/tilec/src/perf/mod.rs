@@ -450,7 +450,11 @@ pub fn report(
             c.verdict()
         );
     }
-    for n in &lowered.notes {
+    // In source order: a statement's note is made after those of the
+    // statements inside it (a pipeline's after its TMA copies').
+    let mut notes: Vec<_> = lowered.notes.iter().collect();
+    notes.sort_by_key(|n| n.span.start);
+    for n in notes {
         let (line, col) = line_col(src, n.span.start);
         out += &format!("  {file}:{line}:{col}  note: {}\n", n.text);
     }

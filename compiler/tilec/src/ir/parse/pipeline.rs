@@ -92,7 +92,8 @@ impl Parser<'_> {
             end: self.operand(end)?,
             stages: number(stages)? as u32,
             bytes: number(bytes)?,
-            lag: number(lag)? as u32,
+            lag: u32::try_from(number(lag)?)
+                .map_err(|_| format!("line {line}: bad lag `{lag}`"))?,
             load: Vec::new(),
             body: Vec::new(),
         })
