@@ -500,6 +500,25 @@ impl InstKind {
     }
 }
 
+/// Whether `body` is one wgmma group and nothing else: a fence, wgmmas, a
+/// commit, and a wait for all but `wait` groups. No other instruction then
+/// touches the group's accumulators, so it may stay in flight into the
+/// next trip of a pipeline (lowering makes a body of wait 0 lagged, with
+/// wait 1; the verifier holds a lagged body to that form).
+pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
+    let kinds: Vec<&InstKind> = body.iter().map(|i| &i.kind).collect();
+    let [
+        InstKind::WgmmaFence,
+        wgmmas @ ..,
+        InstKind::WgmmaCommit,
+        InstKind::WgmmaWait(w),
+    ] = &kinds[..]
+    else {
+        return false;
+    };
+    *w == wait && !wgmmas.is_empty() && wgmmas.iter().all(|k| matches!(k, InstKind::Wgmma { .. }))
+}
+
 /// Calls `f` on every instruction of `insts` but loops and ifs, in order,
 /// inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {

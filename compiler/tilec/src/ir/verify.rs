@@ -7,6 +7,7 @@
 
 use super::{
     Addr, Arith, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
+    one_wgmma_group,
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
@@ -470,23 +471,24 @@ fn insts(
 /// but it; and a lagged pipeline leaves its last group in flight, so a
 /// wait for all follows it.
 fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
+    if lag == 1 {
+        // Anything beside the group would run beside the last trip's.
+        return match (one_wgmma_group(body, 1), one_wgmma_group(body, 0)) {
+            (true, _) => Ok(()),
+            (false, true) => Err(
+                "wgmma protocol: a lagged pipeline's body ends in a wait for all but its group (wait 1)"
+                    .into(),
+            ),
+            (false, false) => {
+                Err("wgmma protocol: a lagged pipeline's body is one wgmma group".into())
+            }
+        };
+    }
     #[derive(PartialEq)]
     enum State {
         Outside,
         Issuing,
         Committed,
-        /// A lagged body's group, waited for in the next trip.
-        Lagged,
-    }
-    let fences = body
-        .iter()
-        .filter(|i| matches!(i.kind, InstKind::WgmmaFence))
-        .count();
-    if lag == 1
-        && (fences != 1 || !matches!(body.first().map(|i| &i.kind), Some(InstKind::WgmmaFence)))
-    {
-        // Anything before the fence would run beside the last trip's group.
-        return Err("wgmma protocol: a lagged pipeline's body is one wgmma group".into());
     }
     let mut state = State::Outside;
     for inst in body {
@@ -495,7 +497,6 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
             (InstKind::Wgmma { .. }, State::Issuing) => State::Issuing,
             (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
             (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
-            (InstKind::WgmmaWait(1), State::Committed) if lag == 1 => State::Lagged,
             (InstKind::Pipeline { lag, .. }, State::Outside) if *lag > 0 => State::Committed,
             (_, State::Outside)
                 if !matches!(
@@ -519,14 +520,10 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
             }
         };
     }
-    match (state, lag) {
-        (State::Outside, 0) | (State::Lagged, 1) => Ok(()),
-        (_, 1) => Err(
-            "wgmma protocol: a lagged pipeline's body ends in a wait for all but its group (wait 1)"
-                .into(),
-        ),
-        _ => Err("wgmma protocol: a group is not waited for".into()),
+    if state != State::Outside {
+        return Err("wgmma protocol: a group is not waited for".into());
     }
+    Ok(())
 }
 
 /// Warp-wide instructions need a block of whole warps.

@@ -34,7 +34,9 @@ impl Lowerer<'_> {
         // late release only holds each stage longer (on the H200, lag 1
         // gave a 64x256 warpgroup 5-10% and cost two warpgroups up to 6%:
         // docs/performance.md, version 18).
-        let lag = u32::from(stages >= 2 && self.block_threads == 128 && one_wgmma_group(&body));
+        let lag = u32::from(
+            stages >= 2 && self.block_threads == 128 && crate::ir::one_wgmma_group(&body, 0),
+        );
         if lag == 1 {
             // The group stays in flight into the next trip; the pipeline's
             // exit waits for the last one.
@@ -147,22 +149,4 @@ impl Lowerer<'_> {
         });
         Ok(self.tensor_maps.len() - 1)
     }
-}
-
-/// Whether a pipeline's body is one wgmma group and nothing else (fence,
-/// wgmmas, commit, wait 0): then no other instruction touches its
-/// accumulators, and the group may stay in flight into the next trip
-/// (`lag` 1). A body that also reads or writes them (an epilogue under an
-/// `if`) keeps each group's wait in its own trip.
-fn one_wgmma_group(body: &[Inst]) -> bool {
-    let [
-        InstKind::WgmmaFence,
-        wgmmas @ ..,
-        InstKind::WgmmaCommit,
-        InstKind::WgmmaWait(0),
-    ] = &body.iter().map(|i| &i.kind).collect::<Vec<_>>()[..]
-    else {
-        return false;
-    };
-    !wgmmas.is_empty() && wgmmas.iter().all(|k| matches!(k, InstKind::Wgmma { .. }))
 }

@@ -55,27 +55,25 @@ impl Parser<'_> {
     /// rest of the line).
     pub(super) fn pipeline(&mut self, rest: &str) -> Result<InstKind> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let (id, name, range, stages, bytes, lag) = match words[..] {
-            [id, name, "in", range, "stages", stages, "bytes", bytes, "{"] => {
-                (id, name, range, stages, bytes, "0")
-            }
-            [
-                id,
-                name,
-                "in",
-                range,
-                "stages",
-                stages,
-                "bytes",
-                bytes,
-                "lag",
-                lag,
-                "{",
-            ] => (id, name, range, stages, bytes, lag),
-            _ => {
-                return self
-                    .fail("expected `pipeline ID NAME in START..END stages S bytes B [lag L] {`");
-            }
+        let expected = "expected `pipeline ID NAME in START..END stages S bytes B [lag L] {`";
+        let [
+            id,
+            name,
+            "in",
+            range,
+            "stages",
+            stages,
+            "bytes",
+            bytes,
+            ref rest @ ..,
+        ] = words[..]
+        else {
+            return self.fail(expected);
+        };
+        let lag = match rest {
+            ["{"] => "0",
+            ["lag", lag, "{"] => lag,
+            _ => return self.fail(expected),
         };
         let (start, end) = range
             .split_once("..")
