@@ -201,6 +201,20 @@ impl Gpu {
                 let attr = cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
                 f.set_attribute(attr, plan.dynamic_shared as i32)?;
             }
+            if v.cluster != [1; 3] {
+                // A plain launch then runs the grid in clusters of this shape
+                // (the PTX cannot say so itself: LLVM 19 emits no
+                // `.reqnctapercluster`; the entry traps without one).
+                use cudarc::driver::sys::CUfunction_attribute_enum as A;
+                let dims = [
+                    A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+                    A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                    A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+                ];
+                for (attr, &n) in dims.into_iter().zip(&v.cluster) {
+                    f.set_attribute(attr, n as i32)?;
+                }
+            }
             entries.push((f, v.block_offset));
         }
         // Events without timing are the cheapest to record and wait on.

@@ -168,6 +168,14 @@ pub struct VariantSpec {
     /// the hardware fills zeros outside the map, and the map is the tensor).
     #[serde(default)]
     pub tensor_maps: Vec<TensorMap>,
+    /// Blocks per cluster along each grid dimension: the entry runs only
+    /// in clusters of that shape, on a grid of whole clusters.
+    #[serde(default = "no_cluster")]
+    pub cluster: [u32; 3],
+}
+
+fn no_cluster() -> [u32; 3] {
+    [1; 3]
 }
 
 impl Manifest {
@@ -314,6 +322,17 @@ impl Manifest {
             for a in &v.accesses {
                 tensor(a.param, &format!("an access of {}", v.entry))?;
                 known(&a.index, &loops, &format!("an access of {}", v.entry))?;
+            }
+            let wide = v.cluster.iter().filter(|&&c| c != 1).count();
+            if v.cluster.contains(&0)
+                || wide > 1
+                || v.cluster.iter().product::<u32>() > 8
+                || (wide == 1 && v.tensor_maps.is_empty())
+            {
+                return Err(format!(
+                    "{} asks for a cluster of {:?}: 2 to 8 blocks along one dimension, for TMA loads",
+                    v.entry, v.cluster
+                ));
             }
             if !v.tensor_maps.is_empty() && self.producer_threads == 0 {
                 return Err(format!(

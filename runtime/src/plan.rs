@@ -328,6 +328,15 @@ pub fn plan_sizes_for(
             offset: [0; 3],
         }];
     }
+    // A cluster entry runs on whole clusters: past the grid's end, pad
+    // blocks (of an entry for any block, whose accesses are all guarded,
+    // as the bound check below proves) load zeros and store nothing.
+    for l in &mut launches {
+        let cluster = m.variants[l.variant].cluster;
+        for (g, c) in l.grid.iter_mut().zip(cluster) {
+            *g = g.div_ceil(c) * c;
+        }
+    }
     let mut lens = Vec::new();
     for p in &m.params {
         lens.push(match &p.kind {
@@ -417,7 +426,11 @@ fn launches(
             return Ok(out);
         }
         if out.is_empty() {
-            let full = full_blocks(&v.block_conditions, grid, extent);
+            // Whole clusters of full blocks; the rest go to the edges.
+            let mut full = full_blocks(&v.block_conditions, grid, extent);
+            for (f, c) in full.iter_mut().zip(v.cluster) {
+                *f -= *f % c;
+            }
             if !full.contains(&0) {
                 out.push(Launch {
                     variant: i,

@@ -80,8 +80,13 @@ fn every_kernels_ir_reads_back_to_itself() {
         verify(&back).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(canonical(&back.to_text()), canonical(&text), "{what}");
         assert_eq!(
-            (back.block_offset, back.block_threads, back.min_blocks),
-            (ir.block_offset, ir.block_threads, ir.min_blocks),
+            (
+                back.block_offset,
+                back.block_threads,
+                back.min_blocks,
+                back.cluster
+            ),
+            (ir.block_offset, ir.block_threads, ir.min_blocks, ir.cluster),
             "{what}"
         );
     }

@@ -69,6 +69,7 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
         root().join("tests/codegen/fold.tile"),
         root().join("tests/codegen/cp_async.tile"),
         root().join("tests/run/split_k.tile"),
+        root().join("tests/run/tma_multicast.tile"),
     ]) {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {err}", f.display());
@@ -364,11 +365,7 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     assert!(kernel.contains(" lag 1 {"), "{kernel}");
     let ptx = emitted("tests/run/tma_pipeline.tile", "ptx");
     let entry = part(&ptx, ".entry tma_pipeline(");
-    let at = |needle: &str| {
-        entry
-            .find(needle)
-            .unwrap_or_else(|| panic!("no {needle} in:\n{entry}"))
-    };
+    let at = |needle: &str| position(entry, needle);
     let (one, release, all) = (
         at("wgmma.wait_group.sync.aligned 1;"),
         at("@p mbarrier.arrive.shared::cta.b64 _,"),
@@ -380,9 +377,7 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     );
     assert_eq!(entry.matches("wgmma.wait_group").count(), 2);
     assert!(!emitted("examples/bgemm_tn_sm90_tma.tile", "ir").contains(" lag "));
-    let f = root().join("tests/run/tma_pipeline.tile");
-    let (code, perf, err) = tilec(&["check", "--perf", f.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let perf = perf_notes("tests/run/tma_pipeline.tile");
     assert!(
         perf.contains("one wgmma group in flight across iterations"),
         "{perf}"
@@ -390,6 +385,98 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
     assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
     assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));
+}
+
+/// On a cluster of two blocks along M, B's k-tiles (the same for both)
+/// are multicast, each block issuing one half; A's stay per block. The
+/// empty barriers count a warp's release from each block; a warp's lanes
+/// 0 and 1 release ranks 0 and 1; the cluster meets after the barriers
+/// are initialised and before the blocks leave; a launch without the
+/// cluster traps; the manifest asks for it. Without `cluster`, nothing of
+/// it.
+#[test]
+fn a_cluster_multicasts_the_boxes_its_blocks_share() {
+    let ir = emitted("tests/run/tma_multicast.tile", "ir");
+    let kernel = part(&ir, "kernel tma_multicast(");
+    assert!(
+        kernel.lines().next().unwrap().ends_with(" cluster 2x1x1"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    let ptx = emitted("tests/run/tma_multicast.tile", "ptx");
+    let entry = part(&ptx, ".entry tma_multicast(");
+    let at = |needle: &str| position(entry, needle);
+    assert!(at("%cluster_nctarank") < at("trap;"));
+    assert!(at("fence.mbarrier_init.release.cluster;") < at("barrier.cluster.arrive;"));
+    assert_eq!(entry.matches("barrier.cluster.wait;").count(), 2);
+    assert_eq!(entry.matches(".multicast::cluster").count(), 1);
+    assert!(at("%cluster_ctarank") < at(".multicast::cluster"));
+    assert!(at("mov.u32 l, %laneid;") < at("mapa.shared::cluster.u32 r, "));
+    assert!(entry.contains("@q mbarrier.arrive.shared::cluster.b64 _, [r];"));
+    // Four stages, each an empty barrier of 8 warps x 2 blocks.
+    assert!(
+        entry
+            .lines()
+            .any(|l| l.trim_start().starts_with("mov.b32") && l.ends_with(", 16;")),
+        "{entry}"
+    );
+    let m = manifest_of("tests/run/tma_multicast.tile");
+    assert!(m.variants.iter().all(|v| v.cluster == [2, 1, 1]));
+    let plain = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
+    for needle in ["cluster_nctarank", "multicast", "mapa", "barrier.cluster"] {
+        assert!(!plain.contains(needle), "{needle}");
+    }
+    let perf = perf_notes("tests/run/tma_multicast.tile");
+    assert!(
+        perf.contains("shared by the 2 blocks of the cluster"),
+        "{perf}"
+    );
+    assert!(
+        perf.contains("each block of the cluster loads its own"),
+        "{perf}"
+    );
+}
+
+/// A cluster entry runs on whole clusters: the full-tile launch keeps
+/// whole clusters of full blocks, the edges' is padded past the grid with
+/// blocks whose accesses are all guarded (the bound check passes them).
+#[test]
+fn cluster_launches_run_whole_clusters() {
+    let m = manifest_of("tests/run/tma_multicast.tile");
+    let launches = |dims: &str| -> Vec<([u32; 3], [u32; 3])> {
+        plan(&m, &Dims::parse(dims).unwrap())
+            .unwrap()
+            .launches
+            .iter()
+            .map(|l| (l.grid, l.offset))
+            .collect()
+    };
+    // Three M tiles: two full in a cluster, the third with a pad block.
+    assert_eq!(
+        launches("M=384,N=256,K=128"),
+        [([2, 1, 1], [0; 3]), ([2, 1, 1], [2, 0, 0])]
+    );
+    // Five, the last partial: four full, then the partial one and a pad.
+    assert_eq!(
+        launches("M=600,N=512,K=64"),
+        [([4, 2, 1], [0; 3]), ([2, 2, 1], [4, 0, 0])]
+    );
+    // One block: no whole cluster of full ones.
+    assert_eq!(launches("M=128,N=256,K=64"), [([2, 1, 1], [0; 3])]);
+}
+
+/// What `tilec check --perf` says of `file`.
+fn perf_notes(file: &str) -> String {
+    let f = root().join(file);
+    let (code, perf, err) = tilec(&["check", "--perf", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    perf
+}
+
+/// Where `needle` first stands in `text`.
+fn position(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {

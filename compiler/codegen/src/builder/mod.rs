@@ -295,6 +295,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             .collect();
         self.entry_values(&maps)?;
         if let Some(p) = self.ir.pipeline() {
+            self.require_cluster()?;
             let ids = self.ir.entry_values_of(std::slice::from_ref(p));
             self.entry_values(&ids)?;
             self.split_roles(p)?;
@@ -307,6 +308,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             let ids = self.ir.entry_values_of(std::slice::from_ref(inst));
             self.entry_values(&ids)?;
             self.insts_of(std::slice::from_ref(inst))?;
+        }
+        if self.peers() > 1 {
+            // A peer's last releases land in this block's barriers: it
+            // stays until every consumer of the cluster is done with them.
+            self.cluster_barrier()?;
         }
         self.b.build_return(None)?;
         Ok(())
@@ -580,7 +586,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     body,
                     Some(pipeline::Role::Consumer),
                 )?,
-                InstKind::TmaLoad { map, origin, dst } => self.tma_load(*map, origin, dst)?,
+                InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst,
+                    parts,
+                } => self.tma_load(*map, origin, dst, *parts)?,
             }
         }
         Ok(())

@@ -98,16 +98,30 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     "r,r",
                     &[full, i32t.const_int(1, false)],
                 )?;
+                // A release per consumer thread; in a cluster, per warp
+                // of every block of it: the producer writes its part into
+                // each of their stages.
+                let releases = match k.peers() {
+                    1 => k.ir.block_threads as u64,
+                    peers => (k.ir.block_threads / 32) as u64 * peers as u64,
+                };
                 k.ptx(
                     "mbarrier.init.shared::cta.b64 [$0], $1;",
                     "r,r",
-                    &[empty, i32t.const_int(k.ir.block_threads as u64, false)],
+                    &[empty, i32t.const_int(releases, false)],
                 )?;
             }
             k.ptx_statement("fence.mbarrier_init.release.cluster;")
         })?;
-        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-        self.b.build_call(f, &[], "")?;
+        match self.peers() {
+            1 => {
+                let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+                self.b.build_call(f, &[], "")?;
+            }
+            // No peer's box or release may reach a barrier before it is
+            // initialised: the whole cluster meets first.
+            _ => self.cluster_barrier()?,
+        }
         let split = register_split(self.ir.block_threads, self.ir.min_blocks.unwrap_or(1));
         let producer = self
             .b
@@ -178,9 +192,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let ring = self.ring.expect("a pipeline kernel");
         match (role, ring.lag) {
             (Role::Producer { .. }, _) => Ok(()),
-            (Role::Consumer, 0) => {
-                self.ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &[empty])
-            }
+            (Role::Consumer, 0) => self.release(empty, None),
             (Role::Consumer, lag) => {
                 let i32t = self.ctx.i32_type();
                 let n = i32t.const_int(ring.stages as u64, false);
@@ -190,53 +202,154 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let stage = self.b.build_int_unsigned_rem(stage, n, "released")?;
                 let empty = self.barrier(false, stage)?;
                 let lag = i32t.const_int(lag as u64, false);
-                self.ptx(
-                    "{\n.reg .pred p;\nsetp.ge.u32 p, $1, $2;\n@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
-                    "r,r,r",
-                    &[empty, trip, lag],
-                )
+                self.release(empty, Some([trip, lag]))
             }
         }
     }
 
+    /// The thread's release of empty barrier `empty`: its arrival, or in a
+    /// cluster its warp's, once all its lanes are done (`bar.warp.sync`),
+    /// at the same offset in every block of the cluster (lane `r` arrives
+    /// at rank `r`'s, its own included). The arrival has the default
+    /// semantics, release at the block's scope, as CUTLASS's: what it
+    /// orders is the thread's reads of its own block's stage. On the H200
+    /// a remote arrival per thread made the cluster kernels 40% slower,
+    /// and `.release.cluster` 35% (docs/performance.md, version 19).
+    /// `when`: only if `[a, b]` has a >= b.
+    fn release(&mut self, empty: IntValue<'ctx>, when: Option<[IntValue<'ctx>; 2]>) -> Result<()> {
+        let text = match (self.peers(), when) {
+            (1, None) => "mbarrier.arrive.shared::cta.b64 _, [$0];".to_string(),
+            (1, Some(_)) => "{\n.reg .pred p;\nsetp.ge.u32 p, $1, $2;\n@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}".to_string(),
+            (peers, when) => {
+                let test = match when {
+                    Some(_) => "setp.ge.u32 p, $1, $2;\nsetp.lt.and.u32 q, l, {peers}, p;",
+                    None => "setp.lt.u32 q, l, {peers};",
+                }
+                .replace("{peers}", &peers.to_string());
+                format!(
+                    "{{\n.reg .pred p, q;\n.reg .b32 r, l;\nbar.warp.sync -1;\nmov.u32 l, %laneid;\n{test}\nmapa.shared::cluster.u32 r, $0, l;\n@q mbarrier.arrive.shared::cluster.b64 _, [r];\n}}"
+                )
+            }
+        };
+        match when {
+            Some([a, b]) => self.ptx(&text, "r,r,r", &[empty, a, b]),
+            None => self.ptx(&text, "r", &[empty]),
+        }
+    }
+
+    /// How many blocks a pipeline's loads are shared among: the cluster's.
+    pub(super) fn peers(&self) -> u32 {
+        self.ir.cluster.iter().product()
+    }
+
+    /// Every thread of the cluster meets here (those that have exited
+    /// excepted), its memory operations before made visible to all: a
+    /// cluster barrier's arrival releases, its wait acquires.
+    pub(super) fn cluster_barrier(&mut self) -> Result<()> {
+        for name in [
+            "llvm.nvvm.barrier.cluster.arrive",
+            "llvm.nvvm.barrier.cluster.wait",
+        ] {
+            let f = self.intrinsic(name, &[])?;
+            self.b.build_call(f, &[], "")?;
+        }
+        Ok(())
+    }
+
+    /// In a cluster kernel, at its entry: a launch without the cluster
+    /// would wait forever for peers that do not exist, so it traps.
+    pub(super) fn require_cluster(&mut self) -> Result<()> {
+        let peers = self.peers();
+        if peers == 1 {
+            return Ok(());
+        }
+        let ranks = self.special("llvm.nvvm.read.ptx.sreg.cluster.nctarank")?;
+        let wrong = self.b.build_int_compare(
+            IntPredicate::NE,
+            ranks,
+            self.ctx.i64_type().const_int(peers as u64, false),
+            "",
+        )?;
+        self.when(wrong, "no.cluster", |k| {
+            let f = k.intrinsic("llvm.trap", &[])?;
+            k.b.build_call(f, &[], "")?;
+            Ok(())
+        })
+    }
+
     /// One TMA box into shared memory, completing on the stage's full barrier.
+    /// With `parts` > 1, the block of cluster rank `r` issues box `r` (that
+    /// many boxes further along the map's stacking dimension and in shared
+    /// memory) to every block of the cluster, at the same offset in each,
+    /// completing on each one's barrier at the same offset as `full`.
     pub(super) fn tma_load(
         &mut self,
         map: usize,
         origin: &[usize],
         dst: &tilec::ir::Addr,
+        parts: u32,
     ) -> Result<()> {
         let i32t = self.ctx.i32_type();
         let full = self.stage.expect("in a pipeline iteration").full;
         let tilec::ir::Space::Shared(s) = dst.space else {
             return Err(CodegenError::Llvm("a TMA box outside shared memory".into()));
         };
-        let ptr = self.addr_ptr(dst, self.ir.shared[s].elem)?;
-        let smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
+        let elem = self.ir.shared[s].elem;
+        let ptr = self.addr_ptr(dst, elem)?;
+        let mut smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
         let param = self
             .func
             .get_nth_param((self.first_map + map) as u32)
             .expect("declared")
             .into_pointer_value();
         let map_addr = self.b.build_ptr_to_int(param, self.ctx.i64_type(), "")?;
-        let mut args: Vec<IntValue<'ctx>> = vec![smem, map_addr];
-        for &o in origin {
-            args.push(self.b.build_int_truncate(self.ints[&o], i32t, "")?);
+        let mut coords: Vec<IntValue<'ctx>> = origin
+            .iter()
+            .map(|o| self.b.build_int_truncate(self.ints[o], i32t, ""))
+            .collect::<std::result::Result<_, _>>()?;
+        let multicast = parts > 1;
+        if multicast {
+            let m = &self.ir.tensor_maps[map];
+            let stack = m.stacking_dim();
+            let outer = m.dims[stack].2;
+            let box_bytes = m.dims.iter().map(|d| d.2).product::<i64>() * elem.bytes();
+            let rank = self.special("llvm.nvvm.read.ptx.sreg.cluster.ctarank")?;
+            let rank = self.b.build_int_truncate(rank, i32t, "rank")?;
+            let last = &mut coords[stack];
+            let step = self
+                .b
+                .build_int_mul(rank, i32t.const_int(outer as u64, false), "")?;
+            *last = self.b.build_int_add(*last, step, "")?;
+            let skip = self
+                .b
+                .build_int_mul(rank, i32t.const_int(box_bytes as u64, false), "")?;
+            smem = self.b.build_int_add(smem, skip, "")?;
         }
+        let r = coords.len();
+        let mut args: Vec<IntValue<'ctx>> = vec![smem, map_addr];
+        args.extend(coords);
         args.push(full);
-        let r = origin.len();
+        let mut constraints: Vec<&str> = ["r", "l"]
+            .into_iter()
+            .chain(std::iter::repeat_n("r", r + 1))
+            .collect();
+        let (suffix, mask) = match multicast {
+            true => {
+                // Bit i: cluster rank i (16 bits).
+                let mask = (1u64 << parts) - 1;
+                args.push(self.ctx.i16_type().const_int(mask, false));
+                constraints.push("h");
+                (".multicast::cluster", format!(", ${}", r + 3))
+            }
+            false => ("", String::new()),
+        };
         let coords: Vec<String> = (0..r).map(|i| format!("${}", i + 2)).collect();
         let text = format!(
-            "cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{}}}], [${}];",
+            "cp.async.bulk.tensor.{r}d.shared::cluster.global.mbarrier::complete_tx::bytes{suffix} [$0], [$1, {{{}}}], [${}]{mask};",
             coords.join(", "),
             r + 2
         );
-        let constraints = std::iter::once("r")
-            .chain(std::iter::once("l"))
-            .chain(std::iter::repeat_n("r", r + 1))
-            .collect::<Vec<_>>()
-            .join(",");
-        self.ptx(&text, &constraints, &args)
+        self.ptx(&text, &constraints.join(","), &args)
     }
 
     /// A barrier of the consumer threads alone (named barrier 1): the

@@ -521,6 +521,10 @@ pub struct Launch {
     /// `min_blocks(n)`: blocks that must fit on one multiprocessor at once
     /// (CUDA's launch bounds), which caps the registers a thread may use.
     pub min_blocks: Option<i64>,
+    /// `cluster(2, 1)`: blocks per cluster along each grid dimension (1s
+    /// without one). A pipeline's TMA boxes that every block of a cluster
+    /// loads alike are split among them and multicast.
+    pub cluster: [i64; 3],
 }
 
 /// What a kernel computes, stated in its source, to check its results.

@@ -43,8 +43,19 @@ impl<'a> Block<'a> {
             self.counters.insert(id, k);
             self.scope_ints(Some(id), span)?;
             for l in load {
-                if let InstKind::TmaLoad { map, origin, dst } = &l.kind {
-                    self.tma_load(*map, origin, dst, (k, stages as i64), l.span)?;
+                if let InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst,
+                    parts,
+                } = &l.kind
+                {
+                    // A multicast load's boxes are the same in every block
+                    // of the cluster (the verifier's rule), so the block's
+                    // own issue and its peers' bring it all of them.
+                    for part in 0..*parts as i64 {
+                        self.tma_load(*map, origin, dst, part, (k, stages as i64), l.span)?;
+                    }
                 }
             }
             self.iteration = Some(k);
@@ -80,15 +91,17 @@ impl<'a> Block<'a> {
         })
     }
 
-    /// One box of tensor map `map` at `origin` into shared memory at `dst`,
-    /// for iteration `k` of a pipeline of `stages`: zeros outside the
-    /// tensor, through the map's swizzle, only where no younger box's data
-    /// may still be in use.
+    /// Box `part` of a load of tensor map `map` at `origin` into shared
+    /// memory at `dst` (`part` boxes further along the map's stacking
+    /// dimension and in the buffer), for iteration `k` of a pipeline of
+    /// `stages`: zeros outside the tensor, through the map's swizzle, only
+    /// where no younger box's data may still be in use.
     fn tma_load(
         &mut self,
         map: usize,
         origin: &[usize],
         dst: &Addr,
+        part: i64,
         (k, stages): (i64, i64),
         span: Span,
     ) -> Result<()> {
@@ -109,9 +122,12 @@ impl<'a> Block<'a> {
         for &o in origin {
             at.push(self.uniform(o, span, "a TMA box's origin differs")?);
         }
-        let start = self.uniform(dst.index, span, "a TMA box's destination differs")?;
-        let swizzle = m.swizzle(elem);
         let total: i64 = dims.iter().map(|d| d.2).product();
+        let stack = m.stacking_dim();
+        at[stack] += part * dims[stack].2;
+        let start =
+            self.uniform(dst.index, span, "a TMA box's destination differs")? + part * total;
+        let swizzle = m.swizzle(elem);
         for i in 0..total {
             // Box element `i`, innermost dimension first, lands at `start + i`.
             let (mut rest, mut index, mut inside) = (i, 0i64, true);

@@ -324,15 +324,20 @@ pub enum InstKind {
         load: Vec<Inst>,
         body: Vec<Inst>,
     },
-    /// One TMA box of tensor map `map` whose first element is at `origin`
-    /// (per map dimension) into shared memory at `dst` (the box's first
-    /// element; the map's swizzle applies at byte addresses), completing
-    /// on the enclosing pipeline stage's full barrier. Outside the tensor
-    /// it fills zeros.
+    /// `parts` TMA boxes of tensor map `map`, stacked along its
+    /// [`TensorMapIr::stacking_dim`], whose first element is at `origin` (per map dimension),
+    /// into shared memory from `dst` on (the first box's first element,
+    /// each box after the one before; the map's swizzle applies at byte
+    /// addresses), completing on the enclosing pipeline stage's full
+    /// barrier. Outside the tensor it fills zeros. With `parts` > 1 the
+    /// blocks of the kernel's cluster (as many) load the same boxes, and
+    /// the block of cluster rank `r` issues box `r` alone, multicast to
+    /// them all.
     TmaLoad {
         map: usize,
         origin: Vec<IntId>,
         dst: Addr,
+        parts: u32,
     },
 }
 
@@ -348,6 +353,13 @@ pub struct TensorMapIr {
 }
 
 impl TensorMapIr {
+    /// The dimension a multicast load stacks its boxes along: the
+    /// outermost whose box is more than one element wide (a batch's
+    /// dimension of 1 outside it changes no element's place in the box).
+    pub fn stacking_dim(&self) -> usize {
+        self.dims.iter().rposition(|d| d.2 > 1).unwrap_or(0)
+    }
+
     /// The element swizzle TMA applies to a box landing in a buffer of
     /// `elem` aligned to its repeat (`Sw<B,4,3>` on bytes).
     pub fn swizzle(&self, elem: Elem) -> Option<Swizzle> {
@@ -391,6 +403,8 @@ pub struct KernelIr {
     pub block_threads: i64,
     /// Blocks that must fit on a multiprocessor at once, if the source asks.
     pub min_blocks: Option<i64>,
+    /// Blocks per cluster along each grid dimension (1s: no cluster).
+    pub cluster: [u32; 3],
     pub shared: Vec<Buffer>,
     pub registers: Vec<Buffer>,
     pub ints: Vec<IntValue>,

@@ -19,9 +19,13 @@ impl KernelIr {
         let min_blocks = self
             .min_blocks
             .map_or(String::new(), |m| format!(" min_blocks {m}"));
+        let cluster = match self.cluster {
+            [1, 1, 1] => String::new(),
+            [x, y, z] => format!(" cluster {x}x{y}x{z}"),
+        };
         let _ = writeln!(
             out,
-            "kernel {}({}) block {}{min_blocks}",
+            "kernel {}({}) block {}{min_blocks}{cluster}",
             self.name,
             params.join(", "),
             self.block_threads
@@ -328,11 +332,20 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
-                InstKind::TmaLoad { map, origin, dst } => {
+                InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst,
+                    parts,
+                } => {
                     let o: Vec<String> = origin.iter().map(|&i| self.operand(i)).collect();
+                    let multicast = match parts {
+                        1 => String::new(),
+                        n => format!(" multicast {n}"),
+                    };
                     writeln!(
                         out,
-                        "{pad}tma t{map} ({}) -> {}",
+                        "{pad}tma t{map} ({}) -> {}{multicast}",
                         o.join(", "),
                         self.addr(dst)
                     )

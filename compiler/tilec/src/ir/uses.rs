@@ -146,6 +146,29 @@ impl KernelIr {
         }
     }
 
+    /// Whether value `id` depends on `block.*` along grid dimension `d`
+    /// (through its operands).
+    pub fn depends_on_block(&self, id: IntId, d: u8) -> bool {
+        let mut seen = vec![false; self.ints.len()];
+        let mut todo = vec![id];
+        while let Some(v) = todo.pop() {
+            if self.ints[v].def == IntDef::BlockIdx(d) {
+                return true;
+            }
+            for o in self.operands(v) {
+                if !std::mem::replace(&mut seen[o], true) {
+                    todo.push(o);
+                }
+            }
+        }
+        false
+    }
+
+    /// The grid dimension the kernel's cluster spans, if it has one.
+    pub fn cluster_dim(&self) -> Option<u8> {
+        self.cluster.iter().position(|&c| c > 1).map(|d| d as u8)
+    }
+
     /// The entry-scope values `insts` need, operands included, in
     /// definition order, less those that only an if's `otherwise` branch
     /// or a block reduction's body needs (which that branch computes):

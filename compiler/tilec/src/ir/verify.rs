@@ -64,6 +64,18 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     if pipelines > 1 {
         return Err("a kernel has at most one pipeline".into());
     }
+    if ir.cluster != [1; 3] {
+        let wide = ir.cluster.iter().filter(|&&c| c > 1).count();
+        if ir.cluster.contains(&0) || wide != 1 || ir.cluster.iter().product::<u32>() > 8 {
+            return Err(format!(
+                "a cluster of {:?} blocks: 2 to 8 along one grid dimension",
+                ir.cluster
+            ));
+        }
+        if pipelines == 0 {
+            return Err("a cluster without a pipeline to share".into());
+        }
+    }
     if pipelines == 1
         && (ir.block_threads % super::PRODUCER_THREADS != 0
             || ir.block_threads + super::PRODUCER_THREADS > 1024)
@@ -145,14 +157,52 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
     Ok(())
 }
 
+/// A load of `parts` boxes: one, or one per block of the kernel's
+/// cluster, which all load them alike (where from and where to does not
+/// depend on the block index along the cluster).
+fn multicast(ir: &KernelIr, origin: &[IntId], dst: &Addr, parts: u32) -> Result<(), String> {
+    if parts == 1 {
+        return Ok(());
+    }
+    let Some(d) = ir.cluster_dim() else {
+        return Err(format!(
+            "a TMA load multicast to {parts} blocks, without a cluster"
+        ));
+    };
+    if parts != ir.cluster[d as usize] {
+        return Err(format!(
+            "a TMA load multicast to {parts} blocks, in a cluster of {}",
+            ir.cluster[d as usize]
+        ));
+    }
+    if origin
+        .iter()
+        .chain([&dst.index])
+        .any(|&v| ir.depends_on_block(v, d))
+    {
+        return Err(format!(
+            "a multicast TMA load that differs between the blocks of the cluster (it depends on block index {d})"
+        ));
+    }
+    Ok(())
+}
+
 /// A pipeline's loads: TMA boxes of its maps, into shared memory, whose
 /// bytes are the stage's.
 fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> Result<(), String> {
-    let mut total = 0;
+    let (mut total, mut shared) = (0, false);
     for inst in load {
-        let InstKind::TmaLoad { map, origin, dst } = &inst.kind else {
+        let InstKind::TmaLoad {
+            map,
+            origin,
+            dst,
+            parts,
+        } = &inst.kind
+        else {
             return Err("a pipeline's load block holds only TMA loads".into());
         };
+        multicast(ir, origin, dst, *parts)?;
+        shared |= *parts > 1;
         let m = ir
             .tensor_maps
             .get(*map)
@@ -179,7 +229,8 @@ fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> R
                 ir.shared[s].elem, ir.shared[s].align
             ));
         }
-        let elems: i64 = m.dims.iter().map(|d| d.2).product();
+        let box_elems: i64 = m.dims.iter().map(|d| d.2).product();
+        let elems = box_elems * *parts as i64;
         if let IntDef::Const(c) = ir.ints[dst.index].def
             && c + elems > ir.shared[s].len
         {
@@ -187,7 +238,16 @@ fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> R
                 "a TMA box at s{s}[{c}] of {elems} elements passes the buffer's end"
             ));
         }
+        if box_elems * elem.bytes() % align != 0 && *parts > 1 {
+            return Err(format!(
+                "a multicast box of {} bytes: each part must start aligned to {align}",
+                box_elems * elem.bytes()
+            ));
+        }
         total += elems * elem.bytes();
+    }
+    if ir.cluster != [1; 3] && !shared {
+        return Err("a cluster whose pipeline multicasts no load".into());
     }
     if total != bytes {
         return Err(format!(
@@ -367,6 +427,13 @@ fn insts(
                 seen.push(*id);
                 visible(ir, *start, open)?;
                 visible(ir, *end, open)?;
+                if let Some(d) = ir.cluster_dim()
+                    && (ir.depends_on_block(*start, d) || ir.depends_on_block(*end, d))
+                {
+                    return Err(format!(
+                        "a pipeline whose bounds differ between the blocks of the cluster (they depend on block index {d})"
+                    ));
+                }
                 open.push(*id);
                 pipeline_loads(ir, load, *bytes, open)?;
                 if *lag > 1 || (*lag == 1 && *stages < 2) {
@@ -396,6 +463,12 @@ fn insts(
                 }
                 if *dim > 2 {
                     return Err(format!("a reduce across grid dimension {dim}"));
+                }
+                if ir.cluster_dim() == Some(*dim) {
+                    // A grid of whole clusters has pad blocks in the group.
+                    return Err(format!(
+                        "a reduce across grid dimension {dim}, the cluster's"
+                    ));
                 }
                 if ir.ints.get(*index).map(|v| &v.def) != Some(&IntDef::BlockIdx(*dim)) {
                     return Err("a reduce across blocks whose index is not the block's".into());

@@ -148,6 +148,7 @@ fn lower_with(
         notes: Vec::new(),
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
+        multicast: false,
         extra_registers: Vec::new(),
         under: Vec::new(),
         threads: Vec::new(),
@@ -202,6 +203,13 @@ fn lower_with(
         block_offset: variant.guarded() && k.conditions.iter().any(is_block_fact),
         block_threads,
         min_blocks: k.launch.min_blocks,
+        // A cluster is for sharing loads: a variant whose loads all differ
+        // between blocks (or has none: an unaligned tensor's copies) runs
+        // block by block.
+        cluster: match l.multicast {
+            true => k.launch.cluster.map(|c| c as u32),
+            false => [1; 3],
+        },
         shared: k
             .shared
             .iter()
@@ -321,6 +329,8 @@ struct Lowerer<'k> {
     /// The tensor maps made so far, and their IR form.
     tensor_maps: Vec<tilec_layout::TensorMap>,
     map_irs: Vec<crate::ir::TensorMapIr>,
+    /// Whether a TMA load is shared by the blocks of the cluster.
+    multicast: bool,
     /// The conditions of the ifs, and the bounds of the loops, around the
     /// statement being lowered: whether whole warps run it.
     under: Vec<IntId>,

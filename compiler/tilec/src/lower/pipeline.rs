@@ -83,7 +83,13 @@ impl Lowerer<'_> {
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
         self.spend(tma.boxes.len() as i64)?;
-        let map = self.tensor_map(&tma.map)?;
+        let sharing = self.sharing(tma, dst);
+        let (parts, part) = match &sharing {
+            Ok((parts, part)) => (*parts, part),
+            Err(_) => (1, &tma.map),
+        };
+        let map = self.tensor_map(part)?;
+        self.multicast |= parts > 1;
         let Base::Shared(b) = dst.base else {
             unreachable!("the checker's copy_tma writes shared memory")
         };
@@ -95,10 +101,17 @@ impl Lowerer<'_> {
                 0 => "no swizzle".to_string(),
                 b => format!("{b}-byte swizzle"),
             };
+            let shared = match &sharing {
+                Ok((parts, _)) => format!(
+                    "; shared by the {parts} blocks of the cluster, each issuing 1/{parts} of it, multicast"
+                ),
+                Err(Some(why)) => format!("; each block of the cluster loads its own: {why}"),
+                Err(None) => String::new(),
+            };
             self.notes.push(super::Note {
                 span,
                 text: format!(
-                    "TMA: {} box(es) of {} {} ({swizzle}), {} bytes",
+                    "TMA: {} box(es) of {} {} ({swizzle}), {} bytes{shared}",
                     tma.boxes.len(),
                     sizes.join("x"),
                     tma.map.elem,
@@ -126,10 +139,64 @@ impl Lowerer<'_> {
                         index,
                         guard: None,
                     },
+                    parts,
                 },
             ));
         }
         Ok(())
+    }
+
+    /// Whether the blocks of the kernel's cluster can share a copy's boxes:
+    /// each block then issues `parts`-th of each box (a map of that box
+    /// along its outermost dimension) and multicasts it to all. They can
+    /// when every block of a cluster loads the same box to the same place,
+    /// which holds where neither depends on the block index along the
+    /// cluster, and each part lands aligned for TMA and the swizzle.
+    /// `Err(None)`: no cluster; `Err(Some(why))`: not shared.
+    fn sharing(
+        &self,
+        tma: &tilec_layout::TmaCopy,
+        dst: &View,
+    ) -> Result<(u32, tilec_layout::TensorMap), Option<String>> {
+        let cluster = self.k.launch.cluster;
+        let Some(d) = cluster.iter().position(|&c| c > 1) else {
+            return Err(None);
+        };
+        let (parts, block) = (cluster[d], ["block.x", "block.y", "block.z"][d]);
+        let mut names = Vec::new();
+        tma.origin
+            .iter()
+            .chain([&dst.offset])
+            .for_each(|i| self.fix(i).names(&mut names));
+        if names.iter().any(|n| n == block) {
+            return Err(Some(format!(
+                "which box it loads, or where, depends on `{block}`"
+            )));
+        }
+        // Stacked along the outermost dimension of more than one element
+        // (`TensorMapIr::stacking_dim`), which the part keeps.
+        let mut part = tma.map.clone();
+        let align = (part.swizzle_bytes * 8).max(128);
+        let outer = part
+            .dims
+            .iter_mut()
+            .rev()
+            .find(|d| d.size > 1)
+            .ok_or_else(|| Some("its boxes are one element".to_string()))?;
+        if outer.size % parts != 0 || outer.size == parts {
+            return Err(Some(format!(
+                "its boxes' outermost extent {} is not a multiple of {parts} parts wider than 1",
+                outer.size
+            )));
+        }
+        outer.size /= parts;
+        if part.box_bytes() % align != 0 {
+            return Err(Some(format!(
+                "1/{parts} of a box is {} bytes, not a multiple of {align}",
+                part.box_bytes()
+            )));
+        }
+        Ok((parts as u32, part))
     }
 
     /// The index of tensor map `m` in the IR, made on first use.

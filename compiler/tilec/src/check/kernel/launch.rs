@@ -1,4 +1,5 @@
-//! The launch statement (`launch grid(...), block(...), min_blocks(n);`)
+//! The launch statement (`launch grid(...), block(...), min_blocks(n),
+//! cluster(x, y);`)
 //! and the block's threads, compared with every thread layout that partitions.
 
 use super::KernelChecker;
@@ -22,10 +23,13 @@ impl KernelChecker {
         let mut grid = None;
         let mut block = None;
         let mut min_blocks = None;
+        let mut cluster = [1; 3];
         for p in parts {
             let (which, args) = match &p.kind {
                 ExprKind::Call(f, args) => match &f.kind {
-                    ExprKind::Name(n) if n == "grid" || n == "block" || n == "min_blocks" => {
+                    ExprKind::Name(n)
+                        if ["grid", "block", "min_blocks", "cluster"].contains(&n.as_str()) =>
+                    {
                         (n.as_str(), args)
                     }
                     _ => return self.diags.push(launch_help(p.span)),
@@ -65,6 +69,18 @@ impl KernelChecker {
             match which {
                 "grid" => grid = Some(dims),
                 "block" => block = Some(dims),
+                "cluster" => match cluster_dims(&dims) {
+                    Some(c) => {
+                        cluster = c;
+                        self.cluster = Some(p.span);
+                    }
+                    None => {
+                        return self.diags.push(
+                            Diagnostic::new("a cluster is static blocks along one grid dimension, 2 to 8 of them", p.span)
+                                .with_help("e.g. cluster(2, 1): two blocks next to each other in x share the TMA boxes they both load"),
+                        );
+                    }
+                },
                 _ => match dims.as_slice() {
                     [Int::Static(n)] if (1..=32).contains(n) => min_blocks = Some(*n),
                     _ => {
@@ -83,6 +99,7 @@ impl KernelChecker {
                         grid,
                         block,
                         min_blocks,
+                        cluster,
                     },
                     span,
                 ))
@@ -125,6 +142,19 @@ impl KernelChecker {
             );
         }
     }
+}
+
+/// A cluster's blocks per grid dimension: static, more than one along
+/// one dimension at most (a multicast then reaches every block of the
+/// cluster), at most 8 (the portable cluster size); all 1s is no cluster
+/// (a `tune` value may ask for that).
+fn cluster_dims(dims: &[Int]) -> Option<[i64; 3]> {
+    let mut c = [1; 3];
+    for (d, i) in dims.iter().enumerate() {
+        c[d] = i.as_static()?;
+    }
+    let wide = c.iter().filter(|&&n| n != 1).count();
+    (c.iter().all(|&n| n >= 1) && wide <= 1 && c.iter().product::<i64>() <= 8).then_some(c)
 }
 
 fn launch_help(span: Span) -> Diagnostic {

@@ -149,6 +149,8 @@ struct KernelChecker {
     extent_spans: HashMap<String, Span>,
     params: Vec<KernelParam>,
     launch: Option<(Launch, Span)>,
+    /// Where the launch statement asks for a cluster, if it does.
+    cluster: Option<Span>,
     /// A launch statement was written, even if it had errors.
     launch_written: bool,
     conditions: Vec<Condition>,
@@ -185,13 +187,14 @@ impl KernelChecker {
         let launch = match self.launch.take() {
             Some((l, span)) => {
                 self.check_threads(&l, span);
-                self.check_pipeline(&body, &l.block);
+                self.check_pipeline(&body, &l);
                 l
             }
             None if self.launch_written => Launch {
                 grid: vec![],
                 block: vec![],
                 min_blocks: None,
+                cluster: [1; 3],
             },
             None => {
                 self.diags.push(
@@ -202,6 +205,7 @@ impl KernelChecker {
                     grid: vec![],
                     block: vec![],
                     min_blocks: None,
+                    cluster: [1; 3],
                 }
             }
         };

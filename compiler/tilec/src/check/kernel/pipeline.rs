@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Op, Stmt, View, walk};
+use crate::check::program::{Base, Launch, Op, Stmt, View, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -211,7 +211,9 @@ impl KernelChecker {
     /// The kernel-wide rules of a pipeline, once every statement is
     /// checked: the block is whole warpgroups of consumers, and the stage
     /// buffers are written by the loads alone.
-    pub(super) fn check_pipeline(&mut self, body: &[Stmt], block: &[Int]) {
+    pub(super) fn check_pipeline(&mut self, body: &[Stmt], launch: &Launch) {
+        self.check_cluster(body, launch);
+        let block = &launch.block;
         let Some(span) = self.pipeline else { return };
         let threads = block.iter().fold(Int::Static(1), |a, b| a.mul(b));
         match threads.as_static() {
@@ -265,6 +267,42 @@ impl KernelChecker {
                 );
             }
         });
+    }
+
+    /// A cluster shares a pipeline's loads, so the kernel has one, and its
+    /// blocks run the same iterations: a peer waits for every box it is
+    /// sent, and sends every box the others wait for.
+    fn check_cluster(&mut self, body: &[Stmt], launch: &Launch) {
+        let Some(at) = self.cluster.filter(|_| launch.cluster != [1; 3]) else {
+            return;
+        };
+        let Some(span) = self.pipeline else {
+            return self.diags.push(
+                Diagnostic::new(
+                    "a cluster shares a pipeline's TMA loads, and this kernel has no pipeline",
+                    at,
+                )
+                .with_help("remove cluster(...), or load the tiles in a `pipeline` with copy_tma"),
+            );
+        };
+        let mut bounds = Vec::new();
+        walk(body, &mut |s| {
+            if let Op::Pipeline { start, end, .. } = &s.op {
+                start.names(&mut bounds);
+                end.names(&mut bounds);
+            }
+        });
+        for n in bounds {
+            if let Some(Builtin::Block(d)) = Builtin::parse(&n)
+                && launch.cluster[d as usize] > 1
+            {
+                return self.diags.push(
+                    Diagnostic::new(format!("the pipeline's bounds depend on `{n}`, along which the blocks of a cluster lie"), span)
+                        .with_related(at, "the blocks of this cluster load the stages together")
+                        .with_help("give every block of a cluster the same iterations, or cluster along another grid dimension"),
+                );
+            }
+        }
     }
 
     /// A loop's bounds, as integers; `None` with the error reported.

@@ -43,6 +43,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
             block_offset: false,
             block_threads: 0,
             min_blocks: None,
+            cluster: [1; 3],
             shared: Vec::new(),
             registers: Vec::new(),
             ints: Vec::new(),
@@ -83,7 +84,8 @@ impl Parser<'_> {
         Err(format!("line {}: {what}", self.line_no()))
     }
 
-    /// `kernel NAME(PARAMS) block N [min_blocks M]`, then the buffers.
+    /// `kernel NAME(PARAMS) block N [min_blocks M] [cluster XxYxZ]`, then
+    /// the buffers.
     fn header(&mut self) -> Result<()> {
         let Some(&(_, line)) = self.lines.first() else {
             return self.fail("no kernel");
@@ -116,7 +118,20 @@ impl Parser<'_> {
         }
         let mut words = rest.split_whitespace();
         while let Some(w) = words.next() {
-            let v = words.next().and_then(|v| v.parse::<i64>().ok());
+            let text = words.next();
+            if w == "cluster" {
+                let dims: Vec<u32> = text
+                    .unwrap_or("")
+                    .split('x')
+                    .map_while(|d| d.parse().ok())
+                    .collect();
+                match dims[..] {
+                    [x, y, z] => self.ir.cluster = [x, y, z],
+                    _ => return self.fail("expected `cluster XxYxZ` in the kernel's header"),
+                }
+                continue;
+            }
+            let v = text.and_then(|v| v.parse::<i64>().ok());
             match (w, v) {
                 ("block", Some(v)) => self.ir.block_threads = v,
                 ("min_blocks", Some(v)) => self.ir.min_blocks = Some(v),

@@ -97,8 +97,17 @@ impl Parser<'_> {
         })
     }
 
-    /// `tma tN (ORIGIN, ...) -> s0[INDEX]` (after `tma `).
+    /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]` (after `tma `).
     pub(super) fn tma(&mut self, rest: &str) -> Result<InstKind> {
+        let (rest, parts) = match rest.rsplit_once(" multicast ") {
+            Some((r, n)) => (
+                r,
+                n.trim()
+                    .parse()
+                    .map_err(|_| format!("line {}: bad multicast `{n}`", self.line_no()))?,
+            ),
+            None => (rest, 1),
+        };
         let (map, rest) = rest.split_once(" (").ok_or(format!(
             "line {}: expected `tma tN (...) -> DST`",
             self.line_no()
@@ -116,6 +125,7 @@ impl Parser<'_> {
                 .map(|o| self.operand(o))
                 .collect::<Result<_>>()?,
             dst: self.addr(dst)?,
+            parts,
         })
     }
 }
