@@ -4,16 +4,16 @@
 //! memory or registers, a loop over a k mode), GEMMs (random block
 //! tiles, thread layouts and majors, through shared memory) and
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
-//! types; TMA pipelines, some split over block.z with a reduce), are
-//! checked,
-//! then run on the CPU executor at random extents (1, primes, tile
+//! types; TMA pipelines, some split over block.z with a reduce, some on
+//! clusters), are checked, then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
 //! read and the reference's result (`tilec run` exits 0).
 //!
 //! CI runs `FUZZ_CASES` programs (default 120); off-line, e.g.
 //! `FUZZ_CASES=20000 FUZZ_SEED=7 cargo test --release -p tilec-cli --test program_gen`.
-//! A failing program is written to `target/fuzz/program_gen/` with its extents.
+//! A failing program is written to `target/fuzz/program_gen/` with its extents
+//! (with `FUZZ_KEEP=1`, every program that ran, to run again on a GPU).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -193,6 +193,7 @@ fn generate_mma_gemm(rng: &mut Rng) -> Program {
         tile: [bm, bn, bk],
         shared: [sa, sb],
         splits: 1,
+        cluster: String::new(),
     };
     // Fragments copied from shared memory into registers (ldmatrix where
     // the layouts allow), then multiplied.
@@ -270,6 +271,7 @@ fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
         tile: [bm, bn, bk],
         shared: [sa, sb],
         splits: 1,
+        cluster: String::new(),
     };
     // The atom reads A and B from shared memory itself.
     gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);")
@@ -335,6 +337,14 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
         tile: [bm, bn, bk],
         shared: [stage(bm), stage(bn)],
         splits,
+        // Now and then a cluster along M (the blocks share B's boxes),
+        // along N (A's) or of four: multicast where the parts fit.
+        cluster: match rng.below(10) {
+            0 => ", cluster(2, 1)".to_string(),
+            1 => ", cluster(1, 2)".to_string(),
+            2 => ", cluster(4, 1)".to_string(),
+            _ => String::new(),
+        },
     };
     let head = gemm.head([&la, &lb, &lc], c_elem, "");
     // Split-K now and then: each block.z's pipeline runs its slice of the
@@ -407,6 +417,8 @@ struct TensorCoreGemm {
     shared: [String; 2],
     /// Slices of K, one per `block.z` (split-K); 1: none.
     splits: i64,
+    /// The launch's `cluster(...)` part, if any (with its comma).
+    cluster: String,
 }
 
 impl TensorCoreGemm {
@@ -422,6 +434,7 @@ impl TensorCoreGemm {
             tile: [bm, bn, bk],
             shared: [sa, sb],
             splits,
+            cluster,
         } = self;
         let z = match splits {
             1 => String::new(),
@@ -433,7 +446,7 @@ impl TensorCoreGemm {
     tiler cta = ({bm}, {bn}, {bk});
     let mma = make_tiled_mma({atom}, ({wm}, {wn}));
 {extra}    reference gemm(A, B, C, alpha, beta);
-    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn}){z}), block({threads});
+    launch grid(ceil_div(M, {bm}), ceil_div(N, {bn}){z}), block({threads}){cluster};
     let gA = local_tile(A, cta, (block.x, block.y, _), step(1, X, 1));
     let gB = local_tile(B, cta, (block.x, block.y, _), step(X, 1, 1));
     let gC = local_tile(C, cta, (block.x, block.y, _), step(1, 1, X));
@@ -727,7 +740,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
-    let (mut residues, mut unaligned) = (0, 0);
+    let (mut residues, mut unaligned, mut clustered) = (0, 0, 0);
     for case in 0..cases {
         let p = match kind.as_str() {
             "mma" => generate_mma_gemm(&mut rng),
@@ -770,13 +783,20 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             residues += usize::from(text.contains("_k_residue"));
             // And those of an odd extent that the vectors' alignment needs.
             unaligned += usize::from(text.contains("_unaligned"));
-            std::fs::remove_file(&file).unwrap();
+            clustered += usize::from(p.source.contains("cluster("));
+            // FUZZ_KEEP: keep the programs that ran, each with its extents
+            // in `caseN.dims`, to run them again elsewhere (on a GPU with
+            // `tilec run --check-cpu`).
+            match std::env::var_os("FUZZ_KEEP") {
+                Some(_) => std::fs::write(file.with_extension("dims"), &dims).unwrap(),
+                None => std::fs::remove_file(&file).unwrap(),
+            }
         } else {
             failures.push(format!("{f} --dims {dims}: exit {code}:\n{text}"));
         }
     }
     eprintln!(
-        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one), {refused} refused by the checker"
+        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one, {clustered} on clusters), {refused} refused by the checker"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The generator must mostly make programs the checker accepts.
