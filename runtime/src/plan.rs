@@ -329,8 +329,11 @@ pub fn plan_sizes_for(
         }];
     }
     // A cluster entry runs on whole clusters: past the grid's end, pad
-    // blocks (of an entry for any block, whose accesses are all guarded,
-    // as the bound check below proves) load zeros and store nothing.
+    // blocks (of an entry for any block) take part in the cluster's
+    // loads and skip what follows the pipeline (the compiler's test of
+    // the block index against the grid's extent; its verifier keeps every
+    // global write and reduce behind it); the bound check below covers
+    // their accesses too.
     for l in &mut launches {
         let cluster = m.variants[l.variant].cluster;
         for (g, c) in l.grid.iter_mut().zip(cluster) {

@@ -61,7 +61,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             bytes,
             lag,
             load,
-            ..
+            body,
         } = &pipeline.kind
         else {
             unreachable!("a pipeline")
@@ -80,6 +80,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             base: ring.as_pointer_value(),
             stages: *stages,
             lag: *lag,
+            async_reads: async_reads(body),
         });
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let consumers = i64t.const_int(self.ir.block_threads as u64, false);
@@ -210,24 +211,31 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// The thread's release of empty barrier `empty`: its arrival, or in a
     /// cluster its warp's, once all its lanes are done (`bar.warp.sync`),
     /// at the same offset in every block of the cluster (lane `r` arrives
-    /// at rank `r`'s, its own included). The arrival has the default
-    /// semantics, release at the block's scope, as CUTLASS's: what it
-    /// orders is the thread's reads of its own block's stage. On the H200
-    /// a remote arrival per thread made the cluster kernels 40% slower,
-    /// and `.release.cluster` 35% (docs/performance.md, version 19).
-    /// `when`: only if `[a, b]` has a >= b.
+    /// at rank `r`'s, its own included). Where wgmma alone reads the
+    /// stages, the arrival has the default semantics, as CUTLASS's: the
+    /// reads are done at the group's wait. On the H200 a remote arrival
+    /// per thread made the cluster kernels 40% slower, and
+    /// `.release.cluster` 35% (docs/performance.md, version 19), which
+    /// other bodies pay. `when`: only if `[a, b]` has a >= b.
     fn release(&mut self, empty: IntValue<'ctx>, when: Option<[IntValue<'ctx>; 2]>) -> Result<()> {
         let text = match (self.peers(), when) {
             (1, None) => "mbarrier.arrive.shared::cta.b64 _, [$0];".to_string(),
             (1, Some(_)) => "{\n.reg .pred p;\nsetp.ge.u32 p, $1, $2;\n@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}".to_string(),
             (peers, when) => {
+                // A thread's own reads of the stage, ordered before a peer's
+                // TMA write: a wgmma's are done at its wait; generic loads'
+                // need the release at the peer's scope, the cluster's.
+                let scope = match self.ring.expect("a pipeline kernel").async_reads {
+                    true => "",
+                    false => ".release.cluster",
+                };
                 let test = match when {
                     Some(_) => "setp.ge.u32 p, $1, $2;\nsetp.lt.and.u32 q, l, {peers}, p;",
                     None => "setp.lt.u32 q, l, {peers};",
                 }
                 .replace("{peers}", &peers.to_string());
                 format!(
-                    "{{\n.reg .pred p, q;\n.reg .b32 r, l;\nbar.warp.sync -1;\nmov.u32 l, %laneid;\n{test}\nmapa.shared::cluster.u32 r, $0, l;\n@q mbarrier.arrive.shared::cluster.b64 _, [r];\n}}"
+                    "{{\n.reg .pred p, q;\n.reg .b32 r, l;\nbar.warp.sync -1;\nmov.u32 l, %laneid;\n{test}\nmapa.shared::cluster.u32 r, $0, l;\n@q mbarrier.arrive{scope}.shared::cluster.b64 _, [r];\n}}"
                 )
             }
         };
@@ -256,20 +264,25 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(())
     }
 
-    /// In a cluster kernel, at its entry: a launch without the cluster
-    /// would wait forever for peers that do not exist, so it traps.
+    /// In a cluster kernel, at its entry: a launch without the cluster, or
+    /// with another shape, would wait forever for peers that do not exist
+    /// or share boxes that differ, so it traps.
     pub(super) fn require_cluster(&mut self) -> Result<()> {
-        let peers = self.peers();
-        if peers == 1 {
+        if self.peers() == 1 {
             return Ok(());
         }
-        let ranks = self.special("llvm.nvvm.read.ptx.sreg.cluster.nctarank")?;
-        let wrong = self.b.build_int_compare(
-            IntPredicate::NE,
-            ranks,
-            self.ctx.i64_type().const_int(peers as u64, false),
-            "",
-        )?;
+        let i64t = self.ctx.i64_type();
+        let mut wrong = self.ctx.bool_type().const_zero();
+        for (d, n) in ["x", "y", "z"].into_iter().zip(self.ir.cluster) {
+            let size = self.special(&format!("llvm.nvvm.read.ptx.sreg.cluster.nctaid.{d}"))?;
+            let off = self.b.build_int_compare(
+                IntPredicate::NE,
+                size,
+                i64t.const_int(n as u64, false),
+                "",
+            )?;
+            wrong = self.b.build_or(wrong, off, "")?;
+        }
         self.when(wrong, "no.cluster", |k| {
             let f = k.intrinsic("llvm.trap", &[])?;
             k.b.build_call(f, &[], "")?;
@@ -417,14 +430,32 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 }
 
-/// The ring of a pipeline kernel: its barriers' base, the stage count and
+/// The ring of a pipeline kernel: its barriers' base, the stage count,
 /// the pipeline's lag (how many iterations after its own a stage is
-/// released).
+/// released), and whether only wgmma reads the stages.
 #[derive(Clone, Copy)]
 pub(super) struct Ring<'ctx> {
     base: PointerValue<'ctx>,
     stages: u32,
     lag: u32,
+    async_reads: bool,
+}
+
+/// Whether a pipeline's body reads shared memory through wgmma alone: it
+/// is wgmma groups and barriers, nothing else.
+fn async_reads(body: &[Inst]) -> bool {
+    let mut only = true;
+    tilec::ir::for_each_atom(body, &mut |i| {
+        only &= matches!(
+            i.kind,
+            InstKind::WgmmaFence
+                | InstKind::Wgmma { .. }
+                | InstKind::WgmmaCommit
+                | InstKind::WgmmaWait(_)
+                | InstKind::Barrier
+        );
+    });
+    only
 }
 
 /// In a pipeline iteration: its stage's full and empty barriers, and the

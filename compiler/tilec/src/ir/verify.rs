@@ -75,6 +75,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
         if pipelines == 0 {
             return Err("a cluster without a pipeline to share".into());
         }
+        pad_blocks_write_nothing(ir)?;
     }
     if pipelines == 1
         && (ir.block_threads % super::PRODUCER_THREADS != 0
@@ -151,6 +152,42 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
         if under < need {
             return Err(format!(
                 "{what} under a condition that threads issuing it together may disagree on"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// On clusters the runtime pads the grid with blocks past its end: they
+/// write global memory nowhere, because every write is in the test that
+/// follows the pipeline (`block.<d> < extent`, lowering's
+/// `past_the_grid`), and join no reduce across blocks.
+fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
+    let d = ir.cluster_dim().expect("a cluster");
+    let mut after = false;
+    for inst in &ir.body {
+        if let InstKind::If { cond, .. } = &inst.kind
+            && after
+            && let IntDef::Compare(crate::arith::Binary::Lt, b, _) = ir.ints[*cond].def
+            && ir.ints[b].def == IntDef::BlockIdx(d)
+        {
+            continue;
+        }
+        after |= matches!(inst.kind, InstKind::Pipeline { .. });
+        let mut wrong = None;
+        super::for_each_atom(std::slice::from_ref(inst), &mut |i| {
+            if let Some((a, _)) = i.written()
+                && matches!(a.space, Space::Global(_))
+            {
+                wrong.get_or_insert("writes global memory");
+            }
+        });
+        if matches!(inst.kind, InstKind::ReduceBlocks { .. }) {
+            wrong = Some("reduces across blocks");
+        }
+        if let Some(what) = wrong {
+            return Err(format!(
+                "a kernel on clusters {what} where its pad blocks run (outside a test of block index {d} below the grid's extent, after the pipeline)"
             ));
         }
     }

@@ -153,7 +153,12 @@ fn lower_with(
         under: Vec::new(),
         threads: Vec::new(),
     };
-    let body = l.stmts(&k.body)?;
+    let mut body = l.stmts(&k.body)?;
+    if l.multicast {
+        body = l
+            .past_the_grid(body)
+            .map_err(|msg| Diagnostic::new(msg, k.span))?;
+    }
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.
@@ -586,7 +591,7 @@ impl Lowerer<'_> {
         })
     }
 
-    fn def(&mut self, def: IntDef) -> IntId {
+    pub(super) fn def(&mut self, def: IntDef) -> IntId {
         if let Some(&id) = self.table.get(&def) {
             return id;
         }

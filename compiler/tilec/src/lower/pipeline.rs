@@ -146,6 +146,55 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// A kernel on clusters runs whole clusters: past the grid's end along
+    /// the cluster, the runtime adds pad blocks, which take part in the
+    /// pipeline (their peers wait for their parts and releases) and skip
+    /// everything after it but the wait for a lagged pipeline's last
+    /// group: that runs where `block.<d>` is below the grid's extent. The
+    /// checker keeps global writes and reduces across blocks out of what
+    /// comes before.
+    pub(super) fn past_the_grid(&mut self, mut body: Vec<Inst>) -> Result<Vec<Inst>, String> {
+        let d = self
+            .k
+            .launch
+            .cluster
+            .iter()
+            .position(|&c| c > 1)
+            .expect("a multicast is on a cluster");
+        let Some(at) = body
+            .iter()
+            .position(|i| matches!(i.kind, InstKind::Pipeline { .. }))
+        else {
+            return Ok(body);
+        };
+        let mut end = at + 1;
+        while matches!(body.get(end).map(|i| &i.kind), Some(InstKind::WgmmaWait(_))) {
+            end += 1;
+        }
+        let rest: Vec<Inst> = body.split_off(end);
+        if rest.is_empty() {
+            return Ok(body);
+        }
+        let grid = self.k.launch.grid.get(d).cloned().unwrap_or(Int::Static(1));
+        let block = self.int(&Int::var(["block.x", "block.y", "block.z"][d]))?;
+        let grid = self.int(&grid)?;
+        let cond = self.def(crate::ir::IntDef::Compare(
+            crate::arith::Binary::Lt,
+            block,
+            grid,
+        ));
+        let span = rest[0].span;
+        body.push(Inst::at(
+            span,
+            InstKind::If {
+                cond,
+                then: rest,
+                otherwise: Vec::new(),
+            },
+        ));
+        Ok(body)
+    }
+
     /// Whether the blocks of the kernel's cluster can share a copy's boxes:
     /// each block then issues `parts`-th of each box (a map of that box
     /// along its outermost dimension) and multicasts it to all. They can

@@ -285,6 +285,37 @@ impl KernelChecker {
                 .with_help("remove cluster(...), or load the tiles in a `pipeline` with copy_tma"),
             );
         };
+        // Past the grid's end, whole clusters have pad blocks: they take
+        // part in the loads, and lowering skips what follows the pipeline
+        // for them. So the kernel writes global memory only after it, and
+        // has no reduce across blocks (whose groups a pad block would join).
+        let mut after = false;
+        for top in body {
+            walk(std::slice::from_ref(top), &mut |s| {
+                let writes = match &s.op {
+                    Op::Copy { dst, .. } | Op::Fill { dst, .. } | Op::Assign { dst, .. } => {
+                        matches!(dst.base, Base::Param(_))
+                    }
+                    Op::Gemm { c, .. } | Op::Mma { c, .. } => matches!(c.base, Base::Param(_)),
+                    _ => false,
+                };
+                let problem = match &s.op {
+                    Op::ReduceBlocks { .. } => Some("a reduce across blocks"),
+                    _ if writes && !after => {
+                        Some("a write to global memory before the pipeline's end")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = problem {
+                    self.diags.push(
+                        Diagnostic::new(format!("{what}, in a kernel on clusters"), s.span)
+                            .with_related(at, "the grid runs in whole clusters: past its end, pad blocks")
+                            .with_help("a cluster's pad blocks run the pipeline and skip what follows it: write results after the pipeline, and reduce without a cluster"),
+                    );
+                }
+            });
+            after |= matches!(top.op, Op::Pipeline { .. });
+        }
         let mut bounds = Vec::new();
         walk(body, &mut |s| {
             if let Op::Pipeline { start, end, .. } = &s.op {
