@@ -11,6 +11,9 @@ use super::{
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
+use pipeline::{pad_blocks_write_nothing, pipeline_loads};
+
+mod pipeline;
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
@@ -154,142 +157,6 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                 "{what} under a condition that threads issuing it together may disagree on"
             ));
         }
-    }
-    Ok(())
-}
-
-/// On clusters the runtime pads the grid with blocks past its end: they
-/// write global memory nowhere, because every write is in the test that
-/// follows the pipeline (`block.<d> < extent`, lowering's
-/// `past_the_grid`), and join no reduce across blocks.
-fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
-    let d = ir.cluster_dim().expect("a cluster");
-    let mut after = false;
-    for inst in &ir.body {
-        if let InstKind::If { cond, .. } = &inst.kind
-            && after
-            && let IntDef::Compare(crate::arith::Binary::Lt, b, _) = ir.ints[*cond].def
-            && ir.ints[b].def == IntDef::BlockIdx(d)
-        {
-            continue;
-        }
-        after |= matches!(inst.kind, InstKind::Pipeline { .. });
-        let mut wrong = None;
-        super::for_each_atom(std::slice::from_ref(inst), &mut |i| {
-            if let Some((a, _)) = i.written()
-                && matches!(a.space, Space::Global(_))
-            {
-                wrong.get_or_insert("writes global memory");
-            }
-        });
-        if matches!(inst.kind, InstKind::ReduceBlocks { .. }) {
-            wrong = Some("reduces across blocks");
-        }
-        if let Some(what) = wrong {
-            return Err(format!(
-                "a kernel on clusters {what} where its pad blocks run (outside a test of block index {d} below the grid's extent, after the pipeline)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A load of `parts` boxes: one, or one per block of the kernel's
-/// cluster, which all load them alike (where from and where to does not
-/// depend on the block index along the cluster).
-fn multicast(ir: &KernelIr, origin: &[IntId], dst: &Addr, parts: u32) -> Result<(), String> {
-    if parts == 1 {
-        return Ok(());
-    }
-    let Some(d) = ir.cluster_dim() else {
-        return Err(format!(
-            "a TMA load multicast to {parts} blocks, without a cluster"
-        ));
-    };
-    if parts != ir.cluster[d as usize] {
-        return Err(format!(
-            "a TMA load multicast to {parts} blocks, in a cluster of {}",
-            ir.cluster[d as usize]
-        ));
-    }
-    if origin
-        .iter()
-        .chain([&dst.index])
-        .any(|&v| ir.depends_on_block(v, d))
-    {
-        return Err(format!(
-            "a multicast TMA load that differs between the blocks of the cluster (it depends on block index {d})"
-        ));
-    }
-    Ok(())
-}
-
-/// A pipeline's loads: TMA boxes of its maps, into shared memory, whose
-/// bytes are the stage's.
-fn pipeline_loads(ir: &KernelIr, load: &[Inst], bytes: i64, open: &[usize]) -> Result<(), String> {
-    let (mut total, mut shared) = (0, false);
-    for inst in load {
-        let InstKind::TmaLoad {
-            map,
-            origin,
-            dst,
-            parts,
-        } = &inst.kind
-        else {
-            return Err("a pipeline's load block holds only TMA loads".into());
-        };
-        multicast(ir, origin, dst, *parts)?;
-        shared |= *parts > 1;
-        let m = ir
-            .tensor_maps
-            .get(*map)
-            .ok_or(format!("no tensor map t{map}"))?;
-        if origin.len() != m.dims.len() {
-            return Err(format!("a box of t{map} with {} coordinates", origin.len()));
-        }
-        for &o in origin {
-            visible(ir, o, open)?;
-        }
-        addr(ir, dst, open)?;
-        let Space::Shared(s) = dst.space else {
-            return Err("a TMA load into global memory or registers".into());
-        };
-        let Param::Tensor { elem, .. } = ir.params[m.param] else {
-            unreachable!("checked above")
-        };
-        let align = m
-            .swizzle(elem)
-            .map_or(128, |sw| (sw.repeat() * elem.bytes()).max(128));
-        if dst.guard.is_some() || ir.shared[s].elem != elem || ir.shared[s].align < align {
-            return Err(format!(
-                "a TMA box of {elem} into s{s} ({}, aligned to {} bytes) needs it unguarded, aligned to {align}",
-                ir.shared[s].elem, ir.shared[s].align
-            ));
-        }
-        let box_elems: i64 = m.dims.iter().map(|d| d.2).product();
-        let elems = box_elems * *parts as i64;
-        if let IntDef::Const(c) = ir.ints[dst.index].def
-            && c + elems > ir.shared[s].len
-        {
-            return Err(format!(
-                "a TMA box at s{s}[{c}] of {elems} elements passes the buffer's end"
-            ));
-        }
-        if box_elems * elem.bytes() % align != 0 && *parts > 1 {
-            return Err(format!(
-                "a multicast box of {} bytes: each part must start aligned to {align}",
-                box_elems * elem.bytes()
-            ));
-        }
-        total += elems * elem.bytes();
-    }
-    if ir.cluster != [1; 3] && !shared {
-        return Err("a cluster whose pipeline multicasts no load".into());
-    }
-    if total != bytes {
-        return Err(format!(
-            "a pipeline stage expects {bytes} bytes, but its loads bring {total}"
-        ));
     }
     Ok(())
 }

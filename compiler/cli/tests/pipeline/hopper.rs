@@ -1,0 +1,241 @@
+//! Hopper's machinery in the PTX: wgmma on sm_90a alone, a pipeline's
+//! producer warpgroup and mbarrier ring, a lone wgmma group kept in
+//! flight, and clusters that multicast the boxes their blocks share (with
+//! the plans that launch them on whole clusters).
+
+use super::*;
+
+/// wgmma exists on sm_90a alone: `--arch sm_90` builds an sm_90a module
+/// for a kernel that uses it; another arch is refused at the gemm.
+#[test]
+fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
+    let f = root().join("examples/bgemm_tn_sm90.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+    // Four k-blocks of m64n128k16 per gemm, in each of the three entries,
+    // each group fenced, committed and waited for.
+    assert_eq!(
+        ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")
+            .count(),
+        12
+    );
+    assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 3);
+    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 3);
+    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 3);
+    // The wait returns the group's accumulators (64 f32s a thread here),
+    // so that no use of them can move above it.
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let wait = llvm
+        .lines()
+        .find(|l| l.contains("wgmma.wait_group.sync.aligned 0;"))
+        .unwrap_or_else(|| panic!("no wait in {llvm}"));
+    assert_eq!(wait.matches("=f,").count(), 64, "{wait}");
+    for arch in ["sm_80", "sm_100"] {
+        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", arch]);
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("only sm_90a") && err.contains(arch) && err.contains("gemm(mma,"),
+            "{err}"
+        );
+    }
+}
+
+/// A pipeline's protocol in the PTX: per stage a full and an empty
+/// mbarrier initialised once, the producer warpgroup giving registers to
+/// the consumers, one TMA box per operand with the stage's bytes expected,
+/// the consumers' wait and release; the manifest launches the producer too
+/// and names the maps.
+#[test]
+fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
+    let f = root().join("examples/bgemm_tn_sm90_tma.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    assert!(ptx.contains(".target sm_90a"));
+    assert!(entry.contains(".maxntid 384, 1, 1") && entry.contains(".minnctapersm 1"));
+    assert_eq!(
+        entry.matches("mbarrier.init.shared::cta.b64").count(),
+        8,
+        "4 stages"
+    );
+    assert_eq!(
+        entry.matches("fence.mbarrier_init.release.cluster").count(),
+        1
+    );
+    assert!(entry.contains("setmaxnreg.dec.sync.aligned.u32 40;"));
+    assert!(entry.contains("setmaxnreg.inc.sync.aligned.u32 232;"));
+    assert_eq!(
+        entry
+            .matches("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes")
+            .count(),
+        2
+    );
+    // 128x64 + 256x64 bf16 a stage.
+    assert!(entry.contains(", 49152;"), "the stage's bytes");
+    assert_eq!(
+        entry
+            .matches("mbarrier.try_wait.parity.shared::cta.b64")
+            .count(),
+        2
+    );
+    assert_eq!(
+        entry
+            .matches("mbarrier.arrive.expect_tx.shared::cta.b64")
+            .count(),
+        1
+    );
+    assert_eq!(entry.matches("mbarrier.arrive.shared::cta.b64").count(), 1);
+    let m = manifest_of("examples/bgemm_tn_sm90_tma.tile");
+    assert_eq!(m.block, vec![tilec_layout::Int::Static(384)]);
+    for v in &m.variants {
+        let maps: Vec<(usize, Vec<i64>, i64)> = v
+            .tensor_maps
+            .iter()
+            .map(|t| {
+                (
+                    t.param,
+                    t.dims.iter().map(|d| d.size).collect(),
+                    t.swizzle_bytes,
+                )
+            })
+            .collect();
+        assert_eq!(maps, vec![(0, vec![64, 128], 128), (1, vec![64, 256], 128)]);
+    }
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_80"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("only sm_90a") && err.contains("pipeline k in"),
+        "{err}"
+    );
+}
+
+/// A pipeline of one consumer warpgroup whose body is one wgmma group
+/// keeps it in flight into the next k-tile (`wait_group 1`), hands each
+/// stage back one trip late, and waits for the last group after the loop;
+/// two consumer warpgroups, or a body that also touches the accumulators
+/// (persistent_gemm's epilogue under an `if`), wait in each trip.
+#[test]
+fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
+    let ir = emitted("tests/run/tma_pipeline.tile", "ir");
+    let kernel = part(&ir, "kernel tma_pipeline(");
+    assert!(kernel.contains(" lag 1 {"), "{kernel}");
+    let ptx = emitted("tests/run/tma_pipeline.tile", "ptx");
+    let entry = part(&ptx, ".entry tma_pipeline(");
+    let at = |needle: &str| position(entry, needle);
+    let (one, release, all) = (
+        at("wgmma.wait_group.sync.aligned 1;"),
+        at("@p mbarrier.arrive.shared::cta.b64 _,"),
+        at("wgmma.wait_group.sync.aligned 0;"),
+    );
+    assert!(
+        one < release && release < all,
+        "wait 1, the late release, then wait 0"
+    );
+    assert_eq!(entry.matches("wgmma.wait_group").count(), 2);
+    assert!(!emitted("examples/bgemm_tn_sm90_tma.tile", "ir").contains(" lag "));
+    let perf = perf_notes("tests/run/tma_pipeline.tile");
+    assert!(
+        perf.contains("one wgmma group in flight across iterations"),
+        "{perf}"
+    );
+    let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
+    assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
+    assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));
+}
+
+/// On a cluster of two blocks along M, B's k-tiles (the same for both)
+/// are multicast, each block issuing one half; A's stay per block. The
+/// empty barriers count a warp's release from each block; a warp's lanes
+/// 0 and 1 release ranks 0 and 1; the cluster meets after the barriers
+/// are initialised and before the blocks leave; a launch without the
+/// cluster traps; the epilogue runs below the grid's extent (not in pad
+/// blocks); the manifest asks for the cluster. Without `cluster`, nothing
+/// of it.
+#[test]
+fn a_cluster_multicasts_the_boxes_its_blocks_share() {
+    let ir = emitted("tests/run/tma_multicast.tile", "ir");
+    let kernel = part(&ir, "kernel tma_multicast(");
+    assert!(
+        kernel.lines().next().unwrap().ends_with(" cluster 2x1x1"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    // The pad blocks past the grid skip the epilogue.
+    assert!(kernel.contains("\n  }\n  if %"), "{kernel}");
+    let ptx = emitted("tests/run/tma_multicast.tile", "ptx");
+    let entry = part(&ptx, ".entry tma_multicast(");
+    let at = |needle: &str| position(entry, needle);
+    assert!(at("%cluster_nctaid.z") < at("trap;"));
+    assert!(at("fence.mbarrier_init.release.cluster;") < at("barrier.cluster.arrive;"));
+    assert_eq!(entry.matches("barrier.cluster.wait;").count(), 2);
+    assert_eq!(entry.matches(".multicast::cluster").count(), 1);
+    assert!(at("%cluster_ctarank") < at(".multicast::cluster"));
+    assert!(at("mov.u32 l, %laneid;") < at("mapa.shared::cluster.u32 r, "));
+    assert!(entry.contains("@q mbarrier.arrive.shared::cluster.b64 _, [r];"));
+    // Four stages, each an empty barrier of 8 warps x 2 blocks.
+    assert!(
+        entry
+            .lines()
+            .any(|l| l.trim_start().starts_with("mov.b32") && l.ends_with(", 16;")),
+        "{entry}"
+    );
+    let m = manifest_of("tests/run/tma_multicast.tile");
+    assert!(m.variants.iter().all(|v| v.cluster == [2, 1, 1]));
+    let plain = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
+    for needle in ["cluster_nctaid", "multicast", "mapa", "barrier.cluster"] {
+        assert!(!plain.contains(needle), "{needle}");
+    }
+    let perf = perf_notes("tests/run/tma_multicast.tile");
+    assert!(
+        perf.contains("shared by the 2 blocks of the cluster"),
+        "{perf}"
+    );
+    assert!(
+        perf.contains("each block of the cluster loads its own"),
+        "{perf}"
+    );
+}
+
+/// A cluster entry runs on whole clusters: the full-tile launch keeps
+/// whole clusters of full blocks, the edges' is padded past the grid with
+/// blocks whose accesses are all guarded (the bound check passes them).
+#[test]
+fn cluster_launches_run_whole_clusters() {
+    let m = manifest_of("tests/run/tma_multicast.tile");
+    let launches = |dims: &str| -> Vec<([u32; 3], [u32; 3])> {
+        plan(&m, &Dims::parse(dims).unwrap())
+            .unwrap()
+            .launches
+            .iter()
+            .map(|l| (l.grid, l.offset))
+            .collect()
+    };
+    // Three M tiles: two full in a cluster, the third with a pad block.
+    assert_eq!(
+        launches("M=384,N=256,K=128"),
+        [([2, 1, 1], [0; 3]), ([2, 1, 1], [2, 0, 0])]
+    );
+    // Five, the last partial: four full, then the partial one and a pad.
+    assert_eq!(
+        launches("M=600,N=512,K=64"),
+        [([4, 2, 1], [0; 3]), ([2, 2, 1], [4, 0, 0])]
+    );
+    // One block: no whole cluster of full ones.
+    assert_eq!(launches("M=128,N=256,K=64"), [([2, 1, 1], [0; 3])]);
+}
+
+/// What `tilec check --perf` says of `file`.
+fn perf_notes(file: &str) -> String {
+    let f = root().join(file);
+    let (code, perf, err) = tilec(&["check", "--perf", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    perf
+}
+
+/// Where `needle` first stands in `text`.
+fn position(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
+}
