@@ -3,6 +3,7 @@
 //! and the block's threads, compared with every thread layout that partitions.
 
 use super::KernelChecker;
+use crate::check::kernel::pipeline::PRODUCER_THREADS;
 use crate::check::program::Launch;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -155,6 +156,46 @@ fn cluster_dims(dims: &[Int]) -> Option<[i64; 3]> {
     }
     let wide = c.iter().filter(|&&n| n != 1).count();
     (c.iter().all(|&n| n >= 1) && wide <= 1 && c.iter().product::<i64>() <= 8).then_some(c)
+}
+
+impl KernelChecker {
+    /// With `min_blocks(n)` (1 without), ptxas compiles the whole kernel
+    /// for the registers n blocks leave a thread (a pipeline's `setmaxnreg` raises
+    /// the consumers' allocation at run time, not that target), and a
+    /// wgmma's accumulators must all be registers: where they and the
+    /// addresses beside them cannot fit, the driver refuses the kernel at
+    /// load (ptxas C7602, "insufficient registers"). Say so here. The
+    /// margin is what ptxas asked beyond the accumulators on the H200
+    /// (154 for 128: docs/performance.md, version 19).
+    pub(super) fn check_register_budget(&mut self, l: &Launch, span: Span) {
+        const BESIDE_ACCUMULATORS: i64 = 24;
+        let Some((acc, at)) = self.state.wgmma_accumulators else {
+            return;
+        };
+        // Without min_blocks, the launch bounds ask for one block.
+        let n = l.min_blocks.unwrap_or(1);
+        let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
+        let Some(block) = block.as_static() else {
+            return;
+        };
+        let threads = block
+            + if self.pipeline.is_some() {
+                PRODUCER_THREADS
+            } else {
+                0
+            };
+        let budget = (65536 / (n * threads)).min(255) / 8 * 8;
+        if acc + BESIDE_ACCUMULATORS > budget {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("min_blocks({n}) leaves a thread {budget} registers, too few for this wgmma's {acc} accumulators and their addresses"),
+                    at,
+                )
+                .with_related(span, format!("{n} blocks of {threads} threads a multiprocessor"))
+                .with_help("ptxas compiles the whole kernel for that budget and the accumulators cannot spill: ask for fewer blocks, or a narrower tile"),
+            );
+        }
+    }
 }
 
 fn launch_help(span: Span) -> Diagnostic {

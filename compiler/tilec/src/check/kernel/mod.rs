@@ -134,6 +134,9 @@ struct KernelState {
     shared: Vec<SharedBuffer>,
     registers: Vec<RegisterArray>,
     thread_uses: Vec<ThreadUse>,
+    /// The largest wgmma accumulator fragment, in registers a thread, and
+    /// its gemm's span.
+    wgmma_accumulators: Option<(i64, Span)>,
 }
 
 #[derive(Default)]
@@ -187,6 +190,7 @@ impl KernelChecker {
         let launch = match self.launch.take() {
             Some((l, span)) => {
                 self.check_threads(&l, span);
+                self.check_register_budget(&l, span);
                 self.check_pipeline(&body, &l);
                 l
             }

@@ -142,6 +142,13 @@ impl KernelChecker {
                 let c = self.tensor_operand(&args[3], "gemm")?;
                 let ops = [(&a, &args[1]), (&b, &args[2]), (&c, &args[3])];
                 mma_operands(&mma, ops)?;
+                if mma.atom.shared_ab
+                    && let Some(n) = c.layout.size().as_static()
+                    && self.state.wgmma_accumulators.is_none_or(|(m, _)| n > m)
+                {
+                    // f32 accumulators, one register each.
+                    self.state.wgmma_accumulators = Some((n, e.span));
+                }
                 self.state.thread_uses.push(super::ThreadUse {
                     name: match &args[0].kind {
                         ExprKind::Name(n) => n.clone(),
