@@ -186,9 +186,13 @@ impl KernelChecker {
             };
         let budget = (65536 / (n * threads)).min(255) / 8 * 8;
         if acc + BESIDE_ACCUMULATORS > budget {
+            let asked = match l.min_blocks {
+                Some(n) => format!("min_blocks({n})"),
+                None => format!("a block of {threads} threads"),
+            };
             self.diags.push(
                 Diagnostic::new(
-                    format!("min_blocks({n}) leaves a thread {budget} registers, too few for this wgmma's {acc} accumulators and their addresses"),
+                    format!("{asked} leaves a thread {budget} registers, too few for this wgmma's {acc} accumulators and their addresses"),
                     at,
                 )
                 .with_related(span, format!("{n} blocks of {threads} threads a multiprocessor"))
