@@ -62,11 +62,26 @@ pub fn compile_as(
             &mut |kernel, l| {
                 let ir = l.ir.clone();
                 workers.resize_with(workers.len().max(kernel + 1), Vec::new);
-                workers[kernel].push(s.spawn(move || compile_variant(&ir, arch, output)));
+                let name = ir.name.clone();
+                workers[kernel].push((name, s.spawn(move || compile_variant(&ir, arch, output))));
             },
         );
+        // The back ends started in the order lowering kept the variants;
+        // their texts go in the variants' order.
+        let order = |k: usize, name: &str| {
+            lowered
+                .as_ref()
+                .ok()
+                .and_then(|kernels| kernels[k].1.iter().position(|l| l.ir.name == name))
+        };
+        for (k, w) in workers.iter_mut().enumerate() {
+            w.sort_by_key(|(name, _)| order(k, name));
+        }
         // Every thread joined before anything is returned, whatever failed.
-        let texts: Vec<_> = workers.into_iter().map(joined).collect();
+        let texts: Vec<_> = workers
+            .into_iter()
+            .map(|w| joined(w.into_iter().map(|(_, h)| h).collect()))
+            .collect();
         let lowered = lowered.map_err(Failure::Source)?;
         debug_assert_eq!(lowered.len(), texts.len(), "a worker list per kernel");
         lowered

@@ -90,15 +90,19 @@ pub fn lower_variants(
 }
 
 /// [`lower_variants`], telling `ready` of each variant as soon as it is
-/// known to be kept, in the order of the result: a build starts its back
-/// end there while the next variants are lowered (the full variant's
-/// even though a later one may still fail to lower).
+/// known to be kept: a build starts its back end there while the next
+/// variants are lowered (the full variant's even though a later one may
+/// still fail to lower). Not in the result's order: the guarded variant,
+/// whose back end takes longest (element guards), comes right after the
+/// full one, so that it starts second rather than last.
 pub fn lower_variants_each(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
     ready: &mut dyn FnMut(&Lowered),
 ) -> Result<Vec<Lowered>, Diagnostic> {
     let full = lower(Variant::Full)?;
     ready(&full);
+    let guarded = lower(Variant::Guarded)?;
+    ready(&guarded);
     let vectors = lower(Variant::GuardedVectors)?;
     let mut wide = false;
     crate::ir::for_each_atom(&vectors.ir.body, &mut |i| {
@@ -139,7 +143,7 @@ pub fn lower_variants_each(
     {
         keep(u, &mut out);
     }
-    keep(lower(Variant::Guarded)?, &mut out);
+    out.push(guarded);
     Ok(out)
 }
 
