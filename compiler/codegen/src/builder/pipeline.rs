@@ -14,6 +14,13 @@
 //! passes at once. The producer warpgroup is threads `block_threads..`; it
 //! leaves once its loads are issued, so barriers among consumers are
 //! named barriers of the consumer threads.
+//!
+//! On a cluster, a multicast load lands in every block of it, so a stage
+//! is free once every block's consumers are done with it: `empty[s]`
+//! counts one arrival per warp of each block (lane `r` of a warp arrives
+//! at rank `r`'s barrier), and the cluster meets after the barriers are
+//! initialised (no box or arrival may reach one before) and before its
+//! blocks leave (a peer's last arrivals may still be on their way).
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};

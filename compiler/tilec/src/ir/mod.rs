@@ -305,7 +305,8 @@ pub enum InstKind {
     /// and whose `body` runs on the block's threads once the stage's
     /// `bytes` have landed. Codegen makes the ring: per stage a full
     /// barrier (one arrival with the bytes expected, completed by the TMA
-    /// transactions) and an empty one (an arrival per consumer thread).
+    /// transactions) and an empty one (an arrival per consumer thread; on a
+    /// cluster, per warp of every block of it).
     /// At the top of a kernel, once; `load` holds only [`InstKind::TmaLoad`].
     ///
     /// With `lag` 1 the body is one wgmma group that stays in flight into
