@@ -27,7 +27,7 @@ use crate::{CodegenError, Result};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tilec::ir::{Inst, InstKind, PRODUCER_THREADS};
+use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
 
 /// Which side of a pipeline a loop runs.
 #[derive(Clone, Copy)]
@@ -45,7 +45,7 @@ const PRODUCER_REGISTERS: i64 = 40;
 /// producer gives back down to 40, the consumers share the rest.
 pub(crate) fn register_split(block_threads: i64, min_blocks: i64) -> Option<(i64, i64)> {
     let threads = block_threads + PRODUCER_THREADS;
-    let at_launch = (65536 / (min_blocks.max(1) * threads)).min(255) / 8 * 8;
+    let at_launch = registers_at_launch(threads, min_blocks);
     let consumers = ((at_launch * threads - PRODUCER_REGISTERS * PRODUCER_THREADS) / block_threads)
         .min(240)
         / 8
@@ -237,10 +237,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     false => ".release.cluster",
                 };
                 let test = match when {
-                    Some(_) => "setp.ge.u32 p, $1, $2;\nsetp.lt.and.u32 q, l, {peers}, p;",
-                    None => "setp.lt.u32 q, l, {peers};",
-                }
-                .replace("{peers}", &peers.to_string());
+                    Some(_) => format!("setp.ge.u32 p, $1, $2;\nsetp.lt.and.u32 q, l, {peers}, p;"),
+                    None => format!("setp.lt.u32 q, l, {peers};"),
+                };
                 format!(
                     "{{\n.reg .pred p, q;\n.reg .b32 r, l;\nbar.warp.sync -1;\nmov.u32 l, %laneid;\n{test}\nmapa.shared::cluster.u32 r, $0, l;\n@q mbarrier.arrive{scope}.shared::cluster.b64 _, [r];\n}}"
                 )

@@ -483,6 +483,16 @@ pub enum Op {
 }
 
 impl Op {
+    /// The tensor the statement writes, if it writes one (not counting
+    /// the statements nested in it).
+    pub fn written(&self) -> Option<&View> {
+        match self {
+            Op::Copy { dst, .. } | Op::Fill { dst, .. } | Op::Assign { dst, .. } => Some(dst),
+            Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
+            _ => None,
+        }
+    }
+
     /// The statement lists nested in this one.
     pub fn bodies(&self) -> Vec<&[Stmt]> {
         match self {
@@ -525,6 +535,14 @@ pub struct Launch {
     /// without one). A pipeline's TMA boxes that every block of a cluster
     /// loads alike are split among them and multicast.
     pub cluster: [i64; 3],
+}
+
+impl Launch {
+    /// The grid dimension the cluster spans, if there is a cluster (one
+    /// dimension at most: the checker's rule).
+    pub fn cluster_dim(&self) -> Option<u8> {
+        self.cluster.iter().position(|&c| c > 1).map(|d| d as u8)
+    }
 }
 
 /// What a kernel computes, stated in its source, to check its results.

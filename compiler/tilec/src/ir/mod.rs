@@ -414,7 +414,7 @@ pub struct KernelIr {
     pub body: Vec<Inst>,
 }
 
-pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS};
+pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS, registers_at_launch};
 
 impl KernelIr {
     /// The kernel's pipeline, if it has one (at the top, by the verifier).

@@ -148,13 +148,17 @@ fn lower_with(
         notes: Vec::new(),
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
-        multicast: false,
         extra_registers: Vec::new(),
         under: Vec::new(),
         threads: Vec::new(),
     };
     let mut body = l.stmts(&k.body)?;
-    if l.multicast {
+    // Whether a TMA load is shared by the blocks of the cluster.
+    let mut multicast = false;
+    crate::ir::for_each_atom(&body, &mut |i| {
+        multicast |= matches!(i.kind, InstKind::TmaLoad { parts, .. } if parts > 1);
+    });
+    if multicast {
         body = l
             .past_the_grid(body)
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
@@ -211,7 +215,7 @@ fn lower_with(
         // A cluster is for sharing loads: a variant whose loads all differ
         // between blocks (or has none: an unaligned tensor's copies) runs
         // block by block.
-        cluster: match l.multicast {
+        cluster: match multicast {
             true => k.launch.cluster.map(|c| c as u32),
             false => [1; 3],
         },
@@ -334,8 +338,6 @@ struct Lowerer<'k> {
     /// The tensor maps made so far, and their IR form.
     tensor_maps: Vec<tilec_layout::TensorMap>,
     map_irs: Vec<crate::ir::TensorMapIr>,
-    /// Whether a TMA load is shared by the blocks of the cluster.
-    multicast: bool,
     /// The conditions of the ifs, and the bounds of the loops, around the
     /// statement being lowered: whether whole warps run it.
     under: Vec<IntId>,

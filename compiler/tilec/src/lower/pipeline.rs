@@ -6,7 +6,7 @@ use super::{Lowerer, Problem};
 use crate::check::program::{Base, Op, Stmt, View};
 use crate::ir::{Addr, Inst, InstKind, Space};
 use crate::span::Span;
-use tilec_layout::Int;
+use tilec_layout::{Builtin, Int};
 
 impl Lowerer<'_> {
     pub(super) fn pipeline(
@@ -89,7 +89,6 @@ impl Lowerer<'_> {
             Err(_) => (1, &tma.map),
         };
         let map = self.tensor_map(part)?;
-        self.multicast |= parts > 1;
         let Base::Shared(b) = dst.base else {
             unreachable!("the checker's copy_tma writes shared memory")
         };
@@ -157,9 +156,7 @@ impl Lowerer<'_> {
         let d = self
             .k
             .launch
-            .cluster
-            .iter()
-            .position(|&c| c > 1)
+            .cluster_dim()
             .expect("a multicast is on a cluster");
         let Some(at) = body
             .iter()
@@ -175,8 +172,14 @@ impl Lowerer<'_> {
         if rest.is_empty() {
             return Ok(body);
         }
-        let grid = self.k.launch.grid.get(d).cloned().unwrap_or(Int::Static(1));
-        let block = self.int(&Int::var(["block.x", "block.y", "block.z"][d]))?;
+        let grid = self
+            .k
+            .launch
+            .grid
+            .get(d as usize)
+            .cloned()
+            .unwrap_or(Int::Static(1));
+        let block = self.int(&Builtin::Block(d).int())?;
         let grid = self.int(&grid)?;
         let cond = self.def(crate::ir::IntDef::Compare(
             crate::arith::Binary::Lt,
@@ -207,11 +210,10 @@ impl Lowerer<'_> {
         tma: &tilec_layout::TmaCopy,
         dst: &View,
     ) -> Result<(u32, tilec_layout::TensorMap), Option<String>> {
-        let cluster = self.k.launch.cluster;
-        let Some(d) = cluster.iter().position(|&c| c > 1) else {
+        let Some(d) = self.k.launch.cluster_dim() else {
             return Err(None);
         };
-        let (parts, block) = (cluster[d], ["block.x", "block.y", "block.z"][d]);
+        let (parts, block) = (self.k.launch.cluster[d as usize], Builtin::Block(d).name());
         let mut names = Vec::new();
         tma.origin
             .iter()

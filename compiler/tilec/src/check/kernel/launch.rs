@@ -3,7 +3,7 @@
 //! and the block's threads, compared with every thread layout that partitions.
 
 use super::KernelChecker;
-use crate::check::kernel::pipeline::PRODUCER_THREADS;
+use crate::check::kernel::pipeline::{PRODUCER_THREADS, registers_at_launch};
 use crate::check::program::Launch;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -184,7 +184,7 @@ impl KernelChecker {
             } else {
                 0
             };
-        let budget = (65536 / (n * threads)).min(255) / 8 * 8;
+        let budget = registers_at_launch(threads, n);
         if acc + BESIDE_ACCUMULATORS > budget {
             let asked = match l.min_blocks {
                 Some(n) => format!("min_blocks({n})"),

@@ -29,6 +29,13 @@ const WARPGROUP: i64 = 128;
 /// The producer warpgroup's threads, added to the block's (the last ones).
 pub const PRODUCER_THREADS: i64 = WARPGROUP;
 
+/// The registers a thread of a block of `threads` has at launch when
+/// `blocks` blocks must fit on a multiprocessor (64K registers, at most 255
+/// a thread, allocated by 8): what ptxas compiles the kernel for.
+pub fn registers_at_launch(threads: i64, blocks: i64) -> i64 {
+    (65536 / (blocks.max(1) * threads)).min(255) / 8 * 8
+}
+
 impl KernelChecker {
     pub(super) fn pipeline_stmt(&mut self, p: &ast::Pipeline, span: Span) -> Option<Stmt> {
         if self.loop_depth > 0 || !self.enclosing.is_empty() {
@@ -240,12 +247,7 @@ impl KernelChecker {
             }
         });
         walk(body, &mut |s| {
-            let written = match &s.op {
-                Op::Copy { dst, .. } | Op::Fill { dst, .. } => Some(dst),
-                Op::Assign { dst, .. } => Some(dst),
-                Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
-                _ => None,
-            };
+            let written = s.op.written();
             if let Some(v) = written
                 && let Base::Param(p) = v.base
                 && loaded.contains(&p)
@@ -292,13 +294,9 @@ impl KernelChecker {
         let mut after = false;
         for top in body {
             walk(std::slice::from_ref(top), &mut |s| {
-                let writes = match &s.op {
-                    Op::Copy { dst, .. } | Op::Fill { dst, .. } | Op::Assign { dst, .. } => {
-                        matches!(dst.base, Base::Param(_))
-                    }
-                    Op::Gemm { c, .. } | Op::Mma { c, .. } => matches!(c.base, Base::Param(_)),
-                    _ => false,
-                };
+                let writes =
+                    s.op.written()
+                        .is_some_and(|v| matches!(v.base, Base::Param(_)));
                 let problem = match &s.op {
                     Op::ReduceBlocks { .. } => Some("a reduce across blocks"),
                     _ if writes && !after => {
