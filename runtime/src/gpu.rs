@@ -406,7 +406,7 @@ impl Gpu {
             ));
         }
         for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
-            self.stage(s, d, copy, f)?;
+            self.stage(s, d, copy, f, false)?;
         }
         if !k.side.is_empty() {
             k.start.record(&self.stream)?;
@@ -437,6 +437,11 @@ impl Gpu {
         for (s, done) in &k.side {
             done.record(s)?;
             self.stream.wait(done)?;
+        }
+        for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
+            if s.written {
+                self.stage(s, d, copy, f, true)?;
+            }
         }
         Ok(())
     }
@@ -493,25 +498,27 @@ impl Gpu {
         Ok(())
     }
 
-    /// Fills the aligned copy `to` of a tensor with the stage kernel `f`
-    /// (on the stream, before the launch).
+    /// Fills the aligned copy `copy` of a tensor with the stage kernel `f`
+    /// (on the stream, before the launch), or with `back`, copies it back
+    /// to the tensor (after the launch).
     fn stage(
         &self,
         s: &crate::tma::Staging,
         d: &DeviceArgs,
-        to: &CudaSlice<u8>,
+        copy: &CudaSlice<u8>,
         f: &CudaFunction,
+        back: bool,
     ) -> Result<(), RuntimeError> {
         use cudarc::driver::DevicePtr;
-        if (to.len() as u64) < s.bytes() {
+        if (copy.len() as u64) < s.bytes() {
             return Err(RuntimeError::Usage(format!(
                 "an aligned copy of {} bytes for a staging of {}",
-                to.len(),
+                copy.len(),
                 s.bytes()
             )));
         }
-        let from = d.address(s.param, &self.stream)?;
-        let to = to.device_ptr(&self.stream).0;
+        let tensor = d.address(s.param, &self.stream)?;
+        let copy = copy.device_ptr(&self.stream).0;
         let e = s.elem_bytes;
         let width = s.row_bytes / e;
         for c in s.copies() {
@@ -521,14 +528,12 @@ impl Gpu {
                 block_dim: (crate::stage::THREADS, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let args = [
-                from + c.from,
-                to + c.to,
-                width,
-                c.from_pitch / e,
-                c.to_pitch / e,
-                c.rows,
-            ];
+            let (from, to) = (tensor + c.from, copy + c.to);
+            let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
+            let args = match back {
+                false => [from, to, width, from_pitch, to_pitch, c.rows],
+                true => [to, from, width, to_pitch, from_pitch, c.rows],
+            };
             let mut b = self.stream.launch_builder(f);
             for a in &args {
                 b.arg(a);

@@ -139,9 +139,23 @@ impl LaunchPlan {
         if !m.tunables.is_empty() {
             s += &format!(" [{}]", m.tuned());
         }
-        let staged = distinct(self.staged.iter().map(|s| m.params[s.param].name.as_str()));
-        if !staged.is_empty() {
-            s += &format!(" (TMA reads an aligned copy of {})", staged.join(", "));
+        let names = |written: bool| {
+            distinct(
+                self.staged
+                    .iter()
+                    .filter(|s| s.written == written)
+                    .map(|s| m.params[s.param].name.as_str()),
+            )
+        };
+        let (read, written) = (names(false), names(true));
+        if !read.is_empty() {
+            s += &format!(" (TMA reads an aligned copy of {})", read.join(", "));
+        }
+        if !written.is_empty() {
+            s += &format!(
+                " (TMA writes an aligned copy of {}, copied back)",
+                written.join(", ")
+            );
         }
         s
     }

@@ -4,7 +4,9 @@
 //! K-major bf16 matrix with K = 4097) is read through an aligned copy that
 //! the runtime makes before each launch: the checker has already refused a
 //! kernel that both loads a tensor by TMA and writes it, so the copy is
-//! the tensor for the whole launch.
+//! the tensor for the whole launch. A tensor that TMA stores write goes
+//! through such a copy too, copied back after the launch: the checker lets
+//! nothing else write it, and its plain reads see the launch's input.
 
 use crate::RuntimeError;
 use crate::manifest::{Elem, Manifest};
@@ -45,6 +47,9 @@ pub struct Staging {
     pub row_bytes: u64,
     /// The map's other dimensions, innermost first.
     pub dims: Vec<StagedDim>,
+    /// A TMA store writes through the copy: it is copied back to the
+    /// tensor after the launch.
+    pub written: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,24 +193,38 @@ pub fn map_plan(
     if strides.iter().any(|s| s % 16 != 0) {
         let refuse = |why: String| {
             RuntimeError::Condition(format!(
-                "the TMA loads of {name} need its strides to be multiples of 16 bytes; an aligned copy of it {why}"
+                "TMA needs the strides of {name} to be multiples of 16 bytes; an aligned copy of it {why}"
             ))
         };
-        let staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides)
+        let mut staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides)
             .ok_or_else(|| refuse(format!("would pass {MAX_STAGED_BYTES} bytes")))?;
+        staging.written = t.store;
         if staging.copy_count() > MAX_ROW_COPIES {
             return Err(refuse(format!(
                 "would take more than {MAX_ROW_COPIES} row copies"
             )));
         }
         strides = staging.dims.iter().map(|d| d.to).collect();
-        let i = staged
-            .iter()
-            .position(|s| *s == staging)
-            .unwrap_or_else(|| {
+        // One copy of a tensor serves its load and store maps alike.
+        let same = |s: &Staging| {
+            Staging {
+                written: false,
+                ..s.clone()
+            } == Staging {
+                written: false,
+                ..staging.clone()
+            }
+        };
+        let i = match staged.iter().position(same) {
+            Some(i) => {
+                staged[i].written |= staging.written;
+                i
+            }
+            None => {
                 staged.push(staging);
                 staged.len() - 1
-            });
+            }
+        };
         source = MapSource::Staged(i);
     }
     Ok(MapPlan {
@@ -242,6 +261,7 @@ fn staging(
         elem_bytes,
         row_bytes,
         dims,
+        written: false,
     })
 }
 

@@ -93,6 +93,7 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         } => Some(("copy_async (cp.async)", 80)),
         InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
         InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
+        InstKind::TmaStore { .. } => Some(("a TMA store (cp.async.bulk.tensor)", 90)),
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
         InstKind::Assert { .. } => Some(("--checked", 70)),

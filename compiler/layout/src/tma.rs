@@ -36,6 +36,10 @@ pub struct TensorMap {
     pub dims: Vec<TmaDim>,
     /// 0 (none), 32, 64 or 128: TMA's swizzle of 16-byte chunks.
     pub swizzle_bytes: i64,
+    /// The kernel writes the tensor through this map (a TMA store), rather
+    /// than reading it.
+    #[serde(default)]
+    pub store: bool,
 }
 
 impl TensorMap {
@@ -276,6 +280,7 @@ pub fn tma_copy(
                 })
                 .collect(),
             swizzle_bytes,
+            store: false,
         },
         origin: order.iter().map(|&j| coords[j].1.clone()).collect(),
         boxes,

@@ -198,6 +198,47 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
     );
 }
 
+/// A TMA store: the tile's writes fenced for the async proxy, a barrier of
+/// the consumers, thread 0's boxes as one bulk group waited for until read,
+/// a barrier again; the manifest's map of C is a store's. A kernel without a
+/// pipeline meets at `bar.sync 0` and targets plain sm_90.
+#[test]
+fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
+    let ptx = emitted("tests/run/tma_store_gemm.tile", "ptx");
+    let entry = part(&ptx, ".entry tma_store_gemm(");
+    let store = &entry[position(entry, "global.shared::cta.bulk_group")..];
+    assert_eq!(store.matches("global.shared::cta.bulk_group").count(), 2);
+    let before = &entry[..position(entry, "global.shared::cta.bulk_group")];
+    let fence = before
+        .rfind("fence.proxy.async.shared::cta;")
+        .expect("a fence");
+    let barrier = before.rfind("barrier.sync").expect("a barrier");
+    assert!(
+        barrier > fence && before[barrier..].contains("1, 256;"),
+        "{before}"
+    );
+    let at = |needle: &str| position(store, needle);
+    assert!(at("cp.async.bulk.commit_group;") < at("cp.async.bulk.wait_group.read 0;"));
+    assert!(at("cp.async.bulk.wait_group.read 0;") < at("barrier.sync"));
+    let m = manifest_of("tests/run/tma_store_gemm.tile");
+    let maps = &m.variants[0].tensor_maps;
+    assert_eq!(
+        maps.iter().map(|x| (x.param, x.store)).collect::<Vec<_>>(),
+        [(0, false), (1, false), (2, true)]
+    );
+    let copy = emitted("tests/run/tma_store_copy.tile", "ptx");
+    assert!(copy.contains(".target sm_90\n"), "{copy}");
+    let entry = part(&copy, ".entry tma_store_copy(");
+    let at = |needle: &str| position(entry, needle);
+    assert!(at("fence.proxy.async.shared::cta;") < at("bar.sync"));
+    assert!(at("bar.sync") < at("global.shared::cta.bulk_group"));
+    let perf = perf_notes("tests/run/tma_store_gemm.tile");
+    assert!(
+        perf.contains("TMA store: 2 box(es) of 64x256 bf16"),
+        "{perf}"
+    );
+}
+
 /// A cluster entry runs on whole clusters: the full-tile launch keeps
 /// whole clusters of full blocks, the edges' is padded past the grid with
 /// blocks whose accesses are all guarded (the bound check passes them).

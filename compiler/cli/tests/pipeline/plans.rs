@@ -65,6 +65,38 @@ fn tma_reads_rows_that_are_not_whole_16_bytes_through_one_aligned_copy() {
     );
 }
 
+/// A TMA store writes C in place where its rows are whole 16 bytes, else
+/// through an aligned copy that is copied back (`written`), one copy for
+/// all of C's maps.
+#[test]
+fn tma_stores_write_rows_that_are_not_whole_16_bytes_through_a_copy_copied_back() {
+    use tilec_runtime::plan::MapSource;
+    let m = built_manifest("tests/run/tma_store_gemm.tile", "tma_store_gemm");
+    let stores = |p: &tilec_runtime::plan::LaunchPlan| -> Vec<MapSource> {
+        p.maps
+            .iter()
+            .flatten()
+            .filter(|x| x.param == 2)
+            .map(|x| x.source)
+            .collect()
+    };
+    // M = 200 bf16: columns of C of 400 bytes, written in place.
+    let p = plan(&m, &Dims::parse("M=200,N=300,K=136").unwrap()).unwrap();
+    assert!(p.staged.is_empty(), "{:?}", p.staged);
+    assert!(stores(&p).iter().all(|s| *s == MapSource::Tensor));
+    // M = 201: columns of 402 bytes, through a copy of 512-byte columns.
+    let p = plan(&m, &Dims::parse("M=201,N=300,K=136").unwrap()).unwrap();
+    assert_eq!(p.staged.len(), 1, "{:?}", p.staged);
+    let s = &p.staged[0];
+    assert!(s.written && s.param == 2, "{s:?}");
+    assert_eq!((s.row_bytes, s.dims[0].to), (402, 512));
+    assert!(stores(&p).iter().all(|s| *s == MapSource::Staged(0)));
+    assert!(
+        p.entries(&m)
+            .contains("TMA writes an aligned copy of C, copied back")
+    );
+}
+
 /// A reduce across blocks (split-K): each block stores its partials and
 /// fences them, thread 0 counts the arrival, the block learns whether it
 /// was the last through the barrier's reduction, and that block sums the

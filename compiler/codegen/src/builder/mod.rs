@@ -543,15 +543,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     // Each thread's generic-proxy shared writes (stores,
                     // landed cp.asyncs), fenced for the async proxy before
                     // the barrier that publishes them to the wgmmas after it.
-                    if self.reads_async_proxy {
-                        self.ptx_statement("fence.proxy.async.shared::cta;")?;
-                    }
-                    if self.ring.is_some() {
-                        self.consumer_barrier()?;
-                    } else {
-                        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-                        self.b.build_call(f, &[], "")?;
-                    }
+                    self.block_barrier(self.reads_async_proxy)?
                 }
                 InstKind::Assert {
                     cond,
@@ -592,6 +584,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     dst,
                     parts,
                 } => self.tma_load(*map, origin, dst, *parts)?,
+                InstKind::TmaStores { stores } => self.tma_stores(stores)?,
+                InstKind::TmaStore { .. } => {
+                    return Err(CodegenError::Llvm(
+                        "a TMA store's box outside its block (the verifier's rule)".into(),
+                    ));
+                }
             }
         }
         Ok(())

@@ -316,12 +316,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let elem = self.ir.shared[s].elem;
         let ptr = self.addr_ptr(dst, elem)?;
         let mut smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
-        let param = self
-            .func
-            .get_nth_param((self.first_map + map) as u32)
-            .expect("declared")
-            .into_pointer_value();
-        let map_addr = self.b.build_ptr_to_int(param, self.ctx.i64_type(), "")?;
+        let map_addr = self.map_address(map)?;
         let mut coords: Vec<IntValue<'ctx>> = origin
             .iter()
             .map(|o| self.b.build_int_truncate(self.ints[o], i32t, ""))
@@ -369,6 +364,90 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             r + 2
         );
         self.ptx(&text, &constraints.join(","), &args)
+    }
+
+    /// A barrier of the block's threads (its consumers' in a pipeline
+    /// kernel: the producer warpgroup has left), after `fence.proxy.async`
+    /// where TMA or wgmma will read what the threads wrote to shared
+    /// memory before it.
+    pub(super) fn block_barrier(&mut self, fence: bool) -> Result<()> {
+        if fence {
+            self.ptx_statement("fence.proxy.async.shared::cta;")?;
+        }
+        if self.ring.is_some() {
+            self.consumer_barrier()
+        } else {
+            let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+            self.b.build_call(f, &[], "")?;
+            Ok(())
+        }
+    }
+
+    /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for
+    /// the async proxy and finished; thread 0 issues the boxes as one bulk
+    /// group and waits until TMA has read them (`.read`: the writes to
+    /// global memory complete on their own, before the kernel's end makes
+    /// them visible); then the block may rewrite the tile.
+    pub(super) fn tma_stores(&mut self, stores: &[tilec::ir::Inst]) -> Result<()> {
+        self.block_barrier(true)?;
+        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
+        let first = self.b.build_int_compare(
+            IntPredicate::EQ,
+            tid,
+            self.ctx.i64_type().const_zero(),
+            "",
+        )?;
+        self.branches(first, &mut |b, taken| {
+            if !taken {
+                return Ok(());
+            }
+            b.values_for(stores)?;
+            for s in stores {
+                if let InstKind::TmaStore { map, origin, src } = &s.kind {
+                    b.tma_store(*map, origin, src)?;
+                }
+            }
+            b.ptx_statement("cp.async.bulk.commit_group;")?;
+            b.ptx_statement("cp.async.bulk.wait_group.read 0;")
+        })?;
+        self.block_barrier(false)
+    }
+
+    /// One box of tensor map `map` at `origin` from shared memory at `src`.
+    fn tma_store(&mut self, map: usize, origin: &[usize], src: &tilec::ir::Addr) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let tilec::ir::Space::Shared(s) = src.space else {
+            return Err(CodegenError::Llvm("a TMA box outside shared memory".into()));
+        };
+        let ptr = self.addr_ptr(src, self.ir.shared[s].elem)?;
+        let smem = self.b.build_ptr_to_int(ptr, i32t, "")?;
+        let map_addr = self.map_address(map)?;
+        let mut args: Vec<IntValue<'ctx>> = vec![map_addr, smem];
+        for o in origin {
+            args.push(self.b.build_int_truncate(self.ints[o], i32t, "")?);
+        }
+        let r = origin.len();
+        let coords: Vec<String> = (0..r).map(|i| format!("${}", i + 2)).collect();
+        let text = format!(
+            "cp.async.bulk.tensor.{r}d.global.shared::cta.bulk_group [$0, {{{}}}], [$1];",
+            coords.join(", ")
+        );
+        let constraints: Vec<&str> = ["l", "r"]
+            .into_iter()
+            .chain(std::iter::repeat_n("r", r))
+            .collect();
+        self.ptx(&text, &constraints.join(","), &args)
+    }
+
+    /// The generic address of tensor map `map`, a `__grid_constant__`
+    /// parameter.
+    fn map_address(&mut self, map: usize) -> Result<IntValue<'ctx>> {
+        let param = self
+            .func
+            .get_nth_param((self.first_map + map) as u32)
+            .expect("declared")
+            .into_pointer_value();
+        Ok(self.b.build_ptr_to_int(param, self.ctx.i64_type(), "")?)
     }
 
     /// A barrier of the consumer threads alone (named barrier 1): the

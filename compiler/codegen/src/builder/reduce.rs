@@ -80,7 +80,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // other blocks' partials for the threads the barrier below orders
         // after it. `atom.inc` wraps at S - 1: the last arrival leaves the
         // counter at 0 for the next launch, whatever became of the last.
-        self.block_barrier()?;
+        self.block_barrier(false)?;
         let first = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
@@ -115,19 +115,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })
     }
 
-    /// A barrier of the threads that reduce: the block's, or in a pipeline
-    /// kernel the consumers' (the producer warpgroup has left).
-    fn block_barrier(&mut self) -> Result<()> {
-        if self.ring.is_some() {
-            return self.consumer_barrier();
-        }
-        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-        self.b.build_call(f, &[], "")?;
-        Ok(())
-    }
-
     /// Whether `v` (an i32) is non-zero on any of the threads that reduce,
-    /// at a barrier of theirs (as [`Self::block_barrier`]).
+    /// at a barrier of theirs (as `block_barrier`).
     fn block_any(&mut self, v: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         if self.ring.is_none() {
             let or = self.intrinsic("llvm.nvvm.barrier0.or", &[])?;

@@ -464,7 +464,8 @@ pub enum Op {
         body: Vec<Stmt>,
     },
     /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
-    /// of one tensor map, in a pipeline's `load` block.
+    /// of one tensor map, in a pipeline's `load` block; elsewhere a shared
+    /// tile out to a global one (`tma.map.store`), by the whole block.
     CopyTma {
         src: View,
         dst: View,
@@ -489,6 +490,8 @@ impl Op {
         match self {
             Op::Copy { dst, .. } | Op::Fill { dst, .. } | Op::Assign { dst, .. } => Some(dst),
             Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
+            // A TMA store; a load's stage is the pipeline rules' business.
+            Op::CopyTma { dst, tma, .. } if tma.map.store => Some(dst),
             _ => None,
         }
     }

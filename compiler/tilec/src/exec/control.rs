@@ -117,4 +117,18 @@ impl<'a> Block<'a> {
         }
         Ok(v)
     }
+
+    /// A barrier: every thread of the block reaches it, and what they did
+    /// before it happens before what any does after.
+    pub(super) fn meet(&mut self, span: Span) -> Result<()> {
+        if let Some(t) = self.active.iter().position(|a| !a) {
+            return Err(self.err(
+                t,
+                span,
+                "does not reach a barrier the block's other threads wait at".into(),
+            ));
+        }
+        self.epoch += 1;
+        Ok(())
+    }
 }

@@ -366,16 +366,7 @@ impl<'a> Block<'a> {
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
-                InstKind::Barrier => {
-                    if let Some(t) = self.active.iter().position(|a| !a) {
-                        return Err(self.err(
-                            t,
-                            inst.span,
-                            "does not reach a barrier the block's other threads wait at".into(),
-                        ));
-                    }
-                    self.epoch += 1
-                }
+                InstKind::Barrier => self.meet(inst.span)?,
                 InstKind::If {
                     cond,
                     then,
@@ -397,6 +388,7 @@ impl<'a> Block<'a> {
                     body,
                     ..
                 } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
+                InstKind::TmaStores { stores } => self.tma_stores(stores, inst.span)?,
                 InstKind::ReduceBlocks {
                     registers,
                     group,
@@ -508,6 +500,8 @@ impl<'a> Block<'a> {
             | InstKind::Pipeline { .. }
             | InstKind::ReduceBlocks { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaStores { .. }
+            | InstKind::TmaStore { .. }
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.
             | InstKind::WgmmaFence
@@ -643,35 +637,7 @@ impl<'a> Block<'a> {
             return Ok(()); // a guarded store outside the tensor does nothing
         }
         match a.space {
-            Space::Global(p) => {
-                let i = self.global_index(p, i, t, span, "write")?;
-                let me = (t as u32, self.epoch, span);
-                if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
-                    && other != t as u32
-                    && epoch == self.epoch
-                {
-                    return Err(ExecError {
-                        message: format!(
-                            "threads {other} and {t} of block {:?} both write element {i} of `{}` with no barrier between: the result depends on their order",
-                            self.block,
-                            param_name(self.ir, p)
-                        ),
-                        span,
-                        label: format!("thread {t} writes it here"),
-                        other: Some((at, format!("thread {other} writes it here"))),
-                        help: Some(
-                            "give each thread its own elements (check that the thread layout does not map two threads to one element), or order the writes with sync()",
-                        ),
-                    });
-                }
-                self.overlay.insert((p, i), v);
-                self.writes.push(Write {
-                    param: p,
-                    index: i,
-                    value: v,
-                    span,
-                });
-            }
+            Space::Global(p) => self.write_global(p, i, t, v, span)?,
             Space::Shared(s) => {
                 let i = self.shared_slot(s, i, t, span, "writes")?;
                 self.touch(s, i, t as u32, true, span)?;
@@ -685,6 +651,38 @@ impl<'a> Block<'a> {
                 self.registers[t][r].written[i] = true;
             }
         }
+        Ok(())
+    }
+
+    /// Thread `t` writes `v` to element `i` of global tensor `p`.
+    fn write_global(&mut self, p: usize, i: i64, t: usize, v: f64, span: Span) -> Result<()> {
+        let i = self.global_index(p, i, t, span, "write")?;
+        let me = (t as u32, self.epoch, span);
+        if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
+            && other != t as u32
+            && epoch == self.epoch
+        {
+            return Err(ExecError {
+                message: format!(
+                    "threads {other} and {t} of block {:?} both write element {i} of `{}` with no barrier between: the result depends on their order",
+                    self.block,
+                    param_name(self.ir, p)
+                ),
+                span,
+                label: format!("thread {t} writes it here"),
+                other: Some((at, format!("thread {other} writes it here"))),
+                help: Some(
+                    "give each thread its own elements (check that the thread layout does not map two threads to one element), or order the writes with sync()",
+                ),
+            });
+        }
+        self.overlay.insert((p, i), v);
+        self.writes.push(Write {
+            param: p,
+            index: i,
+            value: v,
+            span,
+        });
         Ok(())
     }
 

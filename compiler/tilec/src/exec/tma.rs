@@ -19,6 +19,10 @@ use super::{Block, ExecError, Result, Touch};
 use crate::ir::{Addr, Inst, InstKind, Param, Space};
 use crate::span::Span;
 
+/// What [`Block::tma_box`] calls per element of a box: its element of the
+/// tensor (`None` outside it) and its slot in the shared buffer.
+type BoxElement<'f, 'a> = dyn FnMut(&mut Block<'a>, Option<usize>, usize) -> Result<()> + 'f;
+
 impl<'a> Block<'a> {
     /// Runs a pipeline's iterations: loads land, then the body runs.
     pub(super) fn pipeline(
@@ -91,6 +95,33 @@ impl<'a> Block<'a> {
         })
     }
 
+    /// A TMA store by the whole block: a barrier (the threads' writes to
+    /// the tile are done), thread 0's boxes read shared memory and write
+    /// the tensor where they lie inside it, a barrier again.
+    pub(super) fn tma_stores(&mut self, stores: &'a [Inst], span: Span) -> Result<()> {
+        self.meet(span)?;
+        for s in stores {
+            if let InstKind::TmaStore { map, origin, src } = &s.kind {
+                let mut values = Vec::new();
+                self.tma_box(*map, origin, src, 0, s.span, &mut |b, global, slot| {
+                    let Space::Shared(buffer) = src.space else {
+                        unreachable!("the verifier's TMA stores read shared memory")
+                    };
+                    let v = b.read_shared(buffer, slot as i64, 0, s.span)?;
+                    values.push((global, v));
+                    Ok(())
+                })?;
+                let p = self.ir.tensor_maps[*map].param;
+                for (global, v) in values {
+                    if let Some(i) = global {
+                        self.write_global(p, i as i64, 0, v, s.span)?;
+                    }
+                }
+            }
+        }
+        self.meet(span)
+    }
+
     /// Box `part` of a load of tensor map `map` at `origin` into shared
     /// memory at `dst` (`part` boxes further along the map's stacking
     /// dimension and in the buffer), for iteration `k` of a pipeline of
@@ -105,54 +136,16 @@ impl<'a> Block<'a> {
         (k, stages): (i64, i64),
         span: Span,
     ) -> Result<()> {
-        let m = &self.ir.tensor_maps[map];
-        let Param::Tensor { elem, .. } = self.ir.params[m.param] else {
-            unreachable!("the verifier's tensor maps are of tensors")
-        };
         let Space::Shared(buffer) = dst.space else {
             unreachable!("the verifier's TMA loads write shared memory")
         };
-        let value = |id: usize| self.ints[0][id];
-        let dims: Vec<(i64, i64, i64)> = m
-            .dims
-            .iter()
-            .map(|&(e, s, n)| (value(e), value(s), n))
-            .collect();
-        let mut at = Vec::with_capacity(origin.len());
-        for &o in origin {
-            at.push(self.uniform(o, span, "a TMA box's origin differs")?);
-        }
-        let total: i64 = dims.iter().map(|d| d.2).product();
-        let stack = m.stacking_dim();
-        at[stack] += part * dims[stack].2;
-        let start =
-            self.uniform(dst.index, span, "a TMA box's destination differs")? + part * total;
-        let swizzle = m.swizzle(elem);
-        for i in 0..total {
-            // Box element `i`, innermost dimension first, lands at `start + i`.
-            let (mut rest, mut index, mut inside) = (i, 0i64, true);
-            for (d, &(extent, stride, size)) in dims.iter().enumerate() {
-                let g = at[d] + rest % size;
-                rest /= size;
-                inside &= (0..extent).contains(&g);
-                index += g * stride;
-            }
-            let v = if inside {
-                let p = m.param;
-                let g = self.global_index(p, index, 0, span, "read")?;
-                self.global_value(p, g)
-            } else {
-                0.0
+        let p = self.ir.tensor_maps[map].param;
+        self.tma_box(map, origin, dst, part, span, &mut |b, global, slot| {
+            let v = match global {
+                Some(i) => b.global_value(p, i),
+                None => 0.0,
             };
-            let logical = start + i;
-            let physical = swizzle.map_or(logical, |sw| sw.apply(logical));
-            let slot = self
-                .shared_slot(buffer, physical, 0, span, "writes")
-                .map_err(|e| ExecError {
-                    message: format!("a TMA box {}", e.message),
-                    ..e
-                })?;
-            if let Some((j, at)) = self.stage_tags[buffer][slot]
+            if let Some((j, at)) = b.stage_tags[buffer][slot]
                 && k - j < stages
             {
                 return Err(ExecError {
@@ -167,13 +160,79 @@ impl<'a> Block<'a> {
                     ),
                 });
             }
-            self.stage_tags[buffer][slot] = Some((k, span));
-            self.shared[buffer].values[slot] = v;
-            self.shared[buffer].written[slot] = true;
-            self.touches[buffer][slot] = Touch {
-                epoch: self.epoch,
+            b.stage_tags[buffer][slot] = Some((k, span));
+            b.shared[buffer].values[slot] = v;
+            b.shared[buffer].written[slot] = true;
+            b.touches[buffer][slot] = Touch {
+                epoch: b.epoch,
                 ..Touch::default()
             };
+            Ok(())
+        })
+    }
+
+    /// Calls `f` on each element of box `part` of tensor map `map` at
+    /// `origin` (`part` boxes further along the map's stacking dimension,
+    /// and in shared memory from `place`): its element of the tensor
+    /// (`None` outside it) and its slot in the shared buffer, through the
+    /// map's swizzle.
+    fn tma_box(
+        &mut self,
+        map: usize,
+        origin: &[usize],
+        place: &Addr,
+        part: i64,
+        span: Span,
+        f: &mut BoxElement<'_, 'a>,
+    ) -> Result<()> {
+        let m = &self.ir.tensor_maps[map];
+        let Param::Tensor { elem, .. } = self.ir.params[m.param] else {
+            unreachable!("the verifier's tensor maps are of tensors")
+        };
+        let Space::Shared(buffer) = place.space else {
+            unreachable!("the verifier's TMA boxes are in shared memory")
+        };
+        let value = |id: usize| self.ints[0][id];
+        let dims: Vec<(i64, i64, i64)> = m
+            .dims
+            .iter()
+            .map(|&(e, s, n)| (value(e), value(s), n))
+            .collect();
+        let mut at = Vec::with_capacity(origin.len());
+        for &o in origin {
+            at.push(self.uniform(o, span, "a TMA box's origin differs")?);
+        }
+        let total: i64 = dims.iter().map(|d| d.2).product();
+        let stack = m.stacking_dim();
+        at[stack] += part * dims[stack].2;
+        let start = self.uniform(
+            place.index,
+            span,
+            "a TMA box's place in shared memory differs",
+        )? + part * total;
+        let (swizzle, p) = (m.swizzle(elem), m.param);
+        for i in 0..total {
+            // Box element `i`, innermost dimension first, is at `start + i`.
+            let (mut rest, mut index, mut inside) = (i, 0i64, true);
+            for (d, &(extent, stride, size)) in dims.iter().enumerate() {
+                let g = at[d] + rest % size;
+                rest /= size;
+                inside &= (0..extent).contains(&g);
+                index += g * stride;
+            }
+            let global = match inside {
+                true => Some(self.global_index(p, index, 0, span, "read")?),
+                false => None,
+            };
+            let logical = start + i;
+            let physical = swizzle.map_or(logical, |sw| sw.apply(logical));
+            let slot = self
+                .shared_slot(buffer, physical, 0, span, "writes")
+                .map_err(|e| ExecError {
+                    message: format!("a TMA box {}", e.message),
+                    ..e
+                })?;
+            f(self, global, slot)?;
         }
         Ok(())
     }

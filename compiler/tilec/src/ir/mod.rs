@@ -179,6 +179,8 @@ impl Inst {
             | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaStores { .. }
+            | InstKind::TmaStore { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
             | InstKind::ReduceBlocks { .. }
@@ -339,6 +341,23 @@ pub enum InstKind {
         origin: Vec<IntId>,
         dst: Addr,
         parts: u32,
+    },
+    /// A TMA store, by the whole block: the threads' writes to shared
+    /// memory made visible to TMA (`fence.proxy.async`) and finished (a
+    /// barrier), then one thread issues `stores` (each an
+    /// [`InstKind::TmaStore`]) and waits until TMA has read them, and a
+    /// barrier again, after which the block may rewrite the buffers.
+    TmaStores {
+        stores: Vec<Inst>,
+    },
+    /// One box of tensor map `map`, whose first element is at `origin` (per
+    /// map dimension), from shared memory at `src` on (through the map's
+    /// swizzle at byte addresses). Elements outside the tensor are not
+    /// written.
+    TmaStore {
+        map: usize,
+        origin: Vec<IntId>,
+        src: Addr,
     },
 }
 
@@ -502,7 +521,8 @@ impl KernelIr {
 
 impl InstKind {
     /// The instruction lists nested in this one (a loop's body, an if's
-    /// branches, a pipeline's load and body), in order; none for an atom.
+    /// branches, a pipeline's load and body, a TMA store's boxes), in
+    /// order; none for an atom.
     pub fn bodies(&self) -> Vec<&[Inst]> {
         match self {
             InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => vec![body],
@@ -510,6 +530,7 @@ impl InstKind {
                 then, otherwise, ..
             } => vec![then, otherwise],
             InstKind::Pipeline { load, body, .. } => vec![load, body],
+            InstKind::TmaStores { stores } => vec![stores],
             _ => vec![],
         }
     }

@@ -332,6 +332,20 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
+                InstKind::TmaStores { stores } => {
+                    let _ = writeln!(out, "{pad}tma_store {{");
+                    self.write_insts(out, stores, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
+                InstKind::TmaStore { map, origin, src } => {
+                    let o: Vec<String> = origin.iter().map(|&i| self.operand(i)).collect();
+                    writeln!(
+                        out,
+                        "{pad}tma t{map} ({}) <- {}",
+                        o.join(", "),
+                        self.addr(src)
+                    )
+                }
                 InstKind::TmaLoad {
                     map,
                     origin,

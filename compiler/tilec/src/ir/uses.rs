@@ -79,6 +79,11 @@ impl Inst {
                 out.extend(origin);
                 addr(dst, out);
             }
+            InstKind::TmaStore { origin, src, .. } => {
+                out.extend(origin);
+                addr(src, out);
+            }
+            InstKind::TmaStores { stores } => stores.iter().for_each(|i| i.ints_named(out, reach)),
             InstKind::Loop {
                 start, end, body, ..
             } => {

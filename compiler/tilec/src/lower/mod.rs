@@ -484,6 +484,9 @@ impl Lowerer<'_> {
                 load,
                 body,
             } => self.pipeline(var, [start, end], *stages, [load, body], s.span, out)?,
+            Op::CopyTma { src, tma, .. } if tma.map.store => {
+                self.tma_store(src, tma, s.span, out)?
+            }
             Op::CopyTma { dst, tma, .. } => self.copy_tma(dst, tma, s.span, out)?,
             Op::For {
                 var,

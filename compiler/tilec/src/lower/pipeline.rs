@@ -89,9 +89,6 @@ impl Lowerer<'_> {
             Err(_) => (1, &tma.map),
         };
         let map = self.tensor_map(part)?;
-        let Base::Shared(b) = dst.base else {
-            unreachable!("the checker's copy_tma writes shared memory")
-        };
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
         // What the copy became, for `check --perf` (once per statement).
         if !self.notes.iter().any(|n| n.span == span) {
@@ -118,8 +115,69 @@ impl Lowerer<'_> {
                 ),
             });
         }
+        for (origin, dst) in self.boxes(tma, dst, elems)? {
+            out.push(Inst::at(
+                span,
+                InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst,
+                    parts,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// A TMA store: the boxes of `tma` from shared memory at `src`, each
+    /// bounded in its buffer here, in one block-wide [`InstKind::TmaStores`].
+    pub(super) fn tma_store(
+        &mut self,
+        src: &View,
+        tma: &tilec_layout::TmaCopy,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        self.spend(tma.boxes.len() as i64)?;
+        let map = self.tensor_map(&tma.map)?;
+        let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
+        if !self.notes.iter().any(|n| n.span == span) {
+            let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
+            self.notes.push(super::Note {
+                span,
+                text: format!(
+                    "TMA store: {} box(es) of {} {}, {} bytes; clipped at the tensor's edges, so partial tiles need no guarded entry",
+                    tma.boxes.len(),
+                    sizes.join("x"),
+                    tma.map.elem,
+                    tma.bytes()
+                ),
+            });
+        }
+        let stores = self
+            .boxes(tma, src, elems)?
+            .into_iter()
+            .map(|(origin, src)| Inst::at(span, InstKind::TmaStore { map, origin, src }))
+            .collect();
+        out.push(Inst::at(span, InstKind::TmaStores { stores }));
+        Ok(())
+    }
+
+    /// Per box of `tma`: its origin in the map, and where it lies in the
+    /// shared tile `tile` (each box's `elems` elements bounded in the
+    /// buffer here).
+    fn boxes(
+        &mut self,
+        tma: &tilec_layout::TmaCopy,
+        tile: &View,
+        elems: i64,
+    ) -> Result<Vec<(Vec<crate::ir::IntId>, Addr)>, Problem> {
+        let Base::Shared(b) = tile.base else {
+            unreachable!("the checker's TMA boxes are in shared memory")
+        };
+        let mut out = Vec::with_capacity(tma.boxes.len());
         for piece in &tma.boxes {
-            let first = self.fix(&dst.offset).add(&Int::Static(piece.smem));
+            let first = self.fix(&tile.offset).add(&Int::Static(piece.smem));
             self.within_shared(&first, [0, elems - 1], self.k.shared[b].len)?;
             let origin = tma
                 .origin
@@ -127,22 +185,17 @@ impl Lowerer<'_> {
                 .zip(&piece.coords)
                 .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
                 .collect::<Result<_, _>>()?;
-            let index = self.int(&self.fix(&dst.offset).add(&Int::Static(piece.smem)))?;
-            out.push(Inst::at(
-                span,
-                InstKind::TmaLoad {
-                    map,
-                    origin,
-                    dst: Addr {
-                        space: Space::Shared(b),
-                        index,
-                        guard: None,
-                    },
-                    parts,
+            let index = self.int(&first)?;
+            out.push((
+                origin,
+                Addr {
+                    space: Space::Shared(b),
+                    index,
+                    guard: None,
                 },
             ));
         }
-        Ok(())
+        Ok(out)
     }
 
     /// A kernel on clusters runs whole clusters: past the grid's end along

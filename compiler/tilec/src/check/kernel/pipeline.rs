@@ -151,8 +151,12 @@ impl KernelChecker {
         })
     }
 
-    /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
-    /// of one map, issued by one producer thread.
+    /// `copy_tma(src, dst)`: in a pipeline's load block, a global tile into
+    /// a shared stage as TMA boxes of one map, issued by one producer
+    /// thread; elsewhere, a shared tile out to a global one (a TMA store,
+    /// which the whole block takes part in: the tile's writers finish
+    /// before one thread issues the boxes, and the buffer is free again
+    /// once TMA has read it).
     pub(super) fn copy_tma(
         &mut self,
         src: View,
@@ -161,23 +165,35 @@ impl KernelChecker {
         de: &Expr,
         span: Span,
     ) -> Result<Op, Diagnostic> {
-        if !self.in_load {
-            return Err(
-                Diagnostic::new("copy_tma stands in a pipeline's load block", span).with_help(
-                    "pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }",
-                ),
-            );
-        }
-        let (Base::Param(p), Base::Shared(b)) = (src.base, dst.base) else {
-            let (at, v) = if matches!(src.base, Base::Param(_)) {
-                (de, &dst)
-            } else {
-                (se, &src)
-            };
-            return Err(
-                Diagnostic::new("`copy_tma` copies from global to shared memory", at.span)
-                    .with_label(format!("this is in {}", v.base.space())),
-            );
+        let store = !self.in_load;
+        let (global, shared) = match (src.base, dst.base, store) {
+            (Base::Param(p), Base::Shared(b), false) => ((p, &src), (b, &dst)),
+            (Base::Shared(b), Base::Param(p), true) => ((p, &dst), (b, &src)),
+            (_, _, false) => {
+                let (at, v) = if matches!(src.base, Base::Param(_)) {
+                    (de, &dst)
+                } else {
+                    (se, &src)
+                };
+                return Err(Diagnostic::new(
+                    "in a load block, `copy_tma` copies from global to shared memory",
+                    at.span,
+                )
+                .with_label(format!("this is in {}", v.base.space())));
+            }
+            (_, _, true) => {
+                let (at, v, want) = if matches!(src.base, Base::Shared(_)) {
+                    (de, &dst, "global")
+                } else {
+                    (se, &src, "shared")
+                };
+                return Err(Diagnostic::new(
+                    "outside a pipeline's load block, `copy_tma` is a TMA store: from shared to global memory",
+                    at.span,
+                )
+                .with_label(format!("this is in {}, not {want} memory", v.base.space()))
+                .with_help("load tiles by TMA in a pipeline: pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }"));
+            }
         };
         for (v, e) in [(&src, se), (&dst, de)] {
             let mut names = Vec::new();
@@ -196,23 +212,58 @@ impl KernelChecker {
                 .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
             }
         }
+        let ((p, gv), (b, sv)) = (global, shared);
         let tensor = match &self.params[p].kind {
             crate::check::program::ParamKind::Tensor { layout, .. } => layout.clone(),
             crate::check::program::ParamKind::Scalar(_) => unreachable!("a view of a tensor"),
         };
-        let coords: Vec<_> = src
+        let coords: Vec<_> = gv
             .coords
             .iter()
             .map(|c| (c.layout.clone(), c.offset.clone()))
             .collect();
         let swizzle = self.state.shared[b].swizzle;
-        let tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &dst.layout, &dst.offset, swizzle)
+        let mut tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &sv.layout, &sv.offset, swizzle)
             .map_err(|why| {
                 Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
                     .with_label(format!("{} -> {}", src.layout, dst.layout))
                     .with_help("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike")
             })?;
+        tma.map.store = store;
         Ok(Op::CopyTma { src, dst, tma })
+    }
+
+    /// A tensor a TMA store writes is written by nothing else: where its
+    /// rows are not whole 16-byte units the runtime gives TMA an aligned
+    /// copy of it and copies that back after the launch, over whatever
+    /// else wrote the tensor meanwhile. (Its reads see the launch's input
+    /// either way: the copy back comes after the kernel.)
+    pub(super) fn check_tma_stores(&mut self, body: &[Stmt]) {
+        let mut stored: Vec<(usize, Span)> = Vec::new();
+        walk(body, &mut |s| {
+            if let Op::CopyTma { dst, tma, .. } = &s.op
+                && tma.map.store
+                && let Base::Param(p) = dst.base
+            {
+                stored.push((p, s.span));
+            }
+        });
+        walk(body, &mut |s| {
+            let other = match &s.op {
+                Op::CopyTma { tma, .. } if tma.map.store => None,
+                op => op.written(),
+            };
+            if let Some(v) = other
+                && let Base::Param(p) = v.base
+                && let Some(&(_, at)) = stored.iter().find(|(q, _)| *q == p)
+            {
+                self.diags.push(
+                    Diagnostic::new(format!("this writes `{}`, which a TMA store writes too", self.params[p].name), s.span)
+                        .with_related(at, "the TMA store")
+                        .with_help("a tensor written by TMA stores is written by them alone: stage the other results in the shared tile the store copies out"),
+                );
+            }
+        });
     }
 
     /// The kernel-wide rules of a pipeline, once every statement is

@@ -149,6 +149,10 @@ impl KernelChecker {
                 UNIFORM,
                 "a barrier, which every thread of the block must reach",
             ),
+            Op::CopyTma { tma, .. } if tma.map.store => (
+                UNIFORM,
+                "a TMA store, which every thread of the block takes part in (a barrier before it and after)",
+            ),
             Op::Mma { mma, .. } if mma.atom.threads == 128 => {
                 (128, "a wgmma, which a whole warpgroup issues")
             }

@@ -348,6 +348,7 @@ impl Parser<'_> {
                     }
                 }
                 InstKind::ReduceBlocks { body, .. } => *body = self.closed_block(scope)?,
+                InstKind::TmaStores { stores } => *stores = self.closed_block(scope)?,
                 InstKind::Pipeline { id, load, body, .. } => {
                     // Its values, `load {`, the loads, `}`, the body, `}`.
                     while let Some(rest) = self
@@ -640,6 +641,7 @@ impl Parser<'_> {
                 }
             }
             "tma" => self.tma(rest)?,
+            "tma_store" if rest == "{" => InstKind::TmaStores { stores: Vec::new() },
             _ if op.starts_with("ldmatrix.x") => {
                 // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
                 let mut parts = op["ldmatrix.x".len()..].split('.');

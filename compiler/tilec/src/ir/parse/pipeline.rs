@@ -97,7 +97,8 @@ impl Parser<'_> {
         })
     }
 
-    /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]` (after `tma `).
+    /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]`, a load, or
+    /// `tma tN (ORIGIN, ...) <- s0[INDEX]`, a store (after `tma `).
     pub(super) fn tma(&mut self, rest: &str) -> Result<InstKind> {
         let (rest, parts) = match rest.rsplit_once(" multicast ") {
             Some((r, n)) => (
@@ -109,23 +110,40 @@ impl Parser<'_> {
             None => (rest, 1),
         };
         let (map, rest) = rest.split_once(" (").ok_or(format!(
-            "line {}: expected `tma tN (...) -> DST`",
+            "line {}: expected `tma tN (...) -> DST` or `tma tN (...) <- SRC`",
             self.line_no()
         ))?;
-        let (origin, dst) = rest
-            .split_once(") ->")
-            .ok_or(format!("line {}: expected `) -> DST`", self.line_no()))?;
-        Ok(InstKind::TmaLoad {
-            map: map
-                .strip_prefix('t')
-                .and_then(|m| m.parse().ok())
-                .ok_or(format!("line {}: bad tensor map `{map}`", self.line_no()))?,
-            origin: origin
-                .split(',')
-                .map(|o| self.operand(o))
-                .collect::<Result<_>>()?,
-            dst: self.addr(dst)?,
-            parts,
+        let map = map
+            .strip_prefix('t')
+            .and_then(|m| m.parse().ok())
+            .ok_or(format!("line {}: bad tensor map `{map}`", self.line_no()))?;
+        let (origin, store, place) = match (rest.split_once(") ->"), rest.split_once(") <-")) {
+            (Some((o, d)), None) => (o, false, d),
+            (None, Some((o, s))) if parts == 1 => (o, true, s),
+            _ => {
+                return Err(format!(
+                    "line {}: expected `) -> DST` or `) <- SRC` (a store is not multicast)",
+                    self.line_no()
+                ));
+            }
+        };
+        let origin = origin
+            .split(',')
+            .map(|o| self.operand(o))
+            .collect::<Result<_>>()?;
+        let place = self.addr(place)?;
+        Ok(match store {
+            false => InstKind::TmaLoad {
+                map,
+                origin,
+                dst: place,
+                parts,
+            },
+            true => InstKind::TmaStore {
+                map,
+                origin,
+                src: place,
+            },
         })
     }
 }

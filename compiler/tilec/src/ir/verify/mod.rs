@@ -11,7 +11,7 @@ use super::{
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
-use pipeline::{pad_blocks_write_nothing, pipeline_loads};
+use pipeline::{pad_blocks_write_nothing, pipeline_loads, tma_stores};
 
 mod pipeline;
 
@@ -100,6 +100,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
     for inst in body {
         let (need, what) = match &inst.kind {
             InstKind::Barrier => (UNIFORM, "a barrier"),
+            InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::Wgmma { .. }
             | InstKind::WgmmaFence
             | InstKind::WgmmaCommit
@@ -311,6 +312,10 @@ fn insts(
             InstKind::TmaLoad { .. } => {
                 return Err("a TMA load outside a pipeline's load block".into());
             }
+            InstKind::TmaStore { .. } => {
+                return Err("a TMA store's box outside its `tma_store` block".into());
+            }
+            InstKind::TmaStores { stores } => tma_stores(ir, stores, open)?,
             InstKind::Pipeline {
                 id,
                 start,

@@ -23,9 +23,10 @@ pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
         after |= matches!(inst.kind, InstKind::Pipeline { .. });
         let mut wrong = None;
         crate::ir::for_each_atom(std::slice::from_ref(inst), &mut |i| {
-            if let Some((a, _)) = i.written()
-                && matches!(a.space, Space::Global(_))
-            {
+            let global = i
+                .written()
+                .is_some_and(|(a, _)| matches!(a.space, Space::Global(_)));
+            if global || matches!(i.kind, InstKind::TmaStore { .. }) {
                 wrong.get_or_insert("writes global memory");
             }
         });
@@ -92,47 +93,7 @@ pub(super) fn pipeline_loads(
         };
         multicast(ir, origin, dst, *parts)?;
         shared |= *parts > 1;
-        let m = ir
-            .tensor_maps
-            .get(*map)
-            .ok_or(format!("no tensor map t{map}"))?;
-        if origin.len() != m.dims.len() {
-            return Err(format!("a box of t{map} with {} coordinates", origin.len()));
-        }
-        for &o in origin {
-            visible(ir, o, open)?;
-        }
-        addr(ir, dst, open)?;
-        let Space::Shared(s) = dst.space else {
-            return Err("a TMA load into global memory or registers".into());
-        };
-        let Param::Tensor { elem, .. } = ir.params[m.param] else {
-            unreachable!("checked above")
-        };
-        let align = m
-            .swizzle(elem)
-            .map_or(128, |sw| (sw.repeat() * elem.bytes()).max(128));
-        if dst.guard.is_some() || ir.shared[s].elem != elem || ir.shared[s].align < align {
-            return Err(format!(
-                "a TMA box of {elem} into s{s} ({}, aligned to {} bytes) needs it unguarded, aligned to {align}",
-                ir.shared[s].elem, ir.shared[s].align
-            ));
-        }
-        let box_elems: i64 = m.dims.iter().map(|d| d.2).product();
-        let elems = box_elems * *parts as i64;
-        if let IntDef::Const(c) = ir.ints[dst.index].def
-            && c + elems > ir.shared[s].len
-        {
-            return Err(format!(
-                "a TMA box at s{s}[{c}] of {elems} elements passes the buffer's end"
-            ));
-        }
-        if box_elems * elem.bytes() % align != 0 && *parts > 1 {
-            return Err(format!(
-                "a multicast box of {} bytes: each part must start aligned to {align}",
-                box_elems * elem.bytes()
-            ));
-        }
+        let (elem, elems) = tma_box(ir, *map, origin, dst, *parts, open)?;
         total += elems * elem.bytes();
     }
     if ir.cluster != [1; 3] && !shared {
@@ -144,4 +105,72 @@ pub(super) fn pipeline_loads(
         ));
     }
     Ok(())
+}
+
+/// A TMA store's boxes: of its maps, from shared memory.
+pub(super) fn tma_stores(ir: &KernelIr, stores: &[Inst], open: &[usize]) -> Result<(), String> {
+    for inst in stores {
+        let InstKind::TmaStore { map, origin, src } = &inst.kind else {
+            return Err("a TMA store holds only its boxes".into());
+        };
+        tma_box(ir, *map, origin, src, 1, open)?;
+    }
+    Ok(())
+}
+
+/// One TMA box, `parts` of them stacked, of tensor map `map` at `origin`,
+/// in shared memory at `place`: the map's element type, the buffer aligned
+/// to the swizzle's repeat (128 bytes at least), unguarded, and inside the
+/// buffer where its index is a constant. Returns the element type and how
+/// many elements the boxes hold.
+fn tma_box(
+    ir: &KernelIr,
+    map: usize,
+    origin: &[IntId],
+    place: &Addr,
+    parts: u32,
+    open: &[usize],
+) -> Result<(crate::check::program::Elem, i64), String> {
+    let m = ir
+        .tensor_maps
+        .get(map)
+        .ok_or(format!("no tensor map t{map}"))?;
+    if origin.len() != m.dims.len() {
+        return Err(format!("a box of t{map} with {} coordinates", origin.len()));
+    }
+    for &o in origin {
+        visible(ir, o, open)?;
+    }
+    addr(ir, place, open)?;
+    let Space::Shared(s) = place.space else {
+        return Err("a TMA box in global memory or registers, not shared memory".into());
+    };
+    let Param::Tensor { elem, .. } = ir.params[m.param] else {
+        unreachable!("the verifier's tensor maps are of tensors")
+    };
+    let align = m
+        .swizzle(elem)
+        .map_or(128, |sw| (sw.repeat() * elem.bytes()).max(128));
+    if place.guard.is_some() || ir.shared[s].elem != elem || ir.shared[s].align < align {
+        return Err(format!(
+            "a TMA box of {elem} in s{s} ({}, aligned to {} bytes) needs it unguarded, aligned to {align}",
+            ir.shared[s].elem, ir.shared[s].align
+        ));
+    }
+    let box_elems: i64 = m.dims.iter().map(|d| d.2).product();
+    let elems = box_elems * parts as i64;
+    if let IntDef::Const(c) = ir.ints[place.index].def
+        && c + elems > ir.shared[s].len
+    {
+        return Err(format!(
+            "a TMA box at s{s}[{c}] of {elems} elements passes the buffer's end"
+        ));
+    }
+    if box_elems * elem.bytes() % align != 0 && parts > 1 {
+        return Err(format!(
+            "a multicast box of {} bytes: each part must start aligned to {align}",
+            box_elems * elem.bytes()
+        ));
+    }
+    Ok((elem, elems))
 }
