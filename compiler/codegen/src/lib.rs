@@ -37,12 +37,24 @@ pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
     }
 }
 
-/// The static shared memory of a pipeline's mbarriers: two of 8 bytes a stage.
+/// The static shared memory of the kernel's mbarriers: two of 8 bytes a
+/// pipeline stage, and 8 for its TMA loads outside a pipeline if any.
 pub fn ring_bytes(ir: &KernelIr) -> i64 {
-    match ir.pipeline().map(|p| &p.kind) {
+    let ring = match ir.pipeline().map(|p| &p.kind) {
         Some(InstKind::Pipeline { stages, .. }) => 16 * *stages as i64,
         _ => 0,
-    }
+    };
+    ring + 8 * has_block_loads(ir) as i64
+}
+
+/// Whether the kernel has TMA loads outside a pipeline (which wait on an
+/// mbarrier of its own).
+pub(crate) fn has_block_loads(ir: &KernelIr) -> bool {
+    let mut any = false;
+    tilec::ir::for_each_inst(&ir.body, &mut |i| {
+        any |= matches!(i.kind, InstKind::TmaLoads { .. });
+    });
+    any
 }
 
 /// The PTX ISA version requested from LLVM 19 (`.version 8.5`).

@@ -200,8 +200,11 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
 
 /// A TMA store: the tile's writes fenced for the async proxy, a barrier of
 /// the consumers, thread 0's boxes as one bulk group waited for until read,
-/// a barrier again; the manifest's map of C is a store's. A kernel without a
-/// pipeline meets at `bar.sync 0` and targets plain sm_90.
+/// a barrier again; the manifest's maps of C are a load's and a store's. A
+/// TMA load outside the pipeline, issued before it, is waited for after it,
+/// where the epilogue first touches its tile; nothing is guarded, so the
+/// kernel has one entry. A kernel without a pipeline meets at `bar.sync 0`
+/// and targets plain sm_90.
 #[test]
 fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let ptx = emitted("tests/run/tma_store_gemm.tile", "ptx");
@@ -224,8 +227,13 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let maps = &m.variants[0].tensor_maps;
     assert_eq!(
         maps.iter().map(|x| (x.param, x.store)).collect::<Vec<_>>(),
-        [(0, false), (1, false), (2, true)]
+        [(2, false), (0, false), (1, false), (2, true)]
     );
+    let ir = emitted("tests/run/tma_store_gemm.tile", "ir");
+    let at = |needle: &str| position(&ir, needle);
+    assert!(at("  tma_load phase 0 bytes 65536 {") < at("  pipeline 0 "));
+    assert!(at("  pipeline 0 ") < at("  tma_wait phase 0\n  compute"));
+    assert_eq!(m.variants.len(), 1);
     let copy = emitted("tests/run/tma_store_copy.tile", "ptx");
     assert!(copy.contains(".target sm_90\n"), "{copy}");
     let entry = part(&copy, ".entry tma_store_copy(");
@@ -234,7 +242,13 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     assert!(at("bar.sync") < at("global.shared::cta.bulk_group"));
     let perf = perf_notes("tests/run/tma_store_gemm.tile");
     assert!(
-        perf.contains("TMA store: 2 box(es) of 64x256 bf16"),
+        perf.contains("TMA store; clipped at the tensor's edges"),
+        "{perf}"
+    );
+    assert!(
+        perf.contains(
+            "TMA load by the block, waited for where its tile is next touched: 2 box(es)"
+        ),
         "{perf}"
     );
 }

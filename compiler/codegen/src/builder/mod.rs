@@ -24,7 +24,7 @@ mod reduce;
 mod tensor_core;
 mod warpgroup;
 
-use crate::{CodegenError, Result, dynamic_shared_bytes};
+use crate::{CodegenError, Result, dynamic_shared_bytes, has_block_loads};
 use foldhash::{HashMap, HashMapExt};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -75,6 +75,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     in_flight: Vec<(usize, usize)>,
     /// A pipeline kernel's mbarrier ring.
     ring: Option<pipeline::Ring<'ctx>>,
+    /// The 32-bit shared address of the kernel's own mbarrier for its TMA
+    /// loads outside a pipeline, if it has any.
+    loads_barrier: Option<IntValue<'ctx>>,
     /// In a pipeline iteration: its stage's barriers and its trip.
     stage: Option<pipeline::Stage<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
@@ -238,6 +241,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             in_flight: Vec::new(),
             reads_async_proxy: crate::first_wgmma(ir).is_some(),
             ring: None,
+            loads_barrier: None,
             stage: None,
             first_map,
             open_loops: Vec::new(),
@@ -270,15 +274,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         } else {
             for (i, buf) in self.ir.shared.iter().enumerate() {
                 let ty = elem_type(self.ctx, buf.elem).array_type(buf.len as u32);
-                let g = self.module.add_global(
-                    ty,
-                    Some(AddressSpace::from(3)),
-                    &format!("{}_s{i}", self.ir.name),
-                );
-                g.set_linkage(inkwell::module::Linkage::Internal);
-                g.set_initializer(&ty.get_undef());
-                g.set_alignment(buf.align as u32);
-                self.shared.push(g.as_pointer_value());
+                let g = self.shared_global(ty.into(), &format!("s{i}"), buf.align as u32);
+                self.shared.push(g);
             }
         }
         // Entry values are computed where the top-level statement that
@@ -294,6 +291,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             .flat_map(|m| m.dims.iter().flat_map(|d| [d.0, d.1]))
             .collect();
         self.entry_values(&maps)?;
+        if has_block_loads(self.ir) {
+            self.init_block_loads()?;
+        }
         if let Some(p) = self.ir.pipeline() {
             self.require_cluster()?;
             let ids = self.ir.entry_values_of(std::slice::from_ref(p));
@@ -316,6 +316,26 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         }
         self.b.build_return(None)?;
         Ok(())
+    }
+
+    /// The address of a new shared-memory variable of the kernel, internal
+    /// and uninitialised, named after it (`KERNEL_name`).
+    fn shared_global(&self, ty: BasicTypeEnum<'ctx>, name: &str, align: u32) -> PointerValue<'ctx> {
+        let g = self.module.add_global(
+            ty,
+            Some(AddressSpace::from(3)),
+            &format!("{}_{name}", self.ir.name),
+        );
+        g.set_linkage(inkwell::module::Linkage::Internal);
+        // Shared memory has no initial value in PTX.
+        let undef: BasicValueEnum = match ty {
+            BasicTypeEnum::ArrayType(t) => t.get_undef().into(),
+            BasicTypeEnum::IntType(t) => t.get_undef().into(),
+            _ => unreachable!("shared variables are arrays or integers"),
+        };
+        g.set_initializer(&undef);
+        g.set_alignment(align);
+        g.as_pointer_value()
     }
 
     /// Emits the entry-scope values `ids` (in definition order, operands
@@ -583,7 +603,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     origin,
                     dst,
                     parts,
-                } => self.tma_load(*map, origin, dst, *parts)?,
+                } => {
+                    let full = self.stage.expect("in a pipeline iteration").full;
+                    self.tma_load(*map, origin, dst, *parts, full)?
+                }
+                InstKind::TmaLoads { bytes, loads, .. } => self.tma_block_loads(*bytes, loads)?,
+                InstKind::TmaWait { phase } => self.tma_wait(*phase)?,
                 InstKind::TmaStores { stores } => self.tma_stores(stores)?,
                 InstKind::TmaStore { .. } => {
                     return Err(CodegenError::Llvm(

@@ -24,10 +24,13 @@
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
+use inkwell::IntPredicate;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
-use inkwell::{AddressSpace, IntPredicate};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
+
+/// Waits until the mbarrier at `$0` completes phase `$1`.
+const WAIT: &str = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
 
 /// Which side of a pipeline a loop runs.
 #[derive(Clone, Copy)]
@@ -75,16 +78,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
-        let ring = self.module.add_global(
-            i64t.array_type(2 * stages),
-            Some(AddressSpace::from(3)),
-            &format!("{}_ring", self.ir.name),
-        );
-        ring.set_linkage(inkwell::module::Linkage::Internal);
-        ring.set_initializer(&i64t.array_type(2 * stages).get_undef());
-        ring.set_alignment(8);
+        let ring = self.shared_global(i64t.array_type(2 * stages).into(), "ring", 8);
         self.ring = Some(Ring {
-            base: ring.as_pointer_value(),
+            base: ring,
             stages: *stages,
             lag: *lag,
             async_reads: async_reads(body),
@@ -176,12 +172,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let round = self.b.build_int_unsigned_div(trip, n, "")?;
         let phase = self.b.build_and(round, i32t.const_int(1, false), "phase")?;
         let (full, empty) = (self.barrier(true, stage)?, self.barrier(false, stage)?);
-        let wait = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
         match role {
-            Role::Consumer => self.ptx(wait, "r,r", &[full, phase])?,
+            Role::Consumer => self.ptx(WAIT, "r,r", &[full, phase])?,
             Role::Producer { bytes } => {
                 let free = self.b.build_xor(phase, i32t.const_int(1, false), "")?;
-                self.ptx(wait, "r,r", &[empty, free])?;
+                self.ptx(WAIT, "r,r", &[empty, free])?;
                 self.ptx(
                     "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
                     "r,r",
@@ -296,7 +291,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })
     }
 
-    /// One TMA box into shared memory, completing on the stage's full barrier.
+    /// One TMA box into shared memory, completing on barrier `full` (a
+    /// pipeline stage's, or the kernel's own for its block loads).
     /// With `parts` > 1, the block of cluster rank `r` issues box `r` (that
     /// many boxes further along the map's stacking dimension and in shared
     /// memory) to every block of the cluster, at the same offset in each,
@@ -307,9 +303,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         origin: &[usize],
         dst: &tilec::ir::Addr,
         parts: u32,
+        full: IntValue<'ctx>,
     ) -> Result<()> {
         let i32t = self.ctx.i32_type();
-        let full = self.stage.expect("in a pipeline iteration").full;
         let tilec::ir::Space::Shared(s) = dst.space else {
             return Err(CodegenError::Llvm("a TMA box outside shared memory".into()));
         };
@@ -383,25 +379,72 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
     }
 
+    /// The kernel's own mbarrier for its TMA loads outside a pipeline,
+    /// initialised by thread 0 at the start (one arrival: its
+    /// `expect_tx`), before the block splits into roles.
+    pub(super) fn init_block_loads(&mut self) -> Result<()> {
+        let i64t = self.ctx.i64_type();
+        let bar = self.shared_global(i64t.into(), "loads", 8);
+        let i32t = self.ctx.i32_type();
+        let addr = self.b.build_ptr_to_int(bar, i32t, "")?;
+        self.loads_barrier = Some(addr);
+        let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
+        let first = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
+        self.when(first, "loads.init", |k| {
+            k.ptx(
+                "mbarrier.init.shared::cta.b64 [$0], $1;",
+                "r,r",
+                &[addr, i32t.const_int(1, false)],
+            )?;
+            k.ptx_statement("fence.mbarrier_init.release.cluster;")
+        })?;
+        let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        self.b.build_call(f, &[], "")?;
+        Ok(())
+    }
+
+    /// TMA loads outside a pipeline ([`InstKind::TmaLoads`]): the block is
+    /// done with the tiles (its accesses fenced for the async proxy, a
+    /// barrier); thread 0 expects the bytes on the kernel's own barrier
+    /// and issues the boxes. Their [`InstKind::TmaWait`] comes later.
+    pub(super) fn tma_block_loads(&mut self, bytes: i64, loads: &[Inst]) -> Result<()> {
+        let bar = self.loads_barrier.expect("initialised at the start");
+        let bytes = self.ctx.i32_type().const_int(bytes as u64, false);
+        self.by_thread_zero(loads, &mut |b| {
+            b.ptx(
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                "r,r",
+                &[bar, bytes],
+            )?;
+            for l in loads {
+                if let InstKind::TmaLoad {
+                    map, origin, dst, ..
+                } = &l.kind
+                {
+                    b.tma_load(*map, origin, dst, 1, bar)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every thread waits for phase `phase` of the kernel's own barrier
+    /// ([`InstKind::TmaWait`]).
+    pub(super) fn tma_wait(&mut self, phase: u32) -> Result<()> {
+        let bar = self.loads_barrier.expect("initialised at the start");
+        let phase = self.ctx.i32_type().const_int(phase as u64, false);
+        self.ptx(WAIT, "r,r", &[bar, phase])
+    }
+
     /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for
     /// the async proxy and finished; thread 0 issues the boxes as one bulk
     /// group and waits until TMA has read them (`.read`: the writes to
     /// global memory complete on their own, before the kernel's end makes
     /// them visible); then the block may rewrite the tile.
-    pub(super) fn tma_stores(&mut self, stores: &[tilec::ir::Inst]) -> Result<()> {
-        self.block_barrier(true)?;
-        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
-        let first = self.b.build_int_compare(
-            IntPredicate::EQ,
-            tid,
-            self.ctx.i64_type().const_zero(),
-            "",
-        )?;
-        self.branches(first, &mut |b, taken| {
-            if !taken {
-                return Ok(());
-            }
-            b.values_for(stores)?;
+    pub(super) fn tma_stores(&mut self, stores: &[Inst]) -> Result<()> {
+        self.by_thread_zero(stores, &mut |b| {
             for s in stores {
                 if let InstKind::TmaStore { map, origin, src } = &s.kind {
                     b.tma_store(*map, origin, src)?;
@@ -411,6 +454,27 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             b.ptx_statement("cp.async.bulk.wait_group.read 0;")
         })?;
         self.block_barrier(false)
+    }
+
+    /// A block's own TMA copy: the threads' accesses to shared memory
+    /// fenced for the async proxy and finished at a barrier, then `issue`
+    /// on thread 0, with the values `boxes` need.
+    fn by_thread_zero(
+        &mut self,
+        boxes: &[Inst],
+        issue: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        self.block_barrier(true)?;
+        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
+        let zero = self.ctx.i64_type().const_zero();
+        let first = self.b.build_int_compare(IntPredicate::EQ, tid, zero, "")?;
+        self.branches(first, &mut |b, taken| {
+            if !taken {
+                return Ok(());
+            }
+            b.values_for(boxes)?;
+            issue(b)
+        })
     }
 
     /// One box of tensor map `map` at `origin` from shared memory at `src`.
@@ -547,7 +611,7 @@ fn async_reads(body: &[Inst]) -> bool {
 /// trip (from the loop's start, 32 bits).
 #[derive(Clone, Copy)]
 pub(super) struct Stage<'ctx> {
-    full: IntValue<'ctx>,
+    pub(super) full: IntValue<'ctx>,
     empty: IntValue<'ctx>,
     trip: IntValue<'ctx>,
 }

@@ -464,12 +464,15 @@ pub enum Op {
         body: Vec<Stmt>,
     },
     /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
-    /// of one tensor map, in a pipeline's `load` block; elsewhere a shared
-    /// tile out to a global one (`tma.map.store`), by the whole block.
+    /// of one tensor map, in a pipeline's `load` block (`stage`);
+    /// elsewhere, by the whole block, a global tile into a shared one
+    /// (waited for there), or a shared tile out to a global one
+    /// (`tma.map.store`).
     CopyTma {
         src: View,
         dst: View,
         tma: tilec_layout::TmaCopy,
+        stage: bool,
     },
     /// `reduce R across block.z { body }`: register array `registers` (f32)
     /// summed over the blocks that differ only in grid dimension `dim`, in
@@ -490,8 +493,9 @@ impl Op {
         match self {
             Op::Copy { dst, .. } | Op::Fill { dst, .. } | Op::Assign { dst, .. } => Some(dst),
             Op::Gemm { c, .. } | Op::Mma { c, .. } => Some(c),
-            // A TMA store; a load's stage is the pipeline rules' business.
-            Op::CopyTma { dst, tma, .. } if tma.map.store => Some(dst),
+            // A TMA store or a block's own load; a pipeline's stages are
+            // its rules' business.
+            Op::CopyTma { dst, stage, .. } if !stage => Some(dst),
             _ => None,
         }
     }

@@ -389,6 +389,7 @@ impl<'a> Block<'a> {
                     ..
                 } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
                 InstKind::TmaStores { stores } => self.tma_stores(stores, inst.span)?,
+                InstKind::TmaLoads { loads, .. } => self.block_loads(loads, inst.span)?,
                 InstKind::ReduceBlocks {
                     registers,
                     group,
@@ -500,8 +501,12 @@ impl<'a> Block<'a> {
             | InstKind::Pipeline { .. }
             | InstKind::ReduceBlocks { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaLoads { .. }
             | InstKind::TmaStores { .. }
             | InstKind::TmaStore { .. }
+            // Its loads landed where they were issued: nothing touched
+            // their tiles in between (the verifier's rule).
+            | InstKind::TmaWait { .. }
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.
             | InstKind::WgmmaFence

@@ -95,6 +95,35 @@ impl<'a> Block<'a> {
         })
     }
 
+    /// A TMA load outside a pipeline, by the whole block: a barrier (the
+    /// threads are done with the tile), thread 0's boxes land (zeros
+    /// outside the tensor, leaving no record for the race check: every
+    /// thread waits for them), and the threads go on.
+    pub(super) fn block_loads(&mut self, loads: &'a [Inst], span: Span) -> Result<()> {
+        self.meet(span)?;
+        for l in loads {
+            if let InstKind::TmaLoad {
+                map, origin, dst, ..
+            } = &l.kind
+            {
+                let Space::Shared(buffer) = dst.space else {
+                    unreachable!("the verifier's TMA loads write shared memory")
+                };
+                let p = self.ir.tensor_maps[*map].param;
+                self.tma_box(*map, origin, dst, 0, l.span, &mut |b, global, slot| {
+                    b.shared[buffer].values[slot] = global.map_or(0.0, |i| b.global_value(p, i));
+                    b.shared[buffer].written[slot] = true;
+                    b.touches[buffer][slot] = Touch {
+                        epoch: b.epoch,
+                        ..Touch::default()
+                    };
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// A TMA store by the whole block: a barrier (the threads' writes to
     /// the tile are done), thread 0's boxes read shared memory and write
     /// the tensor where they lie inside it, a barrier again.

@@ -179,6 +179,8 @@ impl Inst {
             | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaLoads { .. }
+            | InstKind::TmaWait { .. }
             | InstKind::TmaStores { .. }
             | InstKind::TmaStore { .. }
             | InstKind::Loop { .. }
@@ -341,6 +343,24 @@ pub enum InstKind {
         origin: Vec<IntId>,
         dst: Addr,
         parts: u32,
+    },
+    /// A TMA load outside a pipeline, by the whole block: the threads'
+    /// accesses to shared memory finished (a proxy fence and a barrier),
+    /// then one thread expects `bytes` on the kernel's own mbarrier and
+    /// issues `loads` (each an [`InstKind::TmaLoad`] of one box), which
+    /// complete phase `phase` of that barrier (the loads before it in
+    /// program order, mod 2). Nothing touches their tiles until the
+    /// [`InstKind::TmaWait`] of that phase, which comes before the next
+    /// such load.
+    TmaLoads {
+        phase: u32,
+        bytes: i64,
+        loads: Vec<Inst>,
+    },
+    /// Every thread waits for phase `phase` of the kernel's own barrier:
+    /// the [`InstKind::TmaLoads`] before it have landed.
+    TmaWait {
+        phase: u32,
     },
     /// A TMA store, by the whole block: the threads' writes to shared
     /// memory made visible to TMA (`fence.proxy.async`) and finished (a
@@ -531,6 +551,7 @@ impl InstKind {
             } => vec![then, otherwise],
             InstKind::Pipeline { load, body, .. } => vec![load, body],
             InstKind::TmaStores { stores } => vec![stores],
+            InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],
         }
     }
@@ -557,6 +578,17 @@ pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
 
 /// Calls `f` on every instruction of `insts` but loops and ifs, in order,
 /// inside them too (each once, as written, not per iteration).
+/// Calls `f` on every instruction, in program order: each before the
+/// instructions nested in it.
+pub fn for_each_inst(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
+    for i in insts {
+        f(i);
+        for body in i.kind.bodies() {
+            for_each_inst(body, f);
+        }
+    }
+}
+
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         let bodies = i.kind.bodies();

@@ -332,6 +332,16 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
+                InstKind::TmaLoads {
+                    phase,
+                    bytes,
+                    loads,
+                } => {
+                    let _ = writeln!(out, "{pad}tma_load phase {phase} bytes {bytes} {{");
+                    self.write_insts(out, loads, depth + 1);
+                    writeln!(out, "{pad}}}")
+                }
+                InstKind::TmaWait { phase } => writeln!(out, "{pad}tma_wait phase {phase}"),
                 InstKind::TmaStores { stores } => {
                     let _ = writeln!(out, "{pad}tma_store {{");
                     self.write_insts(out, stores, depth + 1);

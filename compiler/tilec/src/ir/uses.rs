@@ -2,7 +2,7 @@
 //! be computed before a statement (and no earlier, so that none lives in a
 //! register through a loop it is not used in).
 
-use super::{Addr, Inst, InstKind, IntDef, IntId, IntValue, KernelIr};
+use super::{Addr, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, Space};
 use crate::check::kernel::predication::{UNIFORM, mirror, threshold_granule};
 
 /// Which of an instruction's values [`Inst::ints_named`] collects.
@@ -83,7 +83,9 @@ impl Inst {
                 out.extend(origin);
                 addr(src, out);
             }
-            InstKind::TmaStores { stores } => stores.iter().for_each(|i| i.ints_named(out, reach)),
+            InstKind::TmaStores { stores: boxes } | InstKind::TmaLoads { loads: boxes, .. } => {
+                boxes.iter().for_each(|i| i.ints_named(out, reach))
+            }
             InstKind::Loop {
                 start, end, body, ..
             } => {
@@ -131,6 +133,7 @@ impl Inst {
                     .for_each(|i| i.ints_named(out, reach));
             }
             InstKind::MmaSync { .. }
+            | InstKind::TmaWait { .. }
             | InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
@@ -138,6 +141,33 @@ impl Inst {
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => {}
         }
+    }
+}
+
+impl Inst {
+    /// The shared buffers this instruction and those nested in it address.
+    pub fn shared_buffers(&self, out: &mut Vec<usize>) {
+        super::for_each_atom(std::slice::from_ref(self), &mut |i| {
+            let mut addrs: Vec<&Addr> = Vec::new();
+            match &i.kind {
+                InstKind::Copy { src, dst, .. } => addrs.extend([src, dst]),
+                InstKind::Mma { a, b, c, .. } => addrs.extend([a, b, c]),
+                InstKind::Wgmma { a, b, .. } => addrs.extend([&a.start, &b.start]),
+                InstKind::LdMatrix { src, .. } => addrs.push(src),
+                InstKind::Compute { value, dst, .. } => {
+                    value.loads(&mut addrs);
+                    addrs.push(dst);
+                }
+                InstKind::Fill { dst, .. } => addrs.push(dst),
+                InstKind::TmaLoad { dst, .. } => addrs.push(dst),
+                InstKind::TmaStore { src, .. } => addrs.push(src),
+                _ => {}
+            }
+            out.extend(addrs.iter().filter_map(|a| match a.space {
+                Space::Shared(b) => Some(b),
+                _ => None,
+            }));
+        });
     }
 }
 

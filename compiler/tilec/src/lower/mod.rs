@@ -137,6 +137,7 @@ fn lower_with(
         counters: Vec::new(),
         active: Vec::new(),
         unrolled: Vec::new(),
+        block_loads: 0,
         checks,
         atoms: 0,
         accesses: Vec::new(),
@@ -163,6 +164,7 @@ fn lower_with(
             .past_the_grid(body)
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
     }
+    let body = pipeline::tma_waits(body);
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.
@@ -316,6 +318,9 @@ struct Lowerer<'k> {
     /// Counters of the unrolled loops enclosing it, with their value in
     /// the copy of the body being lowered.
     unrolled: Vec<(String, i64)>,
+    /// TMA loads outside a pipeline so far: the next one waits for its
+    /// barrier's phase of this parity.
+    block_loads: u32,
     /// For a `--checked` build, the source's lines.
     checks: Option<&'k SourceLines>,
     /// Atoms made so far, against [`MAX_ATOMS`].
@@ -487,7 +492,13 @@ impl Lowerer<'_> {
             Op::CopyTma { src, tma, .. } if tma.map.store => {
                 self.tma_store(src, tma, s.span, out)?
             }
-            Op::CopyTma { dst, tma, .. } => self.copy_tma(dst, tma, s.span, out)?,
+            Op::CopyTma {
+                dst,
+                tma,
+                stage: true,
+                ..
+            } => self.copy_tma(dst, tma, s.span, out)?,
+            Op::CopyTma { dst, tma, .. } => self.tma_block_load(dst, tma, s.span, out)?,
             Op::For {
                 var,
                 start,

@@ -8,6 +8,10 @@ use crate::ir::{Addr, Inst, InstKind, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
 
+/// A TMA box of a copy: its origin in the map (per dimension), and where it
+/// lies in shared memory.
+type TmaBox = (Vec<crate::ir::IntId>, Addr);
+
 impl Lowerer<'_> {
     pub(super) fn pipeline(
         &mut self,
@@ -129,8 +133,47 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// A TMA store: the boxes of `tma` from shared memory at `src`, each
-    /// bounded in its buffer here, in one block-wide [`InstKind::TmaStores`].
+    /// A TMA load outside a pipeline: the boxes of `tma` into shared
+    /// memory at `dst`, in one block-wide [`InstKind::TmaLoads`] on the
+    /// next phase of the kernel's own barrier.
+    pub(super) fn tma_block_load(
+        &mut self,
+        dst: &View,
+        tma: &tilec_layout::TmaCopy,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let what = "TMA load by the block, waited for where its tile is next touched";
+        let (map, boxes) = self.block_boxes(tma, dst, span, what)?;
+        let loads = boxes
+            .into_iter()
+            .map(|(origin, dst)| {
+                let parts = 1;
+                let kind = InstKind::TmaLoad {
+                    map,
+                    origin,
+                    dst,
+                    parts,
+                };
+                Inst::at(span, kind)
+            })
+            .collect();
+        let phase = self.block_loads % 2;
+        self.block_loads += 1;
+        let bytes = tma.bytes();
+        out.push(Inst::at(
+            span,
+            InstKind::TmaLoads {
+                phase,
+                bytes,
+                loads,
+            },
+        ));
+        Ok(())
+    }
+
+    /// A TMA store: the boxes of `tma` from shared memory at `src`, in one
+    /// block-wide [`InstKind::TmaStores`].
     pub(super) fn tma_store(
         &mut self,
         src: &View,
@@ -138,6 +181,27 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
+        let what =
+            "TMA store; clipped at the tensor's edges, so partial tiles need no guarded entry";
+        let (map, boxes) = self.block_boxes(tma, src, span, what)?;
+        let stores = boxes
+            .into_iter()
+            .map(|(origin, src)| Inst::at(span, InstKind::TmaStore { map, origin, src }))
+            .collect();
+        out.push(Inst::at(span, InstKind::TmaStores { stores }));
+        Ok(())
+    }
+
+    /// A block's own TMA copy of `tma` to or from the shared tile `tile`:
+    /// its map's index and its boxes ([`Self::boxes`]), with `check
+    /// --perf`'s note (`what`, then the boxes; once per statement).
+    fn block_boxes(
+        &mut self,
+        tma: &tilec_layout::TmaCopy,
+        tile: &View,
+        span: Span,
+        what: &str,
+    ) -> Result<(usize, Vec<TmaBox>), Problem> {
         self.spend(tma.boxes.len() as i64)?;
         let map = self.tensor_map(&tma.map)?;
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
@@ -146,7 +210,7 @@ impl Lowerer<'_> {
             self.notes.push(super::Note {
                 span,
                 text: format!(
-                    "TMA store: {} box(es) of {} {}, {} bytes; clipped at the tensor's edges, so partial tiles need no guarded entry",
+                    "{what}: {} box(es) of {} {}, {} bytes",
                     tma.boxes.len(),
                     sizes.join("x"),
                     tma.map.elem,
@@ -154,13 +218,7 @@ impl Lowerer<'_> {
                 ),
             });
         }
-        let stores = self
-            .boxes(tma, src, elems)?
-            .into_iter()
-            .map(|(origin, src)| Inst::at(span, InstKind::TmaStore { map, origin, src }))
-            .collect();
-        out.push(Inst::at(span, InstKind::TmaStores { stores }));
-        Ok(())
+        Ok((map, self.boxes(tma, tile, elems)?))
     }
 
     /// Per box of `tma`: its origin in the map, and where it lies in the
@@ -171,7 +229,7 @@ impl Lowerer<'_> {
         tma: &tilec_layout::TmaCopy,
         tile: &View,
         elems: i64,
-    ) -> Result<Vec<(Vec<crate::ir::IntId>, Addr)>, Problem> {
+    ) -> Result<Vec<TmaBox>, Problem> {
         let Base::Shared(b) = tile.base else {
             unreachable!("the checker's TMA boxes are in shared memory")
         };
@@ -320,4 +378,42 @@ impl Lowerer<'_> {
         });
         Ok(self.tensor_maps.len() - 1)
     }
+}
+
+/// Places the waits of the block's own TMA loads: each load is waited for
+/// right before the first statement after it that touches its tiles (the
+/// pipeline between, say: a tile of C loaded before the main loop lands
+/// during it), or before the next such load (the barrier tracks one
+/// phase at a time), or at the end of its list. Within a list, what a
+/// statement nests counts as the statement's; the branches of an `if`
+/// (lowering's test of the grid's end on clusters) are lists of their own.
+pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
+    let mut out = Vec::with_capacity(body.len() + 2);
+    let mut pending: Option<(u32, Vec<usize>, Span)> = None;
+    for mut inst in body {
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        let next = match &inst.kind {
+            InstKind::TmaLoads { phase, .. } => Some((*phase, touched.clone(), inst.span)),
+            _ => None,
+        };
+        if let Some((phase, _, span)) = pending
+            .take_if(|(_, tiles, _)| next.is_some() || touched.iter().any(|b| tiles.contains(b)))
+        {
+            out.push(Inst::at(span, InstKind::TmaWait { phase }));
+        }
+        if let InstKind::If {
+            then, otherwise, ..
+        } = &mut inst.kind
+        {
+            *then = tma_waits(std::mem::take(then));
+            *otherwise = tma_waits(std::mem::take(otherwise));
+        }
+        pending = next.or(pending);
+        out.push(inst);
+    }
+    if let Some((phase, _, span)) = pending {
+        out.push(Inst::at(span, InstKind::TmaWait { phase }));
+    }
+    out
 }

@@ -71,7 +71,8 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 }
 
 /// The variants of `k` that earn their compile time, each lowered by
-/// `lower`, in the order the runtime tries them. A `GuardedVectors`
+/// `lower`, in the order the runtime tries them: the full variant alone
+/// where it runs every block at any extents. A `GuardedVectors`
 /// variant without a guarded vector copy is the `Guarded` one with
 /// conditions. A `KResidue` variant runs the full blocks where the k-tiles
 /// are partial; it is made only where the guarded variant copies element by
@@ -101,6 +102,11 @@ pub fn lower_variants_each(
 ) -> Result<Vec<Lowered>, Diagnostic> {
     let full = lower(Variant::Full)?;
     ready(&full);
+    // An entry that runs every block at any extents (all its global
+    // traffic TMA's, say) leaves the others nothing to run.
+    if full.conditions.is_empty() && full.block_conditions.is_empty() {
+        return Ok(vec![full]);
+    }
     let guarded = lower(Variant::Guarded)?;
     ready(&guarded);
     let vectors = lower(Variant::GuardedVectors)?;

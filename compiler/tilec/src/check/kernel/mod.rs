@@ -186,7 +186,7 @@ impl KernelChecker {
         declare_names(&k.body, &mut self.declared, &mut self.uses);
         let body = self.block(&k.body);
         self.check_block_reductions(&body);
-        self.check_tma_stores(&body);
+        self.check_tma_tensors(&body);
         self.check_variant_count();
         let launch = match self.launch.take() {
             Some((l, span)) => {

@@ -124,7 +124,10 @@ impl KernelChecker {
         let load = self.scoped_block(load);
         self.in_load = false;
         let mut only_boxes = true;
-        for other in load.iter().filter(|s| !matches!(s.op, Op::CopyTma { .. })) {
+        for other in load
+            .iter()
+            .filter(|s| !matches!(s.op, Op::CopyTma { stage: true, .. }))
+        {
             only_boxes = false;
             self.diags.push(
                 Diagnostic::new("a load block holds copy_tma statements only", other.span)
@@ -153,8 +156,9 @@ impl KernelChecker {
 
     /// `copy_tma(src, dst)`: in a pipeline's load block, a global tile into
     /// a shared stage as TMA boxes of one map, issued by one producer
-    /// thread; elsewhere, a shared tile out to a global one (a TMA store,
-    /// which the whole block takes part in: the tile's writers finish
+    /// thread; elsewhere, by the whole block, a global tile into a shared
+    /// one (one thread issues the boxes, all wait for them) or a shared
+    /// tile out to a global one (a TMA store: the tile's writers finish
     /// before one thread issues the boxes, and the buffer is free again
     /// once TMA has read it).
     pub(super) fn copy_tma(
@@ -165,11 +169,11 @@ impl KernelChecker {
         de: &Expr,
         span: Span,
     ) -> Result<Op, Diagnostic> {
-        let store = !self.in_load;
-        let (global, shared) = match (src.base, dst.base, store) {
-            (Base::Param(p), Base::Shared(b), false) => ((p, &src), (b, &dst)),
-            (Base::Shared(b), Base::Param(p), true) => ((p, &dst), (b, &src)),
-            (_, _, false) => {
+        let stage = self.in_load;
+        let (global, shared, store) = match (src.base, dst.base) {
+            (Base::Param(p), Base::Shared(b)) => ((p, &src), (b, &dst), false),
+            (Base::Shared(b), Base::Param(p)) if !stage => ((p, &dst), (b, &src), true),
+            _ if stage => {
                 let (at, v) = if matches!(src.base, Base::Param(_)) {
                     (de, &dst)
                 } else {
@@ -181,20 +185,26 @@ impl KernelChecker {
                 )
                 .with_label(format!("this is in {}", v.base.space())));
             }
-            (_, _, true) => {
-                let (at, v, want) = if matches!(src.base, Base::Shared(_)) {
-                    (de, &dst, "global")
+            _ => {
+                let (at, v) = if matches!(src.base, Base::Param(_) | Base::Shared(_)) {
+                    (de, &dst)
                 } else {
-                    (se, &src, "shared")
+                    (se, &src)
                 };
                 return Err(Diagnostic::new(
-                    "outside a pipeline's load block, `copy_tma` is a TMA store: from shared to global memory",
+                    "`copy_tma` copies between global and shared memory: a tile into shared memory, or out of it (a TMA store)",
                     at.span,
                 )
-                .with_label(format!("this is in {}, not {want} memory", v.base.space()))
-                .with_help("load tiles by TMA in a pipeline: pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }"));
+                .with_label(format!("this is in {}", v.base.space())));
             }
         };
+        if !stage && !store && (self.loop_depth > 0 || !self.enclosing.is_empty()) {
+            return Err(Diagnostic::new(
+                "a TMA load outside a pipeline stands at the top of the kernel, not inside a loop or an if",
+                span,
+            )
+            .with_help("the block waits for its boxes on a barrier whose phases the compiler counts in program order; load tiles in a loop through a `pipeline`"));
+        }
         for (v, e) in [(&src, se), (&dst, de)] {
             let mut names = Vec::new();
             v.offset.names(&mut names);
@@ -230,39 +240,71 @@ impl KernelChecker {
                     .with_help("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike")
             })?;
         tma.map.store = store;
-        Ok(Op::CopyTma { src, dst, tma })
+        Ok(Op::CopyTma {
+            src,
+            dst,
+            tma,
+            stage,
+        })
     }
 
-    /// A tensor a TMA store writes is written by nothing else: where its
+    /// The tensors a block's own TMA loads and stores reach: where their
     /// rows are not whole 16-byte units the runtime gives TMA an aligned
-    /// copy of it and copies that back after the launch, over whatever
-    /// else wrote the tensor meanwhile. (Its reads see the launch's input
-    /// either way: the copy back comes after the kernel.)
-    pub(super) fn check_tma_stores(&mut self, body: &[Stmt]) {
+    /// copy (copied back after the launch where a store writes it), so no
+    /// other statement writes them (a TMA store's copy back would undo it;
+    /// a TMA load would not see it); and no TMA load reads a tensor after a
+    /// TMA store wrote it (the store's writes may still be on their way).
+    /// Plain reads see the launch's input either way.
+    pub(super) fn check_tma_tensors(&mut self, body: &[Stmt]) {
+        // The tensor a block's own TMA copy reaches, and whether it stores.
+        let global = |op: &Op| match op {
+            Op::CopyTma {
+                src,
+                dst,
+                tma,
+                stage: false,
+            } => match (src.base, dst.base) {
+                (Base::Param(p), _) | (_, Base::Param(p)) => Some((p, tma.map.store)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut reached: Vec<(usize, Span)> = Vec::new();
+        walk(body, &mut |s| {
+            reached.extend(global(&s.op).map(|(p, _)| (p, s.span)))
+        });
         let mut stored: Vec<(usize, Span)> = Vec::new();
         walk(body, &mut |s| {
-            if let Op::CopyTma { dst, tma, .. } = &s.op
-                && tma.map.store
-                && let Base::Param(p) = dst.base
-            {
-                stored.push((p, s.span));
-            }
-        });
-        walk(body, &mut |s| {
-            let other = match &s.op {
-                Op::CopyTma { tma, .. } if tma.map.store => None,
-                op => op.written(),
+            let (p, at, what, help) = match (global(&s.op), s.op.written().map(|v| v.base)) {
+                (Some((p, true)), _) => return stored.push((p, s.span)),
+                (Some((p, false)), _) => match stored.iter().find(|(q, _)| *q == p) {
+                    Some(&(_, at)) => (
+                        p,
+                        at,
+                        "reads `{}` after a TMA store wrote it: the store's writes may still be on their way",
+                        "load the tile before the store, or keep it in shared memory",
+                    ),
+                    None => return,
+                },
+                (None, Some(Base::Param(p))) => match reached.iter().find(|(q, _)| *q == p) {
+                    Some(&(_, at)) => (
+                        p,
+                        at,
+                        "writes `{}`, which a block's TMA copy reaches too",
+                        "a tensor a block's TMA loads or stores reach is written by its TMA stores alone (the runtime may give TMA an aligned copy of it): stage the other results in the shared tile a store copies out",
+                    ),
+                    None => return,
+                },
+                _ => return,
             };
-            if let Some(v) = other
-                && let Base::Param(p) = v.base
-                && let Some(&(_, at)) = stored.iter().find(|(q, _)| *q == p)
-            {
-                self.diags.push(
-                    Diagnostic::new(format!("this writes `{}`, which a TMA store writes too", self.params[p].name), s.span)
-                        .with_related(at, "the TMA store")
-                        .with_help("a tensor written by TMA stores is written by them alone: stage the other results in the shared tile the store copies out"),
-                );
-            }
+            self.diags.push(
+                Diagnostic::new(
+                    format!("this {}", what.replace("{}", &self.params[p].name)),
+                    s.span,
+                )
+                .with_related(at, "the TMA copy")
+                .with_help(help),
+            );
         });
     }
 
@@ -286,7 +328,13 @@ impl KernelChecker {
         }
         let (mut stages, mut loaded) = (Vec::new(), Vec::new());
         walk(body, &mut |s| {
-            if let Op::CopyTma { src, dst, .. } = &s.op {
+            if let Op::CopyTma {
+                src,
+                dst,
+                stage: true,
+                ..
+            } = &s.op
+            {
                 stages.extend(match dst.base {
                     Base::Shared(b) => Some(b),
                     _ => None,

@@ -348,7 +348,9 @@ impl Parser<'_> {
                     }
                 }
                 InstKind::ReduceBlocks { body, .. } => *body = self.closed_block(scope)?,
-                InstKind::TmaStores { stores } => *stores = self.closed_block(scope)?,
+                InstKind::TmaStores { stores: boxes } | InstKind::TmaLoads { loads: boxes, .. } => {
+                    *boxes = self.closed_block(scope)?
+                }
                 InstKind::Pipeline { id, load, body, .. } => {
                     // Its values, `load {`, the loads, `}`, the body, `}`.
                     while let Some(rest) = self
@@ -642,6 +644,25 @@ impl Parser<'_> {
             }
             "tma" => self.tma(rest)?,
             "tma_store" if rest == "{" => InstKind::TmaStores { stores: Vec::new() },
+            "tma_wait" => match rest.strip_prefix("phase ").map(|p| p.trim().parse()) {
+                Some(Ok(phase)) => InstKind::TmaWait { phase },
+                _ => return self.fail("expected `tma_wait phase P`"),
+            },
+            "tma_load" => {
+                // `tma_load phase P bytes B {`
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let ["phase", p, "bytes", b, "{"] = words[..] else {
+                    return self.fail("expected `tma_load phase P bytes B {`");
+                };
+                match (p.parse(), b.parse()) {
+                    (Ok(phase), Ok(bytes)) => InstKind::TmaLoads {
+                        phase,
+                        bytes,
+                        loads: Vec::new(),
+                    },
+                    _ => return self.fail("bad phase or byte count"),
+                }
+            }
             _ if op.starts_with("ldmatrix.x") => {
                 // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
                 let mut parts = op["ldmatrix.x".len()..].split('.');

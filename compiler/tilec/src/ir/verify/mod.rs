@@ -11,7 +11,7 @@ use super::{
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
-use pipeline::{pad_blocks_write_nothing, pipeline_loads, tma_stores};
+use pipeline::{block_loads, pad_blocks_write_nothing, pipeline_loads, tma_stores};
 
 mod pipeline;
 
@@ -91,6 +91,22 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     }
     let mut seen_loops = Vec::new();
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
+    // The block's own TMA loads complete their barrier's phases in turn.
+    let mut count = 0;
+    let mut phases = Ok(());
+    super::for_each_inst(&ir.body, &mut |i| {
+        if let InstKind::TmaLoads { phase, .. } = i.kind {
+            if phase != count % 2 && phases.is_ok() {
+                phases = Err(format!(
+                    "TMA load {count} outside a pipeline waits for phase {phase}, not {}",
+                    count % 2
+                ));
+            }
+            count += 1;
+        }
+    });
+    phases?;
+    pipeline::block_load_waits(&ir.body)?;
     agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
 }
 
@@ -101,6 +117,8 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
         let (need, what) = match &inst.kind {
             InstKind::Barrier => (UNIFORM, "a barrier"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
+            InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
+            InstKind::TmaWait { .. } => (UNIFORM, "a wait for TMA loads"),
             InstKind::Wgmma { .. }
             | InstKind::WgmmaFence
             | InstKind::WgmmaCommit
@@ -316,6 +334,13 @@ fn insts(
                 return Err("a TMA store's box outside its `tma_store` block".into());
             }
             InstKind::TmaStores { stores } => tma_stores(ir, stores, open)?,
+            InstKind::TmaLoads { bytes, loads, .. } => {
+                // Its phase is counted in program order: no loop repeats it.
+                if open.iter().any(|&o| o != usize::MAX) {
+                    return Err("a TMA load outside a pipeline, inside a loop".into());
+                }
+                block_loads(ir, loads, *bytes, open)?
+            }
             InstKind::Pipeline {
                 id,
                 start,
@@ -352,7 +377,11 @@ fn insts(
                 insts(ir, body, open, seen, *lag)?;
                 open.pop();
             }
-            InstKind::Barrier
+            InstKind::TmaWait { phase } if *phase > 1 => {
+                return Err(format!("a wait for phase {phase} of a barrier"));
+            }
+            InstKind::TmaWait { .. }
+            | InstKind::Barrier
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence

@@ -107,6 +107,78 @@ pub(super) fn pipeline_loads(
     Ok(())
 }
 
+/// A block's own TMA loads: boxes of its maps into shared memory, one
+/// each, bringing the bytes its barrier expects.
+pub(super) fn block_loads(
+    ir: &KernelIr,
+    loads: &[Inst],
+    bytes: i64,
+    open: &[usize],
+) -> Result<(), String> {
+    let mut total = 0;
+    for inst in loads {
+        let InstKind::TmaLoad {
+            map,
+            origin,
+            dst,
+            parts: 1,
+        } = &inst.kind
+        else {
+            return Err("a TMA load outside a pipeline holds only TMA boxes, not multicast".into());
+        };
+        let (elem, elems) = tma_box(ir, *map, origin, dst, 1, open)?;
+        total += elems * elem.bytes();
+    }
+    if total != bytes {
+        return Err(format!(
+            "a TMA load outside a pipeline expects {bytes} bytes, but its boxes bring {total}"
+        ));
+    }
+    Ok(())
+}
+
+/// Each of a list's TMA loads outside a pipeline is waited for in the same
+/// list before its next one, before anything touches its tiles, and
+/// before the list ends; an `if`'s branches are lists of their own.
+pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
+    let mut pending: Option<(u32, Vec<usize>)> = None;
+    for inst in body {
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        match (&inst.kind, &pending) {
+            (InstKind::TmaWait { phase }, Some((p, _))) if phase == p => pending = None,
+            (InstKind::TmaWait { phase }, _) => {
+                return Err(format!(
+                    "a wait for phase {phase}, which no TMA load before it completes"
+                ));
+            }
+            (InstKind::TmaLoads { phase, .. }, None) => pending = Some((*phase, touched)),
+            (InstKind::TmaLoads { .. }, Some(_)) => {
+                return Err(
+                    "a TMA load outside a pipeline before the last one is waited for".into(),
+                );
+            }
+            (_, Some((_, tiles))) if touched.iter().any(|b| tiles.contains(b)) => {
+                return Err("an access to a TMA load's tile before the load is waited for".into());
+            }
+            _ => {}
+        }
+        if let InstKind::If {
+            then, otherwise, ..
+        } = &inst.kind
+        {
+            block_load_waits(then)?;
+            block_load_waits(otherwise)?;
+        }
+    }
+    match pending {
+        Some((phase, _)) => Err(format!(
+            "a TMA load of phase {phase} that is never waited for"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A TMA store's boxes: of its maps, from shared memory.
 pub(super) fn tma_stores(ir: &KernelIr, stores: &[Inst], open: &[usize]) -> Result<(), String> {
     for inst in stores {
