@@ -322,7 +322,8 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
         compact(&[m.to_string(), "K".to_string()], k_major == matches)
     };
     let (la, lb) = (tensor(rng, "M"), tensor(rng, "N"));
-    let lc = compact(&["M".to_string(), "N".to_string()], rng.chance(50));
+    let c_row_major = rng.chance(50);
+    let lc = compact(&["M".to_string(), "N".to_string()], c_row_major);
     let c_elem = if rng.chance(50) { "f32" } else { elem };
     let sync = if rng.chance(20) {
         "\n        sync();"
@@ -350,7 +351,36 @@ fn generate_tma_gemm(rng: &mut Rng) -> Program {
     // Split-K now and then: each block.z's pipeline runs its slice of the
     // k-tiles from a run-time start (some slices empty), and the group's
     // last block writes C.
+    // Now and then the epilogue goes through a shared tile of C by TMA
+    // (C's tile loaded before or after the main loop, stored after it),
+    // where the tile fits beside the stages.
+    let c_bytes = if c_elem == "f32" { 4 } else { 2 };
+    let tma_epilogue = splits == 1
+        && bm * bn * c_bytes + (bm + bn) * bk * 2 * stages <= 160 * 1024
+        && rng.chance(30);
+    let (mut prologue, mut before) = (String::new(), String::new());
+    if tma_epilogue {
+        let sc = match c_row_major {
+            true => format!("({bm}, {bn}):({bn}, 1)"),
+            false => format!("({bm}, {bn}):(1, {bm})"),
+        };
+        prologue = format!(
+            "    let sC = shared<{c_elem}>({sc});\n    let tCsC = partition_C(mma, sC, thread.x);\n"
+        );
+        if rng.chance(50) {
+            before = "    copy_tma(gC, sC);\n".to_string();
+        }
+    }
+    let tma_tail = format!(
+        "{}tCsC = alpha * tCrC + beta * tCsC;\n    copy_tma(sC, gC);",
+        if before.is_empty() {
+            "copy_tma(gC, sC);\n    "
+        } else {
+            ""
+        }
+    );
     let (slice, range, epilogue) = match splits {
+        1 if tma_epilogue => (prologue + &before, "0..size(gA, 2)", tma_tail.as_str()),
         1 => (
             String::new(),
             "0..size(gA, 2)",

@@ -352,14 +352,17 @@ pub struct SharedBuffer {
     /// A swizzled buffer's swizzle: every index into the buffer goes
     /// through it, outermost (CuTe's `Sw o L`).
     pub swizzle: Option<Swizzle>,
+    /// A TMA copy reads or writes it.
+    pub tma: bool,
 }
 
 impl SharedBuffer {
     /// Bytes its start is aligned to: 16, or its swizzle's repeat, whose
-    /// XOR pattern is defined on aligned blocks.
+    /// XOR pattern is defined on aligned blocks; 128 at least for TMA.
     pub fn align(&self) -> i64 {
+        let tma = if self.tma { 128 } else { 16 };
         self.swizzle
-            .map_or(16, |sw| (sw.repeat() * self.elem.bytes()).max(16))
+            .map_or(tma, |sw| (sw.repeat() * self.elem.bytes()).max(tma))
     }
 }
 

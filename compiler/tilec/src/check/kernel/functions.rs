@@ -126,7 +126,12 @@ impl KernelState {
             let repeat = sw.repeat();
             len = (len.saturating_add(repeat - 1) / repeat).saturating_mul(repeat);
         }
-        let buffer = SharedBuffer { elem, len, swizzle };
+        let buffer = SharedBuffer {
+            elem,
+            len,
+            swizzle,
+            tma: false,
+        };
         // Overflow-checked: a layout of 2^62 floats must not count as 0
         // bytes. The buffers' alignment padding counts too.
         let bytes = len.checked_mul(elem.bytes());

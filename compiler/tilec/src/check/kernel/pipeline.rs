@@ -232,6 +232,7 @@ impl KernelChecker {
             .iter()
             .map(|c| (c.layout.clone(), c.offset.clone()))
             .collect();
+        self.state.shared[b].tma = true;
         let swizzle = self.state.shared[b].swizzle;
         let mut tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &sv.layout, &sv.offset, swizzle)
             .map_err(|why| {
