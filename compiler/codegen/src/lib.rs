@@ -106,6 +106,7 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
         InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
         InstKind::TmaStore { .. } => Some(("a TMA store (cp.async.bulk.tensor)", 90)),
+        InstKind::TmaLoad { .. } => Some(("a TMA load (cp.async.bulk.tensor)", 90)),
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
         InstKind::Assert { .. } => Some(("--checked", 70)),
@@ -137,6 +138,9 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));
     };
+    // sm_90a's own features first: a pipeline's TMA loads are refused as
+    // the pipeline's, not as loads that sm_90 would have.
+    let arch = target_arch(ir, arch)?;
     let mut missing = None;
     for_each_atom(&ir.body, &mut |i| {
         if let Some((feature, needs)) = needs(&i.kind)
@@ -155,7 +159,6 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     if let Some(e) = missing {
         return Err(e);
     }
-    let arch = target_arch(ir, arch)?;
     Target::initialize_nvptx(&InitializationConfig::default());
     set_backend_options();
     compile_one(ir, arch, output)

@@ -240,6 +240,18 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let at = |needle: &str| position(entry, needle);
     assert!(at("fence.proxy.async.shared::cta;") < at("bar.sync"));
     assert!(at("bar.sync") < at("global.shared::cta.bulk_group"));
+    // A block's TMA copies need sm_90: refused at the statement before it.
+    let f = root().join("tests/run/tma_copy.tile");
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_80"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("a TMA load (cp.async.bulk.tensor), which needs sm_90"),
+        "{err}"
+    );
+    // A later store waits for the earlier ones' writes.
+    let entry = part(&ptx, ".entry tma_store_gemm(");
+    let at = |needle: &str| position(entry, needle);
+    assert!(at("cp.async.bulk.wait_group 0;") < at("global.shared::cta.bulk_group"));
     let perf = perf_notes("tests/run/tma_store_gemm.tile");
     assert!(
         perf.contains("TMA store; clipped at the tensor's edges"),

@@ -181,6 +181,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             {
                 written.push(p);
             }
+            if let InstKind::TmaStore { map, .. } = i.kind {
+                written.push(ir.tensor_maps[map].param);
+            }
         });
         for (i, p) in ir.params.iter().enumerate() {
             if let Param::Tensor { name, .. } = p {

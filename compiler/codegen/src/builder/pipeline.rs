@@ -439,12 +439,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for
-    /// the async proxy and finished; thread 0 issues the boxes as one bulk
-    /// group and waits until TMA has read them (`.read`: the writes to
-    /// global memory complete on their own, before the kernel's end makes
-    /// them visible); then the block may rewrite the tile.
+    /// the async proxy and finished; thread 0 waits for its earlier stores
+    /// to complete, issues the boxes as one bulk group and waits until TMA
+    /// has read them (`.read`: their writes to global memory complete on
+    /// their own, before the kernel's end makes them visible); then the
+    /// block may rewrite the tile.
     pub(super) fn tma_stores(&mut self, stores: &[Inst]) -> Result<()> {
         self.by_thread_zero(stores, &mut |b| {
+            // An earlier store's global writes, which no later one may
+            // overtake (none before the first: free there).
+            b.ptx_statement("cp.async.bulk.wait_group 0;")?;
             for s in stores {
                 if let InstKind::TmaStore { map, origin, src } = &s.kind {
                     b.tma_store(*map, origin, src)?;

@@ -503,6 +503,18 @@ impl Op {
         }
     }
 
+    /// The tensors this statement reads (not those nested in it).
+    pub fn read(&self) -> Vec<&View> {
+        let mut out = Vec::new();
+        match self {
+            Op::Copy { src, .. } | Op::CopyTma { src, .. } => out.push(src),
+            Op::Gemm { a, b, c } | Op::Mma { a, b, c, .. } => out.extend([a, b, c]),
+            Op::Assign { value, .. } => value.tensors(&mut out),
+            _ => {}
+        }
+        out
+    }
+
     /// The statement lists nested in this one.
     pub fn bodies(&self) -> Vec<&[Stmt]> {
         match self {

@@ -131,20 +131,20 @@ impl<'a> Block<'a> {
         self.meet(span)?;
         for s in stores {
             if let InstKind::TmaStore { map, origin, src } = &s.kind {
+                let Space::Shared(buffer) = src.space else {
+                    unreachable!("the verifier's TMA stores read shared memory")
+                };
+                // What the box writes: its elements inside the tensor.
                 let mut values = Vec::new();
                 self.tma_box(*map, origin, src, 0, s.span, &mut |b, global, slot| {
-                    let Space::Shared(buffer) = src.space else {
-                        unreachable!("the verifier's TMA stores read shared memory")
-                    };
-                    let v = b.read_shared(buffer, slot as i64, 0, s.span)?;
-                    values.push((global, v));
+                    if let Some(i) = global {
+                        values.push((i, b.read_shared(buffer, slot as i64, 0, s.span)?));
+                    }
                     Ok(())
                 })?;
                 let p = self.ir.tensor_maps[*map].param;
-                for (global, v) in values {
-                    if let Some(i) = global {
-                        self.write_global(p, i as i64, 0, v, s.span)?;
-                    }
+                for (i, v) in values {
+                    self.write_global(p, i as i64, 0, v, s.span)?;
                 }
             }
         }

@@ -576,8 +576,6 @@ pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
     *w == wait && !wgmmas.is_empty() && wgmmas.iter().all(|k| matches!(k, InstKind::Wgmma { .. }))
 }
 
-/// Calls `f` on every instruction of `insts` but loops and ifs, in order,
-/// inside them too (each once, as written, not per iteration).
 /// Calls `f` on every instruction, in program order: each before the
 /// instructions nested in it.
 pub fn for_each_inst(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
@@ -589,6 +587,8 @@ pub fn for_each_inst(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     }
 }
 
+/// Calls `f` on every instruction of `insts` but loops and ifs, in order,
+/// inside them too (each once, as written, not per iteration).
 pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
     for i in insts {
         let bodies = i.kind.bodies();

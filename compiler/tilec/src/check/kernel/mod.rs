@@ -187,6 +187,7 @@ impl KernelChecker {
         let body = self.block(&k.body);
         self.check_block_reductions(&body);
         self.check_tma_tensors(&body);
+        self.check_shared_total(&body, k.span);
         self.check_variant_count();
         let launch = match self.launch.take() {
             Some((l, span)) => {

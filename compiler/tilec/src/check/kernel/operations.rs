@@ -21,7 +21,7 @@ pub(super) const STATEMENTS: &[Known] = &[
     ("copy_async", "copy_async(src, dst)"),
     (
         "copy_tma",
-        "copy_tma(src, dst)  in a pipeline's load block: a global tile into a shared stage, as TMA boxes; elsewhere a shared tile out to a global one (a TMA store)",
+        "copy_tma(src, dst)  in a pipeline's load block: a global tile into a shared stage, as TMA boxes; elsewhere the whole block's TMA load (global to shared) or store (shared to global)",
     ),
     ("cp_async_fence", "cp_async_fence()"),
     (

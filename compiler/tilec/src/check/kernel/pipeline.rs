@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Launch, Op, Stmt, View, walk};
+use crate::check::program::{Base, Launch, Op, Stmt, View, shared_bytes, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -252,10 +252,13 @@ impl KernelChecker {
     /// The tensors a block's own TMA loads and stores reach: where their
     /// rows are not whole 16-byte units the runtime gives TMA an aligned
     /// copy (copied back after the launch where a store writes it), so no
-    /// other statement writes them (a TMA store's copy back would undo it;
-    /// a TMA load would not see it); and no TMA load reads a tensor after a
-    /// TMA store wrote it (the store's writes may still be on their way).
-    /// Plain reads see the launch's input either way.
+    /// other statement writes them (a store's copy back would undo it; a
+    /// load would not see it), and nothing reads a tensor after a TMA
+    /// store wrote it (the store's global writes complete on their own
+    /// time, and a staged tensor gets them only after the launch): reads
+    /// before it see the launch's input. A block's TMA load stands outside
+    /// a `reduce` body too, which only some blocks run: their barrier's
+    /// phases would differ.
     pub(super) fn check_tma_tensors(&mut self, body: &[Stmt]) {
         // The tensor a block's own TMA copy reaches, and whether it stores.
         let global = |op: &Op| match op {
@@ -274,39 +277,87 @@ impl KernelChecker {
         walk(body, &mut |s| {
             reached.extend(global(&s.op).map(|(p, _)| (p, s.span)))
         });
+        let name = |p: usize| self.params[p].name.clone();
+        let mut problems: Vec<(String, Span, (Span, &str), &str)> = Vec::new();
         let mut stored: Vec<(usize, Span)> = Vec::new();
         walk(body, &mut |s| {
-            let (p, at, what, help) = match (global(&s.op), s.op.written().map(|v| v.base)) {
-                (Some((p, true)), _) => return stored.push((p, s.span)),
-                (Some((p, false)), _) => match stored.iter().find(|(q, _)| *q == p) {
-                    Some(&(_, at)) => (
-                        p,
-                        at,
-                        "reads `{}` after a TMA store wrote it: the store's writes may still be on their way",
-                        "load the tile before the store, or keep it in shared memory",
-                    ),
-                    None => return,
-                },
-                (None, Some(Base::Param(p))) => match reached.iter().find(|(q, _)| *q == p) {
-                    Some(&(_, at)) => (
-                        p,
-                        at,
-                        "writes `{}`, which a block's TMA copy reaches too",
-                        "a tensor a block's TMA loads or stores reach is written by its TMA stores alone (the runtime may give TMA an aligned copy of it): stage the other results in the shared tile a store copies out",
-                    ),
-                    None => return,
-                },
-                _ => return,
-            };
+            if let Some((p, true)) = global(&s.op) {
+                return stored.push((p, s.span));
+            }
+            let read = s.op.read().into_iter().find_map(|v| match v.base {
+                Base::Param(p) => stored.iter().find(|(q, _)| *q == p).map(|&(_, at)| (p, at)),
+                _ => None,
+            });
+            if let Some((p, at)) = read {
+                problems.push((
+                    format!("this reads `{}` after a TMA store wrote it", name(p)),
+                    s.span,
+                    (at, "the TMA store"),
+                    "the store's writes complete on their own time: read the tile before the store, or keep it in shared memory",
+                ));
+            } else if global(&s.op).is_none()
+                && let Some(Base::Param(p)) = s.op.written().map(|v| v.base)
+                && let Some(&(_, at)) = reached.iter().find(|(q, _)| *q == p)
+            {
+                problems.push((
+                    format!("this writes `{}`, which a block's TMA copy reaches too", name(p)),
+                    s.span,
+                    (at, "the TMA copy"),
+                    "a tensor a block's TMA loads or stores reach is written by its TMA stores alone (the runtime may give TMA an aligned copy of it): stage the other results in the shared tile a store copies out",
+                ));
+            }
+        });
+        walk(body, &mut |s| {
+            if let Op::ReduceBlocks { body: inner, .. } = &s.op {
+                walk(inner, &mut |t| {
+                    if let Some((_, false)) = global(&t.op) {
+                        problems.push((
+                            "a TMA load outside a pipeline, in a `reduce` body".to_string(),
+                            t.span,
+                            (s.span, "the reduce, whose body the last block of a group runs"),
+                            "only the group's last block runs the body, and the block's own TMA loads count their barrier's phases in program order: load the tile before the reduce",
+                        ));
+                    }
+                });
+            }
+        });
+        for (message, span, (at, label), help) in problems {
+            self.diags.push(
+                Diagnostic::new(message, span)
+                    .with_related(at, label)
+                    .with_help(help),
+            );
+        }
+    }
+
+    /// The block's shared memory once every statement is checked: each
+    /// buffer was counted at its declaration, but one that TMA reads or
+    /// writes is aligned to 128 bytes, and the mbarriers take 16 bytes a
+    /// pipeline stage and 8 for the block's own TMA loads.
+    pub(super) fn check_shared_total(&mut self, body: &[Stmt], span: Span) {
+        let mut barriers = 0;
+        let mut loads = false;
+        walk(body, &mut |s| match &s.op {
+            Op::Pipeline { stages, .. } => barriers += 16 * stages,
+            Op::CopyTma {
+                tma, stage: false, ..
+            } => loads |= !tma.map.store,
+            _ => {}
+        });
+        barriers += 8 * i64::from(loads);
+        let used = shared_bytes(self.state.shared.iter()).map(|b| b.saturating_add(barriers));
+        if let Some(used) = used.filter(|&u| u > super::SHARED_LIMIT_BYTES) {
             self.diags.push(
                 Diagnostic::new(
-                    format!("this {}", what.replace("{}", &self.params[p].name)),
-                    s.span,
+                    format!(
+                        "shared memory exceeds the device limit: {used} bytes of {} (227 KB on sm_90), with the TMA tiles aligned to 128 bytes and {barriers} bytes of mbarriers",
+                        super::SHARED_LIMIT_BYTES
+                    ),
+                    span,
                 )
-                .with_related(at, "the TMA copy")
-                .with_help(help),
+                .with_help("use smaller tiles, fewer stages, or a narrower element type"),
             );
-        });
+        }
     }
 
     /// The kernel-wide rules of a pipeline, once every statement is

@@ -153,7 +153,6 @@ impl KernelChecker {
                 UNIFORM,
                 "a TMA store, which every thread of the block takes part in (a barrier before it and after)",
             ),
-
             Op::Mma { mma, .. } if mma.atom.threads == 128 => {
                 (128, "a wgmma, which a whole warpgroup issues")
             }

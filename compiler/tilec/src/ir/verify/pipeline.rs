@@ -145,6 +145,22 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
     for inst in body {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
+        // Loads nested in it: in an `if`'s branches, checked below; in any
+        // other statement's body, refused (its phases would not be counted).
+        let mut nested = 0;
+        for body in inst.kind.bodies() {
+            crate::ir::for_each_inst(body, &mut |i| {
+                nested += usize::from(matches!(i.kind, InstKind::TmaLoads { .. }));
+            });
+        }
+        if nested > 0 && !matches!(inst.kind, InstKind::If { .. }) {
+            return Err(
+                "a TMA load outside a pipeline, nested in a loop, a pipeline or a reduce".into(),
+            );
+        }
+        if nested > 0 && pending.is_some() {
+            return Err("a TMA load outside a pipeline before the last one is waited for".into());
+        }
         match (&inst.kind, &pending) {
             (InstKind::TmaWait { phase }, Some((p, _))) if phase == p => pending = None,
             (InstKind::TmaWait { phase }, _) => {
