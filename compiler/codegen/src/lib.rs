@@ -358,9 +358,41 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
-            Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+            Ok(call_sequences_in_order(&String::from_utf8_lossy(
+                buf.as_slice(),
+            )))
         }
     }
+}
+
+/// `ptx` with the numbers of its call sequences' comments (`{ // callseq
+/// 7, 0` ... `} // callseq 7`) counted from 0 in order. NVPTX draws them
+/// from one counter for the whole process, which the variants' threads
+/// share, so they came out in a different order from build to build (a
+/// `--checked` build's calls to `vprintf`): the same source now gives the
+/// same PTX, and the same seal. Nothing but these comments names them.
+fn call_sequences_in_order(ptx: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(ptx.len());
+    for line in ptx.split_inclusive('\n') {
+        let Some(at) = line.find("// callseq ") else {
+            out.push_str(line);
+            continue;
+        };
+        let (head, rest) = line.split_at(at + "// callseq ".len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (n, tail) = rest.split_at(digits);
+        let i = seen.iter().position(|&m| m == n).unwrap_or_else(|| {
+            seen.push(n);
+            seen.len() - 1
+        });
+        out.push_str(head);
+        out.push_str(&i.to_string());
+        out.push_str(tail);
+    }
+    out
 }
 
 /// PTX modules of one target as one: the first whole, the others from the

@@ -104,6 +104,24 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
 
 /// The runtime's stage kernel (PTX written by hand, which fills the aligned
 /// copies TMA reads) assembles for the H200.
+/// A build is the same every time: a `--checked` build's variants call
+/// `vprintf` from their threads, and NVPTX numbers the call sequences from
+/// one counter of the process; their comments are renumbered in order.
+#[test]
+fn a_checked_build_is_the_same_every_time() {
+    let f = root().join("examples/sgemm_nt_sm80.tile");
+    let build = || {
+        let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx", "--checked"]);
+        assert_eq!(code, 0, "{err}");
+        ptx
+    };
+    let first = build();
+    assert!(first.contains("// callseq 0, 0"), "{first}");
+    for _ in 0..3 {
+        assert!(build() == first, "two --checked builds differ");
+    }
+}
+
 #[test]
 fn the_runtime_stage_kernel_assembles() {
     let Some(p) = ptxas() else {
