@@ -96,7 +96,6 @@ impl Lowerer<'_> {
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
         // What the copy became, for `check --perf` (once per statement).
         if !self.notes.iter().any(|n| n.span == span) {
-            let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
             let swizzle = match tma.map.swizzle_bytes {
                 0 => "no swizzle".to_string(),
                 b => format!("{b}-byte swizzle"),
@@ -111,10 +110,8 @@ impl Lowerer<'_> {
             self.notes.push(super::Note {
                 span,
                 text: format!(
-                    "TMA: {} box(es) of {} {} ({swizzle}), {} bytes{shared}",
-                    tma.boxes.len(),
-                    sizes.join("x"),
-                    tma.map.elem,
+                    "TMA: {} ({swizzle}), {} bytes{shared}",
+                    box_summary(tma),
                     tma.bytes()
                 ),
             });
@@ -206,16 +203,9 @@ impl Lowerer<'_> {
         let map = self.tensor_map(&tma.map)?;
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
         if !self.notes.iter().any(|n| n.span == span) {
-            let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
             self.notes.push(super::Note {
                 span,
-                text: format!(
-                    "{what}: {} box(es) of {} {}, {} bytes",
-                    tma.boxes.len(),
-                    sizes.join("x"),
-                    tma.map.elem,
-                    tma.bytes()
-                ),
+                text: format!("{what}: {}, {} bytes", box_summary(tma), tma.bytes()),
             });
         }
         Ok((map, self.boxes(tma, tile, elems)?))
@@ -416,4 +406,15 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
         out.push(Inst::at(span, InstKind::TmaWait { phase }));
     }
     out
+}
+
+/// `check --perf`'s words for a copy's boxes: `2 box(es) of 64x256 bf16`.
+fn box_summary(tma: &tilec_layout::TmaCopy) -> String {
+    let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
+    format!(
+        "{} box(es) of {} {}",
+        tma.boxes.len(),
+        sizes.join("x"),
+        tma.map.elem
+    )
 }
