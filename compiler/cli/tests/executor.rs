@@ -195,6 +195,7 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/tma_store_copy.tile", "M=100,N=77"),
         ("tests/run/tma_copy.tile", "M=100,N=77"),
         ("tests/run/tma_copy_unswizzled.tile", "M=100,N=77"),
+        ("tests/run/shared_reuse.tile", "M=100,N=77"),
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),
         ("tests/run/negative_shift_swizzle.tile", "M=100,N=77"),

@@ -57,12 +57,13 @@ fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
     assert!(entry.contains(".maxntid 384, 1, 1") && entry.contains(".minnctapersm 1"));
     assert_eq!(
         entry.matches("mbarrier.init.shared::cta.b64").count(),
-        8,
-        "4 stages"
+        9,
+        "4 stages and the block's own TMA loads"
     );
+    // After the ring's initialisation and the block's own barrier's.
     assert_eq!(
         entry.matches("fence.mbarrier_init.release.cluster").count(),
-        1
+        2
     );
     assert!(entry.contains("setmaxnreg.dec.sync.aligned.u32 40;"));
     assert!(entry.contains("setmaxnreg.inc.sync.aligned.u32 232;"));
@@ -70,21 +71,25 @@ fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
         entry
             .matches("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes")
             .count(),
-        2
+        4,
+        "a box of A and one of B a stage, two of C after the main loop"
     );
     // 128x64 + 256x64 bf16 a stage.
     assert!(entry.contains(", 49152;"), "the stage's bytes");
+    // The producer's wait for an empty stage, the consumers' for a full
+    // one, the block's for its tile of C; the expected bytes of a stage
+    // and of C.
     assert_eq!(
         entry
             .matches("mbarrier.try_wait.parity.shared::cta.b64")
             .count(),
-        2
+        3
     );
     assert_eq!(
         entry
             .matches("mbarrier.arrive.expect_tx.shared::cta.b64")
             .count(),
-        1
+        2
     );
     assert_eq!(entry.matches("mbarrier.arrive.shared::cta.b64").count(), 1);
     let m = manifest_of("examples/bgemm_tn_sm90_tma.tile");
@@ -101,7 +106,15 @@ fn a_pipeline_is_a_producer_warpgroup_and_an_mbarrier_ring() {
                 )
             })
             .collect();
-        assert_eq!(maps, vec![(0, vec![64, 128], 128), (1, vec![64, 256], 128)]);
+        assert_eq!(
+            maps,
+            vec![
+                (0, vec![64, 128], 128),
+                (1, vec![64, 256], 128),
+                (2, vec![64, 256], 128),
+                (2, vec![64, 256], 128)
+            ]
+        );
     }
     let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_80"]);
     assert_eq!(code, 1);
@@ -200,11 +213,12 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
 
 /// A TMA store: the tile's writes fenced for the async proxy, a barrier of
 /// the consumers, thread 0's boxes as one bulk group waited for until read,
-/// a barrier again; the manifest's maps of C are a load's and a store's. A
-/// TMA load outside the pipeline, issued before it, is waited for after it,
-/// where the epilogue first touches its tile; nothing is guarded, so the
-/// kernel has one entry. A kernel without a pipeline meets at `bar.sync 0`
-/// and targets plain sm_90.
+/// a barrier again; the manifest's maps of C are a load's and a store's. The
+/// tile of C, first used after the pipeline, takes the bytes of its stages
+/// (four of them, 192 KB in all), handed over at a barrier before the TMA
+/// load that fills it; nothing is guarded, so the kernel has one entry. A
+/// kernel without a pipeline meets at `bar.sync 0` and targets plain
+/// sm_90.
 #[test]
 fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let ptx = emitted("tests/run/tma_store_gemm.tile", "ptx");
@@ -227,13 +241,30 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let maps = &m.variants[0].tensor_maps;
     assert_eq!(
         maps.iter().map(|x| (x.param, x.store)).collect::<Vec<_>>(),
-        [(2, false), (0, false), (1, false), (2, true)]
+        [(0, false), (1, false), (2, false), (2, true)]
     );
     let ir = emitted("tests/run/tma_store_gemm.tile", "ir");
     let at = |needle: &str| position(&ir, needle);
-    assert!(at("  tma_load phase 0 bytes 65536 {") < at("  pipeline 0 "));
-    assert!(at("  pipeline 0 ") < at("  tma_wait phase 0\n  compute"));
+    assert!(
+        ir.contains("  shared s0: bf16[32768] align 1024 at 0\n"),
+        "{ir}"
+    );
+    assert!(
+        ir.contains("  shared s2: bf16[32768] align 1024 at 0\n"),
+        "{ir}"
+    );
+    assert!(at("  pipeline 0 ") < at("  barrier\n  tma_load phase 0 bytes 65536 {"));
+    assert!(at("  tma_load phase 0") < at("  tma_wait phase 0\n  compute"));
     assert_eq!(m.variants.len(), 1);
+    // The mbarriers: two a stage and the block's own.
+    assert_eq!(
+        (m.shared_bytes, m.dynamic_shared_bytes),
+        (4 * 49152 + 72, 4 * 49152)
+    );
+    // The last TMA load is C's, after the main loop's last wgmma wait.
+    let handed = &entry[..entry.rfind(".shared::cluster.global").expect("C's load")];
+    let handed = &handed[handed.rfind("wgmma.wait_group").expect("the main loop")..];
+    assert!(handed.contains("barrier.sync \t1, 256;"), "{handed}");
     let copy = emitted("tests/run/tma_store_copy.tile", "ptx");
     assert!(copy.contains(".target sm_90\n"), "{copy}");
     let entry = part(&copy, ".entry tma_store_copy(");

@@ -252,26 +252,34 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
     }
 
     pub(crate) fn build(mut self) -> Result<()> {
-        if dynamic_shared_bytes(self.ir) > 0 {
+        let dynamic = dynamic_shared_bytes(self.ir) > 0;
+        if dynamic || self.ir.shared_aliases() {
             // Beyond 48 KB a block's shared memory must be dynamic: one extern
-            // array, each buffer at its 16-byte-aligned offset in it.
+            // array, each buffer at its offset in it. Buffers that share
+            // bytes lie in one array too (a static one).
             let bytes = self.ctx.i8_type();
-            let g = self.module.add_global(
-                bytes.array_type(0),
-                Some(AddressSpace::from(3)),
-                &format!("{}_smem", self.ir.name),
-            );
-            g.set_linkage(inkwell::module::Linkage::External);
+            let (offsets, total) = self.ir.shared_offsets();
             let align = self.ir.shared.iter().map(|b| b.align).max().unwrap_or(16);
-            g.set_alignment(align as u32);
-            let (offsets, _) = self.ir.shared_offsets();
+            let g = match dynamic {
+                true => {
+                    let g = self.module.add_global(
+                        bytes.array_type(0),
+                        Some(AddressSpace::from(3)),
+                        &format!("{}_smem", self.ir.name),
+                    );
+                    g.set_linkage(inkwell::module::Linkage::External);
+                    g.set_alignment(align as u32);
+                    g.as_pointer_value()
+                }
+                false => {
+                    let ty = bytes.array_type(total as u32);
+                    self.shared_global(ty.into(), "smem", align as u32)
+                }
+            };
             for offset in offsets {
                 let at = self.ctx.i64_type().const_int(offset as u64, false);
-                // Safety: the offset lies inside the dynamic allocation the runtime makes.
-                let p = unsafe {
-                    self.b
-                        .build_in_bounds_gep(bytes, g.as_pointer_value(), &[at], "")?
-                };
+                // Safety: the offset lies inside the block's shared memory.
+                let p = unsafe { self.b.build_in_bounds_gep(bytes, g, &[at], "")? };
                 self.shared.push(p);
             }
         } else {

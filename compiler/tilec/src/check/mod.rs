@@ -6,6 +6,7 @@
 
 pub mod algebra;
 pub mod kernel;
+pub mod placement;
 pub mod program;
 pub mod report;
 pub mod value;

@@ -366,25 +366,15 @@ impl SharedBuffer {
     }
 }
 
-/// Each buffer's byte offset in a block's shared memory, in order, at its
-/// alignment, and the bytes all of them take; `None` past 2^63.
-pub fn aligned_offsets(buffers: impl Iterator<Item = (i64, i64)>) -> Option<(Vec<i64>, i64)> {
-    let mut at: i64 = 0;
-    let mut offsets = Vec::new();
-    for (bytes, align) in buffers {
-        let start = at.checked_add(align - 1)? / align * align;
-        offsets.push(start);
-        at = start.checked_add(bytes.checked_add(15)? / 16 * 16)?;
-    }
-    Some((offsets, at))
-}
-
-/// The bytes of shared memory the buffers take, padding included.
-pub fn shared_bytes<'a>(buffers: impl Iterator<Item = &'a SharedBuffer>) -> Option<i64> {
+/// Each buffer's byte offset in a block's shared memory and the bytes all
+/// of them take, padding included, the buffers placed by their lifetimes
+/// in `body` ([`super::placement`]); `None` past 2^63.
+pub fn shared_placement(buffers: &[SharedBuffer], body: &[Stmt]) -> Option<(Vec<i64>, i64)> {
     let sizes: Option<Vec<(i64, i64)>> = buffers
+        .iter()
         .map(|b| Some((b.len.checked_mul(b.elem.bytes())?, b.align())))
         .collect();
-    aligned_offsets(sizes?.into_iter()).map(|(_, total)| total)
+    super::placement::place(&sizes?, &super::placement::lifetimes(body, buffers.len()))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -661,6 +651,6 @@ pub fn setting(settings: &Settings, kernel: &str, name: &str) -> Option<i64> {
 
 impl Kernel {
     pub fn shared_bytes(&self) -> i64 {
-        shared_bytes(self.shared.iter()).unwrap_or(i64::MAX)
+        shared_placement(&self.shared, &self.body).map_or(i64::MAX, |(_, total)| total)
     }
 }

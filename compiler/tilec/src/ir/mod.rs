@@ -17,6 +17,7 @@
 mod arith;
 pub mod parse;
 mod print;
+pub mod shared;
 mod uses;
 pub mod verify;
 
@@ -427,6 +428,10 @@ pub struct Buffer {
     /// Bytes the buffer's start is aligned to (shared memory): 16, or a
     /// swizzle's repeat, whose XOR pattern is defined on aligned blocks.
     pub align: i64,
+    /// Its byte offset in the block's shared memory (shared memory; 0 for
+    /// registers): buffers whose lifetimes do not meet share bytes
+    /// ([`shared`]).
+    pub at: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -474,16 +479,27 @@ impl KernelIr {
             }
     }
 
-    /// Each shared buffer's byte offset in the block's shared memory, at
-    /// its alignment, and the bytes all of them take (the checker's rule,
-    /// [`crate::check::program::aligned_offsets`]; lowering's buffers fit).
+    /// Each shared buffer's byte offset in the block's shared memory, and
+    /// the bytes all of them take (each rounded up to 16).
     pub fn shared_offsets(&self) -> (Vec<i64>, i64) {
-        crate::check::program::aligned_offsets(
-            self.shared
-                .iter()
-                .map(|b| (b.len * b.elem.bytes(), b.align)),
-        )
-        .unwrap_or((vec![0; self.shared.len()], i64::MAX))
+        let total = self
+            .shared
+            .iter()
+            .map(|b| b.at + (b.len * b.elem.bytes() + 15) / 16 * 16)
+            .max()
+            .unwrap_or(0);
+        (self.shared.iter().map(|b| b.at).collect(), total)
+    }
+
+    /// Whether two shared buffers share bytes.
+    pub fn shared_aliases(&self) -> bool {
+        let span = |b: &Buffer| (b.at, b.at + (b.len * b.elem.bytes() + 15) / 16 * 16);
+        self.shared.iter().enumerate().any(|(i, a)| {
+            self.shared[..i].iter().any(|b| {
+                let ((a0, a1), (b0, b1)) = (span(a), span(b));
+                a0 < b1 && b0 < a1
+            })
+        })
     }
 
     /// For every value of the table, a power of two it is always a

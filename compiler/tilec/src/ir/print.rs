@@ -30,12 +30,19 @@ impl KernelIr {
             params.join(", "),
             self.block_threads
         );
+        // Offsets are printed where buffers share bytes; without them, the
+        // buffers lie one after the other.
+        let placed = self.shared_aliases();
         for (i, b) in self.shared.iter().enumerate() {
             let align = match b.align {
                 16 => String::new(),
                 a => format!(" align {a}"),
             };
-            let _ = writeln!(out, "  shared s{i}: {}[{}]{align}", b.elem, b.len);
+            let at = match placed {
+                true => format!(" at {}", b.at),
+                false => String::new(),
+            };
+            let _ = writeln!(out, "  shared s{i}: {}[{}]{align}{at}", b.elem, b.len);
         }
         for (i, b) in self.registers.iter().enumerate() {
             let init = b.init.map_or(String::new(), |v| format!(" = {v:?}"));

@@ -153,7 +153,44 @@ fn lower_with(
         under: Vec::new(),
         threads: Vec::new(),
     };
-    let mut body = l.stmts(&k.body)?;
+    let body = l.stmts(&k.body)?;
+    let mut shared: Vec<Buffer> = k
+        .shared
+        .iter()
+        .map(|b| Buffer {
+            elem: b.elem,
+            len: b.len,
+            init: None,
+            align: b.align(),
+            at: 0,
+        })
+        .collect();
+    // Buffers whose lifetimes do not meet share bytes, handed over at a barrier.
+    let placed = crate::ir::shared::hand_over(&shared, body)
+        .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))?;
+    for (b, at) in shared.iter_mut().zip(placed.offsets) {
+        b.at = at;
+    }
+    let mut body = placed.body;
+    for (b, from) in placed.takers {
+        let first = body.iter().find(|i| {
+            let mut touched = Vec::new();
+            i.shared_buffers(&mut touched);
+            touched.contains(&b)
+        });
+        if let Some(span) = first.map(|i| i.span) {
+            let note = Note {
+                span,
+                text: format!(
+                    "shared memory: this tile takes the bytes of {} buffer(s) used only before it; a barrier hands them over",
+                    from.len()
+                ),
+            };
+            if !l.notes.contains(&note) {
+                l.notes.push(note);
+            }
+        }
+    }
     // Whether a TMA load is shared by the blocks of the cluster.
     let mut multicast = false;
     crate::ir::for_each_atom(&body, &mut |i| {
@@ -221,16 +258,7 @@ fn lower_with(
             true => k.launch.cluster.map(|c| c as u32),
             false => [1; 3],
         },
-        shared: k
-            .shared
-            .iter()
-            .map(|b| Buffer {
-                elem: b.elem,
-                len: b.len,
-                init: None,
-                align: b.align(),
-            })
-            .collect(),
+        shared,
         registers: k
             .registers
             .iter()
@@ -239,12 +267,14 @@ fn lower_with(
                 len: r.len,
                 init: r.init,
                 align: 16,
+                at: 0,
             })
             .chain(l.extra_registers.iter().map(|&(elem, len)| Buffer {
                 elem,
                 len,
                 init: None,
                 align: 16,
+                at: 0,
             }))
             .collect(),
         ints: l.ints,

@@ -7,7 +7,7 @@ use super::operations::{STATEMENTS, statement_usage};
 use super::partition::{dice_layout, even, flat_coord, step_mask};
 use super::{KernelState, SHARED_LIMIT_BYTES, ThreadUse};
 use crate::check::algebra::{Args, Functions, Known, algebra_error};
-use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View, shared_bytes};
+use crate::check::program::{Base, Elem, RegisterArray, SharedBuffer, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use tilec_layout::{
@@ -133,19 +133,16 @@ impl KernelState {
             tma: false,
         };
         // Overflow-checked: a layout of 2^62 floats must not count as 0
-        // bytes. The buffers' alignment padding counts too.
+        // bytes. The kernel's buffers together are checked once their
+        // lifetimes are known (`check_shared_total`).
         let bytes = len.checked_mul(elem.bytes());
-        let mut all: Vec<&SharedBuffer> = self.shared.iter().collect();
-        all.push(&buffer);
-        let used = bytes.and_then(|_| shared_bytes(all.into_iter()));
-        if used.is_none_or(|u| u > SHARED_LIMIT_BYTES) {
-            let used = used.map_or("more than 2^63".into(), |u| u.to_string());
+        if bytes.is_none_or(|b| b > SHARED_LIMIT_BYTES) {
             let bytes = bytes.map_or("more than 2^63".into(), |b| b.to_string());
             return Err(Diagnostic::new(
-                format!("shared memory exceeds the device limit: {used} bytes of {SHARED_LIMIT_BYTES} (227 KB on sm_90)"),
+                format!("shared memory exceeds the device limit: {bytes} bytes of {SHARED_LIMIT_BYTES} (227 KB on sm_90)"),
                 a.call,
             )
-            .with_label(format!("{len} {elem} elements = {bytes} bytes"))
+            .with_label(format!("{len} {elem} elements"))
             .with_help("use smaller tiles, fewer stages, or a narrower element type"));
         }
         self.shared.push(buffer);

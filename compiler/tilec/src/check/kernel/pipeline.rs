@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Launch, Op, Stmt, View, shared_bytes, walk};
+use crate::check::program::{Base, Launch, Op, Stmt, View, shared_placement, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -331,9 +331,10 @@ impl KernelChecker {
     }
 
     /// The block's shared memory once every statement is checked: each
-    /// buffer was counted at its declaration, but one that TMA reads or
-    /// writes is aligned to 128 bytes, and the mbarriers take 16 bytes a
-    /// pipeline stage and 8 for the block's own TMA loads.
+    /// buffer alone was checked at its declaration; together they lie
+    /// where their lifetimes place them, one that TMA reads or writes
+    /// aligned to 128 bytes, and the mbarriers take 16 bytes a pipeline
+    /// stage and 8 for the block's own TMA loads.
     pub(super) fn check_shared_total(&mut self, body: &[Stmt], span: Span) {
         let mut barriers = 0;
         let mut loads = false;
@@ -345,7 +346,8 @@ impl KernelChecker {
             _ => {}
         });
         barriers += 8 * i64::from(loads);
-        let used = shared_bytes(self.state.shared.iter()).map(|b| b.saturating_add(barriers));
+        let used =
+            shared_placement(&self.state.shared, body).map(|(_, b)| b.saturating_add(barriers));
         if let Some(used) = used.filter(|&u| u > super::SHARED_LIMIT_BYTES) {
             self.diags.push(
                 Diagnostic::new(
@@ -355,7 +357,7 @@ impl KernelChecker {
                     ),
                     span,
                 )
-                .with_help("use smaller tiles, fewer stages, or a narrower element type"),
+                .with_help("use smaller tiles, fewer stages, or a narrower element type; a buffer first used after another's last use (a tile of C after the main loop) shares its memory"),
             );
         }
     }

@@ -139,28 +139,62 @@ impl Parser<'_> {
             }
         }
         self.at = 1;
+        let mut placed = Vec::new();
         while let Some(&(_, l)) = self.lines.get(self.at) {
             let (kind, rest) = match l.split_once(' ') {
                 Some(("shared", r)) => (true, r),
                 Some(("registers", r)) => (false, r),
                 _ => break,
             };
-            let b = self.buffer(rest)?;
+            let (b, at) = self.buffer(rest)?;
             if kind {
+                placed.push(at);
                 self.ir.shared.push(b);
+            } else if at.is_some() {
+                return self.fail("a register array has no offset");
             } else {
                 self.ir.registers.push(b);
             }
             self.at += 1;
         }
+        // Offsets given for all shared buffers or for none (one after the other).
+        let in_order = crate::ir::shared::in_order(&self.ir.shared);
+        for (i, (b, at)) in self.ir.shared.iter_mut().zip(placed.iter()).enumerate() {
+            b.at = match (at, placed.iter().all(Option::is_none)) {
+                (Some(at), _) => *at,
+                (None, true) => in_order[i],
+                (None, false) => {
+                    return Err(format!(
+                        "shared buffer s{i} has no `at`: give every buffer's offset or none"
+                    ));
+                }
+            };
+        }
         Ok(())
     }
 
-    /// `s0: f32[71]` or `r0: f32[8] = 0.0`.
-    fn buffer(&self, text: &str) -> Result<Buffer> {
+    /// `s0: f32[71]`, `s1: bf16[8192] align 1024 at 0` or `r0: f32[8] = 0.0`,
+    /// and the offset after `at`, if any.
+    fn buffer(&self, text: &str) -> Result<(Buffer, Option<i64>)> {
         let (_, ty) = text
             .split_once(':')
             .ok_or(format!("line {}: expected `:`", self.line_no()))?;
+        let (ty, at) = match ty.split_once(" at ") {
+            Some((t, a)) => (
+                t,
+                Some(
+                    a.trim()
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|a| *a >= 0)
+                        .ok_or(format!(
+                            "line {}: an offset is a byte count",
+                            self.line_no()
+                        ))?,
+                ),
+            ),
+            None => (ty, None),
+        };
         let (ty, init) = match ty.split_once('=') {
             Some((t, v)) => (t.trim(), Some(self.float(v.trim())?)),
             None => (ty.trim(), None),
@@ -183,7 +217,7 @@ impl Parser<'_> {
             .strip_suffix(']')
             .and_then(|t| t.split_once('['))
             .ok_or(format!("line {}: expected ELEM[LEN]", self.line_no()))?;
-        Ok(Buffer {
+        let buffer = Buffer {
             elem: elem(e).ok_or(format!(
                 "line {}: unknown element type `{e}`",
                 self.line_no()
@@ -193,7 +227,9 @@ impl Parser<'_> {
                 .map_err(|_| format!("line {}: bad length `{len}`", self.line_no()))?,
             init,
             align,
-        })
+            at: 0,
+        };
+        Ok((buffer, at))
     }
 
     /// `f32` (input and output alike) or `bf16.f32` (input, output).

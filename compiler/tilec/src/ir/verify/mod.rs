@@ -3,7 +3,8 @@
 //! constants inside their arrays; shared indices that are constants lie
 //! inside their buffers; global accesses name tensor parameters; what a
 //! whole warp, warpgroup or block issues stands under conditions those
-//! threads agree on.
+//! threads agree on; shared buffers that share bytes are used apart, a
+//! barrier between.
 
 use super::{
     Addr, Arith, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
@@ -91,6 +92,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     }
     let mut seen_loops = Vec::new();
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
+    super::shared::check_placement(ir)?;
     // The block's own TMA loads complete their barrier's phases in turn.
     let mut count = 0;
     let mut phases = Ok(());

@@ -1,0 +1,222 @@
+//! Shared memory placed by lifetime, over instructions
+//! ([`crate::check::placement`] holds the rule): lowering places a kernel's
+//! buffers by their lifetimes in its top-level instructions and puts a
+//! barrier where bytes change hands ([`hand_over`]); the verifier checks
+//! that two buffers sharing bytes are used apart, with such a barrier
+//! between ([`check_placement`]).
+
+use super::{Buffer, CopyAtom, Inst, InstKind, KernelIr};
+use crate::check::placement::{Lifetime, place};
+
+/// The lifetimes of `count` shared buffers over `body`, one position per
+/// top-level instruction (with `flatten`, one per instruction of a
+/// top-level `if`'s branches, which lowering's test of the grid's end on
+/// clusters wraps around the epilogue), and each position's list: the
+/// branches entered to reach it, outermost first.
+fn lifetimes(
+    body: &[Inst],
+    count: usize,
+    flatten: bool,
+) -> (Vec<Option<Lifetime>>, Vec<Vec<usize>>) {
+    let mut lives = vec![None; count];
+    let mut lists = Vec::new();
+    let mut branches = 0;
+    visit(
+        body,
+        flatten,
+        &mut Vec::new(),
+        &mut branches,
+        &mut lives,
+        &mut lists,
+    );
+    (lives, lists)
+}
+
+fn visit(
+    list: &[Inst],
+    flatten: bool,
+    path: &mut Vec<usize>,
+    branches: &mut usize,
+    lives: &mut [Option<Lifetime>],
+    lists: &mut Vec<Vec<usize>>,
+) {
+    for inst in list {
+        if let (
+            true,
+            InstKind::If {
+                then, otherwise, ..
+            },
+        ) = (flatten, &inst.kind)
+        {
+            for branch in [then, otherwise] {
+                *branches += 1;
+                path.push(*branches);
+                visit(branch, flatten, path, branches, lives, lists);
+                path.pop();
+            }
+            continue;
+        }
+        let position = lists.len();
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        let mut asynchronous = Vec::new();
+        super::for_each_atom(std::slice::from_ref(inst), &mut |i| {
+            if let InstKind::Copy {
+                atom: CopyAtom::Async(..),
+                dst,
+                ..
+            } = &i.kind
+                && let super::Space::Shared(b) = dst.space
+            {
+                asynchronous.push(b);
+            }
+        });
+        // A block's own TMA load is waited for at a later position.
+        let pending = matches!(inst.kind, InstKind::TmaLoads { .. });
+        for b in touched {
+            Lifetime::touch(&mut lives[b], position, asynchronous.contains(&b), pending);
+        }
+        lists.push(path.clone());
+    }
+}
+
+/// What [`hand_over`] makes of a kernel's top level.
+pub struct Placement {
+    /// Each shared buffer's byte offset.
+    pub offsets: Vec<i64>,
+    /// The body, with its hand-over barriers.
+    pub body: Vec<Inst>,
+    /// Per buffer that takes bytes of earlier ones, those buffers.
+    pub takers: Vec<(usize, Vec<usize>)>,
+}
+
+/// Places the shared buffers by their lifetimes in `body` (before
+/// anything wraps the top level in an `if`) and puts a barrier before the
+/// first instruction of each buffer that takes bytes of an earlier one:
+/// the earlier buffer's reads and writes are then done in every thread
+/// (no wgmma is in flight between top-level instructions but a lagged
+/// pipeline's last group, waited for right after it: the verifier's wgmma
+/// protocol). `None` past 2^63 bytes.
+pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
+    let (lives, _) = lifetimes(&body, buffers.len(), false);
+    let sizes: Vec<(i64, i64)> = buffers
+        .iter()
+        .map(|b| (b.len * b.elem.bytes(), b.align))
+        .collect();
+    let (offsets, _) = place(&sizes, &lives)?;
+    let takers = takers(&sizes, &offsets, &lives);
+    let mut at: Vec<usize> = takers
+        .iter()
+        .filter_map(|(b, _)| lives[*b].map(|l| l.first))
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    for &p in at.iter().rev() {
+        let span = body[p].span;
+        body.insert(p, Inst::at(span, InstKind::Barrier));
+    }
+    Some(Placement {
+        offsets,
+        body,
+        takers,
+    })
+}
+
+/// Per buffer whose bytes meet those of earlier-used ones, the earlier ones.
+fn takers(
+    sizes: &[(i64, i64)],
+    offsets: &[i64],
+    lives: &[Option<Lifetime>],
+) -> Vec<(usize, Vec<usize>)> {
+    let overlap = |a: usize, b: usize| {
+        let end = |i: usize| offsets[i] + (sizes[i].0 + 15) / 16 * 16;
+        offsets[a] < end(b) && offsets[b] < end(a)
+    };
+    (0..sizes.len())
+        .filter_map(|b| {
+            let lb = lives[b]?;
+            let from: Vec<usize> = (0..sizes.len())
+                .filter(|&a| a != b && overlap(a, b))
+                .filter(|&a| lives[a].is_some_and(|la| la.first < lb.first))
+                .collect();
+            (!from.is_empty()).then_some((b, from))
+        })
+        .collect()
+}
+
+/// Byte offsets one after the other, in order, each at its alignment: the
+/// placement of buffers that are all live at once.
+pub fn in_order(buffers: &[Buffer]) -> Vec<i64> {
+    let sizes: Vec<(i64, i64)> = buffers
+        .iter()
+        .map(|b| (b.len * b.elem.bytes(), b.align))
+        .collect();
+    let always = Some(Lifetime {
+        first: 0,
+        last: 0,
+        pinned: false,
+        pending: false,
+    });
+    place(&sizes, &vec![always; sizes.len()]).map_or_else(|| vec![0; sizes.len()], |(o, _)| o)
+}
+
+/// The verifier's rule: each buffer at its alignment; two buffers that
+/// share bytes are used apart, the earlier one done with all its
+/// asynchronous writes, with a barrier between in the list of the later
+/// one's first instruction or around it.
+pub fn check_placement(ir: &KernelIr) -> Result<(), String> {
+    for (i, b) in ir.shared.iter().enumerate() {
+        if b.at < 0 || b.at % b.align != 0 {
+            return Err(format!(
+                "shared buffer s{i} at byte {} is not aligned to {}",
+                b.at, b.align
+            ));
+        }
+    }
+    let (lives, lists) = lifetimes(&ir.body, ir.shared.len(), true);
+    let sizes: Vec<(i64, i64)> = ir
+        .shared
+        .iter()
+        .map(|b| (b.len * b.elem.bytes(), b.align))
+        .collect();
+    let offsets: Vec<i64> = ir.shared.iter().map(|b| b.at).collect();
+    let mut flat = Vec::new();
+    flat_positions(&ir.body, &mut flat);
+    for (b, from) in takers(&sizes, &offsets, &lives) {
+        let late = lives[b].expect("a taker is used");
+        for a in from {
+            let early = lives[a].expect("a giver is used");
+            if early.last >= late.first || !early.releasable() {
+                return Err(format!(
+                    "shared buffers s{a} and s{b} share bytes, but s{a} is still in use (or awaits an asynchronous write) where s{b} is first used"
+                ));
+            }
+            let around = |p: usize| lists[late.first].starts_with(&lists[p]);
+            let between = early.last + 1..late.first;
+            if !between
+                .into_iter()
+                .any(|p| around(p) && matches!(flat[p].kind, InstKind::Barrier))
+            {
+                return Err(format!(
+                    "shared buffer s{b} takes bytes of s{a} without a barrier between their uses"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The instructions at the positions [`lifetimes`] counts with `flatten`.
+fn flat_positions<'a>(list: &'a [Inst], out: &mut Vec<&'a Inst>) {
+    for inst in list {
+        match &inst.kind {
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                flat_positions(then, out);
+                flat_positions(otherwise, out);
+            }
+            _ => out.push(inst),
+        }
+    }
+}
