@@ -105,12 +105,24 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
         .collect();
     let (offsets, _) = place(&sizes, &lives)?;
     let takers = takers(&sizes, &offsets, &lives);
-    let mut at: Vec<usize> = takers
+    // Per taker, the positions a barrier may take: after its givers' last
+    // use, up to its first. One barrier serves every taker whose range
+    // holds it (the tile of C and a bias vector after the main loop).
+    let mut ranges: Vec<(usize, usize)> = takers
         .iter()
-        .filter_map(|(b, _)| lives[*b].map(|l| l.first))
+        .map(|(b, from)| {
+            let after = from.iter().filter_map(|a| lives[*a]).map(|l| l.last).max();
+            let first = lives[*b].expect("a taker is used").first;
+            (after.expect("a giver is used") + 1, first)
+        })
         .collect();
-    at.sort_unstable();
-    at.dedup();
+    ranges.sort_unstable_by_key(|r| r.1);
+    let mut at: Vec<usize> = Vec::new();
+    for (from, to) in ranges {
+        if !at.iter().any(|&q| (from..=to).contains(&q)) {
+            at.push(to);
+        }
+    }
     for &p in at.iter().rev() {
         let span = body[p].span;
         body.insert(p, Inst::at(span, InstKind::Barrier));

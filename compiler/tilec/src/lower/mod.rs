@@ -171,7 +171,7 @@ fn lower_with(
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;
     }
-    let mut body = placed.body;
+    let mut body = pipeline::merge_block_loads(placed.body);
     for (b, from) in placed.takers {
         let first = body.iter().find(|i| {
             let mut touched = Vec::new();

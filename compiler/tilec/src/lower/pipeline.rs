@@ -408,6 +408,38 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
     out
 }
 
+/// Block TMA loads one after the other (a tile of C and a bias vector)
+/// become one, on one phase of the kernel's barrier: their boxes fly
+/// together and one wait covers them. Such loads stand at the top level
+/// alone (the checker's rule), where the phases are then counted afresh.
+pub(super) fn merge_block_loads(body: Vec<Inst>) -> Vec<Inst> {
+    let mut out: Vec<Inst> = Vec::with_capacity(body.len());
+    for inst in body {
+        if let (
+            Some(InstKind::TmaLoads { bytes, loads, .. }),
+            InstKind::TmaLoads {
+                bytes: more,
+                loads: next,
+                ..
+            },
+        ) = (out.last_mut().map(|l| &mut l.kind), &inst.kind)
+        {
+            *bytes += more;
+            loads.extend(next.iter().cloned());
+            continue;
+        }
+        out.push(inst);
+    }
+    let mut count = 0;
+    for inst in &mut out {
+        if let InstKind::TmaLoads { phase, .. } = &mut inst.kind {
+            *phase = count % 2;
+            count += 1;
+        }
+    }
+    out
+}
+
 /// `check --perf`'s words for a copy's boxes: `2 box(es) of 64x256 bf16`.
 fn box_summary(tma: &tilec_layout::TmaCopy) -> String {
     let sizes: Vec<String> = tma.map.dims.iter().map(|d| d.size.to_string()).collect();
