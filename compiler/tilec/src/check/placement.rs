@@ -41,6 +41,15 @@ impl Lifetime {
         }
     }
 
+    /// Moves the lifetime's start to the kernel's: a pipeline's producer
+    /// warpgroup splits off at the kernel's start and loads its stages from
+    /// then on, whatever the other threads do before the pipeline.
+    pub fn from_start(life: &mut Option<Lifetime>) {
+        if let Some(l) = life {
+            l.first = 0;
+        }
+    }
+
     /// Records an access at `position` (positions come in order):
     /// `asynchronous` for a `cp.async` into the buffer, `pending` for a
     /// TMA load waited for at a later position.
@@ -113,8 +122,17 @@ fn visit(list: &[Stmt], position: &mut usize, lives: &mut [Option<Lifetime>]) {
         });
         // A block's own TMA load, waited for at a later position.
         let pending = matches!(&s.op, Op::CopyTma { stage: false, tma, .. } if !tma.map.store);
-        for (b, asynchronous) in touched {
+        for &(b, asynchronous) in &touched {
             Lifetime::touch(&mut lives[b], *position, asynchronous, pending);
+        }
+        if let Op::Pipeline { load, .. } = &s.op {
+            super::program::walk(load, &mut |s| {
+                if let Op::CopyTma { dst, .. } = &s.op
+                    && let Base::Shared(b) = dst.base
+                {
+                    Lifetime::from_start(&mut lives[b]);
+                }
+            });
         }
         *position += 1;
     }

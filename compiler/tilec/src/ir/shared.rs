@@ -76,6 +76,15 @@ fn visit(
         for b in touched {
             Lifetime::touch(&mut lives[b], position, asynchronous.contains(&b), pending);
         }
+        if let InstKind::Pipeline { load, .. } = &inst.kind {
+            let mut stages = Vec::new();
+            for i in load {
+                i.shared_buffers(&mut stages);
+            }
+            for b in stages {
+                Lifetime::from_start(&mut lives[b]);
+            }
+        }
         lists.push(path.clone());
     }
 }
@@ -134,26 +143,41 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
     })
 }
 
+/// The pairs of buffers whose bytes meet, each once.
+fn overlapping(sizes: &[(i64, i64)], offsets: &[i64]) -> Vec<(usize, usize)> {
+    let end = |i: usize| offsets[i] + (sizes[i].0 + 15) / 16 * 16;
+    (0..sizes.len())
+        .flat_map(|b| (0..b).map(move |a| (a, b)))
+        .filter(|&(a, b)| offsets[a] < end(b) && offsets[b] < end(a))
+        .collect()
+}
+
 /// Per buffer whose bytes meet those of earlier-used ones, the earlier ones.
 fn takers(
     sizes: &[(i64, i64)],
     offsets: &[i64],
     lives: &[Option<Lifetime>],
 ) -> Vec<(usize, Vec<usize>)> {
-    let overlap = |a: usize, b: usize| {
-        let end = |i: usize| offsets[i] + (sizes[i].0 + 15) / 16 * 16;
-        offsets[a] < end(b) && offsets[b] < end(a)
-    };
-    (0..sizes.len())
-        .filter_map(|b| {
-            let lb = lives[b]?;
-            let from: Vec<usize> = (0..sizes.len())
-                .filter(|&a| a != b && overlap(a, b))
-                .filter(|&a| lives[a].is_some_and(|la| la.first < lb.first))
-                .collect();
-            (!from.is_empty()).then_some((b, from))
-        })
-        .collect()
+    let mut takers: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (a, b) in overlapping(sizes, offsets) {
+        let (Some(la), Some(lb)) = (lives[a], lives[b]) else {
+            continue;
+        };
+        let (giver, taker) = match la.first.cmp(&lb.first) {
+            std::cmp::Ordering::Less => (a, b),
+            std::cmp::Ordering::Greater => (b, a),
+            std::cmp::Ordering::Equal => continue,
+        };
+        match takers.iter_mut().find(|(t, _)| *t == taker) {
+            Some((_, from)) => from.push(giver),
+            None => takers.push((taker, vec![giver])),
+        }
+    }
+    takers.sort_unstable_by_key(|t| t.0);
+    for (_, from) in &mut takers {
+        from.sort_unstable();
+    }
+    takers
 }
 
 /// Byte offsets one after the other, in order, each at its alignment: the
@@ -194,25 +218,29 @@ pub fn check_placement(ir: &KernelIr) -> Result<(), String> {
     let offsets: Vec<i64> = ir.shared.iter().map(|b| b.at).collect();
     let mut flat = Vec::new();
     flat_positions(&ir.body, &mut flat);
-    for (b, from) in takers(&sizes, &offsets, &lives) {
-        let late = lives[b].expect("a taker is used");
-        for a in from {
-            let early = lives[a].expect("a giver is used");
-            if early.last >= late.first || !early.releasable() {
-                return Err(format!(
-                    "shared buffers s{a} and s{b} share bytes, but s{a} is still in use (or awaits an asynchronous write) where s{b} is first used"
-                ));
-            }
-            let around = |p: usize| lists[late.first].starts_with(&lists[p]);
-            let between = early.last + 1..late.first;
-            if !between
-                .into_iter()
-                .any(|p| around(p) && matches!(flat[p].kind, InstKind::Barrier))
-            {
-                return Err(format!(
-                    "shared buffer s{b} takes bytes of s{a} without a barrier between their uses"
-                ));
-            }
+    for (a, b) in overlapping(&sizes, &offsets) {
+        let (Some(la), Some(lb)) = (lives[a], lives[b]) else {
+            continue;
+        };
+        let ((a, early), (b, late)) = if la.first <= lb.first {
+            ((a, la), (b, lb))
+        } else {
+            ((b, lb), (a, la))
+        };
+        if early.last >= late.first || !early.releasable() {
+            return Err(format!(
+                "shared buffers s{a} and s{b} share bytes, but s{a} is still in use (or awaits an asynchronous write) where s{b} is first used"
+            ));
+        }
+        let around = |p: usize| lists[late.first].starts_with(&lists[p]);
+        let between = early.last + 1..late.first;
+        if !between
+            .into_iter()
+            .any(|p| around(p) && matches!(flat[p].kind, InstKind::Barrier))
+        {
+            return Err(format!(
+                "shared buffer s{b} takes bytes of s{a} without a barrier between their uses"
+            ));
         }
     }
     Ok(())

@@ -338,8 +338,12 @@ impl KernelChecker {
     pub(super) fn check_shared_total(&mut self, body: &[Stmt], span: Span) {
         let mut barriers = 0;
         let mut loads = false;
+        let mut pipeline = false;
         walk(body, &mut |s| match &s.op {
-            Op::Pipeline { stages, .. } => barriers += 16 * stages,
+            Op::Pipeline { stages, .. } => {
+                barriers += 16 * stages;
+                pipeline = true;
+            }
             Op::CopyTma {
                 tma, stage: false, ..
             } => loads |= !tma.map.store,
@@ -357,7 +361,7 @@ impl KernelChecker {
                     ),
                     span,
                 )
-                .with_help("use smaller tiles, fewer stages, or a narrower element type; a buffer first used after another's last use (a tile of C after the main loop) shares its memory"),
+                .with_help(format!("use smaller tiles, fewer stages, or a narrower element type; a buffer first used after another's last use (a tile of C after the main loop) shares its memory{}", if pipeline { ", but a pipeline's stages are in use from the kernel's start" } else { "" })),
             );
         }
     }
