@@ -540,12 +540,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 }
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, a, b, c)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, a, b, c)?,
-                // Shared memory written through the generic proxy (stores,
-                // cp.async) is read by wgmma through the async proxy.
-                InstKind::WgmmaFence => {
-                    self.ptx_statement("fence.proxy.async.shared::cta;")?;
-                    self.ptx_statement("wgmma.fence.sync.aligned;")?;
-                }
+                InstKind::WgmmaFence => self.ptx_statement("wgmma.fence.sync.aligned;")?,
+                InstKind::ProxyFence => self.ptx_statement("fence.proxy.async.shared::cta;")?,
                 InstKind::WgmmaCommit => self.ptx_statement("wgmma.commit_group.sync.aligned;")?,
                 InstKind::WgmmaWait(n) => self.wgmma_wait(*n)?,
                 InstKind::LdMatrix {

@@ -602,6 +602,7 @@ fn async_reads(body: &[Inst]) -> bool {
         only &= matches!(
             i.kind,
             InstKind::WgmmaFence
+                | InstKind::ProxyFence
                 | InstKind::Wgmma { .. }
                 | InstKind::WgmmaCommit
                 | InstKind::WgmmaWait(_)

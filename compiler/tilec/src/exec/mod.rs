@@ -510,6 +510,7 @@ impl<'a> Block<'a> {
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.
             | InstKind::WgmmaFence
+            | InstKind::ProxyFence
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => Ok(()),
         }

@@ -176,6 +176,7 @@ impl Inst {
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence
+            | InstKind::ProxyFence
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
@@ -234,10 +235,15 @@ pub enum InstKind {
         b: SmemOperand,
         c: Fragment,
     },
-    /// Orders the warpgroup's earlier register writes and the block's
-    /// generic shared-memory writes (after a barrier) before the wgmmas
-    /// that follow (`wgmma.fence` and `fence.proxy.async`).
+    /// Orders the warpgroup's earlier register writes before the wgmmas
+    /// that follow (`wgmma.fence`).
     WgmmaFence,
+    /// Orders the shared-memory writes of the generic proxy (stores,
+    /// `cp.async`; the block's, after a barrier) before the async proxy's
+    /// reads (`fence.proxy.async`): lowering puts one before each wgmma
+    /// group whose operands' bytes such a write may have touched, and
+    /// none where only TMA wrote them (`ir::shared::proxy_fences`).
+    ProxyFence,
     /// Closes the thread's wgmmas issued so far into a group.
     WgmmaCommit,
     /// Waits until at most this many of the thread's wgmma groups are in flight.
@@ -571,14 +577,33 @@ impl InstKind {
             _ => vec![],
         }
     }
+
+    /// [`InstKind::bodies`], to change.
+    pub fn bodies_mut(&mut self) -> Vec<&mut Vec<Inst>> {
+        match self {
+            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => vec![body],
+            InstKind::If {
+                then, otherwise, ..
+            } => vec![then, otherwise],
+            InstKind::Pipeline { load, body, .. } => vec![load, body],
+            InstKind::TmaStores { stores } => vec![stores],
+            InstKind::TmaLoads { loads, .. } => vec![loads],
+            _ => vec![],
+        }
+    }
 }
 
-/// Whether `body` is one wgmma group and nothing else: a fence, wgmmas, a
-/// commit, and a wait for all but `wait` groups. No other instruction then
-/// touches the group's accumulators, so it may stay in flight into the
-/// next trip of a pipeline (lowering makes a body of wait 0 lagged, with
-/// wait 1; the verifier holds a lagged body to that form).
+/// Whether `body` is one wgmma group and nothing else: a fence (after a
+/// proxy fence, where one is needed), wgmmas, a commit, and a wait for
+/// all but `wait` groups. No other instruction then touches the group's
+/// accumulators, so it may stay in flight into the next trip of a
+/// pipeline (lowering makes a body of wait 0 lagged, with wait 1; the
+/// verifier holds a lagged body to that form).
 pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
+    let body = match body.first().map(|i| &i.kind) {
+        Some(InstKind::ProxyFence) => &body[1..],
+        _ => body,
+    };
     let kinds: Vec<&InstKind> = body.iter().map(|i| &i.kind).collect();
     let [
         InstKind::WgmmaFence,

@@ -258,6 +258,7 @@ impl KernelIr {
                     self.smem_operand(b)
                 ),
                 InstKind::WgmmaFence => writeln!(out, "{pad}wgmma.fence"),
+                InstKind::ProxyFence => writeln!(out, "{pad}fence.proxy.async"),
                 InstKind::WgmmaCommit => writeln!(out, "{pad}wgmma.commit"),
                 InstKind::WgmmaWait(n) => writeln!(out, "{pad}wgmma.wait {n}"),
                 InstKind::AsyncFence => writeln!(out, "{pad}cp.async.fence"),

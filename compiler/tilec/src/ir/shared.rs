@@ -260,3 +260,125 @@ fn flat_positions<'a>(list: &'a [Inst], out: &mut Vec<&'a Inst>) {
         }
     }
 }
+
+/// Per top-level instruction, per buffer: whether a write through the
+/// generic proxy (a store, a `cp.async`; not TMA's) at or before it may
+/// have touched the buffer's bytes (its own or an overlapping buffer's).
+fn generic_writes(body: &[Inst], shared: &[Buffer]) -> Vec<Vec<bool>> {
+    let end = |b: &Buffer| b.at + (b.len * b.elem.bytes() + 15) / 16 * 16;
+    let mut dirty = vec![false; shared.len()];
+    body.iter()
+        .map(|inst| {
+            super::for_each_atom(std::slice::from_ref(inst), &mut |i| {
+                if let Some((addr, _)) = i.written()
+                    && let super::Space::Shared(w) = addr.space
+                {
+                    for (b, buffer) in shared.iter().enumerate() {
+                        let ww = &shared[w];
+                        dirty[b] |= buffer.at < end(ww) && ww.at < end(buffer);
+                    }
+                }
+            });
+            dirty.clone()
+        })
+        .collect()
+}
+
+/// The shared buffers the wgmma group that starts at `list[at]` (its
+/// fence) reads.
+fn group_operands(list: &[Inst], at: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    for i in &list[at + 1..] {
+        match &i.kind {
+            InstKind::Wgmma { a, b, .. } => {
+                for addr in [&a.start, &b.start] {
+                    if let super::Space::Shared(s) = addr.space {
+                        out.push(s);
+                    }
+                }
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// Whether the wgmma group fenced at `list[at]` reads bytes that `dirty`
+/// marks written through the generic proxy.
+fn needs_proxy_fence(list: &[Inst], at: usize, dirty: &[bool]) -> bool {
+    group_operands(list, at).iter().any(|&b| dirty[b])
+}
+
+/// Lowering's rule, on a placed body: a proxy fence before each wgmma
+/// group that reads bytes a generic write may have touched before it (or
+/// in the same top-level statement: a loop's next trip); none where TMA
+/// alone wrote them, as in a pipeline's stages.
+pub fn proxy_fences(body: &mut Vec<Inst>, shared: &[Buffer]) {
+    let dirty = generic_writes(body, shared);
+    let top: Vec<usize> = (0..body.len())
+        .filter(|&at| {
+            matches!(body[at].kind, InstKind::WgmmaFence) && needs_proxy_fence(body, at, &dirty[at])
+        })
+        .collect();
+    for (inst, dirty) in body.iter_mut().zip(&dirty) {
+        for nested in inst.kind.bodies_mut() {
+            insert_fences(nested, dirty);
+        }
+    }
+    for &at in top.iter().rev() {
+        let span = body[at].span;
+        body.insert(at, Inst::at(span, InstKind::ProxyFence));
+    }
+}
+
+fn insert_fences(list: &mut Vec<Inst>, dirty: &[bool]) {
+    let mut at = 0;
+    while at < list.len() {
+        if matches!(list[at].kind, InstKind::WgmmaFence) && needs_proxy_fence(list, at, dirty) {
+            let span = list[at].span;
+            list.insert(at, Inst::at(span, InstKind::ProxyFence));
+            at += 1;
+        }
+        for nested in list[at].kind.bodies_mut() {
+            insert_fences(nested, dirty);
+        }
+        at += 1;
+    }
+}
+
+/// The verifier's rule: every wgmma group that reads bytes a generic
+/// write may have touched before it follows a proxy fence.
+pub fn check_proxy_fences(ir: &KernelIr) -> Result<(), String> {
+    let dirty = generic_writes(&ir.body, &ir.shared);
+    let mut missing = false;
+    for (at, inst) in ir.body.iter().enumerate() {
+        missing |= unfenced(&ir.body, at, &dirty[at]);
+        for body in inst.kind.bodies() {
+            check_list(body, &dirty[at], &mut missing);
+        }
+    }
+    match missing {
+        true => Err(
+            "a wgmma group reads shared bytes written through the generic proxy with no proxy fence before it"
+                .to_string(),
+        ),
+        false => Ok(()),
+    }
+}
+
+/// Whether `list[at]` fences a wgmma group that needs a proxy fence right
+/// before it and has none.
+fn unfenced(list: &[Inst], at: usize, dirty: &[bool]) -> bool {
+    matches!(list[at].kind, InstKind::WgmmaFence)
+        && needs_proxy_fence(list, at, dirty)
+        && (at == 0 || !matches!(list[at - 1].kind, InstKind::ProxyFence))
+}
+
+fn check_list(list: &[Inst], dirty: &[bool], missing: &mut bool) {
+    for (at, inst) in list.iter().enumerate() {
+        *missing |= unfenced(list, at, dirty);
+        for body in inst.kind.bodies() {
+            check_list(body, dirty, missing);
+        }
+    }
+}

@@ -138,6 +138,7 @@ impl Inst {
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence
+            | InstKind::ProxyFence
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => {}
         }

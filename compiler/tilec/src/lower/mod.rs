@@ -172,6 +172,7 @@ fn lower_with(
         b.at = at;
     }
     let mut body = pipeline::merge_block_loads(placed.body);
+    crate::ir::shared::proxy_fences(&mut body, &shared);
     for (b, from) in placed.takers {
         let first = body.iter().find(|i| {
             let mut touched = Vec::new();

@@ -111,6 +111,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             InstKind::MmaSync { .. }
             | InstKind::Wgmma { .. }
             | InstKind::WgmmaFence
+            | InstKind::ProxyFence
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_)
             | InstKind::Barrier

@@ -602,6 +602,7 @@ impl Parser<'_> {
             "barrier" => InstKind::Barrier,
             "cp.async.fence" => InstKind::AsyncFence,
             "wgmma.fence" => InstKind::WgmmaFence,
+            "fence.proxy.async" => InstKind::ProxyFence,
             "wgmma.commit" => InstKind::WgmmaCommit,
             "wgmma.wait" => InstKind::WgmmaWait(
                 rest.trim()

@@ -93,6 +93,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     let mut seen_loops = Vec::new();
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
     super::shared::check_placement(ir)?;
+    super::shared::check_proxy_fences(ir)?;
     // The block's own TMA loads complete their barrier's phases in turn.
     let mut count = 0;
     let mut phases = Ok(());
@@ -387,6 +388,7 @@ fn insts(
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence
+            | InstKind::ProxyFence
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => {}
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
