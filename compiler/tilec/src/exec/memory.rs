@@ -1,0 +1,316 @@
+//! The block's memory as the executor sees it: reads and writes of
+//! global tensors, shared buffers and registers, each bounded, each shared
+//! access checked for races and for a cp.async or TMA load still in flight,
+//! global writes recorded so that two blocks writing one element are caught.
+
+use super::{Block, ExecError, Landing, Result, Touch, Write, param_name, round};
+use crate::ir::{Addr, Param, ScalarRef, Space};
+use crate::span::Span;
+
+impl<'a> Block<'a> {
+    /// Issues one element of a cp.async: it is in flight until a wait
+    /// retires its group, and no one may touch it before.
+    pub(super) fn issue(
+        &mut self,
+        a: &Addr,
+        delta: i64,
+        t: usize,
+        value: f64,
+        span: Span,
+    ) -> Result<()> {
+        let Space::Shared(s) = a.space else {
+            return Err(self.err(
+                t,
+                span,
+                "issues a cp.async to a place outside shared memory".into(),
+            ));
+        };
+        let i = self.shared_slot(s, self.ints[t][a.index] + delta, t, span, "writes")?;
+        self.in_flight[s][i] = Some((t as u32, span));
+        self.asyncs[t].open.push(Landing {
+            buffer: s,
+            index: i,
+            value,
+            span,
+        });
+        Ok(())
+    }
+
+    /// The element of shared buffer `s` that thread `t` reads or writes at
+    /// `i`: inside the buffer, and with no cp.async in flight to it (what
+    /// the access sees would depend on when the copy lands).
+    pub(super) fn shared_slot(
+        &self,
+        s: usize,
+        i: i64,
+        t: usize,
+        span: Span,
+        what: &str,
+    ) -> Result<usize> {
+        let len = self.shared[s].values.len();
+        let i = self.local_index(i, len, t, span, &|| format!("shared buffer s{s}"))?;
+        self.in_stage(s, i, t, span)?;
+        match self.in_flight[s][i] {
+            None => Ok(i),
+            Some((owner, at)) => Err(ExecError {
+                message: format!(
+                    "thread {t} of block {:?} {what} s{s}[{i}] while thread {owner}'s cp.async to it is still in flight",
+                    self.block
+                ),
+                span,
+                label: format!("thread {t} {what} it here"),
+                other: Some((at, format!("thread {owner} issued the copy here"))),
+                help: Some(
+                    "retire the copy with cp_async_wait(n), then sync(), before touching its destination",
+                ),
+            }),
+        }
+    }
+
+    pub(super) fn scalar(&self, s: &ScalarRef) -> f64 {
+        match s {
+            // The value the kernel receives: rounded to the parameter's type.
+            ScalarRef::Param(p) => {
+                let v = self.launch.scalars.get(*p).copied().unwrap_or(0.0);
+                match &self.ir.params[*p] {
+                    Param::Scalar { elem, .. } => round(*elem, v),
+                    Param::Tensor { .. } => v,
+                }
+            }
+            ScalarRef::Literal(v) => *v,
+        }
+    }
+
+    pub(super) fn read(&mut self, a: &Addr, t: usize, span: Span) -> Result<f64> {
+        self.read_at(a, 0, t, span)
+    }
+
+    pub(super) fn write(&mut self, a: &Addr, t: usize, v: f64, span: Span) -> Result<()> {
+        self.write_at(a, 0, t, v, span)
+    }
+
+    /// Reads the element `delta` past `a` (the lanes of a vector).
+    pub(super) fn read_at(&mut self, a: &Addr, delta: i64, t: usize, span: Span) -> Result<f64> {
+        let i = self.ints[t][a.index] + delta;
+        if a.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            return Ok(0.0); // a guarded load outside the tensor reads 0
+        }
+        match a.space {
+            Space::Global(p) => {
+                let i = self.global_index(p, i, t, span, "read")?;
+                Ok(self.global_value(p, i))
+            }
+            Space::Shared(s) => self.read_shared(s, i, t, span),
+            Space::Registers(r) => self.register(t, r, i, span),
+        }
+    }
+
+    /// Element `i` (inside) of global tensor `p` as this block sees it:
+    /// its own latest write, else the launch's input.
+    pub(super) fn global_value(&self, p: usize, i: usize) -> f64 {
+        match self.overlay.get(&(p, i)) {
+            Some(v) => *v,
+            None => self.globals[p].as_ref().map_or(0.0, |g| g.data[i]),
+        }
+    }
+
+    /// Register `i` of array `r` of thread `t`: inside the array, and
+    /// written before.
+    pub(super) fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
+        let len = self.registers[t][r].values.len();
+        let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
+        if !self.registers[t][r].written[i] {
+            return Err(self.err(
+                t,
+                span,
+                format!("reads register r{r}[{i}], which nothing wrote"),
+            ));
+        }
+        Ok(self.registers[t][r].values[i])
+    }
+
+    /// Thread `t` reads element `i` of shared buffer `s`.
+    pub(super) fn read_shared(&mut self, s: usize, i: i64, t: usize, span: Span) -> Result<f64> {
+        let i = self.shared_slot(s, i, t, span, "reads")?;
+        if !self.shared[s].written[i] {
+            return Err(self.err(
+                t,
+                span,
+                format!("reads s{s}[{i}] of shared memory, which nothing wrote"),
+            ));
+        }
+        self.touch(s, i, t as u32, false, span)?;
+        Ok(self.shared[s].values[i])
+    }
+
+    pub(super) fn write_at(
+        &mut self,
+        a: &Addr,
+        delta: i64,
+        t: usize,
+        v: f64,
+        span: Span,
+    ) -> Result<()> {
+        let i = self.ints[t][a.index] + delta;
+        if a.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            return Ok(()); // a guarded store outside the tensor does nothing
+        }
+        match a.space {
+            Space::Global(p) => self.write_global(p, i, t, v, span)?,
+            Space::Shared(s) => {
+                let i = self.shared_slot(s, i, t, span, "writes")?;
+                self.touch(s, i, t as u32, true, span)?;
+                self.shared[s].values[i] = v;
+                self.shared[s].written[i] = true;
+            }
+            Space::Registers(r) => {
+                let len = self.registers[t][r].values.len();
+                let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
+                self.registers[t][r].values[i] = v;
+                self.registers[t][r].written[i] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `t` writes `v` to element `i` of global tensor `p`.
+    pub(super) fn write_global(
+        &mut self,
+        p: usize,
+        i: i64,
+        t: usize,
+        v: f64,
+        span: Span,
+    ) -> Result<()> {
+        let i = self.global_index(p, i, t, span, "write")?;
+        let me = (t as u32, self.epoch, span);
+        if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
+            && other != t as u32
+            && epoch == self.epoch
+        {
+            return Err(ExecError {
+                message: format!(
+                    "threads {other} and {t} of block {:?} both write element {i} of `{}` with no barrier between: the result depends on their order",
+                    self.block,
+                    param_name(self.ir, p)
+                ),
+                span,
+                label: format!("thread {t} writes it here"),
+                other: Some((at, format!("thread {other} writes it here"))),
+                help: Some(
+                    "give each thread its own elements (check that the thread layout does not map two threads to one element), or order the writes with sync()",
+                ),
+            });
+        }
+        self.overlay.insert((p, i), v);
+        self.writes.push(Write {
+            param: p,
+            index: i,
+            value: v,
+            span,
+        });
+        Ok(())
+    }
+
+    /// Records an access to shared element `i`; two threads in one epoch
+    /// with at least one write is a race.
+    pub(super) fn touch(
+        &mut self,
+        s: usize,
+        i: usize,
+        t: u32,
+        write: bool,
+        span: Span,
+    ) -> Result<()> {
+        let epoch = self.epoch;
+        let e = &mut self.touches[s][i];
+        if e.epoch != epoch {
+            *e = Touch {
+                epoch,
+                ..Touch::default()
+            };
+        }
+        let conflict = if write {
+            match e.writer {
+                Some((w, ws)) if w != t => Some((w, ws, "writes")),
+                _ => e
+                    .readers
+                    .iter()
+                    .flatten()
+                    .find(|(r, _)| *r != t)
+                    .map(|&(r, rs)| (r, rs, "reads")),
+            }
+        } else {
+            e.writer
+                .filter(|(w, _)| *w != t)
+                .map(|(w, ws)| (w, ws, "writes"))
+        };
+        if let Some((other, other_span, what)) = conflict {
+            let mine = if write { "writes" } else { "reads" };
+            return Err(ExecError {
+                message: format!(
+                    "shared-memory race on s{s}[{i}] in block {:?}: thread {other} {what} it and thread {t} {mine} it with no barrier between",
+                    self.block
+                ),
+                span,
+                label: format!("thread {t} {mine} it here"),
+                other: Some((other_span, format!("thread {other} {what} it here"))),
+                help: None,
+            });
+        }
+        if write {
+            e.writer = Some((t, span));
+        } else {
+            match e.readers {
+                [None, _] => e.readers[0] = Some((t, span)),
+                [Some((r, _)), None] if r != t => e.readers[1] = Some((t, span)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn global_index(
+        &self,
+        p: usize,
+        i: i64,
+        t: usize,
+        span: Span,
+        what: &str,
+    ) -> Result<usize> {
+        let len = self.globals[p].as_ref().map_or(0, |g| g.data.len());
+        usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
+            self.err(
+                t,
+                span,
+                format!(
+                    "{what}s element {i} of `{}`, outside its {len} elements",
+                    param_name(self.ir, p)
+                ),
+            )
+        })
+    }
+
+    /// `i` inside a buffer of `len` elements; `what` names the buffer, and
+    /// is only called for the error (every access of every thread comes
+    /// through here: formatting each name took half the executor's time).
+    pub(super) fn local_index(
+        &self,
+        i: i64,
+        len: usize,
+        t: usize,
+        span: Span,
+        what: &dyn Fn() -> String,
+    ) -> Result<usize> {
+        usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
+            self.err(
+                t,
+                span,
+                format!(
+                    "accesses element {i} of {}, outside its {len} elements",
+                    what()
+                ),
+            )
+        })
+    }
+}
