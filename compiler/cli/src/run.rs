@@ -17,7 +17,8 @@ use crate::compile::{
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use tilec::exec;
 use tilec_runtime::gpu::Gpu;
@@ -279,7 +280,9 @@ fn cores() -> usize {
 
 /// Runs the plan on the CPU executor, showing the blocks done: a bar with
 /// the time left on a terminal, else a line every ten seconds, every minute
-/// after the first (so that a short run prints nothing).
+/// after the first (so that a short run prints nothing). The display wakes
+/// every 100 ms, and at once when the executor is done: a short run is not
+/// held up (nor its reported time stretched) to the next tick.
 fn execute_shown(
     c: &Compiled,
     plan: &LaunchPlan,
@@ -287,12 +290,12 @@ fn execute_shown(
     tensors: &mut [Option<exec::Tensor>],
 ) -> Result<(), exec::ExecError> {
     let done = AtomicUsize::new(0);
-    let finished = AtomicBool::new(false);
+    let (finished, wait) = mpsc::channel::<()>();
     let launch = cpu_launch(c, plan, scalars, Some(&done));
     let total = blocks(plan) as u64;
-    let name = &c.kernel.name;
+    let (name, shown) = (&c.kernel.name, &done);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        s.spawn(move || {
             let start = Instant::now();
             let bar = std::io::stderr().is_terminal().then(|| {
                 let bar = ProgressBar::new(total).with_message(format!("{name}: blocks"));
@@ -305,9 +308,9 @@ fn execute_shown(
                 bar
             });
             let mut said = Duration::ZERO;
-            while !finished.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                let n = done.load(Ordering::Relaxed) as u64;
+            while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(Duration::from_millis(100))
+            {
+                let n = shown.load(Ordering::Relaxed) as u64;
                 // Every ten seconds for the first minute, then every minute:
                 // an hour's run leaves a readable log.
                 let every = Duration::from_secs(if said.as_secs() < 60 { 10 } else { 60 });
@@ -331,7 +334,8 @@ fn execute_shown(
             }
         });
         let r = exec::execute(&launch, tensors);
-        finished.store(true, Ordering::Relaxed);
+        // The display's channel closes: it stops now, not at its next tick.
+        drop(finished);
         r.map(|_| ())
     })
 }
