@@ -129,6 +129,30 @@ fn every_row_tile_of_the_row_kernels_runs_on_the_cpu() {
     }
 }
 
+/// reduce_rows' tiles, from 32 rows a block by 256 columns a step to 128
+/// rows by 128 columns: each right with a partial last block and fewer
+/// columns than a step, and the full-tile entry alone where the blocks'
+/// rows and a step's columns divide the matrix (the column groups' sums are
+/// added by the first `rows` threads).
+#[test]
+fn every_row_tile_of_reduce_rows_runs_on_the_cpu() {
+    for (set, full) in [
+        ("rows=32,columns=8", false),
+        ("rows=64,columns=4", true),
+        ("rows=128,columns=8", true),
+        ("rows=128,columns=16", false),
+    ] {
+        for dims in ["M=333,N=70", "M=512,N=64"] {
+            let file = "examples/reduce_rows.tile";
+            let (code, out, err) = run_cpu_with(file, dims, &["--set", set]);
+            assert_eq!(code, 0, "{set} {dims}: {out}{err}");
+            let alone = out.starts_with("reduce_rows [");
+            assert_eq!(alone, full && dims == "M=512,N=64", "{set} {dims}: {out}");
+            assert!(out.contains("(ok)"), "{set} {dims}: {out}");
+        }
+    }
+}
+
 #[test]
 fn a_wrong_result_exits_1() {
     for (file, dims) in [
