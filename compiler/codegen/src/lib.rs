@@ -342,6 +342,7 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
         )
         .ok_or_else(|| CodegenError::Arch(arch.to_string()))?;
     let ctx = Context::create();
+    skip_nary_reassociation(&ctx);
     let module = ctx.create_module(&ir.name);
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -363,6 +364,24 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
             )))
         }
     }
+}
+
+unsafe extern "C" {
+    /// cpp/pass_gate.cpp: the context's pass gate refuses "Nary
+    /// reassociation" and nothing else.
+    fn tilec_skip_nary_reassociation(context: llvm_sys::prelude::LLVMContextRef);
+}
+
+/// Leaves NVPTX's n-ary reassociation out of the back end for modules of
+/// `ctx`. It looks for sums that share terms with one computed before, to
+/// reuse it, and asks scalar evolution about every add, multiply and
+/// address on the way: a quarter of the back end's time on the wgmma GEMMs'
+/// per-element entry, a sixth on the mma.sync ones', where lowering has
+/// already hash-consed and hoisted the integer arithmetic; the PTX it
+/// saves (docs/performance.md, version 22) ptxas recovers.
+fn skip_nary_reassociation(ctx: &Context) {
+    // SAFETY: the context is alive; the gate is a static that outlives it.
+    unsafe { tilec_skip_nary_reassociation(ctx.raw()) }
 }
 
 /// `ptx` with the numbers of its call sequences' comments (`{ // callseq

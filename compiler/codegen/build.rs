@@ -1,0 +1,21 @@
+//! Compiles `cpp/pass_gate.cpp` against the LLVM that llvm-sys links (its
+//! `llvm-config`, passed on as DEP_LLVM_19_CONFIG_PATH).
+
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=cpp/pass_gate.cpp");
+    let config =
+        std::env::var("DEP_LLVM_19_CONFIG_PATH").unwrap_or_else(|_| "llvm-config-19".into());
+    let out = Command::new(&config)
+        .arg("--cxxflags")
+        .output()
+        .unwrap_or_else(|e| panic!("running {config} --cxxflags: {e}"));
+    let flags = String::from_utf8(out.stdout).expect("llvm-config prints text");
+    let mut build = cc::Build::new();
+    build.cpp(true).file("cpp/pass_gate.cpp").warnings(false);
+    for flag in flags.split_whitespace() {
+        build.flag(flag);
+    }
+    build.compile("tilec_pass_gate");
+}
