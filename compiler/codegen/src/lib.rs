@@ -375,10 +375,11 @@ unsafe extern "C" {
 /// Leaves NVPTX's n-ary reassociation out of the back end for modules of
 /// `ctx`. It looks for sums that share terms with one computed before, to
 /// reuse it, and asks scalar evolution about every add, multiply and
-/// address on the way: a quarter of the back end's time on the wgmma GEMMs'
-/// per-element entry, a sixth on the mma.sync ones', where lowering has
-/// already hash-consed and hoisted the integer arithmetic; the PTX it
-/// saves (docs/performance.md, version 22) ptxas recovers.
+/// address on the way, where lowering has already hash-consed and hoisted
+/// the integer arithmetic: left out, a build of the wgmma and mma.sync
+/// GEMMs does 15-16% less work, and the few instructions of PTX it saved
+/// cost no kernel measured on the H200 any speed (docs/performance.md,
+/// version 22).
 fn skip_nary_reassociation(ctx: &Context) {
     // SAFETY: the context is alive; the gate is a static that outlives it.
     unsafe { tilec_skip_nary_reassociation(ctx.raw()) }
