@@ -377,7 +377,7 @@ unsafe extern "C" {
 /// reuse it, and asks scalar evolution about every add, multiply and
 /// address on the way, where lowering has already hash-consed and hoisted
 /// the integer arithmetic: left out, a build of the wgmma and mma.sync
-/// GEMMs does 15-16% less work, and the few instructions of PTX it saved
+/// GEMMs does 14-16% less work, and the few instructions of PTX it saved
 /// cost no kernel measured on the H200 any speed (docs/performance.md,
 /// version 22).
 fn skip_nary_reassociation(ctx: &Context) {
