@@ -273,9 +273,9 @@ fn generic_writes(body: &[Inst], shared: &[Buffer]) -> Vec<Vec<bool>> {
                 if let Some((addr, _)) = i.written()
                     && let super::Space::Shared(w) = addr.space
                 {
+                    let written = &shared[w];
                     for (b, buffer) in shared.iter().enumerate() {
-                        let ww = &shared[w];
-                        dirty[b] |= buffer.at < end(ww) && ww.at < end(buffer);
+                        dirty[b] |= buffer.at < end(written) && written.at < end(buffer);
                     }
                 }
             });
@@ -315,32 +315,23 @@ fn needs_proxy_fence(list: &[Inst], at: usize, dirty: &[bool]) -> bool {
 /// alone wrote them, as in a pipeline's stages.
 pub fn proxy_fences(body: &mut Vec<Inst>, shared: &[Buffer]) {
     let dirty = generic_writes(body, shared);
-    let top: Vec<usize> = (0..body.len())
-        .filter(|&at| {
-            matches!(body[at].kind, InstKind::WgmmaFence) && needs_proxy_fence(body, at, &dirty[at])
-        })
-        .collect();
-    for (inst, dirty) in body.iter_mut().zip(&dirty) {
-        for nested in inst.kind.bodies_mut() {
-            insert_fences(nested, dirty);
-        }
-    }
-    for &at in top.iter().rev() {
-        let span = body[at].span;
-        body.insert(at, Inst::at(span, InstKind::ProxyFence));
-    }
+    insert_fences(body, &|at| &dirty[at]);
 }
 
-fn insert_fences(list: &mut Vec<Inst>, dirty: &[bool]) {
-    let mut at = 0;
+/// [`proxy_fences`] over `list`, whose `n`-th statement (counted before
+/// any fence went in) sees the writes `dirty(n)` marks; a nested list sees
+/// those of the top-level statement that holds it.
+fn insert_fences<'d>(list: &mut Vec<Inst>, dirty: &dyn Fn(usize) -> &'d [bool]) {
+    let (mut at, mut inserted) = (0, 0);
     while at < list.len() {
-        if matches!(list[at].kind, InstKind::WgmmaFence) && needs_proxy_fence(list, at, dirty) {
+        let seen = dirty(at - inserted);
+        if matches!(list[at].kind, InstKind::WgmmaFence) && needs_proxy_fence(list, at, seen) {
             let span = list[at].span;
             list.insert(at, Inst::at(span, InstKind::ProxyFence));
-            at += 1;
+            (at, inserted) = (at + 1, inserted + 1);
         }
         for nested in list[at].kind.bodies_mut() {
-            insert_fences(nested, dirty);
+            insert_fences(nested, &|_| seen);
         }
         at += 1;
     }
@@ -350,14 +341,7 @@ fn insert_fences(list: &mut Vec<Inst>, dirty: &[bool]) {
 /// write may have touched before it follows a proxy fence.
 pub fn check_proxy_fences(ir: &KernelIr) -> Result<(), String> {
     let dirty = generic_writes(&ir.body, &ir.shared);
-    let mut missing = false;
-    for (at, inst) in ir.body.iter().enumerate() {
-        missing |= unfenced(&ir.body, at, &dirty[at]);
-        for body in inst.kind.bodies() {
-            check_list(body, &dirty[at], &mut missing);
-        }
-    }
-    match missing {
+    match unfenced(&ir.body, &|at| &dirty[at]) {
         true => Err(
             "a wgmma group reads shared bytes written through the generic proxy with no proxy fence before it"
                 .to_string(),
@@ -366,19 +350,18 @@ pub fn check_proxy_fences(ir: &KernelIr) -> Result<(), String> {
     }
 }
 
-/// Whether `list[at]` fences a wgmma group that needs a proxy fence right
-/// before it and has none.
-fn unfenced(list: &[Inst], at: usize, dirty: &[bool]) -> bool {
-    matches!(list[at].kind, InstKind::WgmmaFence)
-        && needs_proxy_fence(list, at, dirty)
-        && (at == 0 || !matches!(list[at - 1].kind, InstKind::ProxyFence))
-}
-
-fn check_list(list: &[Inst], dirty: &[bool], missing: &mut bool) {
-    for (at, inst) in list.iter().enumerate() {
-        *missing |= unfenced(list, at, dirty);
-        for body in inst.kind.bodies() {
-            check_list(body, dirty, missing);
-        }
-    }
+/// Whether some wgmma group in `list` (or nested in it) needs a proxy fence
+/// right before it and has none; `dirty` as in [`insert_fences`].
+fn unfenced<'d>(list: &[Inst], dirty: &dyn Fn(usize) -> &'d [bool]) -> bool {
+    list.iter().enumerate().any(|(at, inst)| {
+        let seen = dirty(at);
+        let bare = matches!(inst.kind, InstKind::WgmmaFence)
+            && needs_proxy_fence(list, at, seen)
+            && (at == 0 || !matches!(list[at - 1].kind, InstKind::ProxyFence));
+        bare || inst
+            .kind
+            .bodies()
+            .into_iter()
+            .any(|body| unfenced(body, &|_| seen))
+    })
 }
