@@ -1,10 +1,11 @@
-//! Compiles `cpp/pass_gate.cpp` against the LLVM that llvm-sys links (its
-//! `llvm-config`, passed on as DEP_LLVM_19_CONFIG_PATH).
+//! Compiles `cpp/pass_gate.cpp` and `cpp/sink.cpp` against the LLVM that
+//! llvm-sys links (its `llvm-config`, passed on as DEP_LLVM_19_CONFIG_PATH).
 
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=cpp/pass_gate.cpp");
+    println!("cargo:rerun-if-changed=cpp/sink.cpp");
     println!("cargo:rerun-if-env-changed=DEP_LLVM_19_CONFIG_PATH");
     let config =
         std::env::var("DEP_LLVM_19_CONFIG_PATH").unwrap_or_else(|_| "llvm-config-19".into());
@@ -20,9 +21,13 @@ fn main() {
     }
     let flags = String::from_utf8(out.stdout).expect("llvm-config prints text");
     let mut build = cc::Build::new();
-    build.cpp(true).file("cpp/pass_gate.cpp").warnings(false);
+    build
+        .cpp(true)
+        .file("cpp/pass_gate.cpp")
+        .file("cpp/sink.cpp")
+        .warnings(false);
     for flag in flags.split_whitespace() {
         build.flag(flag);
     }
-    build.compile("tilec_pass_gate");
+    build.compile("tilec_llvm_passes");
 }

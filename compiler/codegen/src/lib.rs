@@ -235,22 +235,17 @@ pub fn join(texts: &[String], output: Output) -> String {
     }
 }
 
-/// The IR passes a module goes through before the back end. The builder
-/// emits IR that needs no general optimization: registers are SSA values,
-/// each shared element is loaded once between barriers, integer arithmetic
-/// is hash-consed and hoisted by lowering, shared accesses carry their
-/// proved alignment, loops are rotated. What is left is to sink the
-/// hoisted arithmetic next to its uses, which keeps ptxas's register
-/// pressure down (the guarded sm80 GEMMs: 155 registers, no spills; 255
-/// and 500 bytes of spills without it); LLVM's O3 pipeline made no better
-/// PTX and took 10 times as long. Then the load-store vectorizer merges
-/// element accesses of shared memory into 128-bit ones, where a kernel has
-/// some that it can merge ([`mergeable_shared_accesses`]).
-fn ir_passes(ir: &KernelIr) -> &'static str {
-    match mergeable_shared_accesses(ir, &ir.body) {
-        true => "function(sink,load-store-vectorizer)",
-        false => "function(sink)",
-    }
+/// The IR passes a module goes through before the back end, after
+/// [`sink`]. The builder emits IR that needs no general optimization:
+/// registers are SSA values, each shared element is loaded once between
+/// barriers, integer arithmetic is hash-consed and hoisted by lowering,
+/// shared accesses carry their proved alignment, loops are rotated; LLVM's
+/// O3 pipeline made no better PTX and took 10 times as long. What is left
+/// is the load-store vectorizer, which merges element accesses of shared
+/// memory into 128-bit ones, where a kernel has some that it can merge
+/// ([`mergeable_shared_accesses`]).
+fn ir_passes(ir: &KernelIr) -> Option<&'static str> {
+    mergeable_shared_accesses(ir, &ir.body).then_some("function(load-store-vectorizer)")
 }
 
 /// Whether one instruction list holds two element accesses of shared
@@ -350,9 +345,12 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    module
-        .run_passes(ir_passes(ir), &tm, PassBuilderOptions::create())
-        .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    sink(&module);
+    if let Some(passes) = ir_passes(ir) {
+        module
+            .run_passes(passes, &tm, PassBuilderOptions::create())
+            .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    }
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
         Output::Ptx => {
@@ -368,8 +366,22 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
 
 unsafe extern "C" {
     /// cpp/pass_gate.cpp: the context's pass gate refuses "Nary
-    /// reassociation" and nothing else.
+    /// reassociation" and the round of early CSE that follows it.
     fn tilec_skip_nary_reassociation(context: llvm_sys::prelude::LLVMContextRef);
+    /// cpp/sink.cpp: moves values into the later blocks that alone use them.
+    fn tilec_sink(module: llvm_sys::prelude::LLVMModuleRef);
+}
+
+/// Moves each value that only a later block uses (a guarded store's
+/// address and value, behind its branch) into that block, which keeps
+/// ptxas's register pressure down: the guarded sm80 GEMMs had 255
+/// registers and 500 bytes of spills without it, 155 and none with it.
+/// LLVM's `sink` pass did this before, asking alias analysis about every
+/// load and every store below it (5% of a tensor-core GEMM's build);
+/// cpp/sink.cpp moves the same values without asking.
+fn sink(module: &inkwell::module::Module) {
+    // SAFETY: the module is alive and not used elsewhere meanwhile.
+    unsafe { tilec_sink(module.as_mut_ptr()) }
 }
 
 /// Leaves NVPTX's n-ary reassociation out of the back end for modules of
@@ -455,14 +467,14 @@ mod tests {
         let guarded = tv.iter().find(|ir| ir.name == "sgemm_nt_tv_guarded");
         let guarded = guarded.expect("a guarded entry");
         assert!(mergeable_shared_accesses(guarded, &guarded.body));
-        assert!(ir_passes(guarded).contains("load-store-vectorizer"));
+        assert_eq!(ir_passes(guarded), Some("function(load-store-vectorizer)"));
         // Swizzled stages; a thread's elements 32 apart in sgemm_nt's.
         for ir in variants("bgemm_nt_sm80.tile")
             .into_iter()
             .chain(variants("sgemm_nt.tile"))
         {
             assert!(!mergeable_shared_accesses(&ir, &ir.body), "{}", ir.name);
-            assert_eq!(ir_passes(&ir), "function(sink)");
+            assert_eq!(ir_passes(&ir), None);
         }
     }
 

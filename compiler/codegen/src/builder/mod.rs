@@ -316,7 +316,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         // are emitted one at a time (only entry-scope integers come between).
         self.operands = operands::operands(self.ir, body);
         for inst in body {
-            let ids = self.ir.entry_values_of(std::slice::from_ref(inst));
+            let ids = self
+                .ir
+                .entry_values_beyond(std::slice::from_ref(inst), |v| self.ints.contains_key(&v));
             self.entry_values(&ids)?;
             self.insts_of(std::slice::from_ref(inst))?;
         }

@@ -213,6 +213,13 @@ impl KernelIr {
     /// the main loop (the loop's values count through their operands,
     /// likewise).
     pub fn entry_values_of(&self, insts: &[Inst]) -> Vec<IntId> {
+        self.entry_values_beyond(insts, |_| false)
+    }
+
+    /// [`Self::entry_values_of`] but those `known` (and what they are
+    /// computed from): codegen, statement by statement, asks only for
+    /// the values not yet computed, which keeps its walks short.
+    pub fn entry_values_beyond(&self, insts: &[Inst], known: impl Fn(IntId) -> bool) -> Vec<IntId> {
         let (mut ids, mut named, mut loops) = (Vec::new(), Vec::new(), Vec::new());
         for i in insts {
             i.ints_shared(&mut ids);
@@ -221,31 +228,40 @@ impl KernelIr {
         }
         // A loop's values that no instruction names (operands of others,
         // a divisor the loop steps by) are the loop's to compute from the
-        // entry's, at its top.
-        let mut is_named = vec![false; self.ints.len()];
-        named.into_iter().for_each(|v| is_named[v] = true);
-        ids.extend(
-            (0..self.ints.len()).filter(|&v| {
+        // entry's, at its top. (Only a loop needs the walk over every
+        // value.)
+        if !loops.is_empty() {
+            let mut is_named = vec![false; self.ints.len()];
+            named.into_iter().for_each(|v| is_named[v] = true);
+            ids.extend((0..self.ints.len()).filter(|&v| {
                 !is_named[v] && self.ints[v].scope.is_some_and(|l| loops.contains(&l))
-            }),
-        );
-        self.with_operands(ids)
-            .into_iter()
-            .filter(|&v| self.ints[v].scope.is_none())
-            .collect()
+            }));
+        }
+        let mut ids = self.operands_beyond(ids, known);
+        ids.retain(|&v| self.ints[v].scope.is_none());
+        ids
     }
 
     /// `ids` and every value they are computed from, in definition order
     /// (operands first).
     pub fn with_operands(&self, ids: Vec<IntId>) -> Vec<IntId> {
-        let mut need = vec![false; self.ints.len()];
+        self.operands_beyond(ids, |_| false)
+    }
+
+    /// [`Self::with_operands`], stopping at the values `known`; visits
+    /// the values it returns only, not every value of the kernel.
+    fn operands_beyond(&self, ids: Vec<IntId>, known: impl Fn(IntId) -> bool) -> Vec<IntId> {
+        let mut seen = vec![false; self.ints.len()];
+        let mut out = Vec::new();
         let mut stack = ids;
         while let Some(v) = stack.pop() {
-            if !std::mem::replace(&mut need[v], true) {
+            if !known(v) && !std::mem::replace(&mut seen[v], true) {
+                out.push(v);
                 stack.extend(self.operands(v));
             }
         }
-        (0..self.ints.len()).filter(|&v| need[v]).collect()
+        out.sort_unstable();
+        out
     }
 }
 
