@@ -1,16 +1,17 @@
-// One pass of NVPTX's back end left out, and the cleanup after it: LLVM 19
-// offers no option for them, so an OptPassGate on the context says no to
-// them by name (the gate that
-// -opt-bisect-limit uses; with it set, that option no longer applies to
-// these contexts). See `skip_nary_reassociation` in src/lib.rs for why.
+// NVPTX's back end with n-ary reassociation left out, and the rounds of
+// early CSE after it: LLVM 19 offers no option for them, so an OptPassGate
+// on the context says no to them by name (the gate that -opt-bisect-limit
+// uses; with it set, that option no longer applies to these contexts). See
+// `skip_nary_reassociation` in src/lib.rs for why.
 #include "llvm-c/Core.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/OptBisect.h"
 
 namespace {
-// Set when the gate has just refused n-ary reassociation, on this thread
-// (each variant is compiled on a thread of its own, one pass at a time).
-thread_local bool nary_just_refused = false;
+// Whether the gate has refused n-ary reassociation in the module this
+// thread is compiling: a module goes through the back end on one thread,
+// one pass at a time, and `tilec_back_end_begins` starts each afresh.
+thread_local bool nary_refused = false;
 
 class SkipNaryReassociation final : public llvm::OptPassGate {
 public:
@@ -19,24 +20,26 @@ public:
     // ask by its argument. A PTX snapshot (compiler/cli/tests/pipeline,
     // fold_ptx) changes if the pass comes back.
     if (pass == "Nary reassociation" || pass == "nary-reassociate") {
-      nary_just_refused = true;
+      nary_refused = true;
       return false;
     }
-    // NVPTX follows the pass with a round of early CSE to clean up after
-    // it; with nothing to clean up, that round would only redo the one
-    // before n-ary reassociation (the PTX of every example is the same
-    // byte for byte without it).
-    bool cleanup = nary_just_refused && (pass == "Early CSE" || pass == "early-cse");
-    nary_just_refused = false;
-    return !cleanup;
+    // NVPTX cleans up after the pass with a round of early CSE, and after
+    // loop strength reduction (disabled: see src/lib.rs) with another.
+    // With nothing to clean up they only redo the round before n-ary
+    // reassociation: the PTX of every example and tests/run kernel is the
+    // same byte for byte without them.
+    return !(nary_refused && (pass == "Early CSE" || pass == "early-cse"));
   }
   bool isEnabled() const override { return true; }
 };
 } // namespace
 
 extern "C" void tilec_skip_nary_reassociation(LLVMContextRef context) {
-  // Stateless, so one gate serves every context and thread; never freed,
-  // so no context can outlive it.
+  // Its state is per thread, so one gate serves every context and thread;
+  // never freed, so no context can outlive it.
   static auto *gate = new SkipNaryReassociation;
   llvm::unwrap(context)->setOptPassGate(*gate);
 }
+
+// Called on the thread about to run a module through the back end.
+extern "C" void tilec_back_end_begins() { nary_refused = false; }

@@ -354,6 +354,8 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
         Output::Ptx => {
+            // SAFETY: resets a thread-local flag, nothing else.
+            unsafe { tilec_back_end_begins() };
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -366,8 +368,11 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
 
 unsafe extern "C" {
     /// cpp/pass_gate.cpp: the context's pass gate refuses "Nary
-    /// reassociation" and the round of early CSE that follows it.
+    /// reassociation" and the rounds of early CSE that follow it.
     fn tilec_skip_nary_reassociation(context: llvm_sys::prelude::LLVMContextRef);
+    /// cpp/pass_gate.cpp: a module starts through the back end on this
+    /// thread (the gate's per-module state starts afresh).
+    fn tilec_back_end_begins();
     /// cpp/sink.cpp: moves values into the later blocks that alone use them.
     fn tilec_sink(module: llvm_sys::prelude::LLVMModuleRef);
 }
@@ -391,7 +396,9 @@ fn sink(module: &inkwell::module::Module) {
 /// the integer arithmetic: left out, a build of the wgmma and mma.sync
 /// GEMMs does 14-16% less work, and the few instructions of PTX it saved
 /// cost no kernel measured on the H200 any speed (docs/performance.md,
-/// version 22).
+/// version 22). The rounds of early CSE after it go too: they found
+/// nothing the round before it had not (the same PTX; 2-4% of a build,
+/// version 23).
 fn skip_nary_reassociation(ctx: &Context) {
     // SAFETY: the context is alive; the gate is a static that outlives it.
     unsafe { tilec_skip_nary_reassociation(ctx.raw()) }
