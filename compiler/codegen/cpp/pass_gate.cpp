@@ -1,8 +1,9 @@
-// NVPTX's back end with n-ary reassociation left out, and the rounds of
-// early CSE after it: LLVM 19 offers no option for them, so an OptPassGate
-// on the context says no to them by name (the gate that -opt-bisect-limit
-// uses; with it set, that option no longer applies to these contexts). See
-// `skip_nary_reassociation` in src/lib.rs for why.
+// Three of NVPTX's IR passes left out of the back end: straight-line
+// strength reduction, n-ary reassociation and the rounds of early CSE
+// after it. LLVM 19 offers no option for them, so an OptPassGate on the
+// context says no to them by name (the gate that -opt-bisect-limit uses;
+// with it set, that option no longer applies to these contexts). See
+// `skip_straight_line_passes` in src/lib.rs for why.
 #include "llvm-c/Core.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/OptBisect.h"
@@ -13,12 +14,14 @@ namespace {
 // one pass at a time, and `tilec_back_end_begins` starts each afresh.
 thread_local bool nary_refused = false;
 
-class SkipNaryReassociation final : public llvm::OptPassGate {
+class SkipStraightLinePasses final : public llvm::OptPassGate {
 public:
   bool shouldRunPass(const llvm::StringRef pass, llvm::StringRef) override {
     // LLVM 19's legacy pass manager asks by the pass's name; later LLVMs
     // ask by its argument. A PTX snapshot (compiler/cli/tests/pipeline,
     // fold_ptx) changes if the pass comes back.
+    if (pass == "Straight line strength reduction" || pass == "slsr")
+      return false;
     if (pass == "Nary reassociation" || pass == "nary-reassociate") {
       nary_refused = true;
       return false;
@@ -34,10 +37,10 @@ public:
 };
 } // namespace
 
-extern "C" void tilec_skip_nary_reassociation(LLVMContextRef context) {
+extern "C" void tilec_skip_straight_line_passes(LLVMContextRef context) {
   // Its state is per thread, so one gate serves every context and thread;
   // never freed, so no context can outlive it.
-  static auto *gate = new SkipNaryReassociation;
+  static auto *gate = new SkipStraightLinePasses;
   llvm::unwrap(context)->setOptPassGate(*gate);
 }
 

@@ -337,7 +337,7 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
         )
         .ok_or_else(|| CodegenError::Arch(arch.to_string()))?;
     let ctx = Context::create();
-    skip_nary_reassociation(&ctx);
+    skip_straight_line_passes(&ctx);
     let module = ctx.create_module(&ir.name);
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -367,9 +367,10 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
 }
 
 unsafe extern "C" {
-    /// cpp/pass_gate.cpp: the context's pass gate refuses "Nary
-    /// reassociation" and the rounds of early CSE that follow it.
-    fn tilec_skip_nary_reassociation(context: llvm_sys::prelude::LLVMContextRef);
+    /// cpp/pass_gate.cpp: the context's pass gate refuses straight-line
+    /// strength reduction, n-ary reassociation and the rounds of early
+    /// CSE that follow it.
+    fn tilec_skip_straight_line_passes(context: llvm_sys::prelude::LLVMContextRef);
     /// cpp/pass_gate.cpp: a module starts through the back end on this
     /// thread (the gate's per-module state starts afresh).
     fn tilec_back_end_begins();
@@ -389,19 +390,22 @@ fn sink(module: &inkwell::module::Module) {
     unsafe { tilec_sink(module.as_mut_ptr()) }
 }
 
-/// Leaves NVPTX's n-ary reassociation out of the back end for modules of
-/// `ctx`. It looks for sums that share terms with one computed before, to
-/// reuse it, and asks scalar evolution about every add, multiply and
-/// address on the way, where lowering has already hash-consed and hoisted
-/// the integer arithmetic: left out, a build of the wgmma and mma.sync
-/// GEMMs does 14-16% less work, and the few instructions of PTX it saved
-/// cost no kernel measured on the H200 any speed (docs/performance.md,
-/// version 22). The rounds of early CSE after it go too: they found
-/// nothing the round before it had not (the same PTX; 2-4% of a build,
-/// version 23).
-fn skip_nary_reassociation(ctx: &Context) {
+/// Leaves three of NVPTX's straight-line scalar passes out of the back
+/// end for modules of `ctx`; lowering has already hash-consed the integer
+/// arithmetic, hoisted it and stepped addresses through loops, which is
+/// what they look for. N-ary reassociation looks for sums that share terms
+/// with one computed before and asks scalar evolution about every add,
+/// multiply and address on the way: left out, a build of the wgmma and
+/// mma.sync GEMMs does 14-16% less work, and the few instructions of PTX
+/// it saved cost no kernel measured on the H200 any speed
+/// (docs/performance.md, version 22). The rounds of early CSE after it
+/// found nothing the round before it had not (the same PTX; 2-4% of a
+/// build), and straight-line strength reduction changed one address
+/// computation or two outside the main loops of the TMA kernels and
+/// nothing elsewhere (7% of an mma.sync GEMM's build; version 23).
+fn skip_straight_line_passes(ctx: &Context) {
     // SAFETY: the context is alive; the gate is a static that outlives it.
-    unsafe { tilec_skip_nary_reassociation(ctx.raw()) }
+    unsafe { tilec_skip_straight_line_passes(ctx.raw()) }
 }
 
 /// `ptx` with the numbers of its call sequences' comments (`{ // callseq
@@ -461,6 +465,28 @@ mod tests {
             .into_iter()
             .flat_map(|(_, variants)| variants.into_iter().map(|l| l.ir))
             .collect()
+    }
+
+    /// cpp/sink.cpp moves what only a guarded store uses behind the
+    /// store's branch, a load too when nothing below it in its block
+    /// writes memory: copy's guarded entry loads its first element where
+    /// it stores it, not before every thread's branch.
+    #[test]
+    fn values_only_a_guarded_store_uses_sink_behind_its_branch() {
+        let copy = variants("copy.tile");
+        let guarded = copy.iter().find(|ir| ir.name == "copy_guarded");
+        let llvm = compile_one(guarded.expect("a guarded entry"), "sm_90", Output::LlvmIr);
+        let llvm = llvm.expect("compiles");
+        let (_, block) = llvm
+            .split_once("\nstore:")
+            .expect("a guarded store's block");
+        let block = &block[..block.find("\n\n").unwrap_or(block.len())];
+        for moved in [
+            "load float",
+            "getelementptr inbounds float, ptr addrspace(1) %B",
+        ] {
+            assert!(block.contains(moved), "{moved} not in\n{block}");
+        }
     }
 
     /// The load-store vectorizer runs where it has something to merge: the
