@@ -342,10 +342,11 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     KernelBuilder::new(&ctx, &module, ir)?.build()?;
+    sink(&module);
+    // The builder's module, as tilec's own pass left it.
     module
         .verify()
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    sink(&module);
     if let Some(passes) = ir_passes(ir) {
         module
             .run_passes(passes, &tm, PassBuilderOptions::create())
