@@ -6,7 +6,7 @@ use crate::host::HostBuffer;
 use crate::manifest::{Manifest, ParamKind, ReferenceKind};
 use crate::plan::LaunchPlan;
 use rayon::prelude::*;
-use tilec_layout::{Int, Layout};
+use tilec_layout::{Int, IntTuple, Layout};
 
 /// A kernel argument on the host.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,8 +90,21 @@ fn static_layout(m: &Manifest, plan: &LaunchPlan, p: usize) -> Result<Layout, Ru
             .position(|e| e == n)
             .map(|i| plan.extents[i])
     };
-    let fix = |i: &Int| Int::Static(i.eval(&env).unwrap_or(0));
-    Layout::new(layout.shape().map(&fix), layout.stride().map(&fix))
+    // A name that is no extent, or a value past i64, is the manifest's
+    // error: a stand-in value would check the kernel against a wrong
+    // reference without a word.
+    let fix = |t: &IntTuple| -> Result<IntTuple, RuntimeError> {
+        let leaves = t.leaves().into_iter().map(|i| {
+            i.eval(&env).map(Int::Static).ok_or_else(|| {
+                RuntimeError::Manifest(format!(
+                    "the layout of {} has {i}, which these extents give no value",
+                    m.params[p].name
+                ))
+            })
+        });
+        Ok(t.unflatten_like(&mut leaves.collect::<Result<Vec<_>, _>>()?.into_iter()))
+    };
+    Layout::new(fix(layout.shape())?, fix(layout.stride())?)
         .map_err(|e| RuntimeError::Manifest(e.to_string()))
 }
 
