@@ -9,9 +9,12 @@
 #include "llvm/IR/OptBisect.h"
 
 namespace {
-// Whether the gate has refused n-ary reassociation in the module this
+// Whether the gate has refused n-ary reassociation in the function this
 // thread is compiling: a module goes through the back end on one thread,
-// one pass at a time, and `tilec_back_end_begins` starts each afresh.
+// one function and one pass at a time, and straight-line strength
+// reduction, the first of the passes gated here, starts each function
+// afresh (NVPTX runs it, early CSE, n-ary reassociation, early CSE, and
+// later a last early CSE).
 thread_local bool nary_refused = false;
 
 class SkipStraightLinePasses final : public llvm::OptPassGate {
@@ -20,8 +23,10 @@ public:
     // LLVM 19's legacy pass manager asks by the pass's name; later LLVMs
     // ask by its argument. A PTX snapshot (compiler/cli/tests/pipeline,
     // fold_ptx) changes if the pass comes back.
-    if (pass == "Straight line strength reduction" || pass == "slsr")
+    if (pass == "Straight line strength reduction" || pass == "slsr") {
+      nary_refused = false;
       return false;
+    }
     if (pass == "Nary reassociation" || pass == "nary-reassociate") {
       nary_refused = true;
       return false;
@@ -43,6 +48,3 @@ extern "C" void tilec_skip_straight_line_passes(LLVMContextRef context) {
   static auto *gate = new SkipStraightLinePasses;
   llvm::unwrap(context)->setOptPassGate(*gate);
 }
-
-// Called on the thread about to run a module through the back end.
-extern "C" void tilec_back_end_begins() { nary_refused = false; }

@@ -14,8 +14,8 @@
 // analysis proved apart.) The rules otherwise
 // are `sink`'s: the block must dominate the target; a target with other
 // predecessors takes no load and must be in the block's own loop (nothing
-// moves into a loop, where it would run again each trip); convergent
-// calls and anything with side effects stay.
+// moves into a loop, where it would run again each trip); anything with
+// side effects stays, and of calls only those LLVM may speculate move.
 #include "llvm-c/Core.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
@@ -37,9 +37,11 @@ bool movable(const Instruction &inst, bool write_below) {
   if (inst.mayReadFromMemory() && write_below)
     return false;
   if (const auto *call = dyn_cast<CallBase>(&inst))
-    // Convergent operations must not become control-dependent on more
-    // values; a call that reads memory is a load in disguise.
-    return !call->isConvergent() && !call->mayReadFromMemory();
+    // Only what could run anywhere: a special register, `fma`, `sqrt`.
+    // An mma.sync, say, is neither convergent nor reads memory in LLVM
+    // 19, but moved behind a thread's guard only part of the warp would
+    // run it.
+    return call->hasFnAttr(Attribute::Speculatable);
   return true;
 }
 
@@ -60,10 +62,10 @@ BasicBlock *target(const Instruction &inst, const DominatorTree &dt, const LoopI
       return nullptr;
   }
   const Loop *home_loop = li.getLoopFor(home);
+  bool load = inst.mayReadFromMemory() && !inst.hasMetadata(LLVMContext::MD_invariant_load);
   while (to && to != home) {
     if (to->getUniquePredecessor() == home)
       return to;
-    bool load = inst.mayReadFromMemory() && !inst.hasMetadata(LLVMContext::MD_invariant_load);
     const Loop *loop = li.getLoopFor(to);
     if (!load && (loop == nullptr || loop == home_loop))
       return to;

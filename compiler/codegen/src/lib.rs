@@ -355,8 +355,6 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     match output {
         Output::LlvmIr => Ok(module.print_to_string().to_string()),
         Output::Ptx => {
-            // SAFETY: resets a thread-local flag, nothing else.
-            unsafe { tilec_back_end_begins() };
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -372,9 +370,6 @@ unsafe extern "C" {
     /// strength reduction, n-ary reassociation and the rounds of early
     /// CSE that follow it.
     fn tilec_skip_straight_line_passes(context: llvm_sys::prelude::LLVMContextRef);
-    /// cpp/pass_gate.cpp: a module starts through the back end on this
-    /// thread (the gate's per-module state starts afresh).
-    fn tilec_back_end_begins();
     /// cpp/sink.cpp: moves values into the later blocks that alone use them.
     fn tilec_sink(module: llvm_sys::prelude::LLVMModuleRef);
 }
