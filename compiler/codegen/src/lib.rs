@@ -376,11 +376,13 @@ unsafe extern "C" {
 
 /// Moves each value that only a later block uses (a guarded store's
 /// address and value, behind its branch) into that block, which keeps
-/// ptxas's register pressure down: the guarded sm80 GEMMs had 255
-/// registers and 500 bytes of spills without it, 155 and none with it.
-/// LLVM's `sink` pass did this before, asking alias analysis about every
-/// load and every store below it (5% of a tensor-core GEMM's build);
-/// cpp/sink.cpp moves the same values without asking.
+/// ptxas's register pressure down: bgemm_tn_sm90's `_guarded` and
+/// `_guarded_vec` entries spill 52 and 4 bytes with it, 112 and 88
+/// without (`ptxas -v`, 2026-12-03; the mma.sync GEMMs' are the same
+/// either way). LLVM's `sink` pass did this before, asking alias
+/// analysis about every load and every store below it (5% of a
+/// tensor-core GEMM's build); cpp/sink.cpp moves the same values without
+/// asking.
 fn sink(module: &inkwell::module::Module) {
     // SAFETY: the module is alive and not used elsewhere meanwhile.
     unsafe { tilec_sink(module.as_mut_ptr()) }
