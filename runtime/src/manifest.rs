@@ -33,6 +33,17 @@ impl ParamSpec {
     }
 }
 
+/// Leaf `leaf` (in the flattened strides) of tensor parameter `param`'s
+/// layout as run-time integer `name`, whose value on the caller's buffer
+/// is `declared`, the parameter's own stride there (over the extents).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StrideSpec {
+    pub name: String,
+    pub param: usize,
+    pub leaf: usize,
+    pub declared: Int,
+}
+
 /// A fact about the extents that must hold for the launch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaunchCondition {
@@ -86,11 +97,18 @@ pub struct Reference {
 pub struct Manifest {
     pub kernel: String,
     pub arch: String,
-    /// Tensors and scalars in ABI order; the extents follow as i64, then,
-    /// for a variant with a block offset, three u32s (the contract codegen
-    /// and the launch share; `pipeline.rs` checks it on every example).
+    /// Tensors and scalars in ABI order; the extents follow as i64, then
+    /// the stride symbols as i64, then, for a variant with a block offset,
+    /// three u32s (the contract codegen and the launch share;
+    /// `pipeline.rs` checks it on every example).
     pub params: Vec<ParamSpec>,
+    /// The names a launch binds (`--dims`), each a positive integer.
     pub extents: Vec<String>,
+    /// The tensors' strides that are not constants, each a run-time
+    /// integer of the entries (`A.stride.0`), bound to its declared value
+    /// for the caller's buffers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strides: Vec<StrideSpec>,
     pub grid: Vec<Int>,
     pub block: Vec<Int>,
     /// Threads at the end of the block that run a pipeline's TMA loads
@@ -230,11 +248,21 @@ impl Manifest {
         Ok(())
     }
 
+    /// The entries' run-time integers in ABI order: the extents, then the
+    /// stride symbols.
+    pub fn run_time_names(&self) -> impl Iterator<Item = &String> {
+        self.extents
+            .iter()
+            .chain(self.strides.iter().map(|s| &s.name))
+    }
+
     /// Everything the plan and the launch rely on, checked against the
     /// manifest's own declarations: parameter indices name tensors, every
-    /// name in an index, a size or a fact is an extent, a block or thread
-    /// index or an enclosing loop counter, at most three grid and block
-    /// dimensions, shared memory within the device, distinct entries.
+    /// name in an index, a size or a fact is an extent, a stride symbol, a
+    /// block or thread index or an enclosing loop counter, each stride
+    /// symbol the declared stride of its tensor's leaf, at most three grid
+    /// and block dimensions, shared memory within the device, distinct
+    /// entries.
     pub fn validate(&self) -> Result<(), String> {
         let tensor = |p: usize, what: &str| match self.params.get(p).map(|p| &p.kind) {
             Some(ParamKind::Tensor { .. }) => Ok(()),
@@ -248,7 +276,7 @@ impl Manifest {
             let mut names = Vec::new();
             int.names(&mut names);
             match names.iter().find(|n| {
-                !self.extents.contains(n)
+                !self.run_time_names().any(|x| x == *n)
                     && Builtin::parse(n).is_none()
                     && !extra.contains(&n.as_str())
             }) {
@@ -263,7 +291,7 @@ impl Manifest {
             f.names(&mut names);
             match names
                 .iter()
-                .find(|n| !self.extents.contains(n) && Builtin::parse(n).is_none())
+                .find(|n| !self.run_time_names().any(|x| x == *n) && Builtin::parse(n).is_none())
             {
                 Some(n) => Err(format!(
                     "{what} uses `{n}`, which is no extent of the kernel"
@@ -293,6 +321,18 @@ impl Manifest {
                 self.shared_bytes, self.dynamic_shared_bytes
             ));
         }
+        // Declared layouts, and so the stride symbols' values, name the
+        // extents alone.
+        let over_extents = |int: &Int, what: &str| {
+            let mut names = Vec::new();
+            int.names(&mut names);
+            match names.iter().find(|n| !self.extents.contains(n)) {
+                Some(n) => Err(format!(
+                    "{what} uses `{n}`, which is no extent of the kernel"
+                )),
+                None => Ok(()),
+            }
+        };
         for p in &self.params {
             if let ParamKind::Tensor { layout, .. } = &p.kind {
                 for x in layout
@@ -301,8 +341,28 @@ impl Manifest {
                     .iter()
                     .chain(layout.stride().leaves().iter())
                 {
-                    known(x, &[], &format!("the layout of {}", p.name))?;
+                    over_extents(x, &format!("the layout of {}", p.name))?;
                 }
+            }
+        }
+        for (i, s) in self.strides.iter().enumerate() {
+            let declared = match self.params.get(s.param).map(|p| &p.kind) {
+                Some(ParamKind::Tensor { layout, .. }) => {
+                    layout.stride().leaves().get(s.leaf).cloned()
+                }
+                _ => None,
+            };
+            if declared.as_ref() != Some(&s.declared)
+                || !s.name.contains('.')
+                || self
+                    .run_time_names()
+                    .take(self.extents.len() + i)
+                    .any(|n| n == &s.name)
+            {
+                return Err(format!(
+                    "the stride symbol {} is not leaf {} of parameter {}'s declared strides, or not a name of its own",
+                    s.name, s.leaf, s.param
+                ));
             }
         }
         let mut entries = Vec::new();

@@ -97,6 +97,8 @@ pub struct LaunchPlan {
     /// blocks: the block's, less a pipeline's producer warpgroup (which
     /// has left by then).
     pub reducing_threads: u32,
+    /// The entries' run-time integers in ABI order
+    /// ([`Manifest::run_time_names`]): the extents, then the stride symbols.
     pub extents: Vec<i64>,
     /// Per parameter: `Some(elements)` for tensors, `None` for scalars.
     pub lens: Vec<Option<usize>>,
@@ -197,8 +199,7 @@ pub fn plan_on_gpu(m: &Manifest, dims: &Dims, sms: i64) -> Result<LaunchPlan, Ru
 fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPlan, RuntimeError> {
     let p = plan_sizes_for(m, dims, sms)?;
     let values: HashMap<&str, i64> = m
-        .extents
-        .iter()
+        .run_time_names()
         .map(String::as_str)
         .zip(p.extents.iter().copied())
         .collect();
@@ -291,9 +292,21 @@ pub fn plan_sizes_for(
             m.extents.join(", ")
         )));
     }
+    // Each stride symbol is its declared stride: the caller's buffers.
+    let strides: Vec<i64> = {
+        let bound = |n: &str| m.extents.iter().position(|e| e == n).map(|i| extents[i]);
+        m.strides
+            .iter()
+            .map(|s| {
+                s.declared.eval(&bound).ok_or_else(|| {
+                    RuntimeError::Usage(format!("{} = {} overflows at {dims}", s.name, s.declared))
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    extents.extend(strides);
     let values: HashMap<&str, i64> = m
-        .extents
-        .iter()
+        .run_time_names()
         .map(String::as_str)
         .zip(extents.iter().copied())
         .collect();

@@ -57,16 +57,19 @@ pub fn run(args: Args) -> ExitCode {
                     }
                 };
                 for (k, _) in &lowered {
-                    let problems = crate::run::dims_problems(&k.name, &k.extents, &dims, false);
+                    let problems = crate::run::dims_problems(&k.name, k.dims(), &dims, false);
                     if !problems.is_empty() {
                         problems.iter().for_each(|p| eprintln!("error: {p}"));
                         return ExitCode::from(2);
                     }
                 }
-                for (_, variants) in &lowered {
+                for (k, variants) in &lowered {
                     // The full-tile variant: the code that runs on most blocks.
                     let full = &variants[0];
-                    print!("{}", tilec::perf::report(full, &dims.0, &src, &name));
+                    print!(
+                        "{}",
+                        tilec::perf::report(full, &k.strides, &dims.0, &src, &name)
+                    );
                 }
             }
             ExitCode::SUCCESS

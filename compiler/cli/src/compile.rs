@@ -202,7 +202,18 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 },
             })
             .collect(),
-        extents: k.extents.clone(),
+        extents: k.dims().to_vec(),
+        strides: k
+            .strides
+            .iter()
+            .filter(|s| !s.in_place)
+            .map(|s| m::StrideSpec {
+                name: s.name.clone(),
+                param: s.param,
+                leaf: s.leaf,
+                declared: s.declared.clone(),
+            })
+            .collect(),
         grid: k.launch.grid.clone(),
         // A pipeline's producer warpgroup joins the block's threads, and
         // its mbarriers (two per stage) the shared memory.

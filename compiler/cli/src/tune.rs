@@ -86,7 +86,7 @@ pub fn run(a: Args) -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     for k in &targets {
-        let problems = crate::run::dims_problems(&k.name, &k.extents, &dims, true);
+        let problems = crate::run::dims_problems(&k.name, k.dims(), &dims, true);
         if !problems.is_empty() {
             problems.iter().for_each(|p| eprintln!("error: {p}"));
             return ExitCode::from(2);

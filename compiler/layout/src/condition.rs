@@ -76,6 +76,19 @@ impl Fact {
         }
     }
 
+    /// The fact with `name` replaced by `v` everywhere.
+    pub fn replace(&self, name: &str, v: &Int) -> Fact {
+        match self {
+            Fact::Divides { divisor, dividend } => Fact::Divides {
+                divisor: divisor.replace(name, v),
+                dividend: dividend.replace(name, v),
+            },
+            Fact::Le(a, b) => Fact::Le(a.replace(name, v), b.replace(name, v)),
+            Fact::Any(fs) => Fact::Any(fs.iter().map(|f| f.replace(name, v)).collect()),
+            Fact::All(fs) => Fact::All(fs.iter().map(|f| f.replace(name, v)).collect()),
+        }
+    }
+
     /// The names the fact mentions, each once, in first-use order.
     pub fn names(&self, out: &mut Vec<String>) {
         match self {

@@ -47,7 +47,7 @@ pub fn lower_source_each(
         };
         // After a diagnostic nothing will be built: no more back ends.
         let failed = !diags.is_empty();
-        let lowered = lower_variants_each(lower, &mut |l| {
+        let lowered = lower_variants_each(&k, lower, &mut |l| {
             if !failed {
                 ready(i, l)
             }

@@ -75,15 +75,22 @@ fn perf_analysis_of_the_gemms() {
         let src = std::fs::read_to_string(&path).unwrap();
         let kernels = check_source(&src).unwrap_or_else(|d| panic!("{}", d[0].render(name, &src)));
         let lowered = tilec::lower::lower(&kernels[0]).unwrap();
-        let report = tilec::perf::report(&lowered, &[], &src, &format!("{name}.tile"));
+        let report = tilec::perf::report(
+            &lowered,
+            &kernels[0].strides,
+            &[],
+            &src,
+            &format!("{name}.tile"),
+        );
         insta::assert_snapshot!(format!("perf_{name}"), report);
     }
     // A 16-bit copy into registers that is not ldmatrix says why.
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run/swizzled_transpose.tile");
     let src = std::fs::read_to_string(&path).unwrap();
-    let lowered = tilec::lower::lower(&check_source(&src).unwrap()[0]).unwrap();
-    let report = tilec::perf::report(&lowered, &[], &src, "swizzled_transpose.tile");
+    let k = &check_source(&src).unwrap()[0];
+    let lowered = tilec::lower::lower(k).unwrap();
+    let report = tilec::perf::report(&lowered, &k.strides, &[], &src, "swizzled_transpose.tile");
     assert!(
         report.contains("swizzled_transpose.tile:27:5  note: element by element, not ldmatrix: the lanes' elements are not where ldmatrix puts them"),
         "{report}"
@@ -94,7 +101,8 @@ fn perf_analysis_of_the_gemms() {
     )
     .unwrap();
     let l = tilec::lower::lower(&check_source(&tn).unwrap()[0]).unwrap();
-    let costs = tilec::perf::analyze(&l.ir, &[4096, 4096, 4096]);
+    // M = N = K = 4096, and so is each stride symbol (K or M).
+    let costs = tilec::perf::analyze(&l.ir, &vec![4096; l.ir.extents.len()]);
     let gemm_a = costs
         .iter()
         .find(|c| c.op == "gemm" && c.target == "s0")
@@ -118,7 +126,7 @@ fn perf_analysis_of_the_gemms() {
     )
     .unwrap();
     let l = tilec::lower::lower(&check_source(&tn).unwrap()[0]).unwrap();
-    let copies: Vec<_> = tilec::perf::analyze(&l.ir, &[4096, 4096, 4096])
+    let copies: Vec<_> = tilec::perf::analyze(&l.ir, &vec![4096; l.ir.extents.len()])
         .into_iter()
         .filter(|c| c.op == "copy_async")
         .collect();

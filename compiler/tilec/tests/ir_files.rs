@@ -58,10 +58,10 @@ fn every_ir() -> Vec<(String, KernelIr)> {
             for k in tilec::check::kernel::check_source(&src).unwrap() {
                 // The variants each kernel compiles to (an optional one that
                 // cannot be made is not).
-                for l in lower_variants(|v| lower_variant(&k, v)).unwrap() {
+                for l in lower_variants(&k, |v| lower_variant(&k, v)).unwrap() {
                     out.push((f.display().to_string(), l.ir));
                 }
-                for l in lower_variants(|v| lower_variant_checked(&k, v, &lines)).unwrap() {
+                for l in lower_variants(&k, |v| lower_variant_checked(&k, v, &lines)).unwrap() {
                     out.push((format!("{} --checked", f.display()), l.ir));
                 }
             }
@@ -174,8 +174,12 @@ fn a_kernel_read_back_runs_to_the_same_bits() {
     for v in variants(&k) {
         let ir = lower_variant(&k, v).unwrap().ir;
         let back = parse(&ir.to_text()).unwrap();
-        // M = N = 256, K = 32: a 2x2 grid of full tiles.
-        let (extents, lens) = ([256, 32, 256], [256 * 32, 256 * 32, 256 * 256, 0, 0]);
+        // M = N = 256, K = 32: a 2x2 grid of full tiles; the stride
+        // symbols (A's M, B's N, C's M) their declared values.
+        let (extents, lens) = (
+            [256, 32, 256, 256, 256, 256],
+            [256 * 32, 256 * 32, 256 * 256, 0, 0],
+        );
         let a = run(&ir, [2, 2, 1], &extents, &lens);
         let b = run(&back, [2, 2, 1], &extents, &lens);
         assert_eq!(a, b, "{}", ir.name);

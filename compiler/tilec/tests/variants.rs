@@ -52,11 +52,18 @@ fn the_full_variant_runs_where_the_tiles_are_full() {
     let full = lower_variant(&k, Variant::Full).unwrap();
     assert_eq!(full.ir.name, "sgemm_nt_sm80");
     // Launch conditions: full k-tiles (the same for every block) and the
-    // 16-byte copies' alignment; the full M and N tiles are per block.
+    // 16-byte copies' alignment, a fact about the strides of A and B (M
+    // and N on the caller's buffers); the full M and N tiles are per block.
     assert_eq!(
         facts(&full.conditions),
-        ["K % 16 == 0", "M % 4 == 0", "N % 4 == 0"]
+        ["K % 16 == 0", "A.stride.1 % 4 == 0", "B.stride.1 % 4 == 0"]
     );
+    let declared: Vec<String> = full
+        .conditions
+        .iter()
+        .map(|c| k.as_declared(&c.fact).to_string())
+        .collect();
+    assert_eq!(declared, ["K % 16 == 0", "M % 4 == 0", "N % 4 == 0"]);
     assert_eq!(
         facts(&full.block_conditions),
         ["(128*(block.x+1)) <= M", "(128*(block.y+1)) <= N"]
@@ -87,7 +94,17 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
     let k = kernel("sgemm_nt_sm80");
     let v = lower_variant(&k, Variant::GuardedVectors).unwrap();
     assert_eq!(v.ir.name, "sgemm_nt_sm80_guarded_vec");
-    assert_eq!(facts(&v.conditions), ["M % 4 == 0", "N % 4 == 0"]);
+    // Each vector's start (a stride of A or B) and that no vector
+    // straddles the end of a column (an extent).
+    assert_eq!(
+        facts(&v.conditions),
+        [
+            "A.stride.1 % 4 == 0",
+            "M % 4 == 0",
+            "B.stride.1 % 4 == 0",
+            "N % 4 == 0"
+        ]
+    );
     assert!(v.block_conditions.is_empty() && v.ir.block_offset);
     let wide_and_guarded = atoms(&v.ir.body).iter().any(|i| {
         matches!(
@@ -116,7 +133,7 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
 /// The entries `tilec build` makes of an example.
 fn kept(name: &str) -> Vec<String> {
     let k = kernel(name);
-    let all = lower_variants(|v| lower_variant(&k, v)).unwrap();
+    let all = lower_variants(&k, |v| lower_variant(&k, v)).unwrap();
     all.into_iter().map(|l| l.ir.name).collect()
 }
 

@@ -282,6 +282,58 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
     m
 }
 
+/// docs/design/strides.md, stage 1: a GEMM's operands index through stride
+/// symbols, run-time integers after the extents that the runtime binds to
+/// the declared strides; a tensor no copy could pay for (written, or each
+/// element read by one block) keeps its declared stride, and its kernel's
+/// entries take no more parameters.
+#[test]
+fn a_stride_symbol_is_the_declared_stride_on_the_callers_buffers() {
+    let m = manifest_of("examples/gemm_batched.tile");
+    let symbols: Vec<(&str, usize, String)> = m
+        .strides
+        .iter()
+        .map(|s| (s.name.as_str(), s.param, s.declared.to_string()))
+        .collect();
+    assert_eq!(
+        symbols,
+        [
+            ("A.stride.0", 0, "K".to_string()),
+            ("A.stride.2", 0, "(M*K)".to_string()),
+            ("B.stride.0", 1, "K".to_string()),
+            ("B.stride.2", 1, "(N*K)".to_string()),
+        ],
+        "C is written: no symbol"
+    );
+    let p =
+        tilec_runtime::plan::plan_sizes(&m, &Dims::parse("M=136,N=264,K=72,L=3").unwrap()).unwrap();
+    assert_eq!(p.extents, [136, 72, 3, 264, 72, 136 * 72, 72, 264 * 72]);
+    // Facts about a symbol are compared as they read on the caller's
+    // buffers: bgemm_tn_sm80's `_unaligned` entry, whose `K % 64 == 0`
+    // implies the full entry's `A.stride.0 % 8 == 0` there, is not made.
+    let m = manifest_of("examples/bgemm_tn_sm80.tile");
+    let entries: Vec<&str> = m.variants.iter().map(|v| v.entry.as_str()).collect();
+    assert_eq!(
+        entries,
+        [
+            "bgemm_tn_sm80",
+            "bgemm_tn_sm80_guarded_vec",
+            "bgemm_tn_sm80_guarded"
+        ]
+    );
+    for (file, entry) in [
+        ("examples/add.tile", "add"),
+        ("tests/codegen/fold.tile", "fold"),
+    ] {
+        let m = manifest_of(file);
+        assert!(m.strides.is_empty(), "{file}: {:?}", m.strides);
+        let ptx = emitted(file, "ptx");
+        let head = part(&ptx, &format!(".entry {entry}("));
+        let params = head[..head.find(')').unwrap()].matches(".param").count();
+        assert_eq!(params, m.params.len() + m.extents.len(), "{file}");
+    }
+}
+
 /// An FMA gemm's operands come from shared memory element by element in
 /// the IR, with their proved alignment; codegen loads each aligned group
 /// that the gemm reads whole as one 128-bit read (64 in sgemm_nt_sm80's
@@ -341,7 +393,8 @@ fn copies_vectorize_where_the_layouts_allow() {
         m.variants[0]
             .conditions
             .iter()
-            .any(|c| c.needed_by == "a vectorized copy" && c.fact.to_string() == "M % 4 == 0")
+            .any(|c| c.needed_by == "a vectorized copy"
+                && c.fact.to_string() == "A.stride.1 % 4 == 0")
     );
 }
 
@@ -575,18 +628,45 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
                 .contains("do not match")
         );
     }
-    // What the manifest says is checked against its own declarations.
-    for (from, to, why) in [
-        ("\"param\": 0", "\"param\": 7", "names parameter 7"),
-        ("\"param\": 1", "\"param\": 7", "names parameter 7"),
+    // What the manifest says is checked against its own declarations: its
+    // accesses and extents (copy's), its stride symbols (gemm_batched's).
+    let (code, _, err) = tilec(&[
+        "build",
+        root().join("examples/gemm_batched.tile").to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let batched = std::fs::read_to_string(dir.join("gemm_batched.json")).unwrap();
+    for (json, from, to, why) in [
         (
+            &json,
+            "\"accesses\": [\n        {\n          \"param\": 0",
+            "\"accesses\": [\n        {\n          \"param\": 7",
+            "names parameter 7",
+        ),
+        (
+            &json,
             "\"extents\": [\n    \"M\",\n    \"N\"\n  ]",
             "\"extents\": [\n    \"M\"\n  ]",
             "no extent",
         ),
+        // The stride symbols' list comes before the variants' accesses.
+        (
+            &batched,
+            "\"param\": 0",
+            "\"param\": 7",
+            "not leaf 0 of parameter 7",
+        ),
+        (
+            &batched,
+            "\"declared\": \"K\"",
+            "\"declared\": \"M\"",
+            "declared strides",
+        ),
     ] {
         let bad = json.replacen(from, to, 1);
-        assert_ne!(bad, json, "{from}");
+        assert_ne!(&bad, json, "{from}");
         assert!(
             Manifest::from_json(&bad).unwrap_err().contains(why),
             "{from}"
@@ -627,7 +707,7 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
                     ParamKind::Scalar { elem } => panic!("state the ABI of a {elem} scalar here"),
                 })
                 .collect();
-            want.extend(m.extents.iter().map(|_| ".u64"));
+            want.extend(m.run_time_names().map(|_| ".u64"));
             if v.block_offset {
                 want.extend([".u32"; 3]);
             }

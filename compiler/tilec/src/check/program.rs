@@ -12,7 +12,7 @@ use crate::arith::{Binary, Unary};
 use crate::span::Span;
 use std::fmt;
 use tilec_layout::{
-    AlgebraError, Condition, Coord, Int, IntTuple, Layout, LdMatrixAtom, Swizzle, TiledMma,
+    AlgebraError, Condition, Coord, Fact, Int, IntTuple, Layout, LdMatrixAtom, Swizzle, TiledMma,
 };
 
 pub use tilec_layout::Elem;
@@ -337,6 +337,67 @@ pub enum ParamKind {
     Scalar(Elem),
 }
 
+/// A stride of a tensor parameter as a name of its own: `A.stride.0` for
+/// the first non-constant leaf of A's flattened strides. Views index
+/// through the symbol while the guards keep comparing coordinates with
+/// the extents, so that a launch may pass the pitch of a copy of the
+/// tensor. On the caller's buffer it is the stride the parameter declares
+/// (`declared`, over the extents).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrideSymbol {
+    pub name: String,
+    /// The parameter, by index.
+    pub param: usize,
+    /// The leaf, by index in the parameter's flattened strides.
+    pub leaf: usize,
+    pub declared: Int,
+    /// No launch copies the tensor: the kernel writes it, or each block
+    /// reads elements of its own (a copy would move as many bytes as the
+    /// kernel does). The symbol is then its declared stride at every
+    /// launch, and lowering computes with that, so that the tensor's
+    /// addresses share their terms with the guards and with the other
+    /// tensors declared alike; it is no run-time integer of the kernel.
+    pub in_place: bool,
+}
+
+impl Kernel {
+    /// The names a launch binds from its `--dims`: the extents, without
+    /// the stride symbols the runtime computes from them.
+    pub fn dims(&self) -> &[String] {
+        let symbols = self.strides.iter().filter(|s| !s.in_place).count();
+        &self.extents[..self.extents.len() - symbols]
+    }
+
+    /// Fact `f` as it reads on the caller's buffers, where each stride
+    /// symbol is the stride its parameter declares: two facts alike there
+    /// (`A.stride.0 % 8 == 0`, `B.stride.0 % 8 == 0`: both `K % 8 == 0`)
+    /// hold for the same launches.
+    pub fn as_declared(&self, f: &Fact) -> Fact {
+        self.strides
+            .iter()
+            .fold(f.clone(), |f, s| f.replace(&s.name, &s.declared))
+    }
+
+    /// Fact `f` with the stride symbols that are always their declared
+    /// strides ([`StrideSymbol::in_place`]) replaced by those.
+    pub fn in_place(&self, f: &Fact) -> Fact {
+        self.strides
+            .iter()
+            .filter(|s| s.in_place)
+            .fold(f.clone(), |f, s| f.replace(&s.name, &s.declared))
+    }
+
+    /// Integer `v` with the in-place stride symbols replaced, as
+    /// [`Kernel::in_place`] does for facts: what the runtime evaluates
+    /// names extents and the launch's stride symbols only.
+    pub fn in_place_int(&self, v: &Int) -> Int {
+        self.strides
+            .iter()
+            .filter(|s| s.in_place)
+            .fold(v.clone(), |v, s| v.replace(&s.name, &s.declared))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelParam {
     pub name: String,
@@ -609,8 +670,13 @@ pub struct Kernel {
     /// a whole is reported.
     pub span: Span,
     pub params: Vec<KernelParam>,
-    /// Run-time extents bound by the tensor parameters' layouts, in order.
+    /// The kernel's run-time integers, in the order of its parameters: the
+    /// extents bound by the tensor parameters' layouts (and `sm_count`),
+    /// then the stride symbols of [`Kernel::strides`] that are not in place.
     pub extents: Vec<String>,
+    /// The tensor parameters' strides that are not constants, as the views
+    /// name them.
+    pub strides: Vec<StrideSymbol>,
     pub launch: Launch,
     pub shared: Vec<SharedBuffer>,
     pub registers: Vec<RegisterArray>,

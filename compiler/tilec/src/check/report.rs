@@ -31,13 +31,21 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
         let _ = writeln!(out, "  shared memory {} bytes", k.shared_bytes());
         let width = k.bindings.iter().map(|b| b.name.len()).max().unwrap_or(0);
         for b in &k.bindings {
+            // A tensor's stride symbols read as its declared strides where
+            // they are those at every launch.
+            let in_place = |t: &tilec_layout::IntTuple| t.map(&|i| k.in_place_int(i));
+            let view_layout = tilec_layout::Layout::new(
+                in_place(b.view.layout.shape()),
+                in_place(b.view.layout.stride()),
+            )
+            .expect("the same profile");
             // A swizzled buffer's views index through its swizzle, outermost.
             let layout = match b.view.base {
                 Base::Shared(s) => match k.shared[s].swizzle {
-                    Some(sw) => format!("{sw} o {}", b.view.layout),
-                    None => b.view.layout.to_string(),
+                    Some(sw) => format!("{sw} o {view_layout}"),
+                    None => view_layout.to_string(),
                 },
-                _ => b.view.layout.to_string(),
+                _ => view_layout.to_string(),
             };
             let _ = writeln!(
                 out,
@@ -46,7 +54,7 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
                 b.view.layout.shape().to_string(),
                 b.view.base.space(),
                 b.view.elem,
-                b.view.offset
+                k.in_place_int(&b.view.offset)
             );
         }
         let mut shown: Vec<(&tilec_layout::Fact, &str)> = Vec::new();

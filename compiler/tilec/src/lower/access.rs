@@ -169,7 +169,8 @@ impl Lowerer<'_> {
     /// elements is consecutive in both tensors and starts at an address
     /// aligned to the vector for every thread; alignment that depends on
     /// the extents becomes a launch condition, where `conditional` allows
-    /// (otherwise only conditions already made count).
+    /// (otherwise only conditions already made count, or facts that read
+    /// as one of them on the caller's buffers).
     pub(super) fn vector_width(
         &mut self,
         src: &View,
@@ -207,7 +208,11 @@ impl Lowerer<'_> {
         while w * 2 <= common.min(unswizzled) && n % (w * 2) == 0 {
             w *= 2;
         }
-        let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        // Stride symbols in place too: their facts become the declared
+        // strides' (`lower_with`).
+        let extents = |x: &str| {
+            self.k.extents.iter().any(|e| e == x) || self.k.strides.iter().any(|s| s.name == x)
+        };
         // A thread's coordinate in a mode it never leaves (its row in a
         // block of one row, `thread.x / 256`) is 0: folded by the names'
         // ranges, such terms no longer hide a multiple of the width.
@@ -244,9 +249,12 @@ impl Lowerer<'_> {
                         .iter()
                         .all(|v| self.one_guard_per_vector(v, n, w, &mut facts)))
                 && (conditional
-                    || facts
-                        .iter()
-                        .all(|f| self.conditions.iter().any(|c| &c.fact == f)));
+                    || facts.iter().all(|f| {
+                        let f = self.k.as_declared(f);
+                        self.conditions
+                            .iter()
+                            .any(|c| self.k.as_declared(&c.fact) == f)
+                    }));
             if fits {
                 for fact in facts {
                     let c = tilec_layout::Condition {
@@ -277,7 +285,11 @@ impl Lowerer<'_> {
         w: i64,
         facts: &mut Vec<tilec_layout::Fact>,
     ) -> bool {
-        let extents = |x: &str| self.k.extents.iter().any(|e| e == x);
+        // Stride symbols in place too: their facts become the declared
+        // strides' (`lower_with`).
+        let extents = |x: &str| {
+            self.k.extents.iter().any(|e| e == x) || self.k.strides.iter().any(|s| s.name == x)
+        };
         v.coords.iter().all(|f| {
             let offset = self
                 .fix(&f.offset)

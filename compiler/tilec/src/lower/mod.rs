@@ -223,6 +223,7 @@ fn lower_with(
     for c in k.conditions.iter().filter(needed) {
         let c = tilec_layout::Condition {
             tensor: None,
+            fact: k.in_place(&c.fact),
             ..c.clone()
         };
         if !kept.contains(&c) {
@@ -297,20 +298,37 @@ fn lower_with(
     // The variant's launch conditions: the checker's, less the full-tile
     // facts it does not need (above), plus what lowering relied on.
     let mut conditions = conditions;
-    for c in l.conditions {
+    for mut c in l.conditions {
+        c.fact = k.in_place(&c.fact);
         if !conditions.contains(&c) {
             conditions.push(c);
         }
     }
+    // What the runtime evaluates names no in-place stride symbol (it has
+    // no value for one).
+    let accesses = l.accesses.into_iter().map(|a| GlobalAccess {
+        index: k.in_place_int(&a.index),
+        ..a
+    });
+    let loops = l.loops.into_iter().map(|r| LoopRange {
+        start: k.in_place_int(&r.start),
+        end: k.in_place_int(&r.end),
+        ..r
+    });
+    let mut tensor_maps = l.tensor_maps;
+    for d in tensor_maps.iter_mut().flat_map(|m| &mut m.dims) {
+        d.extent = k.in_place_int(&d.extent);
+        d.stride = k.in_place_int(&d.stride);
+    }
     Ok(Lowered {
         variant,
         ir,
-        global_accesses: dedup(l.accesses),
-        loops: l.loops,
+        global_accesses: dedup(accesses.collect()),
+        loops: loops.collect(),
         conditions,
         block_conditions,
         notes: l.notes,
-        tensor_maps: l.tensor_maps,
+        tensor_maps,
     })
 }
 
@@ -606,7 +624,10 @@ impl Lowerer<'_> {
         let def = match v {
             Int::Static(c) => IntDef::Const(*c),
             Int::Dynamic(sym) => match &**sym {
-                Sym::Var(n) => self.name(n)?,
+                Sym::Var(n) => match self.k.strides.iter().find(|s| s.in_place && &s.name == n) {
+                    Some(s) => return self.int(&s.declared),
+                    None => self.name(n)?,
+                },
                 Sym::Bin(op, a, b) => {
                     let (a, b) = (self.int(a)?, self.int(b)?);
                     IntDef::Bin(*op, a, b)

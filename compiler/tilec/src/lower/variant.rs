@@ -85,9 +85,10 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// whenever it could run, one of those runs first: softmax's unaligned
 /// entry needed `N % 8192 == 0`, its full one that and `N % 4 == 0`).
 pub fn lower_variants(
+    k: &Kernel,
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
 ) -> Result<Vec<Lowered>, Diagnostic> {
-    lower_variants_each(lower, &mut |_| {})
+    lower_variants_each(k, lower, &mut |_| {})
 }
 
 /// [`lower_variants`], telling `ready` of each variant as soon as it is
@@ -97,6 +98,7 @@ pub fn lower_variants(
 /// whose back end takes longest (element guards), comes right after the
 /// full one, so that it starts second rather than last.
 pub fn lower_variants_each(
+    k: &Kernel,
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
     ready: &mut dyn FnMut(&Lowered),
 ) -> Result<Vec<Lowered>, Diagnostic> {
@@ -123,9 +125,15 @@ pub fn lower_variants_each(
     };
     // Optional: where one cannot be made (too many atoms, say), the full
     // and guarded entries still run every extent.
+    // Facts compared as they hold on the caller's buffers: a vector's
+    // `A.stride.0 % 8 == 0` is `K % 8 == 0` there, implied by `K % 64 == 0`.
     let earns = |v: &Lowered, before: &[Lowered]| {
-        let implied =
-            |c: &tilec_layout::Condition| v.conditions.iter().any(|u| u.fact.implies(&c.fact));
+        let implied = |c: &tilec_layout::Condition| {
+            let c = k.as_declared(&c.fact);
+            v.conditions
+                .iter()
+                .any(|u| k.as_declared(&u.fact).implies(&c))
+        };
         before
             .iter()
             .all(|b| b.conditions.iter().any(|c| !implied(c)))

@@ -411,30 +411,39 @@ fn param_elem(ir: &KernelIr, p: usize) -> Elem {
 
 /// The report `tilec check --perf` prints: one line per access kind, with
 /// its `line:column` in the source, then lowering's notes (why a copy is
-/// not ldmatrix).
+/// not ldmatrix). Extents not in `extents` are 4096; the stride symbols
+/// (`strides`, the kernel's) their declared values.
 pub fn report(
     lowered: &crate::lower::Lowered,
+    strides: &[crate::check::program::StrideSymbol],
     extents: &[(String, i64)],
     src: &str,
     file: &str,
 ) -> String {
     let ir = &lowered.ir;
+    let dims: Vec<(&String, i64)> = ir
+        .extents
+        .iter()
+        .filter(|e| strides.iter().all(|s| &s.name != *e))
+        .map(|e| {
+            let v = extents
+                .iter()
+                .find(|(n, _)| n == e)
+                .map_or(4096, |(_, v)| *v);
+            (e, v)
+        })
+        .collect();
+    let bound = |n: &str| dims.iter().find(|(e, _)| *e == n).map(|(_, v)| *v);
     let values: Vec<i64> = ir
         .extents
         .iter()
-        .map(|e| {
-            extents
-                .iter()
-                .find(|(n, _)| n == e)
-                .map_or(4096, |(_, v)| *v)
+        .map(|e| match strides.iter().find(|s| &s.name == e) {
+            // Overflowing only at extents no buffer could have.
+            Some(s) => s.declared.eval(&bound).unwrap_or(0),
+            None => bound(e).unwrap_or(4096),
         })
         .collect();
-    let dims: Vec<String> = ir
-        .extents
-        .iter()
-        .zip(&values)
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
+    let dims: Vec<String> = dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let mut out = format!(
         "kernel {} (warp 0 of block (0,0,0), first loop iteration; {})\n",
         ir.name,

@@ -35,14 +35,14 @@ pub mod tune;
 use super::algebra::Evaluator;
 use super::program::{
     Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference,
-    RegisterArray, Settings, SharedBuffer, Stmt, Tunable, View,
+    RegisterArray, Settings, SharedBuffer, Stmt, StrideSymbol, Tunable, View,
 };
 use super::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, StmtKind};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Condition, Conditions, Int, SM_COUNT};
+use tilec_layout::{Builtin, Condition, Conditions, Int, Layout, SM_COUNT};
 
 /// What a partition that must divide evenly (no fallback) is needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
@@ -148,6 +148,8 @@ struct KernelChecker {
     uses: HashMap<String, Vec<String>>,
     state: KernelState,
     extents: Vec<String>,
+    /// The tensor parameters' non-constant strides, in order.
+    strides: Vec<StrideSymbol>,
     /// Where each extent is bound: the layout of the first parameter naming it.
     extent_spans: HashMap<String, Span>,
     params: Vec<KernelParam>,
@@ -218,11 +220,23 @@ impl KernelChecker {
         if !self.diags.is_empty() {
             return Err(self.diags);
         }
+        let copied = self.copied_params(&body, &launch);
+        for s in &mut self.strides {
+            s.in_place = !copied.contains(&s.param);
+        }
+        let mut extents = self.extents;
+        extents.extend(
+            self.strides
+                .iter()
+                .filter(|s| !s.in_place)
+                .map(|s| s.name.clone()),
+        );
         Ok(Kernel {
             name: k.name.name.clone(),
             span: k.name.span,
             params: self.params,
-            extents: self.extents,
+            extents,
+            strides: self.strides,
             launch,
             shared: self.state.shared,
             registers: self.state.registers,
@@ -275,7 +289,7 @@ impl KernelChecker {
                 let view = View {
                     base: Base::Param(self.params.len()),
                     elem: e,
-                    layout: l.clone(),
+                    layout: self.stride_symbols(&p.name.name, &l),
                     offset: Int::Static(0),
                     coords: CoordFn::of_param(&l),
                 };
@@ -290,6 +304,77 @@ impl KernelChecker {
             name: p.name.name.clone(),
             kind,
         });
+    }
+
+    /// Parameter `name`'s declared layout `l` with each stride leaf that is
+    /// not a constant replaced by a symbol of its own (recorded in
+    /// `strides`): `(M, K):(K, 1)` becomes `(M, K):(A.stride.0, 1)`.
+    fn stride_symbols(&mut self, name: &str, l: &Layout) -> Layout {
+        let param = self.params.len();
+        let mut leaves = l
+            .stride()
+            .leaves()
+            .into_iter()
+            .enumerate()
+            .map(|(leaf, s)| {
+                if s.is_static() {
+                    return s;
+                }
+                let symbol = format!("{name}.stride.{leaf}");
+                self.strides.push(StrideSymbol {
+                    name: symbol.clone(),
+                    param,
+                    leaf,
+                    declared: s,
+                    in_place: true,
+                });
+                Int::var(&symbol)
+            });
+        let stride = l.stride().unflatten_like(&mut leaves);
+        Layout::new(l.shape().clone(), stride).expect("the same profile as the declared layout")
+    }
+
+    /// The tensor parameters a launch may read through a copy: those the
+    /// kernel only reads, some of whose views leave out a block index the
+    /// grid spans, so that several blocks read their elements (a GEMM's A
+    /// and B; not `add`'s operands, which a copy would read once more).
+    fn copied_params(&self, body: &[Stmt], launch: &Launch) -> Vec<usize> {
+        let spanned: Vec<&str> = ["block.x", "block.y", "block.z"]
+            .into_iter()
+            .zip(&launch.grid)
+            .filter(|(_, g)| !g.is_const(1))
+            .map(|(b, _)| b)
+            .collect();
+        let (mut written, mut shared) = (Vec::new(), Vec::new());
+        super::program::walk(body, &mut |s| {
+            if let Some(View {
+                base: Base::Param(p),
+                ..
+            }) = s.op.written()
+            {
+                written.push(*p);
+            }
+            for v in s.op.read() {
+                if let Base::Param(p) = v.base {
+                    let mut names = Vec::new();
+                    v.offset.names(&mut names);
+                    for x in v
+                        .layout
+                        .shape()
+                        .leaves()
+                        .iter()
+                        .chain(&v.layout.stride().leaves())
+                    {
+                        x.names(&mut names);
+                    }
+                    if spanned.iter().any(|b| !names.iter().any(|n| n == b)) {
+                        shared.push(p);
+                    }
+                }
+            }
+        });
+        shared.retain(|p| !written.contains(p));
+        shared
     }
 
     fn broken_param(&mut self, p: &ast::Param, d: Diagnostic) {
@@ -432,7 +517,9 @@ impl KernelChecker {
             let mut names = Vec::new();
             c.fact.names(&mut names);
             let known = |n: &String| {
-                self.extents.contains(n) || (c.needed_by == FULL_TILES && Builtin::is_block(n))
+                self.extents.contains(n)
+                    || self.strides.iter().any(|s| &s.name == n)
+                    || (c.needed_by == FULL_TILES && Builtin::is_block(n))
             };
             match names.iter().find(|n| !known(n)) {
                 None => {
