@@ -460,7 +460,7 @@ impl Gpu {
     ) -> Result<(), RuntimeError> {
         let maps = maps
             .iter()
-            .map(|m| self.encode(m, d, k, stream))
+            .map(|m| self.encode(m, plan.whole_copy(m.param), d, k, stream))
             .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
@@ -468,7 +468,12 @@ impl Gpu {
             shared_mem_bytes: plan.dynamic_shared,
         };
         let mut b = stream.launch_builder(f);
-        for a in &d.0 {
+        for (i, a) in d.0.iter().enumerate() {
+            // A tensor read through its aligned copy: the copy's address.
+            if let Some(j) = plan.whole_copy(i) {
+                b.arg(&k.staged[j].0);
+                continue;
+            }
             match a {
                 DeviceArg::F32(x) => b.arg(x),
                 DeviceArg::F16(x) => b.arg(x),
@@ -503,7 +508,7 @@ impl Gpu {
     /// to the tensor (after the launch).
     fn stage(
         &self,
-        s: &crate::tma::Staging,
+        s: &crate::staging::Staging,
         d: &DeviceArgs,
         copy: &CudaSlice<u8>,
         f: &CudaFunction,
@@ -546,19 +551,25 @@ impl Gpu {
         Ok(())
     }
 
-    /// The tensor map `m` of its tensor's device copy (or of its aligned copy).
+    /// The tensor map `m` of its tensor's device copy, or of its aligned
+    /// copy (`plan_copy`: the one the kernel reads in its place, if any).
     fn encode(
         &self,
         m: &MapPlan,
+        plan_copy: Option<usize>,
         d: &DeviceArgs,
         k: &Loaded,
         stream: &CudaStream,
     ) -> Result<TensorMapArg, RuntimeError> {
         use cudarc::driver::DevicePtr;
         use cudarc::driver::sys;
-        let address = match m.source {
-            MapSource::Tensor => d.address(m.param, stream)?,
-            MapSource::Staged(i) => k.staged[i].0.device_ptr(stream).0,
+        let source = match m.source {
+            MapSource::Tensor => plan_copy,
+            MapSource::Staged(i) => Some(i),
+        };
+        let address = match source {
+            None => d.address(m.param, stream)?,
+            Some(i) => k.staged[i].0.device_ptr(stream).0,
         };
         let dtype = match m.elem {
             Elem::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,

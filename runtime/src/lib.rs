@@ -15,6 +15,7 @@ pub mod plan;
 pub mod reference;
 mod rows;
 pub mod stage;
+pub mod staging;
 pub mod tma;
 pub mod tuning;
 

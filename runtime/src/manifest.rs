@@ -33,15 +33,20 @@ impl ParamSpec {
     }
 }
 
-/// Leaf `leaf` (in the flattened strides) of tensor parameter `param`'s
-/// layout as run-time integer `name`, whose value on the caller's buffer
+/// Leaf `leaf` (in the flattened layout) of tensor parameter `param`'s
+/// strides as run-time integer `name`, whose value on the caller's buffer
 /// is `declared`, the parameter's own stride there (over the extents).
+/// With `padded`, the leaf's extent instead (its stride is 1): how far
+/// along it a guarded load may read, the extent on the caller's buffer,
+/// the pitch on an aligned copy ([`crate::staging`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StrideSpec {
     pub name: String,
     pub param: usize,
     pub leaf: usize,
     pub declared: Int,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub padded: bool,
 }
 
 /// A fact about the extents that must hold for the launch.
@@ -347,6 +352,12 @@ impl Manifest {
         }
         for (i, s) in self.strides.iter().enumerate() {
             let declared = match self.params.get(s.param).map(|p| &p.kind) {
+                Some(ParamKind::Tensor { layout, .. }) if s.padded => layout
+                    .stride()
+                    .leaves()
+                    .get(s.leaf)
+                    .filter(|d| d.is_const(1))
+                    .and_then(|_| layout.shape().leaves().get(s.leaf).cloned()),
                 Some(ParamKind::Tensor { layout, .. }) => {
                     layout.stride().leaves().get(s.leaf).cloned()
                 }
@@ -360,7 +371,7 @@ impl Manifest {
                     .any(|n| n == &s.name)
             {
                 return Err(format!(
-                    "the stride symbol {} is not leaf {} of parameter {}'s declared strides, or not a name of its own",
+                    "the stride symbol {} is not leaf {} of parameter {}'s declared strides (or unit-stride extent), or not a name of its own",
                     s.name, s.leaf, s.param
                 ));
             }

@@ -5,8 +5,9 @@
 
 use crate::RuntimeError;
 use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind};
+pub use crate::staging::Staging;
 use crate::tma::map_plan;
-pub use crate::tma::{MapPlan, MapSource, Staging};
+pub use crate::tma::{MapPlan, MapSource};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tilec_layout::{Builtin, SM_COUNT};
@@ -104,8 +105,10 @@ pub struct LaunchPlan {
     pub lens: Vec<Option<usize>>,
     /// Per launch, the tensor maps its entry takes, evaluated.
     pub maps: Vec<Vec<MapPlan>>,
-    /// The aligned copies of tensors whose rows TMA cannot read in place,
-    /// made before every launch; maps name them by index.
+    /// The aligned copies made before every launch: of read-only tensors
+    /// the kernel reads in their place (their stride symbols bound to the
+    /// copies' in `extents`), and of tensors whose rows TMA cannot read
+    /// in place (maps name those by index).
     pub staged: Vec<Staging>,
 }
 
@@ -127,10 +130,16 @@ impl LaunchPlan {
         Some((values, blocks / along.max(1)))
     }
 
+    /// The index in [`LaunchPlan::staged`] of the copy the kernel reads in
+    /// place of tensor parameter `p`, if it reads one.
+    pub fn whole_copy(&self, p: usize) -> Option<usize> {
+        self.staged.iter().position(|s| s.whole && s.param == p)
+    }
+
     /// The entry points that run, each once, in launch order (`sgemm` or
     /// `sgemm + sgemm_guarded`), the values of the kernel's tunables
-    /// (`[splits=16]`), and the tensors TMA reads through aligned copies,
-    /// if any.
+    /// (`[splits=16]`), and the tensors read through aligned copies (by
+    /// the kernel, or by TMA alone), if any.
     pub fn entries(&self, m: &Manifest) -> String {
         let names = distinct(
             self.launches
@@ -141,15 +150,18 @@ impl LaunchPlan {
         if !m.tunables.is_empty() {
             s += &format!(" [{}]", m.tuned());
         }
-        let names = |written: bool| {
+        let names = |written: bool, whole: bool| {
             distinct(
                 self.staged
                     .iter()
-                    .filter(|s| s.written == written)
+                    .filter(|s| s.written == written && s.whole == whole)
                     .map(|s| m.params[s.param].name.as_str()),
             )
         };
-        let (read, written) = (names(false), names(true));
+        let (copied, read, written) = (names(false, true), names(false, false), names(true, false));
+        if !copied.is_empty() {
+            s += &format!(" (reads aligned copies of {})", copied.join(", "));
+        }
         if !read.is_empty() {
             s += &format!(" (TMA reads an aligned copy of {})", read.join(", "));
         }
@@ -305,6 +317,30 @@ pub fn plan_sizes_for(
             .collect::<Result<_, _>>()?
     };
     extents.extend(strides);
+    let declared = planned(m, dims, sms, extents.clone(), Vec::new());
+    let Some((values, staged)) = copies(m, &extents) else {
+        return declared;
+    };
+    // The copies only where the entries that launch are better (on a
+    // small grid the one entry for any block may run either way).
+    let copied = planned(m, dims, sms, values, staged);
+    let launched = |p: &LaunchPlan| p.launches.iter().map(|l| l.variant).collect::<Vec<_>>();
+    match (&declared, &copied) {
+        (Ok(d), Ok(c)) if launched(c) < launched(d) => copied,
+        (Err(_), Ok(_)) => copied,
+        _ => declared,
+    }
+}
+
+/// [`plan_sizes_for`] with the run-time integers `extents` bound and the
+/// aligned copies `staged` (those the kernel reads in place of tensors).
+fn planned(
+    m: &Manifest,
+    dims: &Dims,
+    sms: Option<i64>,
+    extents: Vec<i64>,
+    mut staged: Vec<Staging>,
+) -> Result<LaunchPlan, RuntimeError> {
     let values: HashMap<&str, i64> = m
         .run_time_names()
         .map(String::as_str)
@@ -317,9 +353,7 @@ pub fn plan_sizes_for(
             .find(|c| c.fact.eval(&env) != Some(true))
             .cloned()
     };
-    let usable: Vec<usize> = (0..m.variants.len())
-        .filter(|&i| failing(&m.variants[i]).is_none())
-        .collect();
+    let usable = usable(m, &values);
     if usable.is_empty() {
         let c = m.variants.first().and_then(failing);
         let why = c.map_or("the manifest has no variant".to_string(), |c| {
@@ -384,11 +418,11 @@ pub fn plan_sizes_for(
             ParamKind::Scalar { .. } => None,
         });
     }
-    let (mut maps, mut staged) = (Vec::new(), Vec::new());
+    let mut maps = Vec::new();
     for l in &launches {
         let mut these = Vec::new();
         for t in &m.variants[l.variant].tensor_maps {
-            let len = lens.get(t.param).copied().flatten().unwrap_or(0);
+            let len = reach(&lens, &staged, t.param);
             these.push(map_plan(m, t, &env, len, &mut staged)?);
         }
         maps.push(these);
@@ -417,6 +451,76 @@ pub fn plan_sizes_for(
         maps,
         staged,
     })
+}
+
+/// The variants whose launch conditions hold at `values`, in order.
+fn usable(m: &Manifest, values: &HashMap<&str, i64>) -> Vec<usize> {
+    let env = |n: &str| values.get(n).copied();
+    (0..m.variants.len())
+        .filter(|&i| {
+            m.variants[i]
+                .conditions
+                .iter()
+                .all(|c| c.fact.eval(&env) == Some(true))
+        })
+        .collect()
+}
+
+/// Where binding some stride symbols to aligned copies of their tensors
+/// ([`crate::staging::whole`]) makes better variants usable than the
+/// caller's buffers (`declared`) do (the list of usable ones earlier in
+/// preference order): the run-time integers so bound, and the copies,
+/// those alone the better list needs.
+fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
+    let names: Vec<&str> = m.run_time_names().map(String::as_str).collect();
+    let bindings = |v: &[i64]| -> HashMap<&str, i64> {
+        names.iter().copied().zip(v.iter().copied()).collect()
+    };
+    let at_declared = bindings(declared);
+    let env = |n: &str| at_declared.get(n).copied();
+    let mut params: Vec<usize> = m.strides.iter().map(|s| s.param).collect();
+    params.dedup();
+    let candidates: Vec<(Staging, Vec<(usize, i64)>)> = params
+        .into_iter()
+        .filter_map(|p| crate::staging::whole(m, p, &env))
+        .collect();
+    let first = m.extents.len();
+    let rebound = |chosen: &[&(Staging, Vec<(usize, i64)>)]| {
+        let mut v = declared.to_vec();
+        for (i, x) in chosen.iter().flat_map(|c| &c.1) {
+            v[first + i] = *x;
+        }
+        v
+    };
+    let best = usable(m, &at_declared);
+    let mut chosen: Vec<&(Staging, Vec<(usize, i64)>)> = candidates.iter().collect();
+    let all = usable(m, &bindings(&rebound(&chosen)));
+    // An empty list is the worst: no variant runs.
+    if all.is_empty() || (!best.is_empty() && all >= best) {
+        return None;
+    }
+    // Leave out each copy the list does not need.
+    let mut i = 0;
+    while i < chosen.len() {
+        let mut without = chosen.clone();
+        without.remove(i);
+        if usable(m, &bindings(&rebound(&without))) == all {
+            chosen = without;
+        } else {
+            i += 1;
+        }
+    }
+    let values = rebound(&chosen);
+    Some((values, chosen.into_iter().map(|c| c.0.clone()).collect()))
+}
+
+/// Elements the kernel may address in parameter `p`'s buffer: its aligned
+/// copy's where it reads one in place of the tensor.
+fn reach(lens: &[Option<usize>], staged: &[Staging], p: usize) -> usize {
+    match staged.iter().find(|s| s.whole && s.param == p) {
+        Some(s) => (s.bytes() / s.elem_bytes) as usize,
+        None => lens.get(p).copied().flatten().unwrap_or(0),
+    }
 }
 
 /// The dimension `name` indexes, if it is `block.x`, `block.y` or `block.z`.
@@ -598,7 +702,7 @@ fn check_bounds(
             continue; // inside a loop that does not run
         }
         let p = &m.params[a.param];
-        let len = plan.lens[a.param].unwrap_or(0) as i64;
+        let len = reach(&plan.lens, &plan.staged, a.param) as i64;
         match a.index.range(&env) {
             Some((lo, hi)) if lo >= 0 && hi < len => {}
             Some((lo, hi)) => {

@@ -1,4 +1,4 @@
-//! The kernel that fills a tensor's aligned copy for TMA ([`crate::tma::Staging`]), and copies a written one back:
+//! The kernel that fills a tensor's aligned copy for TMA ([`crate::staging::Staging`]), and copies a written one back:
 //! rows of elements from any pitch to a pitch of whole 128 bytes. Written
 //! here in PTX (the runtime has no compiler), one entry per element size.
 //! A warp moves 32 consecutive elements per instruction, so loads and

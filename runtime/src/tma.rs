@@ -10,6 +10,7 @@
 
 use crate::RuntimeError;
 use crate::manifest::{Elem, Manifest};
+use crate::staging::{MAX_ROW_COPIES, MAX_STAGED_BYTES, Staging, rows};
 
 /// A tensor map at the launch's extents.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,108 +33,6 @@ pub enum MapSource {
     Tensor,
     /// [`crate::plan::LaunchPlan::staged`]`[i]`: an aligned copy of it.
     Staged(usize),
-}
-
-/// An aligned copy of the part of a tensor that a map covers: its rows
-/// (the map's contiguous dimension) start 128 bytes apart at least, so
-/// that each TMA row starts a cache line, and the outer dimensions follow
-/// densely.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Staging {
-    pub param: usize,
-    /// Bytes of one element (the copy moves whole elements).
-    pub elem_bytes: u64,
-    /// Bytes of one row: the map's first extent times the element's size.
-    pub row_bytes: u64,
-    /// The map's other dimensions, innermost first.
-    pub dims: Vec<StagedDim>,
-    /// A TMA store writes through the copy: it is copied back to the
-    /// tensor after the launch.
-    pub written: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StagedDim {
-    pub extent: u64,
-    /// Bytes between consecutive entries in the tensor.
-    pub from: u64,
-    /// Bytes between consecutive entries in the copy.
-    pub to: u64,
-}
-
-/// One pitched two-dimensional copy: `rows` rows of `Staging::row_bytes`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RowCopy {
-    /// Bytes from the start of the tensor and of the copy.
-    pub from: u64,
-    pub to: u64,
-    pub rows: u64,
-    pub from_pitch: u64,
-    pub to_pitch: u64,
-}
-
-/// Row copies a staging may take: beyond this the tensor's outer
-/// dimensions are too scattered to copy before every launch.
-const MAX_ROW_COPIES: u64 = 1 << 12;
-
-/// Bytes an aligned copy may take (the H200 has 141 GB).
-const MAX_STAGED_BYTES: u64 = 1 << 40;
-
-impl Staging {
-    /// Bytes of the copy.
-    pub fn bytes(&self) -> u64 {
-        self.dims.last().map_or(self.row_bytes, |d| d.to * d.extent)
-    }
-
-    /// The rows of one pitched copy (the first dimension's, with every
-    /// next dimension's whose rows follow on in the tensor), and the
-    /// dimensions left, each a copy per entry.
-    fn joined(&self) -> Option<(u64, &[StagedDim])> {
-        let first = self.dims.first()?;
-        let mut rows = first.extent;
-        let mut rest = &self.dims[1..];
-        while let Some(d) = rest
-            .first()
-            .filter(|d| Some(d.from) == first.from.checked_mul(rows))
-        {
-            rows *= d.extent;
-            rest = &rest[1..];
-        }
-        Some((rows, rest))
-    }
-
-    /// How many pitched copies [`Staging::copies`] gives, without making them.
-    pub fn copy_count(&self) -> u64 {
-        self.joined().map_or(0, |(_, rest)| {
-            rest.iter().fold(1u64, |n, d| n.saturating_mul(d.extent))
-        })
-    }
-
-    /// The copy as pitched copies.
-    pub fn copies(&self) -> Vec<RowCopy> {
-        let (Some(first), Some((rows, rest))) = (self.dims.first(), self.joined()) else {
-            return Vec::new();
-        };
-        let mut out = vec![RowCopy {
-            from: 0,
-            to: 0,
-            rows,
-            from_pitch: first.from,
-            to_pitch: first.to,
-        }];
-        for d in rest {
-            out = (0..d.extent)
-                .flat_map(|i| {
-                    out.iter().map(move |c| RowCopy {
-                        from: c.from + i * d.from,
-                        to: c.to + i * d.to,
-                        ..*c
-                    })
-                })
-                .collect();
-        }
-        out
-    }
 }
 
 /// Evaluates tensor map `t` at the extents, refusing what TMA cannot take
@@ -196,7 +95,7 @@ pub fn map_plan(
                 "TMA needs the strides of {name} to be multiples of 16 bytes; an aligned copy of it {why}"
             ))
         };
-        let mut staging = staging(t.param, bytes as u64, extents[0], &extents[1..], &strides)
+        let mut staging = rows(t.param, bytes as u64, extents[0], &extents[1..], &strides)
             .ok_or_else(|| refuse(format!("would pass {MAX_STAGED_BYTES} bytes")))?;
         staging.written = t.store;
         if staging.copy_count() > MAX_ROW_COPIES {
@@ -236,80 +135,4 @@ pub fn map_plan(
         swizzle_bytes: t.swizzle_bytes as u32,
         source,
     })
-}
-
-/// The aligned copy of rows of `row` elements of `elem_bytes`, with outer
-/// `extents` at byte `strides` in the tensor; `None` past
-/// [`MAX_STAGED_BYTES`] (dimensions that overlap in the tensor can make a
-/// copy far larger than the tensor).
-fn staging(
-    param: usize,
-    elem_bytes: u64,
-    row: u64,
-    extents: &[u64],
-    strides: &[u64],
-) -> Option<Staging> {
-    let row_bytes = row.checked_mul(elem_bytes)?;
-    let mut to = row_bytes.checked_next_multiple_of(128)?;
-    let mut dims = Vec::new();
-    for (&extent, &from) in extents.iter().zip(strides) {
-        dims.push(StagedDim { extent, from, to });
-        to = to.checked_mul(extent).filter(|&b| b <= MAX_STAGED_BYTES)?;
-    }
-    Some(Staging {
-        param,
-        elem_bytes,
-        row_bytes,
-        dims,
-        written: false,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_matrix_is_one_pitched_copy() {
-        // 4097 x 4097 bf16, K-major: rows of 8194 bytes go to rows of 8320.
-        let s = staging(0, 2, 4097, &[4097], &[8194]).unwrap();
-        assert_eq!(s.bytes(), 8320 * 4097);
-        assert_eq!(
-            s.copies(),
-            vec![RowCopy {
-                from: 0,
-                to: 0,
-                rows: 4097,
-                from_pitch: 8194,
-                to_pitch: 8320,
-            }]
-        );
-    }
-
-    #[test]
-    fn batches_that_follow_on_join_the_rows() {
-        let dense = staging(1, 4, 50, &[30, 5], &[200, 6000]).unwrap();
-        assert_eq!(dense.copies().len(), 1);
-        assert_eq!(dense.copies()[0].rows, 150);
-        assert_eq!(dense.bytes(), 256 * 150);
-        // A gap between batch entries: one copy per entry.
-        let gapped = staging(1, 4, 50, &[30, 5], &[200, 6400]).unwrap();
-        let c = gapped.copies();
-        assert_eq!((c.len(), gapped.copy_count()), (5, 5));
-        assert_eq!(
-            (c[4].from, c[4].to, c[4].rows),
-            (4 * 6400, 4 * 256 * 30, 30)
-        );
-    }
-
-    #[test]
-    fn a_copy_larger_than_memory_is_refused_not_wrapped() {
-        // Three dimensions of 2^31 that overlap in the tensor (strides of
-        // 16 bytes): the copy would be 2^93 bytes.
-        let big = [1 << 31, 1 << 31, 1 << 31];
-        assert!(staging(0, 2, 3, &big, &[16, 16, 16]).is_none());
-        // The count of copies is counted, not listed.
-        let many = staging(0, 2, 3, &[2, 1 << 20], &[6, 1 << 30]).unwrap();
-        assert_eq!(many.copy_count(), 1 << 20);
-    }
 }

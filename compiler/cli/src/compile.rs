@@ -212,6 +212,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 param: s.param,
                 leaf: s.leaf,
                 declared: s.declared.clone(),
+                padded: s.padded,
             })
             .collect(),
         grid: k.launch.grid.clone(),

@@ -48,7 +48,10 @@ pub fn expected(
         .iter()
         .map(|a| if let Arg::Scalar(v) = a { *v } else { 0.0 })
         .collect();
-    let (written, sample) = run_sampled(target, &tplan, scalars, &mut tensors).map_err(|e| {
+    let (written, sample) = crate::run::on_copies(&tplan, &mut tensors, |t| {
+        run_sampled(target, &tplan, scalars, t)
+    })
+    .map_err(|e| {
         RuntimeError::Usage(format!(
             "the reference kernel {name} failed on the CPU executor: {} (run it alone to see where)",
             e.message

@@ -333,11 +333,36 @@ fn execute_shown(
                 bar.finish_and_clear();
             }
         });
-        let r = exec::execute(&launch, tensors);
+        let r = on_copies(plan, tensors, |t| exec::execute(&launch, t));
         // The display's channel closes: it stops now, not at its next tick.
         drop(finished);
         r.map(|_| ())
     })
+}
+
+/// Runs `f` on `tensors` as the plan's launches read them: each tensor
+/// read through an aligned copy replaced by that copy, made on the host as
+/// the GPU makes it (zero past each row), and put back after (the checker
+/// lets no kernel write such a tensor).
+pub fn on_copies<R>(
+    plan: &LaunchPlan,
+    tensors: &mut [Option<exec::Tensor>],
+    f: impl FnOnce(&mut [Option<exec::Tensor>]) -> R,
+) -> R {
+    let mut originals = Vec::new();
+    for s in plan.staged.iter().filter(|s| s.whole) {
+        if let Some(t) = &mut tensors[s.param] {
+            let copy = s.on_host(&t.data);
+            originals.push((s.param, std::mem::replace(&mut t.data, copy)));
+        }
+    }
+    let r = f(tensors);
+    for (p, data) in originals {
+        if let Some(t) = &mut tensors[p] {
+            t.data = data;
+        }
+    }
+    r
 }
 
 /// The executor's launch of a plan.
@@ -450,7 +475,7 @@ fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
         .collect();
     let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None);
     let start = Instant::now();
-    exec::execute(&launch, &mut tensors).ok()?;
+    on_copies(&small_plan, &mut tensors, |t| exec::execute(&launch, t)).ok()?;
     let took = start.elapsed();
     let parallel = |p: &LaunchPlan| cores().min(blocks(p)).max(1) as f64;
     let scale = full / amount(&small_plan) * parallel(&small_plan) / parallel(plan);
@@ -510,7 +535,13 @@ pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, 
             }
             _ => None,
         })
-        .sum();
+        .sum::<u128>()
+        // The aligned copies the launch reads in place of tensors.
+        + plan
+            .staged
+            .iter()
+            .map(|s| (s.bytes() / s.elem_bytes) as u128 * per_elem(m.params[s.param].elem()))
+            .sum::<u128>();
     if let Some(have) = available_memory()
         && need > have as u128
     {

@@ -348,7 +348,7 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
         (
             "examples/sgemm_nt_sm80.tile",
             "M=259,N=384,K=32",
-            "sgemm_nt_sm80_unaligned + sgemm_nt_sm80_guarded ",
+            "sgemm_nt_sm80 + sgemm_nt_sm80_guarded_vec (reads aligned copies of A) ",
         ),
         (
             "examples/sgemm_nt_sm80.tile",
@@ -363,7 +363,7 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
         (
             "examples/bgemm_tn_sm90.tile",
             "M=130,N=136,K=70",
-            "bgemm_tn_sm90_guarded ",
+            "bgemm_tn_sm90 + bgemm_tn_sm90_guarded_vec (reads aligned copies of A, B) ",
         ),
         ("examples/copy.tile", "M=260,N=96", "copy + copy_guarded "),
     ] {

@@ -175,11 +175,14 @@ fn a_kernel_read_back_runs_to_the_same_bits() {
         let ir = lower_variant(&k, v).unwrap().ir;
         let back = parse(&ir.to_text()).unwrap();
         // M = N = 256, K = 32: a 2x2 grid of full tiles; the stride
-        // symbols (A's M, B's N, C's M) their declared values.
-        let (extents, lens) = (
-            [256, 32, 256, 256, 256, 256],
-            [256 * 32, 256 * 32, 256 * 256, 0, 0],
-        );
+        // symbols and padded extents (A's M, B's N) their declared values.
+        let extents: Vec<i64> = k
+            .extents
+            .iter()
+            .map(|n| if n == "K" { 32 } else { 256 })
+            .collect();
+        assert_eq!(k.extents.len(), 7, "{:?}", k.extents);
+        let lens = [256 * 32, 256 * 32, 256 * 256, 0, 0];
         let a = run(&ir, [2, 2, 1], &extents, &lens);
         let b = run(&back, [2, 2, 1], &extents, &lens);
         assert_eq!(a, b, "{}", ir.name);

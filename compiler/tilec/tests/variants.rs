@@ -95,14 +95,15 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
     let v = lower_variant(&k, Variant::GuardedVectors).unwrap();
     assert_eq!(v.ir.name, "sgemm_nt_sm80_guarded_vec");
     // Each vector's start (a stride of A or B) and that no vector
-    // straddles the end of a column (an extent).
+    // straddles the end of a column (its padded extent: M or N on the
+    // caller's buffers, the pitch on an aligned copy).
     assert_eq!(
         facts(&v.conditions),
         [
             "A.stride.1 % 4 == 0",
-            "M % 4 == 0",
+            "A.padded.0 % 4 == 0",
             "B.stride.1 % 4 == 0",
-            "N % 4 == 0"
+            "B.padded.0 % 4 == 0"
         ]
     );
     assert!(v.block_conditions.is_empty() && v.ir.block_offset);
@@ -156,7 +157,12 @@ fn the_k_residue_entry_needs_no_whole_k_tiles() {
     let k = kernel("sgemm_tn_sm80");
     let full = lower_variant(&k, Variant::Full).unwrap();
     let r = lower_variant(&k, Variant::KResidue).unwrap();
-    assert_eq!(facts(&full.conditions), ["K % 16 == 0"]);
+    // Whole k-tiles of the rows of A and B as the kernel reads them: K on
+    // the caller's buffers, the pitch on an aligned copy zero past K.
+    assert_eq!(
+        facts(&full.conditions),
+        ["A.padded.1 % 16 == 0", "B.padded.1 % 16 == 0"]
+    );
     assert!(r.conditions.is_empty(), "{:?}", r.conditions);
     assert_eq!(facts(&r.block_conditions), facts(&full.block_conditions));
     assert!(

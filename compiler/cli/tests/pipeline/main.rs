@@ -300,14 +300,19 @@ fn a_stride_symbol_is_the_declared_stride_on_the_callers_buffers() {
         [
             ("A.stride.0", 0, "K".to_string()),
             ("A.stride.2", 0, "(M*K)".to_string()),
+            ("A.padded.1", 0, "K".to_string()),
             ("B.stride.0", 1, "K".to_string()),
             ("B.stride.2", 1, "(N*K)".to_string()),
+            ("B.padded.1", 1, "K".to_string()),
         ],
         "C is written: no symbol"
     );
     let p =
         tilec_runtime::plan::plan_sizes(&m, &Dims::parse("M=136,N=264,K=72,L=3").unwrap()).unwrap();
-    assert_eq!(p.extents, [136, 72, 3, 264, 72, 136 * 72, 72, 264 * 72]);
+    assert_eq!(
+        p.extents,
+        [136, 72, 3, 264, 72, 136 * 72, 72, 72, 264 * 72, 72]
+    );
     // Facts about a symbol are compared as they read on the caller's
     // buffers: bgemm_tn_sm80's `_unaligned` entry, whose `K % 64 == 0`
     // implies the full entry's `A.stride.0 % 8 == 0` there, is not made.

@@ -270,24 +270,37 @@ fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
 fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
     use tilec_runtime::plan::plan_sizes_for;
     let m = built_manifest("examples/sgemm_tn_sm80.tile", "sgemm_tn_sm80");
+    let plan = |dims: &str, sms: Option<i64>| {
+        plan_sizes_for(&m, &Dims::parse(dims).unwrap(), sms).unwrap()
+    };
     let entries = |dims: &str, sms: Option<i64>| -> Vec<String> {
-        let p = plan_sizes_for(&m, &Dims::parse(dims).unwrap(), sms).unwrap();
-        p.launches
+        plan(dims, sms)
+            .launches
             .iter()
             .map(|l| m.variants[l.variant].entry.clone())
             .collect()
     };
-    // 8 x 9 blocks of 128 x 128.
+    // 8 x 9 blocks of 128 x 128; as one launch, no aligned copies, which
+    // would not change the entry.
     let small = "M=1000,N=1037,K=999";
     assert_eq!(entries(small, Some(132)), ["sgemm_tn_sm80_guarded"]);
+    assert!(plan(small, Some(132)).staged.is_empty());
+    // Split, the full entry on copies of A and B whose rows are zero
+    // from K = 999 to their pitch of 1024.
     assert_eq!(
         entries(small, Some(35)),
         [
-            "sgemm_tn_sm80_k_residue",
+            "sgemm_tn_sm80",
             "sgemm_tn_sm80_guarded",
             "sgemm_tn_sm80_guarded"
         ]
     );
+    let copied: Vec<usize> = plan(small, Some(35))
+        .staged
+        .iter()
+        .map(|s| s.param)
+        .collect();
+    assert_eq!(copied, [0, 1]);
     assert_eq!(entries(small, None), entries(small, Some(35)));
     assert_eq!(
         entries("M=4000,N=4000,K=4000", Some(132))[0],

@@ -348,9 +348,13 @@ pub struct StrideSymbol {
     pub name: String,
     /// The parameter, by index.
     pub param: usize,
-    /// The leaf, by index in the parameter's flattened strides.
+    /// The leaf, by index in the parameter's flattened layout.
     pub leaf: usize,
     pub declared: Int,
+    /// `A.padded.i`: not a stride but how far along leaf `i` (the mode of
+    /// stride 1, declared as its extent) a guarded load may read; on a
+    /// copy, its rows' pitch, the rest of each row zero.
+    pub padded: bool,
     /// No launch copies the tensor: the kernel writes it, or each block
     /// reads elements of its own (a copy would move as many bytes as the
     /// kernel does). The symbol is then its declared stride at every
@@ -385,6 +389,32 @@ impl Kernel {
             .iter()
             .filter(|s| s.in_place)
             .fold(f.clone(), |f, s| f.replace(&s.name, &s.declared))
+    }
+
+    /// The elements the kernel may address in tensor parameter `p`'s
+    /// buffer: the cosize of its layout as the kernel indexes it (its
+    /// stride symbols, and its padded extent for its mode's). On the
+    /// caller's buffer that is the declared cosize; on a copy, the copy's
+    /// length.
+    pub fn reach(&self, p: usize) -> Option<Int> {
+        let ParamKind::Tensor { layout, .. } = &self.params[p].kind else {
+            return None;
+        };
+        let symbol = |leaf: usize, padded: bool, declared: Int| {
+            self.strides
+                .iter()
+                .find(|s| s.param == p && s.leaf == leaf && s.padded == padded && !s.in_place)
+                .map_or(declared, |s| Int::var(&s.name))
+        };
+        let shape = layout.shape().leaves().into_iter().enumerate();
+        let shape = layout
+            .shape()
+            .unflatten_like(&mut shape.map(|(i, x)| symbol(i, true, x)));
+        let stride = layout.stride().leaves().into_iter().enumerate();
+        let stride = layout
+            .stride()
+            .unflatten_like(&mut stride.map(|(i, x)| symbol(i, false, x)));
+        Some(Layout::new(shape, stride).ok()?.cosize())
     }
 
     /// Integer `v` with the in-place stride symbols replaced, as

@@ -57,16 +57,25 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
                 k.in_place_int(&b.view.offset)
             );
         }
+        // Facts as the launch reads them: in-place symbols are their
+        // declared values.
+        let conditions: Vec<tilec_layout::Condition> = k
+            .conditions
+            .iter()
+            .map(|c| tilec_layout::Condition {
+                fact: k.in_place(&c.fact),
+                ..c.clone()
+            })
+            .collect();
         let mut shown: Vec<(&tilec_layout::Fact, &str)> = Vec::new();
-        for c in &k.conditions {
+        for c in &conditions {
             // The same fact about several tensors' tiles, once, naming them.
             if shown.contains(&(&c.fact, c.needed_by)) {
                 continue;
             }
             shown.push((&c.fact, c.needed_by));
             if c.needed_by == crate::check::kernel::FULL_TILES {
-                let tensors: Vec<&str> = k
-                    .conditions
+                let tensors: Vec<&str> = conditions
                     .iter()
                     .filter(|d| d.fact == c.fact && d.needed_by == c.needed_by)
                     .filter_map(|d| d.tensor.map(|p| k.params[p].name.as_str()))

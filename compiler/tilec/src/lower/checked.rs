@@ -3,7 +3,6 @@
 //! with the `.tile` line it comes from.
 
 use super::{Lowerer, Problem};
-use crate::check::program::ParamKind;
 use crate::diagnostic::SourceLines;
 use crate::ir::{Addr, Inst, InstKind, IntDef, Space};
 use tilec_layout::int::Op as IntOp;
@@ -36,11 +35,11 @@ impl Lowerer<'_> {
         for (a, width, what) in touched {
             let (len, name) = match a.space {
                 Space::Global(p) => {
-                    let ParamKind::Tensor { layout, .. } = &self.k.params[p].kind else {
+                    let Some(reach) = self.k.reach(p) else {
                         continue;
                     };
                     // Never skipped: a checked build that dropped a check would lie.
-                    let len = self.int(&layout.cosize())?;
+                    let len = self.int(&reach)?;
                     (len, format!("`{}`", self.k.params[p].name))
                 }
                 Space::Shared(s) => (

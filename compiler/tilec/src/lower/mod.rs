@@ -230,6 +230,19 @@ fn lower_with(
             kept.push(c);
         }
     }
+    // `x <= A.padded.0` follows from `x <= M` where A declares M there: a
+    // padded extent is at least its declared one at every launch.
+    let implied = |c: &tilec_layout::Condition| match &c.fact {
+        tilec_layout::Fact::Le(a, b) => k.strides.iter().any(|s| {
+            s.padded
+                && *b == Int::var(&s.name)
+                && kept
+                    .iter()
+                    .any(|d| d.fact == tilec_layout::Fact::Le(a.clone(), s.declared.clone()))
+        }),
+        _ => false,
+    };
+    let kept: Vec<tilec_layout::Condition> = kept.iter().filter(|c| !implied(c)).cloned().collect();
     let (block_conditions, conditions): (Vec<_>, Vec<_>) =
         kept.into_iter().partition(is_block_fact);
     let params = k

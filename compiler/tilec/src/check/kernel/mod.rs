@@ -286,12 +286,14 @@ impl KernelChecker {
                     },
                     Err(d) => return self.broken_param(p, d),
                 };
+                let mut coords = CoordFn::of_param(&l);
+                let layout = self.stride_symbols(&p.name.name, &l, &mut coords);
                 let view = View {
                     base: Base::Param(self.params.len()),
                     elem: e,
-                    layout: self.stride_symbols(&p.name.name, &l),
+                    layout,
                     offset: Int::Static(0),
-                    coords: CoordFn::of_param(&l),
+                    coords,
                 };
                 (
                     ParamKind::Tensor { elem: e, layout: l },
@@ -308,9 +310,15 @@ impl KernelChecker {
 
     /// Parameter `name`'s declared layout `l` with each stride leaf that is
     /// not a constant replaced by a symbol of its own (recorded in
-    /// `strides`): `(M, K):(K, 1)` becomes `(M, K):(A.stride.0, 1)`.
-    fn stride_symbols(&mut self, name: &str, l: &Layout) -> Layout {
+    /// `strides`): `(M, K):(K, 1)` becomes `(M, K):(A.stride.0, 1)`. Where
+    /// the layout can be copied into rows of its own pitch (one mode of
+    /// stride 1, every other stride a symbol), that mode's guard in
+    /// `coords` compares with `A.padded.1` instead of K: on a copy whose
+    /// rows are zero past K, a load up to the pitch reads what a guarded
+    /// one would.
+    fn stride_symbols(&mut self, name: &str, l: &Layout, coords: &mut [CoordFn]) -> Layout {
         let param = self.params.len();
+        let first = self.strides.len();
         let mut leaves = l
             .stride()
             .leaves()
@@ -326,12 +334,39 @@ impl KernelChecker {
                     param,
                     leaf,
                     declared: s,
+                    padded: false,
                     in_place: true,
                 });
                 Int::var(&symbol)
             });
         let stride = l.stride().unflatten_like(&mut leaves);
-        Layout::new(l.shape().clone(), stride).expect("the same profile as the declared layout")
+        let strides = l.stride().leaves();
+        let symbols = self.strides.len() - first;
+        let unit: Vec<usize> = (0..strides.len())
+            .filter(|&i| strides[i].is_const(1))
+            .collect();
+        if symbols == 0 || symbols + 1 != strides.len() || unit.len() != 1 {
+            return Layout::new(l.shape().clone(), stride).expect("the declared layout's profile");
+        }
+        // The mode whose only leaf is the unit-stride one, if it is a mode.
+        let mut at = 0;
+        for (i, m) in l.shape().modes().iter().enumerate() {
+            let n = m.leaves().len();
+            if n == 1 && at == unit[0] {
+                let symbol = format!("{name}.padded.{at}");
+                self.strides.push(StrideSymbol {
+                    name: symbol.clone(),
+                    param,
+                    leaf: at,
+                    declared: coords[i].extent.clone(),
+                    padded: true,
+                    in_place: true,
+                });
+                coords[i].extent = Int::var(&symbol);
+            }
+            at += n;
+        }
+        Layout::new(l.shape().clone(), stride).expect("the declared layout's profile")
     }
 
     /// The tensor parameters a launch may read through a copy: those the

@@ -106,15 +106,25 @@ pub(super) fn even(
                 c.names(&mut names);
                 names.iter().all(|n| Builtin::is_block(n))
             };
+            // A parameter's own mode is there already, perhaps bounded by
+            // its padded extent (`A.padded.1`): on a copy zero up to it, a
+            // full tile may reach past the extent as far.
+            let own_mode = own.as_ref().map(|o| &o[i]);
+            let mine = own_mode.and_then(|f| {
+                t.coords
+                    .iter()
+                    .find(|c| c.layout == f.layout && c.offset == f.offset)
+            });
+            let bound = mine.map_or(&extent, |c| &c.extent);
             let here = match at.and_then(|c| c.get(i)) {
                 Some(Coord::Int(c)) if block_uniform(c) => {
-                    Fact::Le(c.add(&Int::Static(1)).mul(&tile), extent.clone())
+                    Fact::Le(c.add(&Int::Static(1)).mul(&tile), bound.clone())
                 }
-                _ => fact.clone(),
+                _ => Fact::divides(&tile, bound),
             };
-            if let Some(f) = own.as_ref().map(|o| &o[i])
+            if let Some(f) = own_mode
                 && fact.decide() != Some(true)
-                && !t.coords.contains(f)
+                && mine.is_none()
             {
                 t.coords.push(f.clone());
             }
