@@ -73,6 +73,17 @@ impl Int {
         }
     }
 
+    /// The name, where the value is a run-time value by name alone.
+    pub fn as_var(&self) -> Option<&str> {
+        match self {
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(n) => Some(n),
+                Sym::Bin(..) => None,
+            },
+            Int::Static(_) => None,
+        }
+    }
+
     pub fn is_static(&self) -> bool {
         matches!(self, Int::Static(_))
     }

@@ -313,19 +313,12 @@ fn a_stride_symbol_is_the_declared_stride_on_the_callers_buffers() {
         p.extents,
         [136, 72, 3, 264, 72, 136 * 72, 72, 72, 264 * 72, 72]
     );
-    // Facts about a symbol are compared as they read on the caller's
-    // buffers: bgemm_tn_sm80's `_unaligned` entry, whose `K % 64 == 0`
-    // implies the full entry's `A.stride.0 % 8 == 0` there, is not made.
+    // Every condition of bgemm_tn_sm80's guarded entry with vectors holds
+    // on aligned copies of A and B: it runs every extent, and no
+    // per-element entry is made (docs/design/strides.md, stage 4).
     let m = manifest_of("examples/bgemm_tn_sm80.tile");
     let entries: Vec<&str> = m.variants.iter().map(|v| v.entry.as_str()).collect();
-    assert_eq!(
-        entries,
-        [
-            "bgemm_tn_sm80",
-            "bgemm_tn_sm80_guarded_vec",
-            "bgemm_tn_sm80_guarded"
-        ]
-    );
+    assert_eq!(entries, ["bgemm_tn_sm80", "bgemm_tn_sm80_guarded_vec"]);
     for (file, entry) in [
         ("examples/add.tile", "add"),
         ("tests/codegen/fold.tile", "fold"),
@@ -379,11 +372,15 @@ fn copies_vectorize_where_the_layouts_allow() {
     let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir"]);
     assert_eq!(code, 0, "{err}");
     // Two vector copies of A and B in the full-tile entry (and the
-    // epilogue's of C); the guarded entry copies element by element.
+    // epilogue's of C); the guarded entry keeps them, one guard a vector
+    // (on aligned copies of A and B it runs every extent: there is no
+    // per-element entry).
     let full = part(&ir, "kernel sgemm_nt_tv(");
     assert_eq!(full.matches("copy.f32x4 A[").count(), 1);
     assert_eq!(full.matches("copy.f32x4 B[").count(), 1);
-    assert!(!part(&ir, "kernel sgemm_nt_tv_guarded(").contains("copy.f32x"));
+    let guarded = part(&ir, "kernel sgemm_nt_tv_guarded_vec(");
+    assert_eq!(guarded.matches("copy.f32x4 A[").count(), 1);
+    assert!(!ir.contains("kernel sgemm_nt_tv_guarded("));
     let (_, ptx, _) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
     let full = part(&ptx, ".entry sgemm_nt_tv(");
     assert_eq!(full.matches("ld.global.nc.v4.f32").count(), 2);
@@ -426,7 +423,7 @@ fn launch_bounds_reach_the_ptx() {
     // `min_blocks(2)` asks for two blocks per multiprocessor: ptxas then caps registers at 128.
     let ptx = emitted("tests/codegen/prefetch.tile", "ptx");
     let entries = ptx.matches(".entry").count();
-    assert_eq!(entries, 4, "full, guarded vectors, unaligned and guarded");
+    assert_eq!(entries, 2, "full and guarded vectors");
     assert_eq!(
         ptx.matches(".minnctapersm 2").count(),
         entries,

@@ -417,6 +417,32 @@ impl Kernel {
         Some(Layout::new(shape, stride).ok()?.cosize())
     }
 
+    /// Whether fact `f` holds on aligned copies of the tensors it is about,
+    /// whatever the extents: it says that a constant divides a stride
+    /// symbol or padded extent of a tensor the runtime can copy into rows
+    /// (one with a padded extent: `plan::copies`), and the constant
+    /// divides 128 bytes' elements, the copy's pitch, of which every such
+    /// symbol is a multiple there. A block fact (`x <= A.padded.0`) is not.
+    pub fn stageable(&self, f: &Fact) -> bool {
+        let Fact::Divides { divisor, dividend } = f else {
+            return false;
+        };
+        let (Some(w), Some(name)) = (divisor.as_static(), dividend.as_var()) else {
+            return false;
+        };
+        let Some(s) = self.strides.iter().find(|s| s.name == name && !s.in_place) else {
+            return false;
+        };
+        let rows = self
+            .strides
+            .iter()
+            .any(|t| t.param == s.param && t.padded && !t.in_place);
+        let ParamKind::Tensor { elem, .. } = &self.params[s.param].kind else {
+            return false;
+        };
+        rows && w > 0 && (128 / elem.bytes()) % w == 0
+    }
+
     /// Integer `v` with the in-place stride symbols replaced, as
     /// [`Kernel::in_place`] does for facts: what the runtime evaluates
     /// names extents and the launch's stride symbols only.
