@@ -234,8 +234,10 @@ impl Gpu {
                 let entry = crate::stage::entry(s.elem_bytes).ok_or_else(|| {
                     RuntimeError::Manifest(format!("{}-byte elements to stage", s.elem_bytes))
                 })?;
-                // Zeroed, not left as it was: the rows' padding is never
-                // read, but no buffer a kernel is given holds stale data.
+                // Zeroed once, and written only by the stage kernel, which
+                // leaves the rows' padding alone: a kernel that reads a copy
+                // in its tensor's place reads zeros past a row's end up to
+                // the pitch, as a guarded load outside the tensor would.
                 let copy = self.stream.alloc_zeros::<u8>(s.bytes() as usize)?;
                 staged.push((copy, stage.load_function(entry)?));
             }

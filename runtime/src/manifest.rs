@@ -363,8 +363,19 @@ impl Manifest {
                 }
                 _ => None,
             };
+            // Named and ordered as the compiler lists them (by parameter,
+            // its strides by leaf, then its padded extent), so that each
+            // slot of the entries' ABI is the symbol its name says.
+            let kind = if s.padded { "padded" } else { "stride" };
+            let name = self
+                .params
+                .get(s.param)
+                .map(|p| format!("{}.{kind}.{}", p.name, s.leaf));
+            let key = |s: &StrideSpec| (s.param, s.padded, s.leaf);
+            let ordered = i == 0 || key(&self.strides[i - 1]) < key(s);
             if declared.as_ref() != Some(&s.declared)
-                || !s.name.contains('.')
+                || name.as_ref() != Some(&s.name)
+                || !ordered
                 || self
                     .run_time_names()
                     .take(self.extents.len() + i)

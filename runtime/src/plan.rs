@@ -478,8 +478,15 @@ fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
     };
     let at_declared = bindings(declared);
     let env = |n: &str| at_declared.get(n).copied();
+    // Not a tensor a map reads: its maps take the declared strides.
+    let mapped = |p: &usize| {
+        m.variants
+            .iter()
+            .any(|v| v.tensor_maps.iter().any(|t| t.param == *p))
+    };
     let mut params: Vec<usize> = m.strides.iter().map(|s| s.param).collect();
     params.dedup();
+    params.retain(|p| !mapped(p));
     let candidates: Vec<(Staging, Vec<(usize, i64)>)> = params
         .into_iter()
         .filter_map(|p| crate::staging::whole(m, p, &env))

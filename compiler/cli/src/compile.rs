@@ -215,7 +215,9 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 padded: s.padded,
             })
             .collect(),
-        grid: k.launch.grid.clone(),
+        // A grid computed from an in-place tensor's strides reads them as
+        // declared (a copied tensor's strides are never in it).
+        grid: k.launch.grid.iter().map(|g| k.in_place_int(g)).collect(),
         // A pipeline's producer warpgroup joins the block's threads, and
         // its mbarriers (two per stage) the shared memory.
         block: match variants.first().and_then(|l| l.ir.pipeline()) {

@@ -131,9 +131,7 @@ fn guarded_vectors_keep_the_copy_width_under_alignment_conditions() {
 
 /// The entries `tilec build` makes of an example.
 fn kept(name: &str) -> Vec<String> {
-    let k = kernel(name);
-    let all = lower_variants(&k, |v| lower_variant(&k, v)).unwrap();
-    all.into_iter().map(|l| l.ir.name).collect()
+    kept_of(&kernel(name))
 }
 
 /// Any K on the full blocks: where the guarded entry copies element by
@@ -342,4 +340,40 @@ fn a_tested_copy_s_guards_are_computed_in_its_partial_branch() {
     );
     assert!(only_otherwise.iter().all(|v| !hoisted.contains(v)));
     assert!(!in_then.is_empty() && in_then.iter().all(|v| hoisted.contains(v)));
+}
+
+/// A tensor whose strides the kernel computes with outside an index (here
+/// the grid, from `cosize(B)`) keeps them: a copy would change the grid.
+/// Its facts then read as declared (`K % 8`), and the per-element entries
+/// stay; A is still copied.
+#[test]
+fn strides_used_outside_an_index_keep_their_tensor_in_place() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile");
+    let src = std::fs::read_to_string(path).unwrap().replace(
+        "launch grid(ceil_div(M, 128), ceil_div(N, 128))",
+        "launch grid(ceil_div(M, 128), ceil_div(cosize(B), 128 * K))",
+    );
+    let k = check_source(&src).unwrap().remove(0);
+    let copied: Vec<&str> = k
+        .strides
+        .iter()
+        .filter(|s| !s.in_place)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(copied, ["A.stride.0", "A.padded.1"]);
+    let full = lower_variant(&k, Variant::Full).unwrap();
+    assert_eq!(
+        facts(&full.conditions),
+        ["A.padded.1 % 8 == 0", "K % 8 == 0"]
+    );
+    assert!(kept_of(&k).iter().any(|n| n == "sgemm_tn_guarded"));
+}
+
+/// The entries `tilec build` makes of kernel `k`.
+fn kept_of(k: &tilec::check::program::Kernel) -> Vec<String> {
+    lower_variants(k, |v| lower_variant(k, v))
+        .unwrap()
+        .into_iter()
+        .map(|l| l.ir.name)
+        .collect()
 }

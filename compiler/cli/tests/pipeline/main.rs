@@ -674,6 +674,15 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
             "{from}"
         );
     }
+    // Two symbols swapped, each with its name, leaf and declared value: the
+    // entries would bind A's padded extent to M*K. Refused by their order.
+    let mut swapped = Manifest::from_json(&batched).unwrap();
+    swapped.strides.swap(1, 2);
+    assert!(
+        Manifest::from_json(&swapped.to_json())
+            .unwrap_err()
+            .contains("declared strides")
+    );
     let deep = json.replacen(
         "\"M\"",
         &format!("\"{}M{}\"", "(".repeat(50_000), "+1)".repeat(50_000)),

@@ -221,6 +221,20 @@ pub enum Elementwise {
 }
 
 impl Elementwise {
+    /// The names its run-time integers use, into `names`, and the tensor
+    /// parameters it asks `inside()` of, into `inside`.
+    pub fn integers_and_insides(&self, names: &mut Vec<String>, inside: &mut Vec<usize>) {
+        match self {
+            Elementwise::Int(x) => x.names(names),
+            Elementwise::Inside(View {
+                base: Base::Param(p),
+                ..
+            }) => inside.push(*p),
+            _ => {}
+        }
+        self.for_each_operand(&mut |x| x.integers_and_insides(names, inside));
+    }
+
     /// Its operands, left to right (a reduction's: the value it folds).
     pub fn for_each_operand<'a>(&'a self, f: &mut dyn FnMut(&'a Elementwise)) {
         match self {
@@ -299,6 +313,20 @@ pub enum Predicate {
 }
 
 impl Predicate {
+    /// The names its integers use, into `out`.
+    pub fn names(&self, out: &mut Vec<String>) {
+        match self {
+            Predicate::Compare(_, a, b) => {
+                a.names(out);
+                b.names(out);
+            }
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                a.names(out);
+                b.names(out);
+            }
+        }
+    }
+
     /// Its truth where the integers it needs are static (`&&` and `||`
     /// short-circuit: `false && x` is false whatever `x` is).
     pub fn known(&self) -> Option<bool> {
@@ -339,10 +367,11 @@ pub enum ParamKind {
 
 /// A stride of a tensor parameter as a name of its own: `A.stride.0` for
 /// the first non-constant leaf of A's flattened strides. Views index
-/// through the symbol while the guards keep comparing coordinates with
-/// the extents, so that a launch may pass the pitch of a copy of the
-/// tensor. On the caller's buffer it is the stride the parameter declares
-/// (`declared`, over the extents).
+/// through the symbol while the guards compare coordinates with the
+/// extents (the row mode's with its padded extent, `A.padded.1`), so that
+/// a launch may pass the pitch of a copy of the tensor. On the caller's
+/// buffer it is the stride the parameter declares (`declared`, over the
+/// extents).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrideSymbol {
     pub name: String,
@@ -372,23 +401,38 @@ impl Kernel {
         &self.extents[..self.extents.len() - symbols]
     }
 
+    /// Whether `name` is a value the kernel may be given at run time: an
+    /// extent or a stride symbol (an in-place one too: lowering reads it
+    /// as its declared value, `lower_with`).
+    pub fn is_run_time(&self, name: &str) -> bool {
+        self.extents.iter().any(|e| e == name) || self.strides.iter().any(|s| s.name == name)
+    }
+
     /// Fact `f` as it reads on the caller's buffers, where each stride
     /// symbol is the stride its parameter declares: two facts alike there
     /// (`A.stride.0 % 8 == 0`, `B.stride.0 % 8 == 0`: both `K % 8 == 0`)
     /// hold for the same launches.
     pub fn as_declared(&self, f: &Fact) -> Fact {
-        self.strides
-            .iter()
-            .fold(f.clone(), |f, s| f.replace(&s.name, &s.declared))
+        self.declared_values(|_| true)
+            .fold(f.clone(), |f, (n, v)| f.replace(n, v))
     }
 
     /// Fact `f` with the stride symbols that are always their declared
     /// strides ([`StrideSymbol::in_place`]) replaced by those.
     pub fn in_place(&self, f: &Fact) -> Fact {
+        self.declared_values(|s| s.in_place)
+            .fold(f.clone(), |f, (n, v)| f.replace(n, v))
+    }
+
+    /// The symbols `which` picks, each with its declared value.
+    fn declared_values(
+        &self,
+        which: impl Fn(&StrideSymbol) -> bool,
+    ) -> impl Iterator<Item = (&str, &Int)> {
         self.strides
             .iter()
-            .filter(|s| s.in_place)
-            .fold(f.clone(), |f, s| f.replace(&s.name, &s.declared))
+            .filter(move |s| which(s))
+            .map(|s| (s.name.as_str(), &s.declared))
     }
 
     /// The elements the kernel may address in tensor parameter `p`'s
@@ -418,7 +462,8 @@ impl Kernel {
     }
 
     /// Whether fact `f` holds on aligned copies of the tensors it is about,
-    /// whatever the extents: it says that a constant divides a stride
+    /// at any extents where the runtime makes them (`staging::whole`:
+    /// compact layouts, up to 2^40 bytes): it says that a constant divides a stride
     /// symbol or padded extent of a tensor the runtime can copy into rows
     /// (one with a padded extent: `plan::copies`), and the constant
     /// divides 128 bytes' elements, the copy's pitch, of which every such
@@ -447,10 +492,8 @@ impl Kernel {
     /// [`Kernel::in_place`] does for facts: what the runtime evaluates
     /// names extents and the launch's stride symbols only.
     pub fn in_place_int(&self, v: &Int) -> Int {
-        self.strides
-            .iter()
-            .filter(|s| s.in_place)
-            .fold(v.clone(), |v, s| v.replace(&s.name, &s.declared))
+        self.declared_values(|s| s.in_place)
+            .fold(v.clone(), |v, (n, x)| v.replace(n, x))
     }
 }
 

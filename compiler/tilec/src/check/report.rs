@@ -20,7 +20,12 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
                 list.join(", ")
             );
         }
-        let grid: Vec<String> = k.launch.grid.iter().map(ToString::to_string).collect();
+        let grid: Vec<String> = k
+            .launch
+            .grid
+            .iter()
+            .map(|g| k.in_place_int(g).to_string())
+            .collect();
         let block: Vec<String> = k.launch.block.iter().map(ToString::to_string).collect();
         let _ = writeln!(
             out,

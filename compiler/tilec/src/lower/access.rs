@@ -208,11 +208,7 @@ impl Lowerer<'_> {
         while w * 2 <= common.min(unswizzled) && n % (w * 2) == 0 {
             w *= 2;
         }
-        // Stride symbols in place too: their facts become the declared
-        // strides' (`lower_with`).
-        let extents = |x: &str| {
-            self.k.extents.iter().any(|e| e == x) || self.k.strides.iter().any(|s| s.name == x)
-        };
+        let extents = |x: &str| self.k.is_run_time(x);
         // A thread's coordinate in a mode it never leaves (its row in a
         // block of one row, `thread.x / 256`) is 0: folded by the names'
         // ranges, such terms no longer hide a multiple of the width.
@@ -285,11 +281,7 @@ impl Lowerer<'_> {
         w: i64,
         facts: &mut Vec<tilec_layout::Fact>,
     ) -> bool {
-        // Stride symbols in place too: their facts become the declared
-        // strides' (`lower_with`).
-        let extents = |x: &str| {
-            self.k.extents.iter().any(|e| e == x) || self.k.strides.iter().any(|s| s.name == x)
-        };
+        let extents = |x: &str| self.k.is_run_time(x);
         v.coords.iter().all(|f| {
             let offset = self
                 .fix(&f.offset)

@@ -110,10 +110,13 @@ pub(super) fn even(
             // its padded extent (`A.padded.1`): on a copy zero up to it, a
             // full tile may reach past the extent as far.
             let own_mode = own.as_ref().map(|o| &o[i]);
+            let padded = |e: &Int| e.as_var().is_some_and(|n| n.contains(".padded."));
             let mine = own_mode.and_then(|f| {
-                t.coords
-                    .iter()
-                    .find(|c| c.layout == f.layout && c.offset == f.offset)
+                t.coords.iter().find(|c| {
+                    c.layout == f.layout
+                        && c.offset == f.offset
+                        && (c.extent == f.extent || padded(&c.extent))
+                })
             });
             let bound = mine.map_or(&extent, |c| &c.extent);
             let here = match at.and_then(|c| c.get(i)) {
