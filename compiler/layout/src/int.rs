@@ -139,7 +139,25 @@ impl Int {
         match &**sym {
             Sym::Var(n) if n == name => v.clone(),
             Sym::Var(_) => self.clone(),
-            Sym::Bin(op, a, b) => folded(*op, &a.replace(name, v), &b.replace(name, v)),
+            Sym::Bin(op, a, b) => {
+                let (x, y) = (a.replace(name, v), b.replace(name, v));
+                // A tree without the name is kept, not rebuilt: the common
+                // case (an access of a tensor without in-place strides).
+                match x.same(a) && y.same(b) {
+                    true => self.clone(),
+                    false => folded(*op, &x, &y),
+                }
+            }
+        }
+    }
+
+    /// Whether the two are the same value object (equal constants, or one
+    /// shared tree): cheaper than `==`, which compares trees.
+    fn same(&self, other: &Int) -> bool {
+        match (self, other) {
+            (Int::Static(a), Int::Static(b)) => a == b,
+            (Int::Dynamic(a), Int::Dynamic(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 
