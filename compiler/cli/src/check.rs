@@ -45,7 +45,7 @@ pub fn run(args: Args) -> ExitCode {
             if args.shapes {
                 print!("{}", shapes_report(&kernels));
                 for (k, variants) in &lowered {
-                    print!("{}", entries_report(&k.name, variants));
+                    print!("{}", entries_report(k, variants));
                 }
             }
             if args.perf {
@@ -87,7 +87,8 @@ pub fn run(args: Args) -> ExitCode {
 /// The entry points a kernel compiles to, in the order the runtime tries
 /// them: the first whose conditions hold runs the blocks its block
 /// conditions allow, the last (any block) the others.
-fn entries_report(kernel: &str, variants: &[tilec::lower::Lowered]) -> String {
+fn entries_report(k: &tilec::check::program::Kernel, variants: &[tilec::lower::Lowered]) -> String {
+    let kernel = &k.name;
     use tilec::lower::Variant;
     let facts = |cs: &[tilec_layout::Condition]| -> String {
         let all: Vec<String> = cs.iter().map(|c| c.fact.to_string()).collect();
@@ -117,6 +118,28 @@ fn entries_report(kernel: &str, variants: &[tilec::lower::Lowered]) -> String {
     }
     if variants.iter().any(|l| !l.block_conditions.is_empty()) {
         out += "  (on a GPU, a grid with edge blocks and at most two blocks a multiprocessor runs the last alone)\n";
+    }
+    // What the stride symbols are on the caller's buffers, and that a
+    // launch may read copies instead (docs/language.md, aligned copies).
+    let symbols: Vec<String> = k
+        .strides
+        .iter()
+        .filter(|s| !s.in_place)
+        .map(|s| format!("{} = {}", s.name, s.declared))
+        .collect();
+    if !symbols.is_empty() {
+        let mut copied: Vec<&str> = Vec::new();
+        for s in k.strides.iter().filter(|s| s.padded && !s.in_place) {
+            copied.push(&k.params[s.param].name);
+        }
+        out += &format!("  ({} on the caller's buffers", symbols.join(", "));
+        if !copied.is_empty() {
+            out += &format!(
+                "; where that leaves a worse entry, the launch reads aligned copies of {} instead: rows 128 bytes apart or more, zero past their end up to the padded extent",
+                copied.join(", ")
+            );
+        }
+        out += ")\n";
     }
     out
 }

@@ -115,7 +115,16 @@ fn check_exits_0_on_examples_and_1_with_diagnostics() {
         .skip_while(|l| !l.contains("entry points, tried in this order"))
         .skip(1)
         .collect();
-    assert_eq!(entries.len(), 4, "three and the GPU's small grids: {out}");
+    assert_eq!(
+        entries.len(),
+        5,
+        "three, the GPU's small grids and the stride symbols: {out}"
+    );
+    assert!(
+        entries[4].contains("A.stride.1 = M, A.padded.0 = M")
+            && entries[4].contains("aligned copies of A, B"),
+        "{out}"
+    );
     assert!(
         entries[0].contains("sgemm_nt ") && entries[0].contains("when K % 8 == 0"),
         "{out}"
