@@ -9,4 +9,5 @@ pub mod kernel;
 pub mod placement;
 pub mod program;
 pub mod report;
+pub mod strides;
 pub mod value;

@@ -30,6 +30,7 @@ mod partition;
 pub mod pipeline;
 pub mod predication;
 mod reference;
+mod strides;
 pub mod tune;
 
 use super::algebra::Evaluator;
@@ -42,7 +43,7 @@ use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, StmtKind};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Condition, Conditions, Int, Layout, SM_COUNT};
+use tilec_layout::{Builtin, Condition, Conditions, Int, SM_COUNT};
 
 /// What a partition that must divide evenly (no fallback) is needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
@@ -306,132 +307,6 @@ impl KernelChecker {
             name: p.name.name.clone(),
             kind,
         });
-    }
-
-    /// Parameter `name`'s declared layout `l` with each stride leaf that is
-    /// not a constant replaced by a symbol of its own (recorded in
-    /// `strides`): `(M, K):(K, 1)` becomes `(M, K):(A.stride.0, 1)`. Where
-    /// the layout can be copied into rows of its own pitch (one mode of
-    /// stride 1, every other stride a symbol), that mode's guard in
-    /// `coords` compares with `A.padded.1` instead of K: on a copy whose
-    /// rows are zero past K, a load up to the pitch reads what a guarded
-    /// one would.
-    fn stride_symbols(&mut self, name: &str, l: &Layout, coords: &mut [CoordFn]) -> Layout {
-        let param = self.params.len();
-        let first = self.strides.len();
-        let mut leaves = l
-            .stride()
-            .leaves()
-            .into_iter()
-            .enumerate()
-            .map(|(leaf, s)| {
-                if s.is_static() {
-                    return s;
-                }
-                let symbol = format!("{name}.stride.{leaf}");
-                self.strides.push(StrideSymbol {
-                    name: symbol.clone(),
-                    param,
-                    leaf,
-                    declared: s,
-                    padded: false,
-                    in_place: true,
-                });
-                Int::var(&symbol)
-            });
-        let stride = l.stride().unflatten_like(&mut leaves);
-        let strides = l.stride().leaves();
-        let symbols = self.strides.len() - first;
-        let unit: Vec<usize> = (0..strides.len())
-            .filter(|&i| strides[i].is_const(1))
-            .collect();
-        if symbols == 0 || symbols + 1 != strides.len() || unit.len() != 1 || !compact(l) {
-            return Layout::new(l.shape().clone(), stride).expect("the declared layout's profile");
-        }
-        // The mode whose only leaf is the unit-stride one, if it is a mode.
-        let mut at = 0;
-        for (i, m) in l.shape().modes().iter().enumerate() {
-            let n = m.leaves().len();
-            if n == 1 && at == unit[0] {
-                let symbol = format!("{name}.padded.{at}");
-                self.strides.push(StrideSymbol {
-                    name: symbol.clone(),
-                    param,
-                    leaf: at,
-                    declared: coords[i].extent.clone(),
-                    padded: true,
-                    in_place: true,
-                });
-                coords[i].extent = Int::var(&symbol);
-            }
-            at += n;
-        }
-        Layout::new(l.shape().clone(), stride).expect("the declared layout's profile")
-    }
-
-    /// The tensor parameters a launch may read through a copy: those the
-    /// kernel only reads, some of whose views leave out a block index the
-    /// grid spans, so that several blocks read their elements (a GEMM's A
-    /// and B; not `add`'s operands, which a copy would read once more).
-    /// Not one the kernel asks `inside()` of (inside the tensor is not
-    /// inside the copy's padded rows), nor one whose strides it computes
-    /// with outside an index (`launch grid(cosize(A) / 256)`: a copy would
-    /// change the grid).
-    fn copied_params(&self, body: &[Stmt], launch: &Launch) -> Vec<usize> {
-        let spanned: Vec<&str> = ["block.x", "block.y", "block.z"]
-            .into_iter()
-            .zip(&launch.grid)
-            .filter(|(_, g)| !g.is_const(1))
-            .map(|(b, _)| b)
-            .collect();
-        let (mut written, mut shared) = (Vec::new(), Vec::new());
-        super::program::walk(body, &mut |s| {
-            if let Some(View {
-                base: Base::Param(p),
-                ..
-            }) = s.op.written()
-            {
-                written.push(*p);
-            }
-            for v in s.op.read() {
-                if let Base::Param(p) = v.base {
-                    let mut names = Vec::new();
-                    v.offset.names(&mut names);
-                    for x in v
-                        .layout
-                        .shape()
-                        .leaves()
-                        .iter()
-                        .chain(&v.layout.stride().leaves())
-                    {
-                        x.names(&mut names);
-                    }
-                    if spanned.iter().any(|b| !names.iter().any(|n| n == b)) {
-                        shared.push(p);
-                    }
-                }
-            }
-        });
-        let (mut outside, mut inside) = (Vec::new(), Vec::new());
-        for x in launch.grid.iter().chain(&launch.block) {
-            x.names(&mut outside);
-        }
-        super::program::walk(body, &mut |s| match &s.op {
-            Op::For { start, end, .. } | Op::Pipeline { start, end, .. } => {
-                start.names(&mut outside);
-                end.names(&mut outside);
-            }
-            Op::If { cond, .. } => cond.names(&mut outside),
-            Op::Assign { value, .. } => value.integers_and_insides(&mut outside, &mut inside),
-            _ => {}
-        });
-        let computed = |p: &usize| {
-            self.strides
-                .iter()
-                .any(|s| s.param == *p && outside.contains(&s.name))
-        };
-        shared.retain(|p| !written.contains(p) && !inside.contains(p) && !computed(p));
-        shared
     }
 
     fn broken_param(&mut self, p: &ast::Param, d: Diagnostic) {
@@ -925,24 +800,4 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
 fn unknown_elem(t: &ast::Ident) -> Diagnostic {
     Diagnostic::new(format!("unknown element type `{}`", t.name), t.span)
         .with_help("element types are f32, f16, bf16 and i32")
-}
-
-/// Whether layout `l` maps its coordinates onto `0..size` one to one (no
-/// gaps between its rows or batches), as far as two assignments of its
-/// extents show: the runtime copies such a tensor into rows in one pitched
-/// copy. A layout this misjudges is refused a copy at launch
-/// (`staging::whole`), never given a wrong one.
-fn compact(l: &Layout) -> bool {
-    let mut names = Vec::new();
-    for x in l.shape().leaves().iter().chain(&l.stride().leaves()) {
-        x.names(&mut names);
-    }
-    [(3, 2), (7, 4)].iter().all(|&(first, step)| {
-        let at = |n: &str| {
-            let i = names.iter().position(|m| m == n)? as i64;
-            Some(first + step * i)
-        };
-        let (cosize, size) = (l.cosize().eval(&at), l.size().eval(&at));
-        cosize.is_some() && cosize == size
-    })
 }
