@@ -133,7 +133,7 @@ impl LaunchPlan {
     /// The index in [`LaunchPlan::staged`] of the copy the kernel reads in
     /// place of tensor parameter `p`, if it reads one.
     pub fn whole_copy(&self, p: usize) -> Option<usize> {
-        self.staged.iter().position(|s| s.whole && s.param == p)
+        whole_copy(&self.staged, p)
     }
 
     /// The entry points that run, each once, in launch order (`sgemm` or
@@ -347,15 +347,9 @@ fn planned(
         .zip(extents.iter().copied())
         .collect();
     let env = |n: &str| values.get(n).copied();
-    let failing = |v: &crate::manifest::VariantSpec| {
-        v.conditions
-            .iter()
-            .find(|c| c.fact.eval(&env) != Some(true))
-            .cloned()
-    };
     let usable = usable(m, &values);
     if usable.is_empty() {
-        let c = m.variants.first().and_then(failing);
+        let c = m.variants.first().and_then(|v| failing(v, &values));
         let why = c.map_or("the manifest has no variant".to_string(), |c| {
             format!("{} does not hold ({})", c.fact, c.needed_by)
         });
@@ -455,15 +449,20 @@ fn planned(
 
 /// The variants whose launch conditions hold at `values`, in order.
 fn usable(m: &Manifest, values: &HashMap<&str, i64>) -> Vec<usize> {
-    let env = |n: &str| values.get(n).copied();
     (0..m.variants.len())
-        .filter(|&i| {
-            m.variants[i]
-                .conditions
-                .iter()
-                .all(|c| c.fact.eval(&env) == Some(true))
-        })
+        .filter(|&i| failing(&m.variants[i], values).is_none())
         .collect()
+}
+
+/// The first launch condition of `v` that does not hold at `values`.
+fn failing<'a>(
+    v: &'a crate::manifest::VariantSpec,
+    values: &HashMap<&str, i64>,
+) -> Option<&'a LaunchCondition> {
+    let env = |n: &str| values.get(n).copied();
+    v.conditions
+        .iter()
+        .find(|c| c.fact.eval(&env) != Some(true))
 }
 
 /// Where binding some stride symbols to aligned copies of their tensors
@@ -524,10 +523,16 @@ fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
 /// Elements the kernel may address in parameter `p`'s buffer: its aligned
 /// copy's where it reads one in place of the tensor.
 fn reach(lens: &[Option<usize>], staged: &[Staging], p: usize) -> usize {
-    match staged.iter().find(|s| s.whole && s.param == p) {
+    match whole_copy(staged, p).map(|i| &staged[i]) {
         Some(s) => (s.bytes() / s.elem_bytes) as usize,
         None => lens.get(p).copied().flatten().unwrap_or(0),
     }
+}
+
+/// The index in `staged` of the copy the kernel reads in place of tensor
+/// parameter `p`, if any.
+fn whole_copy(staged: &[Staging], p: usize) -> Option<usize> {
+    staged.iter().position(|s| s.whole && s.param == p)
 }
 
 /// The dimension `name` indexes, if it is `block.x`, `block.y` or `block.z`.

@@ -195,12 +195,15 @@ pub fn whole(
         let from = u64::try_from(stride[leaf].eval(values)?).ok()?;
         outer.push((leaf, extent, from.checked_mul(bytes)?));
     }
+    if outer.is_empty() {
+        return None;
+    }
     outer.sort_by_key(|&(_, _, from)| from);
     let extents: Vec<u64> = outer.iter().map(|o| o.1).collect();
     let strides: Vec<u64> = outer.iter().map(|o| o.2).collect();
     let row_extent = u64::try_from(shape[row].eval(values)?).ok()?;
     let mut copy = rows(param, bytes, row_extent, &extents, &strides)?;
-    if outer.is_empty() || copy.copy_count() > MAX_ROW_COPIES {
+    if copy.copy_count() > MAX_ROW_COPIES {
         return None;
     }
     copy.whole = true;

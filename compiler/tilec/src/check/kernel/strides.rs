@@ -90,6 +90,11 @@ impl KernelChecker {
             .map(|(b, _)| b)
             .collect();
         let (mut written, mut shared) = (Vec::new(), Vec::new());
+        // Names used outside a view's index, and tensors asked `inside()` of.
+        let (mut outside, mut inside) = (Vec::new(), Vec::new());
+        for x in launch.grid.iter().chain(&launch.block) {
+            x.names(&mut outside);
+        }
         crate::check::program::walk(body, &mut |s| {
             if let Some(View {
                 base: Base::Param(p),
@@ -116,19 +121,15 @@ impl KernelChecker {
                     }
                 }
             }
-        });
-        let (mut outside, mut inside) = (Vec::new(), Vec::new());
-        for x in launch.grid.iter().chain(&launch.block) {
-            x.names(&mut outside);
-        }
-        crate::check::program::walk(body, &mut |s| match &s.op {
-            Op::For { start, end, .. } | Op::Pipeline { start, end, .. } => {
-                start.names(&mut outside);
-                end.names(&mut outside);
+            match &s.op {
+                Op::For { start, end, .. } | Op::Pipeline { start, end, .. } => {
+                    start.names(&mut outside);
+                    end.names(&mut outside);
+                }
+                Op::If { cond, .. } => cond.names(&mut outside),
+                Op::Assign { value, .. } => value.integers_and_insides(&mut outside, &mut inside),
+                _ => {}
             }
-            Op::If { cond, .. } => cond.names(&mut outside),
-            Op::Assign { value, .. } => value.integers_and_insides(&mut outside, &mut inside),
-            _ => {}
         });
         let computed = |p: &usize| {
             self.strides
