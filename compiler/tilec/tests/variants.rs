@@ -377,3 +377,47 @@ fn kept_of(k: &tilec::check::program::Kernel) -> Vec<String> {
         .map(|l| l.ir.name)
         .collect()
 }
+
+/// The guarded entry's epilogue rolls into a loop over groups of 16 of a
+/// thread's 128 elements (lower/rolled.rs): its accumulators written into
+/// rows of shared memory that take the bytes of the stages (after every
+/// cp.async has landed and a barrier), the loop's body one group of
+/// guarded loads, computes and stores. The full entry's stays unrolled; so
+/// does an epilogue whose rows would make the kernel's shared memory larger
+/// (sgemm_nt_sm80's: 64 elements of 256 threads, over 16 KB of stages).
+#[test]
+fn the_guarded_entry_rolls_its_epilogue_in_the_stages_bytes() {
+    let k = kernel("bgemm_tn_sm80");
+    let rolled = |insts: &[Inst]| -> Vec<Inst> {
+        insts
+            .iter()
+            .filter_map(|i| match &i.kind {
+                InstKind::Loop { name, body, .. } if name == "rolled.group" => Some(body.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    let full = lower_variant(&k, Variant::Full).unwrap().ir;
+    assert!(rolled(&full.body).is_empty());
+    let guarded = lower_variant(&k, Variant::GuardedVectors).unwrap().ir;
+    let body = rolled(&guarded.body);
+    let count = |f: &dyn Fn(&InstKind) -> bool| body.iter().filter(|i| f(&i.kind)).count();
+    assert_eq!(count(&|i| matches!(i, InstKind::Compute { .. })), 16);
+    let stores = |i: &InstKind| matches!(i, InstKind::Copy { dst, .. } if dst.guard.is_some());
+    assert_eq!(count(&stores), 16);
+    // The rows: 128 threads of 128 f32 and 16 bytes, at the stages' bytes.
+    let rows = guarded.shared.last().unwrap();
+    assert_eq!((rows.len, rows.at), (128 * 132, 0));
+    assert_eq!(guarded.shared_offsets().1, full.shared_offsets().1);
+    let top: Vec<&InstKind> = guarded.body.iter().map(|i| &i.kind).collect();
+    let wait = top
+        .iter()
+        .position(|i| matches!(i, InstKind::AsyncWait(0)))
+        .expect("every cp.async waited for");
+    assert!(matches!(top[wait + 1], InstKind::Barrier));
+
+    let k = kernel("sgemm_nt_sm80");
+    let guarded = lower_variant(&k, Variant::Guarded).unwrap().ir;
+    assert!(rolled(&guarded.body).is_empty());
+}

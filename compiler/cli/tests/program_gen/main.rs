@@ -388,7 +388,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
-    let (mut residues, mut unaligned, mut clustered, mut copied) = (0, 0, 0, 0);
+    let (mut residues, mut unaligned, mut clustered, mut copied, mut rolled) = (0, 0, 0, 0, 0);
     for case in 0..cases {
         let p = match kind.as_str() {
             "mma" => generate_mma_gemm(&mut rng),
@@ -434,6 +434,9 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             clustered += usize::from(p.source.contains("cluster("));
             // And those that read aligned copies of their operands.
             copied += usize::from(text.contains("reads aligned copies"));
+            // And those whose guarded entry rolls its epilogue into a loop.
+            let (_, ir) = tilec(&["build", f, "--emit", "ir"]);
+            rolled += usize::from(ir.contains("rolled.group"));
             // FUZZ_KEEP: keep the programs that ran, each with its extents
             // in `caseN.dims`, to run them again elsewhere (on a GPU with
             // `tilec run --check-cpu`).
@@ -446,7 +449,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         }
     }
     eprintln!(
-        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one, {copied} on aligned copies, {clustered} on clusters), {refused} refused by the checker"
+        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one, {copied} on aligned copies, {clustered} on clusters, {rolled} with a rolled epilogue), {refused} refused by the checker"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The generator must mostly make programs the checker accepts.

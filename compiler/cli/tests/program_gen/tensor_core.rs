@@ -17,7 +17,9 @@ pub(super) fn generate_mma_gemm(rng: &mut Rng) -> Program {
     let (wm, wn) = rng.pick(&[(1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (2, 4)]);
     let threads = 32 * wm * wn;
     let (bm, bn, bk) = (
-        16 * wm * rng.pick(&[1, 2]),
+        // Four m-repeats make a thread's epilogue large enough for the
+        // guarded entries to roll it into a loop (`lower/rolled.rs`).
+        16 * wm * rng.pick(&[1, 2, 4]),
         8 * wn * rng.pick(&[1, 2, 4]),
         16 * rng.pick(&[1, 2, 4]),
     );

@@ -57,6 +57,12 @@ fn visit(
             continue;
         }
         let position = lists.len();
+        // Waiting for every cp.async of the thread at the top level: none
+        // is in flight past it (the barrier that hands their bytes over
+        // follows, for the other threads' copies).
+        if path.is_empty() && matches!(inst.kind, InstKind::AsyncWait(0)) {
+            lives.iter_mut().flatten().for_each(|l| l.pinned = false);
+        }
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         let mut asynchronous = Vec::new();

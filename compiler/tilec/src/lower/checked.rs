@@ -43,7 +43,7 @@ impl Lowerer<'_> {
                     (len, format!("`{}`", self.k.params[p].name))
                 }
                 Space::Shared(s) => (
-                    self.def(IntDef::Const(self.k.shared[s].len)),
+                    self.def(IntDef::Const(self.shared_len(s))),
                     format!("shared buffer s{s}"),
                 ),
                 Space::Registers(_) => continue,

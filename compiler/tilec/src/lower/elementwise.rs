@@ -21,7 +21,7 @@ use tilec_layout::{Coord, Int};
 /// overlap, and what a group holds (values, addresses, guards) fits in
 /// registers (all 128 of a wgmma epilogue at once spilled in its guarded
 /// entry).
-const STAGED_GROUP: i64 = 16;
+pub(super) const STAGED_GROUP: i64 = 16;
 
 /// Groups whose loads are issued ahead of a group's stores, in the full
 /// entry: their loads overlap the stores' (measured on the H200: a bf16
@@ -30,6 +30,26 @@ const STAGED_GROUP: i64 = 16;
 /// memory (a C read from HBM rather than L2) leaves more latency to hide,
 /// and ptxas spills in neither full entry.
 const GROUPS_AHEAD: usize = 2;
+
+/// The element of an element-wise statement a tree reads: at `coord` in
+/// its tensors, at `slot` in the register arrays its operands were loaded
+/// into. Unrolled, both are the element's 1-D index (a reduction folds
+/// over those of its operand); in a rolled statement ([`super::rolled`])
+/// `coord` names the loop's counter and `slot` is the element's place in
+/// its group.
+pub(super) struct At {
+    pub coord: Coord,
+    pub slot: i64,
+}
+
+impl At {
+    pub fn element(i: i64) -> At {
+        At {
+            coord: Coord::from(i),
+            slot: i,
+        }
+    }
+}
 
 impl Lowerer<'_> {
     pub(super) fn assign(
@@ -55,6 +75,9 @@ impl Lowerer<'_> {
             n.saturating_mul(value.terms())
                 .saturating_add(n * (1 + staged as i64)),
         )?;
+        if staged && let Some(roll) = self.rolling(dst, value, n) {
+            return self.assign_rolled(dst, value, roll, span, out);
+        }
         // Register arrays of the target's shape, compact.
         let mut temp = |elem: Elem| {
             self.extra_registers.push((elem, n));
@@ -120,7 +143,7 @@ impl Lowerer<'_> {
             }
             let (group, end) = (g.start, g.end);
             for i in group..end {
-                let tree = self.tree(value, i, &sizes, &temps)?;
+                let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
                 let tree = if integers { tree } else { contract(tree) };
                 let into = match &store {
                     Some((reg, _)) => self.element(reg, &Coord::from(i), 1)?,
@@ -142,44 +165,32 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The IR of element `i` (a 1-D index over modes of `sizes`) of `e`; an
-    /// operand with a register array of its own in `temps` (loaded ahead)
-    /// is read there.
-    fn tree(
+    /// The IR of the element `at` of `e`; an operand with a register array
+    /// of its own in `temps` (loaded ahead) is read there.
+    pub(super) fn tree(
         &mut self,
         e: &Elementwise,
-        i: i64,
+        at: &At,
         sizes: &[i64],
         temps: &[(&View, View)],
     ) -> Result<Arith, Problem> {
-        let sub = |s: &mut Self, x: &Elementwise| s.tree(x, i, sizes, temps);
+        let sub = |s: &mut Self, x: &Elementwise| s.tree(x, at, sizes, temps);
+        // An operand of one element is that element for every element.
+        let coord = |v: &View| match v.layout.size().as_static() {
+            Some(1) => Coord::from(0),
+            _ => at.coord.clone(),
+        };
         Ok(match e {
-            Elementwise::Tensor(v) => {
-                // An operand of one element is that element for every i.
-                let c = if v.layout.size().as_static() == Some(1) {
-                    0
-                } else {
-                    i
-                };
-                let a = self.element(v, &Coord::from(c), 1)?;
-                match temps.iter().find(|(p, _)| std::ptr::eq(*p, v)) {
-                    Some((_, reg)) => Arith::Load(self.element(reg, &Coord::from(i), 1)?, v.elem),
-                    None => Arith::Load(a, v.elem),
-                }
-            }
+            Elementwise::Tensor(v) => match temps.iter().find(|(p, _)| std::ptr::eq(*p, v)) {
+                Some((_, reg)) => Arith::Load(self.element(reg, &Coord::from(at.slot), 1)?, v.elem),
+                None => Arith::Load(self.element(v, &coord(v), 1)?, v.elem),
+            },
             Elementwise::Scalar(s) => Arith::Scalar(scalar(s)),
             // A full tile's elements are all inside: no guard, 1.
-            Elementwise::Inside(v) => {
-                let c = if v.layout.size().as_static() == Some(1) {
-                    0
-                } else {
-                    i
-                };
-                match self.element(v, &Coord::from(c), 1)?.guard {
-                    Some(g) => Arith::Inside(g),
-                    None => Arith::Scalar(ScalarRef::Literal(1.0)),
-                }
-            }
+            Elementwise::Inside(v) => match self.element(v, &coord(v), 1)?.guard {
+                Some(g) => Arith::Inside(g),
+                None => Arith::Scalar(ScalarRef::Literal(1.0)),
+            },
             Elementwise::Int(v) => {
                 let v = self.fix(v);
                 Arith::Int(self.int(&v)?)
@@ -206,7 +217,7 @@ impl Lowerer<'_> {
                 // the operand's other modes, with each index of the folded
                 // mode put in at `mode`: 1-D indices of the operand.
                 let mut digits = Vec::with_capacity(sizes.len());
-                let mut rest = i;
+                let mut rest = at.slot;
                 for &s in sizes {
                     if s != 1 {
                         digits.push(rest % s);
@@ -226,7 +237,7 @@ impl Lowerer<'_> {
                         index += d * stride;
                         stride *= s;
                     }
-                    terms.push(self.tree(value, index, modes, &[])?);
+                    terms.push(self.tree(value, &At::element(index), modes, &[])?);
                 }
                 // Pairwise: a sum's rounding error grows with log(extent).
                 while terms.len() > 1 {
@@ -249,7 +260,7 @@ impl Lowerer<'_> {
 /// A product feeding a sum or difference becomes one fma (as nvcc's
 /// default contracts), the left operand's product first: `a*b + c`,
 /// `c + a*b`, `a*b - c = fma(a, b, -c)`, `c - a*b = fma(-a, b, c)`.
-fn contract(a: Arith) -> Arith {
+pub(super) fn contract(a: Arith) -> Arith {
     let product = |x: &Arith| matches!(x, Arith::Binary(Binary::Mul, ..));
     let factors = |x: Arith| match x {
         Arith::Binary(Binary::Mul, p, q) => (p, q),
@@ -298,7 +309,7 @@ fn contract(a: Arith) -> Arith {
 }
 
 /// The extents of a view's modes, all static (unrolled element by element).
-fn mode_sizes(v: &View) -> Result<Vec<i64>, Problem> {
+pub(super) fn mode_sizes(v: &View) -> Result<Vec<i64>, Problem> {
     v.layout
         .shape()
         .modes()

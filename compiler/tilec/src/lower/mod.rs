@@ -20,6 +20,7 @@ mod pipeline;
 mod predication;
 mod reduce;
 mod residue;
+mod rolled;
 mod tensor_core;
 mod variant;
 mod warpgroup;
@@ -121,6 +122,18 @@ fn lower_with(
     variant: Variant,
     checks: Option<&SourceLines>,
 ) -> Result<Lowered, Diagnostic> {
+    lower_rolling(k, variant, checks, true)
+}
+
+/// [`lower_with`], the guarded entries' large element-wise statements
+/// rolled where `roll` (and their rows of shared memory take no bytes the
+/// kernel would not have taken anyway; else lowered again unrolled).
+fn lower_rolling(
+    k: &Kernel,
+    variant: Variant,
+    checks: Option<&SourceLines>,
+    roll: bool,
+) -> Result<Lowered, Diagnostic> {
     let block_threads = k
         .launch
         .block
@@ -150,6 +163,8 @@ fn lower_with(
         tensor_maps: Vec::new(),
         map_irs: Vec::new(),
         extra_registers: Vec::new(),
+        extra_shared: Vec::new(),
+        roll,
         under: Vec::new(),
         threads: Vec::new(),
     };
@@ -164,10 +179,39 @@ fn lower_with(
             align: b.align(),
             at: 0,
         })
+        .chain(l.extra_shared.iter().map(|&(elem, len)| Buffer {
+            elem,
+            len,
+            init: None,
+            align: 16,
+            at: 0,
+        }))
         .collect();
     // Buffers whose lifetimes do not meet share bytes, handed over at a barrier.
-    let placed = crate::ir::shared::hand_over(&shared, body)
-        .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))?;
+    let place = |shared: &[Buffer], body| {
+        crate::ir::shared::hand_over(shared, body)
+            .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))
+    };
+    if !l.extra_shared.is_empty() {
+        let mut without = shared.clone();
+        without[k.shared.len()..].iter_mut().for_each(|b| b.len = 0);
+        let bytes = |shared: &[Buffer], p: &crate::ir::shared::Placement| {
+            shared
+                .iter()
+                .zip(&p.offsets)
+                .map(|(b, at)| at + b.len * b.elem.bytes())
+                .max()
+                .unwrap_or(0)
+        };
+        let (with, alone) = (
+            place(&shared, body.clone())?,
+            place(&without, body.clone())?,
+        );
+        if bytes(&shared, &with) > bytes(&without, &alone) {
+            return lower_rolling(k, variant, checks, false);
+        }
+    }
+    let placed = place(&shared, body)?;
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;
     }
@@ -402,6 +446,12 @@ struct Lowerer<'k> {
     notes: Vec<Note>,
     /// Register arrays lowering adds (after the kernel's), by element type.
     extra_registers: Vec<(crate::check::program::Elem, i64)>,
+    /// Shared buffers lowering adds (after the kernel's): the rows of
+    /// rolled statements ([`rolled`]).
+    extra_shared: Vec<(crate::check::program::Elem, i64)>,
+    /// Whether large element-wise statements of guarded entries may roll
+    /// (unless their rows would make the kernel's shared memory larger).
+    roll: bool,
     /// The tensor maps made so far, and their IR form.
     tensor_maps: Vec<tilec_layout::TensorMap>,
     map_irs: Vec<crate::ir::TensorMapIr>,

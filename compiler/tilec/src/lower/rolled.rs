@@ -1,0 +1,361 @@
+//! Large element-wise statements of the guarded entries, rolled into a loop.
+//!
+//! In: an element-wise statement into a global tensor whose elements are
+//! guarded one by one (a GEMM's `axpby` epilogue in a guarded entry). Out:
+//! a loop over groups of its elements instead of every element unrolled.
+//! Unrolled, bgemm_tn_sm80's `_guarded_vec` epilogue is 128 guarded loads
+//! and 128 guarded stores a thread, each store a basic block of its own:
+//! two thirds of that entry's back end, and the longest thread of its
+//! build. Rolled, the loop's body is one group (the loads of a group still
+//! issued together before its stores, as unrolled). Its register operands,
+//! which only constant indices can read, go through shared memory: each
+//! thread writes its elements into a row of its own before the loop (no
+//! other thread reads them: no barrier but the one that hands the bytes
+//! over) and reads one group back per iteration. The row's bytes are those
+//! of buffers whose lifetimes have ended (a GEMM's stages); where they
+//! would make the kernel's shared memory larger, the statement stays
+//! unrolled ([`super::lower_with`]).
+
+use super::elementwise::{At, STAGED_GROUP, mode_sizes};
+use super::{Lowerer, Problem, static_size};
+use crate::check::program::{Base, Elem, Elementwise, Op, View, walk};
+use crate::ir::{Addr, CopyAtom, Inst, InstKind, Space};
+use crate::span::Span;
+use tilec_layout::{Builtin, Coord, Int, IntTuple, Layout};
+
+/// Fewer groups than this are left unrolled: the loop would save little.
+const MIN_GROUPS: i64 = 2;
+
+/// The name of a rolled statement's counter: no identifier of a `.tile`
+/// file has a dot, so it hides no extent.
+const COUNTER: &str = "rolled.group";
+
+/// How a statement rolls: `group` elements an iteration, the elements of
+/// its first `inner` modes; the loop runs over the other modes.
+pub(super) struct Rolling {
+    group: i64,
+    inner: usize,
+}
+
+impl Lowerer<'_> {
+    /// How the element-wise statement `dst = value` of `n` elements rolls,
+    /// if it does: in a guarded entry, at the kernel's top level, into a
+    /// global tensor's guarded elements, from operands of the target's mode
+    /// sizes in global memory or registers (a reduction or a shuffle keeps
+    /// it unrolled), at least [`MIN_GROUPS`] groups of at least
+    /// [`STAGED_GROUP`] elements, its registers' rows no more bytes than
+    /// the kernel's shared buffers.
+    pub(super) fn rolling(&self, dst: &View, value: &Elementwise, n: i64) -> Option<Rolling> {
+        let top = self.under.is_empty()
+            && self.active.is_empty()
+            && self.threads.is_empty()
+            && self.unrolled.is_empty();
+        if !(self.roll && top && self.variant.guarded() && !dst.coords.is_empty()) {
+            return None;
+        }
+        if !matches!(dst.base, Base::Param(_)) || !plain(value) {
+            return None;
+        }
+        let sizes = mode_sizes(dst).ok()?;
+        let mut operands = Vec::new();
+        value.tensors(&mut operands);
+        let mut row_bytes = 0;
+        for v in &operands {
+            if v.layout.size().as_static() == Some(1) {
+                continue;
+            }
+            match v.base {
+                Base::Param(_) => {}
+                Base::Registers(_) => row_bytes += row_pitch(n, v.elem) * v.elem.bytes(),
+                Base::Shared(_) => return None,
+            }
+            if mode_sizes(v).ok()? != sizes {
+                return None;
+            }
+        }
+        let shared: i64 = self.k.shared.iter().map(|b| b.len * b.elem.bytes()).sum();
+        if row_bytes * self.block_threads > shared {
+            return None;
+        }
+        let mut group = 1;
+        for (inner, &s) in sizes.iter().enumerate() {
+            if group >= STAGED_GROUP {
+                return (n / group >= MIN_GROUPS).then_some(Rolling { group, inner });
+            }
+            group *= s;
+        }
+        None
+    }
+
+    /// Lowers `dst = value` rolled as `roll` says: the register operands
+    /// into rows of shared memory, then a loop whose iteration loads a
+    /// group's global operands and its registers' row, computes the group
+    /// and stores it, each global access guarded.
+    pub(super) fn assign_rolled(
+        &mut self,
+        dst: &View,
+        value: &Elementwise,
+        roll: Rolling,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let n = static_size(dst)?;
+        let Rolling { group, inner } = roll;
+        let sizes = mode_sizes(dst)?;
+        let mut operands = Vec::new();
+        value.tensors_outside_reductions(&mut operands);
+        operands.retain(|v| v.layout.size().as_static() != Some(1));
+        // A cp.async in flight may still land in the bytes the rows take.
+        if has_async_copies(&self.k.body) {
+            out.push(Inst::at(span, InstKind::AsyncWait(0)));
+        }
+        let thread = Int::var(Builtin::Thread.name());
+        // Each register operand's rows: thread t's elements from t * pitch.
+        let mut rows = Vec::new();
+        for v in operands
+            .iter()
+            .filter(|v| matches!(v.base, Base::Registers(_)))
+        {
+            let pitch = row_pitch(n, v.elem);
+            let buffer = self.k.shared.len() + self.extra_shared.len();
+            self.extra_shared.push((v.elem, pitch * self.block_threads));
+            let width = vector(v.elem, n);
+            for i in (0..n).step_by(width as usize) {
+                let at = thread.mul(&Int::Static(pitch)).add(&Int::Static(i));
+                if self.consecutive_slots(v, i, width)? {
+                    let src = self.element(v, &Coord::from(i), width)?;
+                    let dst = self.shared_addr(buffer, &at)?;
+                    out.push(copy(atom(v.elem, width), src, dst, span));
+                    continue;
+                }
+                for k in 0..width {
+                    let src = self.element(v, &Coord::from(i + k), 1)?;
+                    let dst = self.shared_addr(buffer, &at.add(&Int::Static(k)))?;
+                    out.push(copy(atom(v.elem, 1), src, dst, span));
+                }
+            }
+            rows.push((*v, buffer, pitch));
+        }
+        let end = Int::Static(n / group);
+        let (id, start_id, end_id) = self.open_loop(COUNTER, &Int::Static(0), &end)?;
+        let body = self.rolled_body(dst, value, &sizes, (group, inner), &operands, &rows, span);
+        self.active.pop();
+        out.push(Inst::at(
+            span,
+            InstKind::Loop {
+                id,
+                name: COUNTER.to_string(),
+                start: start_id,
+                end: end_id,
+                body: body?,
+            },
+        ));
+        Ok(())
+    }
+
+    /// One iteration of a rolled statement: group `rolled.group`.
+    #[allow(clippy::too_many_arguments)]
+    fn rolled_body(
+        &mut self,
+        dst: &View,
+        value: &Elementwise,
+        sizes: &[i64],
+        (group, inner): (i64, usize),
+        operands: &[&View],
+        rows: &[(&View, usize, i64)],
+        span: Span,
+    ) -> Result<Vec<Inst>, Problem> {
+        let n = static_size(dst)?;
+        let counter = Int::var(COUNTER);
+        let thread = Int::var(Builtin::Thread.name());
+        let mut out = Vec::new();
+        // The coordinate of the group's element e: its first modes' from e,
+        // the others' from the counter.
+        let coord = |e: i64| {
+            let mut digits = Vec::with_capacity(sizes.len());
+            let mut rest = e;
+            for &s in &sizes[..inner] {
+                digits.push(Coord::Int(Int::Static(rest % s)));
+                rest /= s;
+            }
+            let mut rest = counter.clone();
+            for (m, &s) in sizes.iter().enumerate().skip(inner) {
+                if m + 1 == sizes.len() {
+                    digits.push(Coord::Int(rest.clone()));
+                } else {
+                    digits.push(Coord::Int(rest.rem(&Int::Static(s))));
+                    rest = rest.div(&Int::Static(s));
+                }
+            }
+            Coord::Tuple(digits)
+        };
+        let whole = dst.layout.shape();
+        let mut temps: Vec<(&View, View)> = Vec::new();
+        for v in operands {
+            let reg = self.group_registers(v.elem, group);
+            match rows.iter().find(|(r, ..)| std::ptr::eq(*r, *v)) {
+                Some(&(_, buffer, pitch)) => {
+                    let width = vector(v.elem, group);
+                    for e in (0..group).step_by(width as usize) {
+                        let at = thread
+                            .mul(&Int::Static(pitch))
+                            .add(&counter.mul(&Int::Static(group)))
+                            .add(&Int::Static(e));
+                        let src = self.shared_addr(buffer, &at)?;
+                        let dst = self.element(&reg, &Coord::from(e), width)?;
+                        out.push(copy(atom(v.elem, width), src, dst, span));
+                    }
+                }
+                None => {
+                    // As unrolled: the width the whole statement allows.
+                    let compact = compact_view(v.elem, whole);
+                    let width = self.vector_width(v, &compact, n, v.elem, false);
+                    let width = if group % width == 0 { width } else { 1 };
+                    for e in (0..group).step_by(width as usize) {
+                        let src = self.element(v, &coord(e), width)?;
+                        let dst = self.element(&reg, &Coord::from(e), width)?;
+                        out.push(copy(atom(v.elem, width), src, dst, span));
+                    }
+                }
+            }
+            temps.push((*v, reg));
+        }
+        let result = self.group_registers(dst.elem, group);
+        for e in 0..group {
+            let at = At {
+                coord: coord(e),
+                slot: e,
+            };
+            let tree = self.tree(value, &at, sizes, &temps)?;
+            let tree = match dst.elem {
+                Elem::I32 => tree,
+                _ => super::elementwise::contract(tree),
+            };
+            let into = self.element(&result, &Coord::from(e), 1)?;
+            out.push(Inst::at(
+                span,
+                InstKind::Compute {
+                    elem: dst.elem,
+                    value: tree,
+                    dst: into,
+                },
+            ));
+        }
+        let compact = compact_view(dst.elem, whole);
+        let width = self.vector_width(&compact, dst, n, dst.elem, false);
+        let width = if group % width == 0 { width } else { 1 };
+        for e in (0..group).step_by(width as usize) {
+            let src = self.element(&result, &Coord::from(e), width)?;
+            let to = self.element(dst, &coord(e), width)?;
+            out.push(copy(atom(dst.elem, width), src, to, span));
+        }
+        Ok(out)
+    }
+
+    /// A register array of `len` elements of its own, as a compact view.
+    fn group_registers(&mut self, elem: Elem, len: i64) -> View {
+        self.extra_registers.push((elem, len));
+        let base = Base::Registers(self.k.registers.len() + self.extra_registers.len() - 1);
+        View {
+            base,
+            ..compact_view(elem, &IntTuple::from(len))
+        }
+    }
+
+    /// Whether elements `i .. i + width` of register view `v` are
+    /// consecutive slots of its array.
+    fn consecutive_slots(&mut self, v: &View, i: i64, width: i64) -> Result<bool, Problem> {
+        let first = self.element(v, &Coord::from(i), 1)?.index;
+        let first = self.constant(first);
+        for k in 1..width {
+            let next = self.element(v, &Coord::from(i + k), 1)?.index;
+            if first.is_none() || self.constant(next) != first.map(|c| c + k) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Element `at` of the lowering's shared buffer `buffer`.
+    fn shared_addr(&mut self, buffer: usize, at: &Int) -> Result<Addr, Problem> {
+        Ok(Addr {
+            space: Space::Shared(buffer),
+            index: self.int(at)?,
+            guard: None,
+        })
+    }
+
+    /// Elements of shared buffer `s`: the kernel's, or one lowering added.
+    pub(super) fn shared_len(&self, s: usize) -> i64 {
+        match self.k.shared.get(s) {
+            Some(b) => b.len,
+            None => self.extra_shared[s - self.k.shared.len()].1,
+        }
+    }
+
+    /// The value of a constant integer of the table.
+    fn constant(&self, id: usize) -> Option<i64> {
+        match self.ints[id].def {
+            crate::ir::IntDef::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `e` reads each operand at the target's element only (no
+/// reduction folds a mode, no shuffle crosses lanes).
+fn plain(e: &Elementwise) -> bool {
+    let mut ok = !matches!(e, Elementwise::Reduce { .. } | Elementwise::Shuffle(..));
+    e.for_each_operand(&mut |x| ok &= plain(x));
+    ok
+}
+
+/// Elements of a thread's row of `n` elements: whole 128-byte lines and 16
+/// bytes more, so that the 16-byte vectors of eight neighbouring threads
+/// (one phase of a shared-memory access) fall in eight different bank groups.
+fn row_pitch(n: i64, elem: Elem) -> i64 {
+    ((n * elem.bytes() + 127) / 128 * 128 + 16) / elem.bytes()
+}
+
+/// Elements of a 16-byte vector of `elem`, where `n` elements hold whole ones.
+fn vector(elem: Elem, n: i64) -> i64 {
+    let w = 16 / elem.bytes();
+    if n % w == 0 { w } else { 1 }
+}
+
+fn copy(atom: CopyAtom, src: Addr, dst: Addr, span: Span) -> Inst {
+    Inst::at(span, InstKind::Copy { atom, src, dst })
+}
+
+fn atom(elem: Elem, width: i64) -> CopyAtom {
+    match width {
+        1 => CopyAtom::Scalar(elem),
+        w => CopyAtom::Vector(elem, w as u32),
+    }
+}
+
+/// A compact register view of `shape`.
+fn compact_view(elem: Elem, shape: &IntTuple) -> View {
+    View {
+        base: Base::Registers(0),
+        elem,
+        layout: Layout::col_major(shape),
+        offset: Int::Static(0),
+        coords: Vec::new(),
+    }
+}
+
+/// Whether the kernel issues any `cp.async`.
+fn has_async_copies(body: &[crate::check::program::Stmt]) -> bool {
+    let mut any = false;
+    walk(body, &mut |s| {
+        any |= matches!(
+            s.op,
+            Op::Copy {
+                asynchronous: true,
+                ..
+            }
+        );
+    });
+    any
+}
