@@ -206,3 +206,22 @@ fn the_verifier_refuses_each_wrong_ir_file() {
         assert!(err.contains(expect), "{}: {err}", f.display());
     }
 }
+
+/// A `cp.async` target's bytes pass to another buffer once a top-level
+/// `cp.async.wait 0` has retired every copy in flight and a barrier
+/// follows (what a rolled epilogue's rows do with a GEMM's stages); the
+/// same IR without the wait is `shared_bytes_of_a_cp_async_target.ir`.
+#[test]
+fn a_cp_async_target_is_handed_over_after_a_wait_for_all() {
+    let text = "kernel k(A: global f32*, B: global f32*) block 32
+  shared s0: f32[32] at 0
+  shared s1: f32[32] at 0
+  %1 = thread.x
+  copy.async.f32x1 A[%1] -> s0[%1]
+  cp.async.wait 0
+  barrier
+  copy.f32 A[%1] -> s1[%1]
+  copy.f32 s1[%1] -> B[%1]
+";
+    verify(&parse(text).unwrap()).unwrap();
+}

@@ -35,6 +35,27 @@ const COUNTER: &str = "rolled.group";
 pub(super) struct Rolling {
     group: i64,
     inner: usize,
+    /// The target's mode sizes (and every operand's).
+    sizes: Vec<i64>,
+}
+
+/// A register operand's rows: thread t's elements from `t * pitch` of
+/// shared buffer `buffer`, a group of them read back into `registers`.
+struct Row<'a> {
+    view: &'a View,
+    buffer: usize,
+    pitch: i64,
+    registers: View,
+}
+
+/// What every group of a rolled statement shares.
+struct Group<'a> {
+    dst: &'a View,
+    value: &'a Elementwise,
+    roll: &'a Rolling,
+    globals: &'a [&'a View],
+    rows: &'a [Row<'a>],
+    span: Span,
 }
 
 impl Lowerer<'_> {
@@ -80,7 +101,11 @@ impl Lowerer<'_> {
         let mut group = 1;
         for (inner, &s) in sizes.iter().enumerate() {
             if group >= STAGED_GROUP {
-                return (n / group >= MIN_GROUPS).then_some(Rolling { group, inner });
+                return (n / group >= MIN_GROUPS).then_some(Rolling {
+                    group,
+                    inner,
+                    sizes,
+                });
             }
             group *= s;
         }
@@ -100,8 +125,6 @@ impl Lowerer<'_> {
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
         let n = static_size(dst)?;
-        let Rolling { group, inner } = roll;
-        let sizes = mode_sizes(dst)?;
         let mut operands = Vec::new();
         value.tensors_outside_reductions(&mut operands);
         operands.retain(|v| v.layout.size().as_static() != Some(1));
@@ -136,10 +159,61 @@ impl Lowerer<'_> {
             }
             rows.push((*v, buffer, pitch));
         }
-        let end = Int::Static(n / group);
-        let (id, start_id, end_id) = self.open_loop(COUNTER, &Int::Static(0), &end)?;
-        let body = self.rolled_body(dst, value, &sizes, (group, inner), &operands, &rows, span);
+        // Iteration g stores group g and loads group g + 1's global
+        // operands first, so that their loads overlap its stores (which
+        // may alias them, for all ptxas knows); the last group follows
+        // the loop.
+        let last = n / roll.group - 1;
+        let globals: Vec<&View> = operands
+            .iter()
+            .copied()
+            .filter(|v| matches!(v.base, Base::Param(_)))
+            .collect();
+        let cur: Vec<View> = globals
+            .iter()
+            .map(|v| self.group_registers(v.elem, roll.group))
+            .collect();
+        let next: Vec<View> = globals
+            .iter()
+            .map(|v| self.group_registers(v.elem, roll.group))
+            .collect();
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .map(|(v, buffer, pitch)| Row {
+                view: v,
+                buffer,
+                pitch,
+                registers: self.group_registers(v.elem, roll.group),
+            })
+            .collect();
+        let group = Group {
+            dst,
+            value,
+            roll: &roll,
+            globals: &globals,
+            rows: &rows,
+            span,
+        };
+        self.load_globals(&group, &cur, &Int::Static(0), out)?;
+        let (id, start_id, end_id) =
+            self.open_loop(COUNTER, &Int::Static(0), &Int::Static(last))?;
+        let counter = Int::var(COUNTER);
+        let mut body = Vec::new();
+        let made = self
+            .load_globals(&group, &next, &counter.add(&Int::Static(1)), &mut body)
+            .and_then(|()| self.compute_group(&group, &cur, &counter, &mut body))
+            .and_then(|()| {
+                for (c, x) in cur.iter().zip(&next) {
+                    for e in 0..roll.group {
+                        let src = self.element(x, &Coord::from(e), 1)?;
+                        let dst = self.element(c, &Coord::from(e), 1)?;
+                        body.push(copy(atom(c.elem, 1), src, dst, span));
+                    }
+                }
+                Ok(())
+            });
         self.active.pop();
+        made?;
         out.push(Inst::at(
             span,
             InstKind::Loop {
@@ -147,86 +221,94 @@ impl Lowerer<'_> {
                 name: COUNTER.to_string(),
                 start: start_id,
                 end: end_id,
-                body: body?,
+                body,
             },
         ));
+        self.compute_group(&group, &cur, &Int::Static(last), out)
+    }
+
+    /// The coordinate of element `e` of group `g`: its first modes' from
+    /// `e`, the others' from `g`.
+    fn group_coord(roll: &Rolling, e: i64, g: &Int) -> Coord {
+        let sizes = &roll.sizes;
+        let mut digits = Vec::with_capacity(sizes.len());
+        let mut rest = e;
+        for &s in &sizes[..roll.inner] {
+            digits.push(Coord::Int(Int::Static(rest % s)));
+            rest /= s;
+        }
+        let mut rest = g.clone();
+        for (m, &s) in sizes.iter().enumerate().skip(roll.inner) {
+            if m + 1 == sizes.len() {
+                digits.push(Coord::Int(rest.clone()));
+            } else {
+                digits.push(Coord::Int(rest.rem(&Int::Static(s))));
+                rest = rest.div(&Int::Static(s));
+            }
+        }
+        Coord::Tuple(digits)
+    }
+
+    /// Group `g` of the statement's global operands into `registers`
+    /// (one array per operand), each access guarded, as wide as unrolled.
+    fn load_globals(
+        &mut self,
+        group: &Group,
+        registers: &[View],
+        g: &Int,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let n = static_size(group.dst)?;
+        let size = group.roll.group;
+        for (v, reg) in group.globals.iter().zip(registers) {
+            let compact = compact_view(v.elem, group.dst.layout.shape());
+            let width = self.vector_width(v, &compact, n, v.elem, false);
+            let width = if size % width == 0 { width } else { 1 };
+            for e in (0..size).step_by(width as usize) {
+                let src = self.element(v, &Self::group_coord(group.roll, e, g), width)?;
+                let dst = self.element(reg, &Coord::from(e), width)?;
+                out.push(copy(atom(v.elem, width), src, dst, group.span));
+            }
+        }
         Ok(())
     }
 
-    /// One iteration of a rolled statement: group `rolled.group`.
-    #[allow(clippy::too_many_arguments)]
-    fn rolled_body(
+    /// Group `g` of the statement: its registers' row read back, its
+    /// elements computed from that and the global operands in `globals`
+    /// (loaded by [`Self::load_globals`]), and stored.
+    fn compute_group(
         &mut self,
-        dst: &View,
-        value: &Elementwise,
-        sizes: &[i64],
-        (group, inner): (i64, usize),
-        operands: &[&View],
-        rows: &[(&View, usize, i64)],
-        span: Span,
-    ) -> Result<Vec<Inst>, Problem> {
+        group: &Group,
+        globals: &[View],
+        g: &Int,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        let (dst, span) = (group.dst, group.span);
         let n = static_size(dst)?;
-        let counter = Int::var(COUNTER);
+        let size = group.roll.group;
         let thread = Int::var(Builtin::Thread.name());
-        let mut out = Vec::new();
-        // The coordinate of the group's element e: its first modes' from e,
-        // the others' from the counter.
-        let coord = |e: i64| {
-            let mut digits = Vec::with_capacity(sizes.len());
-            let mut rest = e;
-            for &s in &sizes[..inner] {
-                digits.push(Coord::Int(Int::Static(rest % s)));
-                rest /= s;
-            }
-            let mut rest = counter.clone();
-            for (m, &s) in sizes.iter().enumerate().skip(inner) {
-                if m + 1 == sizes.len() {
-                    digits.push(Coord::Int(rest.clone()));
-                } else {
-                    digits.push(Coord::Int(rest.rem(&Int::Static(s))));
-                    rest = rest.div(&Int::Static(s));
-                }
-            }
-            Coord::Tuple(digits)
-        };
-        let whole = dst.layout.shape();
         let mut temps: Vec<(&View, View)> = Vec::new();
-        for v in operands {
-            let reg = self.group_registers(v.elem, group);
-            match rows.iter().find(|(r, ..)| std::ptr::eq(*r, *v)) {
-                Some(&(_, buffer, pitch)) => {
-                    let width = vector(v.elem, group);
-                    for e in (0..group).step_by(width as usize) {
-                        let at = thread
-                            .mul(&Int::Static(pitch))
-                            .add(&counter.mul(&Int::Static(group)))
-                            .add(&Int::Static(e));
-                        let src = self.shared_addr(buffer, &at)?;
-                        let dst = self.element(&reg, &Coord::from(e), width)?;
-                        out.push(copy(atom(v.elem, width), src, dst, span));
-                    }
-                }
-                None => {
-                    // As unrolled: the width the whole statement allows.
-                    let compact = compact_view(v.elem, whole);
-                    let width = self.vector_width(v, &compact, n, v.elem, false);
-                    let width = if group % width == 0 { width } else { 1 };
-                    for e in (0..group).step_by(width as usize) {
-                        let src = self.element(v, &coord(e), width)?;
-                        let dst = self.element(&reg, &Coord::from(e), width)?;
-                        out.push(copy(atom(v.elem, width), src, dst, span));
-                    }
-                }
+        for row in group.rows {
+            let width = vector(row.view.elem, size);
+            for e in (0..size).step_by(width as usize) {
+                let at = thread
+                    .mul(&Int::Static(row.pitch))
+                    .add(&g.mul(&Int::Static(size)))
+                    .add(&Int::Static(e));
+                let src = self.shared_addr(row.buffer, &at)?;
+                let to = self.element(&row.registers, &Coord::from(e), width)?;
+                out.push(copy(atom(row.view.elem, width), src, to, span));
             }
-            temps.push((*v, reg));
+            temps.push((row.view, row.registers.clone()));
         }
-        let result = self.group_registers(dst.elem, group);
-        for e in 0..group {
+        temps.extend(group.globals.iter().copied().zip(globals.iter().cloned()));
+        let result = self.group_registers(dst.elem, size);
+        for e in 0..size {
             let at = At {
-                coord: coord(e),
+                coord: Self::group_coord(group.roll, e, g),
                 slot: e,
             };
-            let tree = self.tree(value, &at, sizes, &temps)?;
+            let tree = self.tree(group.value, &at, &group.roll.sizes, &temps)?;
             let tree = match dst.elem {
                 Elem::I32 => tree,
                 _ => super::elementwise::contract(tree),
@@ -241,15 +323,15 @@ impl Lowerer<'_> {
                 },
             ));
         }
-        let compact = compact_view(dst.elem, whole);
+        let compact = compact_view(dst.elem, dst.layout.shape());
         let width = self.vector_width(&compact, dst, n, dst.elem, false);
-        let width = if group % width == 0 { width } else { 1 };
-        for e in (0..group).step_by(width as usize) {
+        let width = if size % width == 0 { width } else { 1 };
+        for e in (0..size).step_by(width as usize) {
             let src = self.element(&result, &Coord::from(e), width)?;
-            let to = self.element(dst, &coord(e), width)?;
+            let to = self.element(dst, &Self::group_coord(group.roll, e, g), width)?;
             out.push(copy(atom(dst.elem, width), src, to, span));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A register array of `len` elements of its own, as a compact view.
