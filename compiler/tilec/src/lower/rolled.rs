@@ -30,13 +30,91 @@ const MIN_GROUPS: i64 = 2;
 /// file has a dot, so it hides no extent.
 const COUNTER: &str = "rolled.group";
 
-/// How a statement rolls: `group` elements an iteration, the elements of
-/// its first `inner` modes; the loop runs over the other modes.
+/// How a statement rolls: `group` elements an iteration, the first
+/// elements in the colexicographic order of the target's leaves: the
+/// leaves before `split` whole, `factor` values of leaf `split`; the loop
+/// runs over the rest.
 pub(super) struct Rolling {
     group: i64,
-    inner: usize,
-    /// The target's mode sizes (and every operand's).
+    /// The target's shape, its leaves' sizes, and its modes' (every
+    /// operand's the same).
+    shape: IntTuple,
+    leaves: Vec<i64>,
     sizes: Vec<i64>,
+    split: usize,
+    factor: i64,
+}
+
+impl Rolling {
+    /// How `shape` rolls into groups of at least [`STAGED_GROUP`]
+    /// elements, at least [`MIN_GROUPS`] of them.
+    fn of(shape: &IntTuple, sizes: Vec<i64>) -> Option<Rolling> {
+        let leaves: Vec<i64> = shape
+            .leaves()
+            .iter()
+            .map(Int::as_static)
+            .collect::<Option<_>>()?;
+        let n: i64 = leaves.iter().product();
+        let mut below = 1;
+        for (split, &s) in leaves.iter().enumerate() {
+            if below * s >= STAGED_GROUP {
+                let factor = (1..=s).find(|r| s % r == 0 && below * r >= STAGED_GROUP)?;
+                let group = below * factor;
+                return (n / group >= MIN_GROUPS).then(|| Rolling {
+                    group,
+                    shape: shape.clone(),
+                    leaves,
+                    sizes,
+                    split,
+                    factor,
+                });
+            }
+            below *= s;
+        }
+        None
+    }
+
+    /// The coordinate of element `e` of group `g`, congruent with the
+    /// target's shape: the leaves before the split from `e`, the split
+    /// leaf from both, those after it from `g`.
+    fn coord(&self, e: i64, g: &Int) -> Coord {
+        let mut digits = Vec::with_capacity(self.leaves.len());
+        let mut low = e;
+        for &s in &self.leaves[..self.split] {
+            digits.push(Int::Static(low % s));
+            low /= s;
+        }
+        // The split leaf: `factor` values from `e`, the rest from `g`.
+        let turns = self.leaves[self.split] / self.factor;
+        let mut high = g.clone();
+        let mut digit = Int::Static(low);
+        if turns > 1 {
+            digit = digit.add(&high.rem(&Int::Static(turns)).mul(&Int::Static(self.factor)));
+            high = high.div(&Int::Static(turns));
+        }
+        digits.push(digit);
+        let last = self.leaves.iter().rposition(|&s| s > 1).unwrap_or(0);
+        for (k, &s) in self.leaves.iter().enumerate().skip(self.split + 1) {
+            digits.push(match s {
+                1 => Int::Static(0),
+                _ if k == last => high.clone(),
+                _ => {
+                    let d = high.rem(&Int::Static(s));
+                    high = high.div(&Int::Static(s));
+                    d
+                }
+            });
+        }
+        nest(&self.shape, &mut digits.into_iter())
+    }
+}
+
+/// `digits` (one a leaf, in order) as a coordinate of `shape`'s nesting.
+fn nest(shape: &IntTuple, digits: &mut impl Iterator<Item = Int>) -> Coord {
+    match shape {
+        IntTuple::Int(_) => Coord::Int(digits.next().unwrap_or(Int::Static(0))),
+        IntTuple::Tuple(modes) => Coord::Tuple(modes.iter().map(|m| nest(m, digits)).collect()),
+    }
 }
 
 /// A register operand's rows: thread t's elements from `t * pitch` of
@@ -78,6 +156,7 @@ impl Lowerer<'_> {
             return None;
         }
         let sizes = mode_sizes(dst).ok()?;
+        let shape = dst.layout.shape();
         let mut operands = Vec::new();
         value.tensors(&mut operands);
         let mut row_bytes = 0;
@@ -90,7 +169,7 @@ impl Lowerer<'_> {
                 Base::Registers(_) => row_bytes += row_pitch(n, v.elem) * v.elem.bytes(),
                 Base::Shared(_) => return None,
             }
-            if mode_sizes(v).ok()? != sizes {
+            if v.layout.shape() != shape {
                 return None;
             }
         }
@@ -98,18 +177,7 @@ impl Lowerer<'_> {
         if row_bytes * self.block_threads > shared {
             return None;
         }
-        let mut group = 1;
-        for (inner, &s) in sizes.iter().enumerate() {
-            if group >= STAGED_GROUP {
-                return (n / group >= MIN_GROUPS).then_some(Rolling {
-                    group,
-                    inner,
-                    sizes,
-                });
-            }
-            group *= s;
-        }
-        None
+        Rolling::of(shape, sizes)
     }
 
     /// Lowers `dst = value` rolled as `roll` says: the register operands
@@ -227,28 +295,6 @@ impl Lowerer<'_> {
         self.compute_group(&group, &cur, &Int::Static(last), out)
     }
 
-    /// The coordinate of element `e` of group `g`: its first modes' from
-    /// `e`, the others' from `g`.
-    fn group_coord(roll: &Rolling, e: i64, g: &Int) -> Coord {
-        let sizes = &roll.sizes;
-        let mut digits = Vec::with_capacity(sizes.len());
-        let mut rest = e;
-        for &s in &sizes[..roll.inner] {
-            digits.push(Coord::Int(Int::Static(rest % s)));
-            rest /= s;
-        }
-        let mut rest = g.clone();
-        for (m, &s) in sizes.iter().enumerate().skip(roll.inner) {
-            if m + 1 == sizes.len() {
-                digits.push(Coord::Int(rest.clone()));
-            } else {
-                digits.push(Coord::Int(rest.rem(&Int::Static(s))));
-                rest = rest.div(&Int::Static(s));
-            }
-        }
-        Coord::Tuple(digits)
-    }
-
     /// Group `g` of the statement's global operands into `registers`
     /// (one array per operand), each access guarded, as wide as unrolled.
     fn load_globals(
@@ -265,7 +311,7 @@ impl Lowerer<'_> {
             let width = self.vector_width(v, &compact, n, v.elem, false);
             let width = if size % width == 0 { width } else { 1 };
             for e in (0..size).step_by(width as usize) {
-                let src = self.element(v, &Self::group_coord(group.roll, e, g), width)?;
+                let src = self.element(v, &group.roll.coord(e, g), width)?;
                 let dst = self.element(reg, &Coord::from(e), width)?;
                 out.push(copy(atom(v.elem, width), src, dst, group.span));
             }
@@ -305,7 +351,7 @@ impl Lowerer<'_> {
         let result = self.group_registers(dst.elem, size);
         for e in 0..size {
             let at = At {
-                coord: Self::group_coord(group.roll, e, g),
+                coord: group.roll.coord(e, g),
                 slot: e,
             };
             let tree = self.tree(group.value, &at, &group.roll.sizes, &temps)?;
@@ -328,7 +374,7 @@ impl Lowerer<'_> {
         let width = if size % width == 0 { width } else { 1 };
         for e in (0..size).step_by(width as usize) {
             let src = self.element(&result, &Coord::from(e), width)?;
-            let to = self.element(dst, &Self::group_coord(group.roll, e, g), width)?;
+            let to = self.element(dst, &group.roll.coord(e, g), width)?;
             out.push(copy(atom(dst.elem, width), src, to, span));
         }
         Ok(())
