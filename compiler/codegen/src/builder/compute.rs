@@ -36,14 +36,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
             Arith::Scalar(s) => self.scalar(s, Elem::F32)?.into_float_value(),
-            Arith::Unary(
-                op @ (Unary::Exp | Unary::Exp2 | Unary::Log | Unary::Tanh | Unary::Erf),
-                x,
-            ) => {
-                let x = self.float(x)?;
-                let f = self.math_function(*op)?;
-                self.call_value(f, &[x.into()])?.into_float_value()
-            }
             Arith::Unary(op, x) => {
                 let x = self.float(x)?;
                 arith::unary(&mut Llvm(self), *op, x)?
@@ -89,37 +81,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     .into_float_value()
             }
         })
-    }
-
-    /// The module's function for math function `op` (`KERNEL_exp`, made
-    /// on its first use): its polynomial and clamps once, not at every
-    /// element. Inlined at each of softmax's 115 exponentials they were
-    /// most of its back ends' work (`tilec build` 59 ms); called, the
-    /// back end selects them once, and ptxas inlines them.
-    fn math_function(&mut self, op: Unary) -> Result<inkwell::values::FunctionValue<'ctx>> {
-        let name = format!("{}_{}", self.ir.name, format!("{op:?}").to_lowercase());
-        if let Some(f) = self.module.get_function(&name) {
-            return Ok(f);
-        }
-        let f32t = self.ctx.f32_type();
-        let f = self.module.add_function(
-            &name,
-            f32t.fn_type(&[f32t.into()], false),
-            Some(inkwell::module::Linkage::Internal),
-        );
-        let here = self.b.get_insert_block();
-        self.b
-            .position_at_end(self.ctx.append_basic_block(f, "entry"));
-        let x = f
-            .get_first_param()
-            .expect("one parameter")
-            .into_float_value();
-        let r = arith::unary(&mut Llvm(self), op, x)?;
-        self.b.build_return(Some(&r))?;
-        if let Some(block) = here {
-            self.b.position_at_end(block);
-        }
-        Ok(f)
     }
 
     /// `i32(x)`: x in f32, truncated toward zero, saturating, NaN to 0
