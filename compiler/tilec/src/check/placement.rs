@@ -14,19 +14,28 @@ use super::program::{Base, Op, Stmt};
 /// The positions of the top level that touch a buffer, first and last.
 /// Its bytes may go to a later buffer after the last unless an
 /// asynchronous write may still land in them: `pinned` for a buffer that
-/// `cp.async` writes (a copy may be in flight past any position),
-/// `pending` when its last access is a TMA load waited for later.
+/// `cp.async` writes (a copy may be in flight past any position) until a
+/// top-level wait for every copy at position `released` (lowering's
+/// instructions only: `ir::shared`), after which its bytes may go to a
+/// buffer first used later; `pending` when its last access is a TMA load
+/// waited for later.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lifetime {
     pub first: usize,
     pub last: usize,
     pub pinned: bool,
     pub pending: bool,
+    pub released: usize,
 }
 
 impl Lifetime {
     pub fn releasable(self) -> bool {
         !self.pinned && !self.pending
+    }
+
+    /// The last position at which the buffer's bytes are still its own.
+    pub fn held_until(self) -> usize {
+        self.last.max(self.released)
     }
 
     /// Whether the two buffers may not share bytes; a buffer nothing
@@ -35,7 +44,7 @@ impl Lifetime {
         match (a, b) {
             (Some(a), Some(b)) => {
                 let (early, late) = if a.first <= b.first { (a, b) } else { (b, a) };
-                early.last >= late.first || !early.releasable()
+                early.held_until() >= late.first || !early.releasable()
             }
             _ => false,
         }
@@ -59,6 +68,7 @@ impl Lifetime {
             last: position,
             pinned: false,
             pending: false,
+            released: 0,
         });
         if position != l.last {
             // The later access waited for what was in flight.

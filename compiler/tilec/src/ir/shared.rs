@@ -58,10 +58,14 @@ fn visit(
         }
         let position = lists.len();
         // Waiting for every cp.async of the thread at the top level: none
-        // is in flight past it (the barrier that hands their bytes over
-        // follows, for the other threads' copies).
+        // is in flight past it, so a cp.async target's bytes may go to a
+        // buffer first used after it (with a barrier after it, for the
+        // other threads' copies).
         if path.is_empty() && matches!(inst.kind, InstKind::AsyncWait(0)) {
-            lives.iter_mut().flatten().for_each(|l| l.pinned = false);
+            for l in lives.iter_mut().flatten().filter(|l| l.pinned) {
+                l.pinned = false;
+                l.released = position;
+            }
         }
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
@@ -103,6 +107,8 @@ pub struct Placement {
     pub body: Vec<Inst>,
     /// Per buffer that takes bytes of earlier ones, those buffers.
     pub takers: Vec<(usize, Vec<usize>)>,
+    /// The bytes the buffers take (each rounded up to 16 bytes).
+    pub total: i64,
 }
 
 /// Places the shared buffers by their lifetimes in `body` (before
@@ -118,7 +124,7 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
         .iter()
         .map(|b| (b.len * b.elem.bytes(), b.align))
         .collect();
-    let (offsets, _) = place(&sizes, &lives)?;
+    let (offsets, total) = place(&sizes, &lives)?;
     let takers = takers(&sizes, &offsets, &lives);
     // Per taker, the positions a barrier may take: after its givers' last
     // use, up to its first. One barrier serves every taker whose range
@@ -126,7 +132,11 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
     let mut ranges: Vec<(usize, usize)> = takers
         .iter()
         .map(|(b, from)| {
-            let after = from.iter().filter_map(|a| lives[*a]).map(|l| l.last).max();
+            let after = from
+                .iter()
+                .filter_map(|a| lives[*a])
+                .map(|l| l.held_until())
+                .max();
             let first = lives[*b].expect("a taker is used").first;
             (after.expect("a giver is used") + 1, first)
         })
@@ -146,6 +156,7 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
         offsets,
         body,
         takers,
+        total,
     })
 }
 
@@ -198,6 +209,7 @@ pub fn in_order(buffers: &[Buffer]) -> Vec<i64> {
         last: 0,
         pinned: false,
         pending: false,
+        released: 0,
     });
     place(&sizes, &vec![always; sizes.len()]).map_or_else(|| vec![0; sizes.len()], |(o, _)| o)
 }
@@ -233,13 +245,13 @@ pub fn check_placement(ir: &KernelIr) -> Result<(), String> {
         } else {
             ((b, lb), (a, la))
         };
-        if early.last >= late.first || !early.releasable() {
+        if early.held_until() >= late.first || !early.releasable() {
             return Err(format!(
                 "shared buffers s{a} and s{b} share bytes, but s{a} is still in use (or awaits an asynchronous write) where s{b} is first used"
             ));
         }
         let around = |p: usize| lists[late.first].starts_with(&lists[p]);
-        let between = early.last + 1..late.first;
+        let between = early.held_until() + 1..late.first;
         if !between
             .into_iter()
             .any(|p| around(p) && matches!(flat[p].kind, InstKind::Barrier))

@@ -41,6 +41,14 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// Elements of shared buffer `s`: the kernel's, or one lowering added.
+    pub(super) fn shared_len(&self, s: usize) -> i64 {
+        match self.k.shared.get(s) {
+            Some(b) => b.len,
+            None => self.extra_shared[s - self.k.shared.len()].1,
+        }
+    }
+
     /// The address of element `c` of a view, the first of `width` consecutive ones.
     pub(super) fn element(&mut self, v: &View, c: &Coord, width: i64) -> Result<Addr, Problem> {
         let index = self.fix(&v.offset.add(&v.layout.eval(c).map_err(|e| e.to_string())?));

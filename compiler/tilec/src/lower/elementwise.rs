@@ -101,10 +101,6 @@ impl Lowerer<'_> {
         // Loads and stores of the staged elements, as vectors where both
         // sides allow without a new launch condition (one would keep the
         // whole launch off the full-tile entry for the epilogue's sake).
-        let atom = |elem: Elem, width: i64| match width {
-            1 => CopyAtom::Scalar(elem),
-            w => CopyAtom::Vector(elem, w as u32),
-        };
         let mut loads = Vec::new();
         for (v, reg) in &temps {
             loads.push(atom(v.elem, self.vector_width(v, reg, n, v.elem, false)));
@@ -254,6 +250,14 @@ impl Lowerer<'_> {
                 terms.pop().expect("a mode of at least one element")
             }
         })
+    }
+}
+
+/// The copy atom of `width` elements: one, or a vector.
+pub(super) fn atom(elem: Elem, width: i64) -> CopyAtom {
+    match width {
+        1 => CopyAtom::Scalar(elem),
+        w => CopyAtom::Vector(elem, w as u32),
     }
 }
 

@@ -103,7 +103,7 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
 
 /// Lowers one variant; the IR's name is the variant's entry point.
 pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic> {
-    lower_with(k, variant, None)
+    lower_with(k, variant, None, true)
 }
 
 /// Lowers one variant for a `--checked` build: before every global and
@@ -114,21 +114,14 @@ pub fn lower_variant_checked(
     variant: Variant,
     lines: &SourceLines,
 ) -> Result<Lowered, Diagnostic> {
-    lower_with(k, variant, Some(lines))
+    lower_with(k, variant, Some(lines), true)
 }
 
-fn lower_with(
-    k: &Kernel,
-    variant: Variant,
-    checks: Option<&SourceLines>,
-) -> Result<Lowered, Diagnostic> {
-    lower_rolling(k, variant, checks, true)
-}
-
-/// [`lower_with`], the guarded entries' large element-wise statements
+/// Lowers a variant, the guarded entries' large element-wise statements
 /// rolled where `roll` (and their rows of shared memory take no bytes the
-/// kernel would not have taken anyway; else lowered again unrolled).
-fn lower_rolling(
+/// kernel would not have taken anyway; else it lowers the whole variant
+/// again unrolled).
+fn lower_with(
     k: &Kernel,
     variant: Variant,
     checks: Option<&SourceLines>,
@@ -192,32 +185,21 @@ fn lower_rolling(
         crate::ir::shared::hand_over(shared, body)
             .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))
     };
+    let placed = place(&shared, body.clone())?;
     if !l.extra_shared.is_empty() {
         let mut without = shared.clone();
         without[k.shared.len()..].iter_mut().for_each(|b| b.len = 0);
-        let bytes = |shared: &[Buffer], p: &crate::ir::shared::Placement| {
-            shared
-                .iter()
-                .zip(&p.offsets)
-                .map(|(b, at)| at + b.len * b.elem.bytes())
-                .max()
-                .unwrap_or(0)
-        };
-        let (with, alone) = (
-            place(&shared, body.clone())?,
-            place(&without, body.clone())?,
-        );
-        if bytes(&shared, &with) > bytes(&without, &alone) {
-            return lower_rolling(k, variant, checks, false);
+        if placed.total > place(&without, body)?.total {
+            return lower_with(k, variant, checks, false);
         }
     }
-    let placed = place(&shared, body)?;
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;
     }
     let mut body = pipeline::merge_block_loads(placed.body);
     crate::ir::shared::proxy_fences(&mut body, &shared);
-    for (b, from) in placed.takers {
+    // Of the kernel's own buffers (a rolled statement's rows are lowering's).
+    for (b, from) in placed.takers.into_iter().filter(|t| t.0 < k.shared.len()) {
         let first = body.iter().find(|i| {
             let mut touched = Vec::new();
             i.shared_buffers(&mut touched);

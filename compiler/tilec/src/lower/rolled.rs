@@ -16,7 +16,7 @@
 //! would make the kernel's shared memory larger, the statement stays
 //! unrolled ([`super::lower_with`]).
 
-use super::elementwise::{At, STAGED_GROUP, mode_sizes};
+use super::elementwise::{At, STAGED_GROUP, atom, mode_sizes};
 use super::{Lowerer, Problem, static_size};
 use crate::check::program::{Base, Elem, Elementwise, Op, View, walk};
 use crate::ir::{Addr, CopyAtom, Inst, InstKind, Space};
@@ -60,7 +60,10 @@ impl Rolling {
             if below * s >= STAGED_GROUP {
                 let factor = (1..=s).find(|r| s % r == 0 && below * r >= STAGED_GROUP)?;
                 let group = below * factor;
-                return (n / group >= MIN_GROUPS).then(|| Rolling {
+                // Two groups of each global operand live at once (loaded
+                // ahead): no more than twice the unrolled group's registers.
+                let fits = group <= 2 * STAGED_GROUP && n / group >= MIN_GROUPS;
+                return fits.then(|| Rolling {
                     group,
                     shape: shape.clone(),
                     leaves,
@@ -139,11 +142,13 @@ struct Group<'a> {
 impl Lowerer<'_> {
     /// How the element-wise statement `dst = value` of `n` elements rolls,
     /// if it does: in a guarded entry, at the kernel's top level, into a
-    /// global tensor's guarded elements, from operands of the target's mode
-    /// sizes in global memory or registers (a reduction or a shuffle keeps
-    /// it unrolled), at least [`MIN_GROUPS`] groups of at least
-    /// [`STAGED_GROUP`] elements, its registers' rows no more bytes than
-    /// the kernel's shared buffers.
+    /// global tensor's guarded elements, from operands of the target's
+    /// shape in global memory or registers (a reduction or a shuffle keeps
+    /// it unrolled), at least [`MIN_GROUPS`] groups of 16 to 32 elements,
+    /// its registers' rows no more bytes than the kernel's shared buffers.
+    /// Not in a kernel of clusters with cp.async: the test of the grid's end
+    /// that lowering wraps around its epilogue would hide the wait for every
+    /// copy from placement.
     pub(super) fn rolling(&self, dst: &View, value: &Elementwise, n: i64) -> Option<Rolling> {
         let top = self.under.is_empty()
             && self.active.is_empty()
@@ -152,11 +157,14 @@ impl Lowerer<'_> {
         if !(self.roll && top && self.variant.guarded() && !dst.coords.is_empty()) {
             return None;
         }
-        if !matches!(dst.base, Base::Param(_)) || !plain(value) {
+        let shape = dst.layout.shape();
+        if !matches!(dst.base, Base::Param(_)) || !plain(value, shape) {
+            return None;
+        }
+        if self.k.launch.cluster_dim().is_some() && has_async_copies(&self.k.body) {
             return None;
         }
         let sizes = mode_sizes(dst).ok()?;
-        let shape = dst.layout.shape();
         let mut operands = Vec::new();
         value.tensors(&mut operands);
         let mut row_bytes = 0;
@@ -279,7 +287,9 @@ impl Lowerer<'_> {
                     }
                 }
                 Ok(())
-            });
+            })
+            .and_then(|()| self.with_bound_checks(std::mem::take(&mut body)))
+            .map(|checked| body = checked);
         self.active.pop();
         made?;
         out.push(Inst::at(
@@ -413,14 +423,6 @@ impl Lowerer<'_> {
         })
     }
 
-    /// Elements of shared buffer `s`: the kernel's, or one lowering added.
-    pub(super) fn shared_len(&self, s: usize) -> i64 {
-        match self.k.shared.get(s) {
-            Some(b) => b.len,
-            None => self.extra_shared[s - self.k.shared.len()].1,
-        }
-    }
-
     /// The value of a constant integer of the table.
     fn constant(&self, id: usize) -> Option<i64> {
         match self.ints[id].def {
@@ -431,10 +433,18 @@ impl Lowerer<'_> {
 }
 
 /// Whether `e` reads each operand at the target's element only (no
-/// reduction folds a mode, no shuffle crosses lanes).
-fn plain(e: &Elementwise) -> bool {
-    let mut ok = !matches!(e, Elementwise::Reduce { .. } | Elementwise::Shuffle(..));
-    e.for_each_operand(&mut |x| ok &= plain(x));
+/// reduction folds a mode, no shuffle crosses lanes), and asks `inside()`
+/// of tensors of the target's `shape` (or of one element): a group's
+/// coordinates are congruent with that shape.
+fn plain(e: &Elementwise, shape: &IntTuple) -> bool {
+    let mut ok = match e {
+        Elementwise::Reduce { .. } | Elementwise::Shuffle(..) => false,
+        Elementwise::Inside(v) => {
+            v.layout.size().as_static() == Some(1) || v.layout.shape() == shape
+        }
+        _ => true,
+    };
+    e.for_each_operand(&mut |x| ok &= plain(x, shape));
     ok
 }
 
@@ -453,13 +463,6 @@ fn vector(elem: Elem, n: i64) -> i64 {
 
 fn copy(atom: CopyAtom, src: Addr, dst: Addr, span: Span) -> Inst {
     Inst::at(span, InstKind::Copy { atom, src, dst })
-}
-
-fn atom(elem: Elem, width: i64) -> CopyAtom {
-    match width {
-        1 => CopyAtom::Scalar(elem),
-        w => CopyAtom::Vector(elem, w as u32),
-    }
 }
 
 /// A compact register view of `shape`.
