@@ -369,6 +369,26 @@ fn strides_used_outside_an_index_keep_their_tensor_in_place() {
     assert!(kept_of(&k).iter().any(|n| n == "sgemm_tn_guarded"));
 }
 
+/// A tensor the kernel asks `inside()` of keeps its strides: inside the
+/// tensor is not inside a copy's padded rows. Here A's tile is loaded
+/// through `select(inside(..), .., 0.0)`; B is still copied.
+#[test]
+fn a_tensor_asked_inside_of_stays_in_place() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile");
+    let src = std::fs::read_to_string(path).unwrap().replace(
+        "copy(tAgA[_, _, k], tAsA);",
+        "tAsA = select(inside(tAgA[_, _, k]), tAgA[_, _, k], 0.0);",
+    );
+    let k = check_source(&src).unwrap().remove(0);
+    let copied: Vec<&str> = k
+        .strides
+        .iter()
+        .filter(|s| !s.in_place)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(copied, ["B.stride.0", "B.padded.1"]);
+}
+
 /// The entries `tilec build` makes of kernel `k`.
 fn kept_of(k: &tilec::check::program::Kernel) -> Vec<String> {
     lower_variants(k, |v| lower_variant(k, v))
