@@ -113,6 +113,9 @@ fn entries_report(k: &tilec::check::program::Kernel, variants: &[tilec::lower::L
         if !l.block_conditions.is_empty() {
             line += &format!("; on the blocks where {}", facts(&l.block_conditions));
         }
+        if l.rolls() {
+            line += "; its epilogue a loop over groups of elements, the registers through shared memory";
+        }
         out += &line;
         out.push('\n');
     }

@@ -364,3 +364,26 @@ fn run_without_a_gpu_refuses_hours_of_cpu_work_with_an_estimate() {
     );
     assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
+
+/// `check --shapes` says which entries roll their epilogue into a loop
+/// (the guarded one of a tensor-core GEMM; never the full one).
+#[test]
+fn check_shapes_names_the_entries_that_roll_their_epilogue() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let (code, out, _) = tilec(
+        &[
+            "check",
+            "--shapes",
+            &format!("{root}/examples/bgemm_tn_sm80.tile"),
+        ],
+        "",
+    );
+    assert_eq!(code, 0);
+    let rolled = |entry: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{entry} ")))
+            .is_some_and(|l| l.contains("its epilogue a loop over groups"))
+    };
+    assert!(rolled("bgemm_tn_sm80_guarded_vec"), "{out}");
+    assert!(!rolled("bgemm_tn_sm80"), "{out}");
+}

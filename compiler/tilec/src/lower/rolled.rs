@@ -139,6 +139,17 @@ struct Group<'a> {
     span: Span,
 }
 
+impl super::Lowered {
+    /// Whether the variant rolls a statement into a loop over groups.
+    pub fn rolls(&self) -> bool {
+        let mut any = false;
+        crate::ir::for_each_inst(&self.ir.body, &mut |i| {
+            any |= matches!(&i.kind, InstKind::Loop { name, .. } if name == COUNTER);
+        });
+        any
+    }
+}
+
 impl Lowerer<'_> {
     /// How the element-wise statement `dst = value` of `n` elements rolls,
     /// if it does: in a guarded entry, at the kernel's top level, into a
