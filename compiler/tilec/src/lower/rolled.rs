@@ -6,8 +6,9 @@
 //! Unrolled, bgemm_tn_sm80's `_guarded_vec` epilogue is 128 guarded loads
 //! and 128 guarded stores a thread, each store a basic block of its own:
 //! two thirds of that entry's back end, and the longest thread of its
-//! build. Rolled, the loop's body is one group (the loads of a group still
-//! issued together before its stores, as unrolled). Its register operands,
+//! build. Rolled, the loop's body is one group: the next group's global
+//! operands loaded, then this group computed and stored, so that loads
+//! overlap the stores as the full entry's unrolled groups do. Its register operands,
 //! which only constant indices can read, go through shared memory: each
 //! thread writes its elements into a row of its own before the loop (no
 //! other thread reads them: no barrier but the one that hands the bytes
