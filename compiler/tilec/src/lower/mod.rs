@@ -181,17 +181,15 @@ fn lower_with(
         }))
         .collect();
     // Buffers whose lifetimes do not meet share bytes, handed over at a barrier.
-    let place = |shared: &[Buffer], body| {
-        crate::ir::shared::hand_over(shared, body)
-            .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))
-    };
-    let placed = place(&shared, body.clone())?;
-    if !l.extra_shared.is_empty() {
-        let mut without = shared.clone();
-        without[k.shared.len()..].iter_mut().for_each(|b| b.len = 0);
-        if placed.total > place(&without, body)?.total {
-            return lower_with(k, variant, checks, false);
-        }
+    // Where rolled statements' rows would add bytes (placed again without
+    // them), the variant is lowered unrolled.
+    let unrolled = (!l.extra_shared.is_empty()).then(|| body.clone());
+    let placed = crate::ir::shared::hand_over(&shared, body)
+        .ok_or_else(|| Diagnostic::new("shared memory past 2^63 bytes", k.span))?;
+    if let Some(body) = unrolled
+        && rolled::rows_grow(&shared, k.shared.len(), &placed, body)
+    {
+        return lower_with(k, variant, checks, false);
     }
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;

@@ -20,7 +20,8 @@
 use super::elementwise::{At, STAGED_GROUP, atom, mode_sizes};
 use super::{Lowerer, Problem, static_size};
 use crate::check::program::{Base, Elem, Elementwise, Op, View, walk};
-use crate::ir::{Addr, CopyAtom, Inst, InstKind, Space};
+use crate::ir::shared::{Placement, hand_over};
+use crate::ir::{Addr, Buffer, CopyAtom, Inst, InstKind, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Coord, Int, IntTuple, Layout};
 
@@ -245,7 +246,12 @@ impl Lowerer<'_> {
                     out.push(copy(atom(v.elem, 1), src, dst, span));
                 }
             }
-            rows.push((*v, buffer, pitch));
+            rows.push(Row {
+                view: v,
+                buffer,
+                pitch,
+                registers: self.group_registers(v.elem, roll.group),
+            });
         }
         // Iteration g stores group g and loads group g + 1's global
         // operands first, so that their loads overlap its stores (which
@@ -264,15 +270,6 @@ impl Lowerer<'_> {
         let next: Vec<View> = globals
             .iter()
             .map(|v| self.group_registers(v.elem, roll.group))
-            .collect();
-        let rows: Vec<Row> = rows
-            .into_iter()
-            .map(|(v, buffer, pitch)| Row {
-                view: v,
-                buffer,
-                pitch,
-                registers: self.group_registers(v.elem, roll.group),
-            })
             .collect();
         let group = Group {
             dst,
@@ -330,8 +327,7 @@ impl Lowerer<'_> {
         let size = group.roll.group;
         for (v, reg) in group.globals.iter().zip(registers) {
             let compact = compact_view(v.elem, group.dst.layout.shape());
-            let width = self.vector_width(v, &compact, n, v.elem, false);
-            let width = if size % width == 0 { width } else { 1 };
+            let width = self.group_width(v, &compact, n, size);
             for e in (0..size).step_by(width as usize) {
                 let src = self.element(v, &group.roll.coord(e, g), width)?;
                 let dst = self.element(reg, &Coord::from(e), width)?;
@@ -392,14 +388,20 @@ impl Lowerer<'_> {
             ));
         }
         let compact = compact_view(dst.elem, dst.layout.shape());
-        let width = self.vector_width(&compact, dst, n, dst.elem, false);
-        let width = if size % width == 0 { width } else { 1 };
+        let width = self.group_width(&compact, dst, n, size);
         for e in (0..size).step_by(width as usize) {
             let src = self.element(&result, &Coord::from(e), width)?;
             let to = self.element(dst, &group.roll.coord(e, g), width)?;
             out.push(copy(atom(dst.elem, width), src, to, span));
         }
         Ok(())
+    }
+
+    /// The width of `src -> dst`'s copies as the unrolled statement of `n`
+    /// elements would have it, where it divides a group of `size`; else 1.
+    fn group_width(&mut self, src: &View, dst: &View, n: i64, size: i64) -> i64 {
+        let width = self.vector_width(src, dst, n, src.elem, false);
+        if size % width == 0 { width } else { 1 }
     }
 
     /// A register array of `len` elements of its own, as a compact view.
@@ -442,6 +444,20 @@ impl Lowerer<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether the rows of rolled statements (the buffers of `shared` past the
+/// kernel's own `own`) make its shared memory larger than it is without
+/// them: `placed` is `body` placed with them.
+pub(super) fn rows_grow(
+    shared: &[Buffer],
+    own: usize,
+    placed: &Placement,
+    body: Vec<Inst>,
+) -> bool {
+    let mut without = shared.to_vec();
+    without[own..].iter_mut().for_each(|b| b.len = 0);
+    hand_over(&without, body).is_some_and(|alone| placed.total > alone.total)
 }
 
 /// Whether `e` reads each operand at the target's element only (no
