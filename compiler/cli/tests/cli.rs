@@ -380,9 +380,11 @@ fn check_shapes_names_the_entries_that_roll_their_epilogue() {
     );
     assert_eq!(code, 0);
     let rolled = |entry: &str| {
-        out.lines()
-            .find(|l| l.trim_start().starts_with(&format!("{entry} ")))
-            .is_some_and(|l| l.contains("its epilogue a loop over groups"))
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{entry} ")));
+        line.unwrap_or_else(|| panic!("no entry {entry}: {out}"))
+            .contains("its epilogue a loop over groups")
     };
     assert!(rolled("bgemm_tn_sm80_guarded_vec"), "{out}");
     assert!(!rolled("bgemm_tn_sm80"), "{out}");

@@ -348,19 +348,11 @@ fn a_tested_copy_s_guards_are_computed_in_its_partial_branch() {
 /// stay; A is still copied.
 #[test]
 fn strides_used_outside_an_index_keep_their_tensor_in_place() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile");
-    let src = std::fs::read_to_string(path).unwrap().replace(
+    let k = sgemm_tn_with(
         "launch grid(ceil_div(M, 128), ceil_div(N, 128))",
         "launch grid(ceil_div(M, 128), ceil_div(cosize(B), 128 * K))",
     );
-    let k = check_source(&src).unwrap().remove(0);
-    let copied: Vec<&str> = k
-        .strides
-        .iter()
-        .filter(|s| !s.in_place)
-        .map(|s| s.name.as_str())
-        .collect();
-    assert_eq!(copied, ["A.stride.0", "A.padded.1"]);
+    assert_eq!(copied_symbols(&k), ["A.stride.0", "A.padded.1"]);
     let full = lower_variant(&k, Variant::Full).unwrap();
     assert_eq!(
         facts(&full.conditions),
@@ -374,19 +366,28 @@ fn strides_used_outside_an_index_keep_their_tensor_in_place() {
 /// through `select(inside(..), .., 0.0)`; B is still copied.
 #[test]
 fn a_tensor_asked_inside_of_stays_in_place() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile");
-    let src = std::fs::read_to_string(path).unwrap().replace(
+    let k = sgemm_tn_with(
         "copy(tAgA[_, _, k], tAsA);",
         "tAsA = select(inside(tAgA[_, _, k]), tAgA[_, _, k], 0.0);",
     );
-    let k = check_source(&src).unwrap().remove(0);
-    let copied: Vec<&str> = k
-        .strides
+    assert_eq!(copied_symbols(&k), ["B.stride.0", "B.padded.1"]);
+}
+
+/// examples/sgemm_tn.tile with `from` replaced by `to`, checked.
+fn sgemm_tn_with(from: &str, to: &str) -> tilec::check::program::Kernel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sgemm_tn.tile");
+    let src = std::fs::read_to_string(path).unwrap();
+    assert!(src.contains(from), "{from}");
+    check_source(&src.replace(from, to)).unwrap().remove(0)
+}
+
+/// The stride symbols a launch may bind to an aligned copy.
+fn copied_symbols(k: &tilec::check::program::Kernel) -> Vec<&str> {
+    k.strides
         .iter()
         .filter(|s| !s.in_place)
         .map(|s| s.name.as_str())
-        .collect();
-    assert_eq!(copied, ["B.stride.0", "B.padded.1"]);
+        .collect()
 }
 
 /// The entries `tilec build` makes of kernel `k`.
