@@ -442,3 +442,48 @@ fn the_guarded_entry_rolls_its_epilogue_in_the_stages_bytes() {
     let guarded = lower_variant(&k, Variant::Guarded).unwrap().ir;
     assert!(rolled(&guarded.body).is_empty());
 }
+
+/// The exponentials in a variant's element-wise computations.
+fn exponentials(insts: &[Inst]) -> usize {
+    fn count(a: &tilec::ir::Arith) -> usize {
+        let mut n = matches!(a, tilec::ir::Arith::Unary(tilec::arith::Unary::Exp, _)) as usize;
+        a.for_each_operand(&mut |x| n += count(x));
+        n
+    }
+    atoms(insts)
+        .iter()
+        .map(|i| match &i.kind {
+            InstKind::Compute { value, .. } => count(value),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn a_value_common_to_every_element_is_computed_once() {
+    // softmax's last chunk, `r * (exp(ml - m) * s)`: one exponential for
+    // its 32 elements, in every entry (the guarded ones computed it per
+    // element, 31 more, where a guarded store lay between two elements).
+    // 32 + 32 a chunk, 1 rescale, 5 + 8 merges, 1 for the last chunk.
+    let k = kernel("softmax");
+    for v in variants(&k) {
+        let ir = lower_variant(&k, v).unwrap().ir;
+        assert_eq!(exponentials(&ir.body), 79, "{}", ir.name);
+    }
+    // What reads the target's own tensor stays with each element (an
+    // element's store may change what the next one reads): the first
+    // chunk's `r = r * exp(r[0, 0])` keeps its 32 exponentials; the last
+    // chunk's, into Y, still has one.
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/softmax.tile"),
+    )
+    .unwrap()
+    .replace("= r * (exp(ml - m) * s);", "= r * (exp(r[0, 0] - m) * s);")
+    .replace(
+        "r = select(inside(tX), exp(r - mn), 0.0);",
+        "r = r * exp(r[0, 0]);",
+    );
+    let k = check_source(&src).unwrap().remove(0);
+    let ir = lower_variant(&k, Variant::Full).unwrap().ir;
+    assert_eq!(exponentials(&ir.body), 32 + 32 + 1 + 5 + 8 + 1);
+}

@@ -244,6 +244,11 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
     fn max(&mut self, a: Self::V, b: Self::V) -> Result<Self::V> {
         self.call("llvm.maxnum", &[a, b])
     }
+    fn clamp(&mut self, x: Self::V, lo: f32, hi: f32) -> Result<Self::V> {
+        let (lo, hi) = (self.lit(lo)?, self.lit(hi)?);
+        let x = self.call("llvm.maximum", &[x, lo])?;
+        self.call("llvm.minimum", &[x, hi])
+    }
     fn compare(&mut self, op: Binary, a: Self::V, b: Self::V) -> Result<Self::V> {
         // Ordered comparisons are false on NaN; `!=` is true on it.
         let p = match op {
@@ -270,13 +275,13 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
         self.call("llvm.rint", &[a])
     }
     fn pow2(&mut self, n: Self::V) -> Result<Self::V> {
+        // (n + 127) << 23 as one exact fma in f32 ((n + 127) * 2^23 has 8
+        // significant bits) and a conversion: one instruction fewer than
+        // the integer add and shift, in every exponential.
+        let (scale, bias) = (self.lit(8_388_608.0)?, self.lit(127.0 * 8_388_608.0)?);
+        let biased = self.fma(n, scale, bias)?;
         let i32t = self.0.ctx.i32_type();
-        let n = self.0.b.build_float_to_signed_int(n, i32t, "")?;
-        let biased = self.0.b.build_int_add(n, i32t.const_int(127, false), "")?;
-        let bits = self
-            .0
-            .b
-            .build_left_shift(biased, i32t.const_int(23, false), "")?;
+        let bits = self.0.b.build_float_to_signed_int(biased, i32t, "")?;
         self.float_of_bits(bits)
     }
     fn split(&mut self, a: Self::V) -> Result<(Self::V, Self::V)> {

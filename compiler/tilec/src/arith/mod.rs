@@ -176,6 +176,9 @@ pub trait Float {
     fn abs(&mut self, a: Self::V) -> Result<Self::V, Self::Error>;
     fn min(&mut self, a: Self::V, b: Self::V) -> Result<Self::V, Self::Error>;
     fn max(&mut self, a: Self::V, b: Self::V) -> Result<Self::V, Self::Error>;
+    /// `x` limited to `[lo, hi]` (constants, `lo <= hi`); a NaN gives the
+    /// canonical NaN (PTX `max.NaN`, `min.NaN`: no test and select after).
+    fn clamp(&mut self, x: Self::V, lo: f32, hi: f32) -> Result<Self::V, Self::Error>;
     /// 1.0 where the comparison holds, else 0.0 (false on NaN but for `Ne`).
     fn compare(&mut self, op: Binary, a: Self::V, b: Self::V) -> Result<Self::V, Self::Error>;
     /// `a` where `c` is not 0, else `b`.

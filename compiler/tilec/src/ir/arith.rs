@@ -51,6 +51,23 @@ impl Arith {
         }
     }
 
+    /// How many operands it has (0 for a leaf).
+    pub fn operands(&self) -> usize {
+        let mut n = 0;
+        self.for_each_operand(&mut |_| n += 1);
+        n
+    }
+
+    /// Its operands, left to right, to rewrite.
+    pub fn operands_mut(&mut self) -> Vec<&mut Arith> {
+        match self {
+            Arith::Load(..) | Arith::Scalar(_) | Arith::Inside(_) | Arith::Int(_) => Vec::new(),
+            Arith::Unary(_, x) | Arith::Convert(_, x) | Arith::Shuffle(x, _) => vec![&mut **x],
+            Arith::Binary(_, a, b) => vec![&mut **a, &mut **b],
+            Arith::Fma(a, b, c) | Arith::Select(a, b, c) => vec![&mut **a, &mut **b, &mut **c],
+        }
+    }
+
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         let mut found = matches!(self, Arith::Shuffle(..));

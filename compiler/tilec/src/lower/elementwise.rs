@@ -13,7 +13,7 @@
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
-use crate::ir::{Arith, CopyAtom, Inst, InstKind, ScalarRef};
+use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, ScalarRef, Space};
 use crate::span::Span;
 use tilec_layout::{Coord, Int};
 
@@ -131,6 +131,14 @@ impl Lowerer<'_> {
         for g in groups.iter().take(depth) {
             load_group(self, g, out)?;
         }
+        let mut trees = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
+            trees.push(if integers { tree } else { contract(tree) });
+        }
+        let target = space_of(dst.base);
+        self.hoist_common(&mut trees, target, integers, span, out)?;
+        let mut trees = trees.into_iter();
         for (at, g) in groups.iter().enumerate() {
             match groups.get(at + depth) {
                 Some(next) if ahead => load_group(self, next, out)?,
@@ -139,8 +147,7 @@ impl Lowerer<'_> {
             }
             let (group, end) = (g.start, g.end);
             for i in group..end {
-                let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
-                let tree = if integers { tree } else { contract(tree) };
+                let tree = trees.next().expect("a tree per element");
                 let into = match &store {
                     Some((reg, _)) => self.element(reg, &Coord::from(i), 1)?,
                     None => self.element(dst, &Coord::from(i), 1)?,
@@ -157,6 +164,45 @@ impl Lowerer<'_> {
             if let Some((reg, st)) = store {
                 self.copies(reg, dst, st, group..end, span, out)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Computes once, into a register of its own, each largest subtree
+    /// that is the same in every element's tree (softmax's `exp(ml - m) * s`
+    /// scaling a chunk of a row), and reads it there in each: LLVM merged
+    /// such copies only where no guarded store lay between them, after
+    /// paying for every copy (31 exponentials more in softmax's guarded
+    /// entry than in its full one). Subtrees that read the target's own
+    /// tensor stay (an element's store may change what the next one reads)
+    /// and so do shuffles (every lane computes a shuffle's operand).
+    fn hoist_common(
+        &mut self,
+        trees: &mut [Arith],
+        target: Space,
+        integers: bool,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        if trees.len() < 2 {
+            return Ok(());
+        }
+        let elem = if integers { Elem::I32 } else { Elem::F32 };
+        let array = self.k.registers.len() + self.extra_registers.len();
+        let mut common = Vec::new();
+        let nodes: Vec<&mut Arith> = trees.iter_mut().collect();
+        self.hoist_in(nodes, target, (array, elem), &mut common)?;
+        if common.is_empty() {
+            return Ok(());
+        }
+        self.extra_registers.push((elem, common.len() as i64));
+        for (i, value) in common.into_iter().enumerate() {
+            let dst = Addr {
+                space: Space::Registers(array),
+                index: self.int(&Int::Static(i as i64))?,
+                guard: None,
+            };
+            out.push(Inst::at(span, InstKind::Compute { elem, value, dst }));
         }
         Ok(())
     }
@@ -250,6 +296,75 @@ impl Lowerer<'_> {
                 terms.pop().expect("a mode of at least one element")
             }
         })
+    }
+}
+
+impl Lowerer<'_> {
+    /// [`Lowerer::hoist_common`] over the same place in every element's
+    /// tree: the whole if it is the same everywhere and may move (into
+    /// `common`, read back from register array `array`), else each operand.
+    fn hoist_in<'a>(
+        &mut self,
+        nodes: Vec<&'a mut Arith>,
+        target: Space,
+        (array, elem): (usize, Elem),
+        common: &mut Vec<Arith>,
+    ) -> Result<(), Problem> {
+        let first = &*nodes[0];
+        let leaf = first.operands() == 0;
+        if !leaf && nodes.iter().all(|x| **x == *first) && movable(first, target) {
+            common.push(first.clone());
+            let at = Addr {
+                space: Space::Registers(array),
+                index: self.int(&Int::Static(common.len() as i64 - 1))?,
+                guard: None,
+            };
+            for x in nodes {
+                *x = Arith::Load(at, elem);
+            }
+            return Ok(());
+        }
+        // The trees differ only at their leaves (one statement's elements),
+        // but nothing is assumed: operands are matched only between nodes
+        // of one kind.
+        let kind = std::mem::discriminant(first);
+        let arity = first.operands();
+        if leaf
+            || nodes
+                .iter()
+                .any(|x| std::mem::discriminant(&**x) != kind || x.operands() != arity)
+        {
+            return Ok(());
+        }
+        let mut at: Vec<Vec<&'a mut Arith>> = (0..arity)
+            .map(|_| Vec::with_capacity(nodes.len()))
+            .collect();
+        for x in nodes {
+            for (j, operand) in x.operands_mut().into_iter().enumerate() {
+                at[j].push(operand);
+            }
+        }
+        for operands in at {
+            self.hoist_in(operands, target, (array, elem), common)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a subtree common to every element may be computed once before
+/// them: it reads nothing of the target's tensor and shuffles nothing.
+fn movable(tree: &Arith, target: Space) -> bool {
+    let mut loads = Vec::new();
+    tree.loads(&mut loads);
+    !tree.shuffles() && loads.iter().all(|a| a.space != target)
+}
+
+/// Where a view's elements live, in the IR's terms.
+fn space_of(base: Base) -> Space {
+    match base {
+        Base::Param(p) => Space::Global(p),
+        Base::Shared(s) => Space::Shared(s),
+        Base::Registers(r) => Space::Registers(r),
     }
 }
 
