@@ -1,4 +1,5 @@
-//! Compiles `cpp/pass_gate.cpp` and `cpp/sink.cpp` against the LLVM that
+//! Compiles `cpp/pass_gate.cpp`, `cpp/sink.cpp` and `cpp/one_target.cpp`
+//! (stand-ins for llvm-sys's all-targets wrappers) against the LLVM that
 //! llvm-sys links (its `llvm-config`, passed on as DEP_LLVM_19_CONFIG_PATH).
 
 use std::process::Command;
@@ -6,6 +7,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=cpp/pass_gate.cpp");
     println!("cargo:rerun-if-changed=cpp/sink.cpp");
+    println!("cargo:rerun-if-changed=cpp/one_target.cpp");
     println!("cargo:rerun-if-env-changed=DEP_LLVM_19_CONFIG_PATH");
     let config =
         std::env::var("DEP_LLVM_19_CONFIG_PATH").unwrap_or_else(|_| "llvm-config-19".into());
@@ -25,6 +27,7 @@ fn main() {
         .cpp(true)
         .file("cpp/pass_gate.cpp")
         .file("cpp/sink.cpp")
+        .file("cpp/one_target.cpp")
         .warnings(false);
     for flag in flags.split_whitespace() {
         build.flag(flag);
