@@ -6,7 +6,7 @@
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
-use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::values::{AsValueRef, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tilec::arith::{self, Binary, Float, Unary};
 use tilec::check::program::Elem;
@@ -277,11 +277,24 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
     fn pow2(&mut self, n: Self::V) -> Result<Self::V> {
         // (n + 127) << 23 as one exact fma in f32 ((n + 127) * 2^23 has 8
         // significant bits) and a conversion: one instruction fewer than
-        // the integer add and shift, in every exponential.
+        // the integer add and shift, in every exponential. Frozen: for a
+        // NaN `n` (an exponential of NaN, whose result is NaN whatever
+        // this gives) LLVM's conversion is poison, which a constant NaN
+        // would fold the whole computation into; `llvm.fptosi.sat` would
+        // say 0, but NVPTX expands it into six more instructions.
         let (scale, bias) = (self.lit(8_388_608.0)?, self.lit(127.0 * 8_388_608.0)?);
         let biased = self.fma(n, scale, bias)?;
         let i32t = self.0.ctx.i32_type();
         let bits = self.0.b.build_float_to_signed_int(biased, i32t, "")?;
+        // Safety: `bits` is a value of this builder's function; the name
+        // is a NUL-terminated empty string.
+        let bits = unsafe {
+            IntValue::new(llvm_sys::core::LLVMBuildFreeze(
+                self.0.b.as_mut_ptr(),
+                bits.as_value_ref(),
+                c"".as_ptr(),
+            ))
+        };
         self.float_of_bits(bits)
     }
     fn split(&mut self, a: Self::V) -> Result<(Self::V, Self::V)> {

@@ -326,10 +326,12 @@ impl Lowerer<'_> {
         }
         // The trees differ only at their leaves (one statement's elements),
         // but nothing is assumed: operands are matched only between nodes
-        // of one kind.
+        // of one kind. Below a conversion in an integer statement the
+        // computation is in f32, which `array` (i32) would not hold.
         let kind = std::mem::discriminant(first);
         let arity = first.operands();
         if leaf
+            || (elem == Elem::I32 && matches!(first, Arith::Convert(..)))
             || nodes
                 .iter()
                 .any(|x| std::mem::discriminant(&**x) != kind || x.operands() != arity)
