@@ -80,9 +80,9 @@ impl Lowerer<'_> {
         }
         // Register arrays of the target's shape, compact.
         let mut temp = |elem: Elem| {
-            self.extra_registers.push((elem, n));
+            let array = self.add_registers(elem, n);
             View {
-                base: Base::Registers(self.k.registers.len() + self.extra_registers.len() - 1),
+                base: Base::Registers(array),
                 elem,
                 layout: tilec_layout::Layout::col_major(dst.layout.shape()),
                 offset: Int::Static(0),
@@ -168,6 +168,14 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// A register array of `len` elements that lowering adds (a staged
+    /// statement's operands, its common values, a rolled group's): its
+    /// index among the kernel's arrays.
+    pub(super) fn add_registers(&mut self, elem: Elem, len: i64) -> usize {
+        self.extra_registers.push((elem, len));
+        self.k.registers.len() + self.extra_registers.len() - 1
+    }
+
     /// Computes once, into a register of its own, each largest subtree
     /// that is the same in every element's tree (softmax's `exp(ml - m) * s`
     /// scaling a chunk of a row), and reads it there in each: LLVM merged
@@ -188,14 +196,16 @@ impl Lowerer<'_> {
             return Ok(());
         }
         let elem = if integers { Elem::I32 } else { Elem::F32 };
-        let array = self.k.registers.len() + self.extra_registers.len();
+        // The array's index, known before its length; dropped if empty.
+        let array = self.add_registers(elem, 0);
         let mut common = Vec::new();
         let nodes: Vec<&mut Arith> = trees.iter_mut().collect();
         self.hoist_in(nodes, target, (array, elem), &mut common)?;
+        let added = self.extra_registers.pop().expect("the array just added");
         if common.is_empty() {
             return Ok(());
         }
-        self.extra_registers.push((elem, common.len() as i64));
+        self.extra_registers.push((added.0, common.len() as i64));
         for (i, value) in common.into_iter().enumerate() {
             let dst = Addr {
                 space: Space::Registers(array),

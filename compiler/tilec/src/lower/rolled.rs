@@ -406,10 +406,8 @@ impl Lowerer<'_> {
 
     /// A register array of `len` elements of its own, as a compact view.
     fn group_registers(&mut self, elem: Elem, len: i64) -> View {
-        self.extra_registers.push((elem, len));
-        let base = Base::Registers(self.k.registers.len() + self.extra_registers.len() - 1);
         View {
-            base,
+            base: Base::Registers(self.add_registers(elem, len)),
             ..compact_view(elem, &IntTuple::from(len))
         }
     }
