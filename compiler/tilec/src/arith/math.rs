@@ -448,5 +448,10 @@ mod tests {
         assert_eq!(m.to_bits(), (-0.0f32).to_bits());
         let Ok(m) = binary(&mut F32, Binary::Max, f32::NAN, -1.0);
         assert_eq!(m, -1.0);
+        // The clamp inside exp and exp2 keeps NaN (PTX max.NaN, min.NaN),
+        // where min and max drop it.
+        let clamp = |x: f32| F32.clamp(x, -104.0, 89.0).unwrap_or(0.0);
+        assert!(clamp(f32::NAN).is_nan());
+        assert_eq!((clamp(-inf), clamp(inf), clamp(3.5)), (-104.0, 89.0, 3.5));
     }
 }
