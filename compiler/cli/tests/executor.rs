@@ -78,6 +78,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/convert.tile", "M=256,N=64"),
         ("tests/run/fma_bf16_to_f32.tile", "M=128,N=256,K=24"),
         ("tests/codegen/fold.tile", "M=24"),
+        ("tests/codegen/exp.tile", "M=1000"),
         ("tests/codegen/prefetch.tile", "M=128,N=256,K=24"),
         ("tests/codegen/big_shared.tile", "M=256,N=200"),
         ("tests/codegen/cp_async.tile", "M=128,K=12"),

@@ -192,6 +192,34 @@ fn a_small_kernel_folds_its_offsets() {
     assert!(muls <= 10, "{muls} multiplications:\n{full}");
 }
 
+/// `exp` as IEEE operations (`arith/math.rs`, the executor's too): in the
+/// full entry's PTX, 21 instructions an element (a NaN-keeping clamp, the
+/// reduction by ln 2, a polynomial of degree 6, two exact scalings, the
+/// second a selected constant); `exp(alpha)`, the same for both of a
+/// thread's elements, computed once.
+#[test]
+fn an_exponential_is_21_instructions_and_a_common_value_is_computed_once() {
+    let ir = emitted("tests/codegen/exp.tile", "ir");
+    let full_ir = part(&ir, "kernel exp_scale(");
+    insta::assert_snapshot!("exp_ir", full_ir);
+    assert_eq!(full_ir.matches("exp(").count(), 3, "{full_ir}");
+    let ptx = emitted("tests/codegen/exp.tile", "ptx");
+    let full = part(&ptx, ".entry exp_scale(");
+    insta::assert_snapshot!("exp_ptx", full);
+    // Three exponentials: one per element and the common one.
+    assert_eq!(full.matches("max.NaN.f32").count(), 3, "{full}");
+    assert_eq!(full.matches("min.NaN.f32").count(), 3, "{full}");
+    assert!(
+        !full.contains("setp.nan"),
+        "no test for NaN after the clamp:\n{full}"
+    );
+    // Each: 2 fmas of the reduction, 6 of the polynomial, 1 of the power of
+    // two; one comparison for both scalings, no shifts.
+    assert_eq!(full.matches("fma.rn.f32").count(), 27, "{full}");
+    assert_eq!(full.matches("setp.ge.f32").count(), 3, "{full}");
+    assert!(!full.contains("shl.b32"), "{full}");
+}
+
 /// The k residue in the full blocks (`lower/residue.rs`): a kernel whose
 /// copies go element by element gets a `_k_residue` entry, whose copies of
 /// a k-tile stand under one test of the thread's whole copy (its row below
