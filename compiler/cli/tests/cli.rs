@@ -92,18 +92,17 @@ fn show_writes_an_svg() {
     );
 }
 
+/// `tilec check --shapes` of an example, which must pass: what it prints.
+fn shapes_of(example: &str) -> String {
+    let file = format!("{ROOT}/examples/{example}.tile");
+    let (code, out, err) = tilec(&["check", "--shapes", &file], "");
+    assert_eq!(code, 0, "{example}: {err}");
+    out
+}
+
 #[test]
 fn check_exits_0_on_examples_and_1_with_diagnostics() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let (code, out, _) = tilec(
-        &[
-            "check",
-            "--shapes",
-            &format!("{root}/examples/sgemm_nt.tile"),
-        ],
-        "",
-    );
-    assert_eq!(code, 0);
+    let out = shapes_of("sgemm_nt");
     assert!(out.contains("tAgA  (4,1,ceil_div(K,8))"), "{out}");
     assert!(
         out.contains("fast path where (128*(block.x+1)) <= M"),
@@ -144,7 +143,7 @@ fn check_exits_0_on_examples_and_1_with_diagnostics() {
     let (code, _, err) = tilec(
         &[
             "check",
-            &format!("{root}/tests/check/errors/several_errors_at_once.tile"),
+            &format!("{ROOT}/tests/check/errors/several_errors_at_once.tile"),
         ],
         "",
     );
@@ -369,16 +368,7 @@ fn run_without_a_gpu_refuses_hours_of_cpu_work_with_an_estimate() {
 /// (the guarded one of a tensor-core GEMM; never the full one).
 #[test]
 fn check_shapes_names_the_entries_that_roll_their_epilogue() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let (code, out, _) = tilec(
-        &[
-            "check",
-            "--shapes",
-            &format!("{root}/examples/bgemm_tn_sm80.tile"),
-        ],
-        "",
-    );
-    assert_eq!(code, 0);
+    let out = shapes_of("bgemm_tn_sm80");
     let rolled = |entry: &str| {
         let line = out
             .lines()

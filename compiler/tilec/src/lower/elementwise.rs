@@ -201,11 +201,17 @@ impl Lowerer<'_> {
         let mut common = Vec::new();
         let nodes: Vec<&mut Arith> = trees.iter_mut().collect();
         self.hoist_in(nodes, target, (array, elem), &mut common)?;
-        let added = self.extra_registers.pop().expect("the array just added");
-        if common.is_empty() {
-            return Ok(());
+        let added = self
+            .extra_registers
+            .last_mut()
+            .expect("the array just added");
+        match common.len() {
+            0 => {
+                self.extra_registers.pop();
+                return Ok(());
+            }
+            len => added.1 = len as i64,
         }
-        self.extra_registers.push((added.0, common.len() as i64));
         for (i, value) in common.into_iter().enumerate() {
             let dst = Addr {
                 space: Space::Registers(array),
@@ -307,9 +313,7 @@ impl Lowerer<'_> {
             }
         })
     }
-}
 
-impl Lowerer<'_> {
     /// [`Lowerer::hoist_common`] over the same place in every element's
     /// tree: the whole if it is the same everywhere and may move (into
     /// `common`, read back from register array `array`), else each operand.
