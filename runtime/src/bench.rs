@@ -55,9 +55,14 @@ pub struct BenchResult {
     pub check: Option<crate::Check>,
     pub runs: usize,
     pub input_sets: usize,
+    /// Device time of a run (docs: `crate::stopwatch`).
     pub tilec: Timing,
+    /// The host's time to queue a run (the runtime's launch), median, us.
+    pub launch_us: f64,
     /// `None` when cuBLAS has no routine for the kernel's reference.
     pub cublas: Option<Timing>,
+    /// The host's time to queue a cuBLAS call, median, us.
+    pub cublas_launch_us: Option<f64>,
     /// For a kernel measured in bytes: a device-to-device copy moving as
     /// many (half read, half written), the memory-bound roofline.
     pub copy: Option<Timing>,
@@ -94,10 +99,12 @@ impl BenchResult {
 
     /// A short table: the kernel, cuBLAS, and their ratio.
     pub fn table(&self) -> String {
-        let row = |name: &str, t: &Timing| {
+        // Device time, then the host's time to queue the call.
+        let row = |name: &str, t: &Timing, host: Option<f64>| {
             let r = self.rate_text(t.median);
+            let host = host.map_or(String::new(), |us| format!("  host {us:.1} us a call"));
             format!(
-                "  {name:<7} {:9.3} ms median  ({:.3} .. {:.3})  {r}\n",
+                "  {name:<7} {:9.3} ms median  ({:.3} .. {:.3})  {r}{host}\n",
                 t.median, t.min, t.max
             )
         };
@@ -109,13 +116,13 @@ impl BenchResult {
             "{} {} on {}: {check}, {} runs, {} input set(s)\n",
             self.kernel, self.dims, self.device, self.runs, self.input_sets
         );
-        s += &row("tilec", &self.tilec);
+        s += &row("tilec", &self.tilec, Some(self.launch_us));
         if let Some(c) = &self.cublas {
-            s += &row("cuBLAS", c);
+            s += &row("cuBLAS", c, self.cublas_launch_us);
             s += &format!("  tilec / cuBLAS = {:.3}\n", c.median / self.tilec.median);
         }
         if let Some(c) = &self.copy {
-            s += &row("copy", c);
+            s += &row("copy", c, None);
             s += &format!(
                 "  tilec / device copy (bandwidth) = {:.3}\n",
                 c.median / self.tilec.median
@@ -486,25 +493,34 @@ pub fn race(
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
-    let mut mine: Vec<Vec<f32>> = vec![Vec::new(); builds.len()];
+    // Slots of the stopwatch: one per build, then cuBLAS, then the copy.
+    let (blas_slot, copy_slot) = (builds.len(), builds.len() + 1);
+    let mut watch = gpu.stopwatch(builds.len() + 2);
     // A pruned race times only the builds that matched the reference.
     let mut running: Vec<usize> = (0..builds.len())
         .filter(|&b| loaded[b].is_ok())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
-    let (mut theirs, mut copies) = (Vec::new(), Vec::new());
     for i in 0..iters.max(1) {
         let d = i % sets;
         for &b in &running {
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
-            mine[b].push(gpu.time_ms(|| gpu.launch(f, q, &dev[d]))?);
+            watch.time(b, || gpu.launch(f, q, &dev[d]))?;
+        }
+        if let Some(b) = &blas {
+            let dv = &mut dev[d];
+            watch.time(blas_slot, || gemm(b, dv))?;
+        }
+        if let Some(bufs) = copy_buffers.as_mut() {
+            watch.time(copy_slot, || copy(bufs))?;
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
+            watch.read()?;
             let mut medians: Vec<(f64, usize)> = running
                 .iter()
-                .map(|&b| (Timing::of(mine[b].clone()).median, b))
+                .map(|&b| (Timing::of(watch.device_ms[b].clone()).median, b))
                 .collect();
             medians.sort_by(|x, y| x.0.total_cmp(&y.0));
             running = medians.iter().map(|(_, b)| *b).collect();
@@ -517,35 +533,43 @@ pub fn race(
                 .take_while(|(t, _)| *t <= FAR_BEHIND * best)
                 .count();
             running.truncate(running.len().div_ceil(2).min(close).max(2));
-        }
-        if let Some(b) = &blas {
-            let dv = &mut dev[d];
-            theirs.push(gpu.time_ms(|| gemm(b, dv))?);
-        }
-        if let Some(bufs) = copy_buffers.as_mut() {
-            copies.push(gpu.time_ms(|| copy(bufs))?);
+            // The stream is idle after the read: an untimed launch keeps
+            // the GPU busy while the next timed one is prepared.
+            if let (Ok(f), q) = (&loaded[running[0]], &plans[running[0]]) {
+                gpu.launch(f, q, &dev[d])?;
+            }
         }
     }
+    watch.read()?;
     phases.timing = lap();
-    let cublas = (!theirs.is_empty()).then(|| Timing::of(theirs));
-    let copy = (!copies.is_empty()).then(|| Timing::of(copies));
+    let host = |slot: usize| Timing::of(watch.host_us[slot].clone()).median;
+    let cublas = blas
+        .is_some()
+        .then(|| Timing::of(watch.device_ms[blas_slot].clone()));
+    let cublas_launch_us = blas.is_some().then(|| host(blas_slot));
+    let copy = copy_buffers
+        .is_some()
+        .then(|| Timing::of(watch.device_ms[copy_slot].clone()));
     let results = builds
         .iter()
         .zip(&plans)
-        .zip(mine.into_iter().zip(checks))
+        .zip(checks)
         .zip(loaded)
-        .map(|((((_, b), q), (times, check)), loaded)| match loaded {
+        .enumerate()
+        .map(|(i, ((((_, b), q), check), loaded))| match loaded {
             Err(e) => Err(e),
             Ok(_) => Ok(BenchResult {
-                runs: times.len(),
+                runs: watch.device_ms[i].len(),
                 kernel: q.entries(b),
                 dims: dims.to_string(),
                 device: gpu.name.clone(),
                 tuned: b.tuned(),
                 check,
                 input_sets: sets,
-                tilec: Timing::of(times),
+                tilec: Timing::of(watch.device_ms[i].clone()),
+                launch_us: host(i),
                 cublas,
+                cublas_launch_us,
                 copy,
                 work: w.map(|(x, _)| x),
                 work_unit: w.map(|(_, u)| u.to_string()),

@@ -6,6 +6,7 @@ use crate::host::HostBuffer;
 use crate::manifest::{BlockReduce, Elem, Manifest, ParamKind};
 use crate::plan::{LaunchPlan, MapPlan, MapSource};
 use crate::reference::Arg;
+use crate::stopwatch::Stopwatch;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
     PushKernelArg,
@@ -677,17 +678,9 @@ impl Gpu {
             .collect()
     }
 
-    /// Milliseconds that `work` takes on the stream, by CUDA events.
-    pub fn time_ms(
-        &self,
-        work: impl FnOnce() -> Result<(), RuntimeError>,
-    ) -> Result<f32, RuntimeError> {
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let (start, end) = (self.ctx.new_event(timing)?, self.ctx.new_event(timing)?);
-        start.record(&self.stream)?;
-        work()?;
-        end.record(&self.stream)?;
-        Ok(start.elapsed_ms(&end)?)
+    /// A stopwatch for `slots` kinds of work queued on the stream.
+    pub fn stopwatch(&self, slots: usize) -> Stopwatch {
+        Stopwatch::new(self.ctx.clone(), self.stream.clone(), slots)
     }
 
     /// Runs the kernel once for its results, then `warmup` times, then
@@ -707,10 +700,11 @@ impl Gpu {
         for _ in 0..warmup {
             self.launch(f, plan, &dev)?;
         }
-        let times = (0..iters)
-            .map(|_| self.time_ms(|| self.launch(f, plan, &dev)))
-            .collect::<Result<_, _>>()?;
-        self.stream.synchronize()?;
-        Ok((outs, times))
+        let mut watch = self.stopwatch(1);
+        for _ in 0..iters {
+            watch.time(0, || self.launch(f, plan, &dev))?;
+        }
+        watch.read()?;
+        Ok((outs, watch.device_ms.remove(0)))
     }
 }

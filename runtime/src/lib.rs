@@ -16,6 +16,7 @@ pub mod reference;
 mod rows;
 pub mod stage;
 pub mod staging;
+pub mod stopwatch;
 pub mod tma;
 pub mod tuning;
 
