@@ -113,6 +113,29 @@ impl Int {
         !self.is_static() && names.is_empty()
     }
 
+    /// Whether the expression has more than `limit` nodes, a part it
+    /// shares counted at each use: what a walk over it costs (printing,
+    /// evaluating, lowering). A chain of definitions that each use the
+    /// one before twice doubles it at every step. Walks at most `limit`
+    /// nodes, with a stack of its own.
+    pub fn larger_than(&self, limit: usize) -> bool {
+        let mut todo = vec![self];
+        let mut seen = 0;
+        while let Some(i) = todo.pop() {
+            seen += 1;
+            if seen > limit {
+                return true;
+            }
+            if let Int::Dynamic(sym) = i
+                && let Sym::Bin(_, a, b) = &**sym
+            {
+                todo.push(a);
+                todo.push(b);
+            }
+        }
+        false
+    }
+
     /// The value with the name `from` called `to`.
     pub fn rename(&self, from: &str, to: &str) -> Int {
         let Int::Dynamic(sym) = self else {
@@ -679,6 +702,22 @@ mod tests {
                 .eval(&|n: &str| Some(if n == "z" { 3 } else { 5 })),
             Some(15)
         );
+    }
+
+    /// A value shared by both operands is counted at each use, as a walk
+    /// over it visits it; the count stops at the limit, so a doubling chain
+    /// of 60 steps (2^60 nodes) answers at once.
+    #[test]
+    fn the_size_of_a_shared_expression_counts_every_use() {
+        let mut n = Int::var("M");
+        for _ in 0..60 {
+            n = n.add(&n);
+        }
+        assert!(n.larger_than(4096));
+        let small = Int::var("M").mul(&Int::var("N")).add(&Int::var("K"));
+        assert!(!small.larger_than(5));
+        assert!(small.larger_than(4));
+        assert!(!Int::from(7).larger_than(1));
     }
 
     #[test]

@@ -65,23 +65,29 @@ impl Value {
         }
     }
 
-    /// Whether an integer in the value overflowed 64 bits while computing it.
-    pub fn overflowed(&self) -> bool {
+    /// Whether `f` holds for one of the integers the value holds (a
+    /// layout's shape and stride, a tensor's offset).
+    pub fn any_int(&self, f: &dyn Fn(&Int) -> bool) -> bool {
         let layout = |l: &Layout| {
             l.shape()
                 .leaves()
                 .iter()
                 .chain(l.stride().leaves().iter())
-                .any(Int::overflowed)
+                .any(f)
         };
         match self {
-            Value::Int(i) => i.overflowed(),
-            Value::Tuple(v) | Value::Tiler(v) => v.iter().any(Value::overflowed),
+            Value::Int(i) => f(i),
+            Value::Tuple(v) | Value::Tiler(v) => v.iter().any(|v| v.any_int(f)),
             Value::Layout(l) => layout(l),
-            Value::Composed(c) => layout(&c.layout) || c.offset.overflowed(),
-            Value::Tensor(t) => layout(&t.layout) || t.offset.overflowed(),
+            Value::Composed(c) => layout(&c.layout) || f(&c.offset),
+            Value::Tensor(t) => layout(&t.layout) || f(&t.offset),
             _ => false,
         }
+    }
+
+    /// Whether an integer in the value overflowed 64 bits while computing it.
+    pub fn overflowed(&self) -> bool {
+        self.any_int(&Int::overflowed)
     }
 
     pub fn to_int(&self) -> Option<Int> {

@@ -21,6 +21,12 @@ use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout as alg;
 use tilec_layout::{AlgebraError, ComposedLayout, Conditions, Int, IntTuple, Layout, Tiler};
 
+/// The most operations an integer expression may hold, a shared part
+/// counted at each use: every later stage walks it (the largest in the
+/// examples holds a few dozen), and a chain of definitions that each
+/// use the one before twice would otherwise double it at every step.
+pub const MAX_INT_NODES: usize = 4096;
+
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 
@@ -203,9 +209,16 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The value of `e`; an integer that overflows 64 bits on the way is
-    /// an error at the smallest expression that overflowed.
+    /// an error at the smallest expression that overflowed, and so is one
+    /// whose expression grows past [`MAX_INT_NODES`].
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Diagnostic> {
         let v = self.eval_node(e)?;
+        // Before the overflow test, which walks the whole expression.
+        if v.any_int(&|i| i.larger_than(MAX_INT_NODES)) {
+            return Err(Diagnostic::new("integer expression too large", e.span)
+                .with_label(format!("more than {MAX_INT_NODES} operations once its names are expanded"))
+                .with_help("a name used twice in the next definition doubles its size: compute the value in fewer steps, or make it an extent or a `tune` value"));
+        }
         if v.overflowed() {
             return Err(Diagnostic::new("integer overflow", e.span)
                 .with_label("this value does not fit in 64 bits")
