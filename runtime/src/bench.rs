@@ -542,11 +542,13 @@ pub fn race(
     }
     watch.read()?;
     phases.timing = lap();
-    let host = |slot: usize| Timing::of(watch.host_us[slot].clone()).median;
+    // The copy's host time is not reported: a memcpy call's cost says
+    // nothing of the kernels it stands beside.
+    let launch_us_of = |slot: usize| crate::stopwatch::median(&watch.host_us[slot]);
     let cublas = blas
         .is_some()
         .then(|| Timing::of(watch.device_ms[blas_slot].clone()));
-    let cublas_launch_us = blas.is_some().then(|| host(blas_slot));
+    let cublas_launch_us = blas.is_some().then(|| launch_us_of(blas_slot));
     let copy = copy_buffers
         .is_some()
         .then(|| Timing::of(watch.device_ms[copy_slot].clone()));
@@ -567,7 +569,7 @@ pub fn race(
                 check,
                 input_sets: sets,
                 tilec: Timing::of(watch.device_ms[i].clone()),
-                launch_us: host(i),
+                launch_us: launch_us_of(i),
                 cublas,
                 cublas_launch_us,
                 copy,

@@ -6,12 +6,13 @@
 //! Each run is bracketed by two events on the stream, and the events are
 //! read only once the stream has passed them. So while the host prepares a
 //! launch the GPU is still busy with the runs queued before it, and an
-//! event pair holds the device's time for its work alone. Waiting for each
-//! run before queueing the next, as this runtime did until version 27 of
-//! docs/performance.md, put the host's cost of a launch (argument packing,
-//! tensor-map encoding, cuBLAS's dispatch) inside every figure, a few
-//! microseconds that differed between tilec, cuBLAS and the copy. That cost
-//! is reported apart, as the host time of each call.
+//! event pair holds the device's time for its work alone, which is what
+//! is compared between tilec, cuBLAS and a copy: their host costs differ
+//! (argument packing and tensor-map encoding, cuBLAS's dispatch) and are
+//! reported apart. That holds while the queue stays ahead of the GPU: a run
+//! shorter than the host's cost of a call (a few microseconds) drains it,
+//! and its figure then holds the host's time too. A call that blocks
+//! because the driver's queue is full counts in its host time.
 
 use crate::RuntimeError;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
@@ -23,6 +24,9 @@ pub struct Stopwatch {
     stream: Arc<CudaStream>,
     /// Runs queued and not yet read: their slot and events.
     pending: Vec<(usize, CudaEvent, CudaEvent)>,
+    /// Event pairs already read, for the next runs: creating two events a
+    /// run would lengthen the host's side of each.
+    spare: Vec<(CudaEvent, CudaEvent)>,
     /// Per slot: the device time of each run read so far, in ms.
     pub device_ms: Vec<Vec<f32>>,
     /// Per slot: the host time of each call, in us.
@@ -35,6 +39,7 @@ impl Stopwatch {
             ctx,
             stream,
             pending: Vec::new(),
+            spare: Vec::new(),
             device_ms: vec![Vec::new(); slots],
             host_us: vec![Vec::new(); slots],
         }
@@ -46,8 +51,13 @@ impl Stopwatch {
         slot: usize,
         work: impl FnOnce() -> Result<(), RuntimeError>,
     ) -> Result<(), RuntimeError> {
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let (start, end) = (self.ctx.new_event(timing)?, self.ctx.new_event(timing)?);
+        let (start, end) = match self.spare.pop() {
+            Some(pair) => pair,
+            None => {
+                let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+                (self.ctx.new_event(timing)?, self.ctx.new_event(timing)?)
+            }
+        };
         start.record(&self.stream)?;
         let host = Instant::now();
         work()?;
@@ -61,9 +71,17 @@ impl Stopwatch {
     /// The stream is idle afterwards: queue something untimed before the
     /// next timed run, or its figure includes the host's cost of the call.
     pub fn read(&mut self) -> Result<(), RuntimeError> {
-        for (slot, start, end) in self.pending.drain(..) {
+        for (slot, start, end) in std::mem::take(&mut self.pending) {
             self.device_ms[slot].push(start.elapsed_ms(&end)?);
+            self.spare.push((start, end));
         }
         Ok(())
     }
+}
+
+/// The median of `v` (NaN of none): of host times in us.
+pub fn median(v: &[f32]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f32::total_cmp);
+    v.get(v.len() / 2).map_or(f64::NAN, |&x| x as f64)
 }
