@@ -358,8 +358,10 @@ fn planned(
     let dim3 = |v: &[tilec_layout::Int], what: &str| -> Result<[u32; 3], RuntimeError> {
         let mut out = [1u32; 3];
         for (i, x) in v.iter().enumerate().take(3) {
+            // Every name is bound (the manifest was validated): what fails
+            // to evaluate overflows 64 bits at these extents.
             let n = x.eval(&env).ok_or_else(|| {
-                RuntimeError::Manifest(format!("{what} size {x} cannot be evaluated"))
+                RuntimeError::Condition(format!("{what} size {x} does not fit 64 bits for {dims}"))
             })?;
             out[i] = u32::try_from(n)
                 .ok()
@@ -399,10 +401,12 @@ fn planned(
     for p in &m.params {
         lens.push(match &p.kind {
             ParamKind::Tensor { layout, .. } => {
-                let n = layout
-                    .cosize()
-                    .eval(&env)
-                    .ok_or_else(|| RuntimeError::Manifest(format!("cosize of {layout}")))?;
+                let n = layout.cosize().eval(&env).ok_or_else(|| {
+                    RuntimeError::Condition(format!(
+                        "{} {layout} spans more elements than 64 bits count for {dims}",
+                        p.name
+                    ))
+                })?;
                 Some(
                     usize::try_from(n).map_err(|_| {
                         RuntimeError::Condition(format!("{} has {n} elements", p.name))

@@ -545,6 +545,13 @@ fn the_runtime_refuses_unsafe_launches() {
             .to_string()
             .contains("no extent Q")
     );
+    // Extents whose tensors or grid count past 64 bits: a launch
+    // condition naming them, not a broken manifest.
+    let e = plan(&m, &d("M=400000000000,N=400000000000,K=64")).unwrap_err();
+    assert!(
+        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("64 bits"),
+        "{e}"
+    );
     // A grid too large for the tensors: the global bounds check refuses it
     // (with only the unguarded variant and no block conditions, as a
     // hand-edited manifest might have).

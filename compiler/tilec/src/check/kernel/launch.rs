@@ -67,6 +67,16 @@ impl KernelChecker {
                         .with_help("thread layouts are static; use block(size(tC))"),
                 );
             }
+            // A static extent below 1 launches nothing (the driver refuses a
+            // grid or block of 0; a negative one wraps).
+            if which != "min_blocks"
+                && let Some(bad) = dims.iter().find_map(|d| d.as_static().filter(|&n| n < 1))
+            {
+                return self.diags.push(
+                    Diagnostic::new(format!("a {which} has at least 1 in each dimension, not {bad}"), p.span)
+                        .with_help("a grid's size is usually ceil_div(extent, tile), at least 1 for any extent"),
+                );
+            }
             match which {
                 "grid" => grid = Some(dims),
                 "block" => block = Some(dims),
@@ -135,7 +145,7 @@ impl KernelChecker {
             }
         }
         if let Some(b) = block.as_static()
-            && !(1..=1024).contains(&b)
+            && b > 1024
         {
             self.diags.push(
                 Diagnostic::new(format!("a block has at most 1024 threads, not {b}"), span)
