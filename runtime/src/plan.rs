@@ -355,7 +355,12 @@ fn planned(
         });
         return Err(RuntimeError::Condition(format!("{why} for {dims}")));
     }
+    // CUDA's largest grid and block, per dimension: a launch past them is
+    // refused here, by name, rather than by the driver.
+    const GRID_MAX: [u32; 3] = [(1 << 31) - 1, 65535, 65535];
+    const BLOCK_MAX: [u32; 3] = [1024, 1024, 64];
     let dim3 = |v: &[tilec_layout::Int], what: &str| -> Result<[u32; 3], RuntimeError> {
+        let max = if what == "grid" { GRID_MAX } else { BLOCK_MAX };
         let mut out = [1u32; 3];
         for (i, x) in v.iter().enumerate().take(3) {
             // Every name is bound (the manifest was validated): what fails
@@ -365,8 +370,13 @@ fn planned(
             })?;
             out[i] = u32::try_from(n)
                 .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| RuntimeError::Condition(format!("{what} size {x} = {n}")))?;
+                .filter(|&n| n >= 1 && n <= max[i])
+                .ok_or_else(|| {
+                    RuntimeError::Condition(format!(
+                        "{what} size {x} = {n} in dimension {i}; CUDA takes 1 to {}",
+                        max[i]
+                    ))
+                })?;
         }
         Ok(out)
     };

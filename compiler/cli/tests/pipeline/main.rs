@@ -547,9 +547,16 @@ fn the_runtime_refuses_unsafe_launches() {
     );
     // Extents whose tensors or grid count past 64 bits: a launch
     // condition naming them, not a broken manifest.
-    let e = plan(&m, &d("M=400000000000,N=400000000000,K=64")).unwrap_err();
+    let e = plan(&m, &d("M=270000000000,N=128,K=40000000000")).unwrap_err();
     assert!(
         matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("64 bits"),
+        "{e}"
+    );
+    // A grid past CUDA's 65535 blocks along y: refused by name, on the
+    // CPU executor as on the GPU.
+    let e = plan(&m, &d("M=128,N=8960000,K=64")).unwrap_err();
+    assert!(
+        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("CUDA takes 1 to 65535"),
         "{e}"
     );
     // A grid too large for the tensors: the global bounds check refuses it

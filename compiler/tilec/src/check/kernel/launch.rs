@@ -77,6 +77,17 @@ impl KernelChecker {
                         .with_help("a grid's size is usually ceil_div(extent, tile), at least 1 for any extent"),
                 );
             }
+            if which == "block"
+                && let Some(z) = dims.get(2).and_then(Int::as_static).filter(|&z| z > 64)
+            {
+                return self.diags.push(
+                    Diagnostic::new(
+                        format!("a block has at most 64 threads along z, not {z}"),
+                        p.span,
+                    )
+                    .with_help("CUDA's limit: lay the threads out along x and y"),
+                );
+            }
             match which {
                 "grid" => grid = Some(dims),
                 "block" => block = Some(dims),
