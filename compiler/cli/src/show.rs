@@ -108,20 +108,40 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
     .map_err(|e| format!("error: {e}"))
 }
 
+/// The most pixels a PNG gets: a larger picture is drawn scaled down to
+/// fit (a 256 x 256 layout's picture is 12332 x 6212 px, which took 8 s and
+/// 1.1 GB to draw and compress at full size, 2 s at this cap); the SVG
+/// keeps every label.
+const PNG_MAX_PIXELS: f64 = 2048.0 * 2048.0;
+
 /// Draws the SVG into a PNG, its labels in the built-in DejaVu Sans Mono
-/// (the 0.6 em advance the SVG's cell widths assume).
+/// (the 0.6 em advance the SVG's cell widths assume). Says on stderr when
+/// the picture is scaled down.
 fn png(svg: &str) -> Result<Vec<u8>, String> {
     let mut options = resvg::usvg::Options::default();
     let fonts = options.fontdb_mut();
     fonts.load_font_data(dejavu::sans_mono::regular().to_vec());
     fonts.set_monospace_family("DejaVu Sans Mono");
     let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
-    let size = tree.size().to_int_size();
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or("the picture is too large for a PNG")?;
+    let size = tree.size();
+    let scale = (PNG_MAX_PIXELS / (size.width() as f64 * size.height() as f64))
+        .sqrt()
+        .min(1.0) as f32;
+    let (w, h) = (
+        (size.width() * scale).ceil() as u32,
+        (size.height() * scale).ceil() as u32,
+    );
+    if scale < 1.0 {
+        eprintln!(
+            "note: the PNG is drawn at {w} x {h} px, {:.0}% of the picture's size (--svg keeps every label readable)",
+            scale * 100.0
+        );
+    }
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(w, h).ok_or("the picture is too large for a PNG")?;
     resvg::render(
         &tree,
-        resvg::tiny_skia::Transform::default(),
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
         &mut pixmap.as_mut(),
     );
     pixmap.encode_png().map_err(|e| e.to_string())

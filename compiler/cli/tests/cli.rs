@@ -215,6 +215,23 @@ fn show_sizes_cells_to_their_labels_and_writes_a_png() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 }
 
+/// A picture past the PNG's pixel budget is drawn scaled down to fit, and
+/// the command says so (the SVG keeps its full size).
+#[test]
+fn a_large_picture_becomes_a_png_within_the_pixel_budget() {
+    let png = scratch("png_large").join("t.png");
+    let (code, _, err) = tilec(
+        &["show", "(64,64):(1,64)", "--png", png.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("note: the PNG is drawn at"), "{err}");
+    let bytes = std::fs::read(&png).unwrap();
+    let dim = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as u64;
+    let (w, h) = (dim(16), dim(20));
+    assert!(w * h <= 2048 * 2048 + w + h, "{w} x {h}");
+}
+
 #[test]
 fn build_o_takes_a_file_or_a_directory_and_never_writes_through_a_symlink() {
     let dir = scratch("build");
