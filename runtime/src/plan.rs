@@ -272,6 +272,14 @@ pub fn plan_sizes(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError>
     plan_sizes_for(m, dims, None)
 }
 
+/// [`plan_sizes`] for a reference kernel, which runs on the CPU executor
+/// alone: CUDA's grid limits do not apply (`grid(M, N)` of a naive
+/// reference may pass 65535 blocks along y where the kernel it checks
+/// does not).
+pub fn plan_reference(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
+    plan_sizes_within(m, dims, None, false)
+}
+
 /// Plans for a GPU of `sms` multiprocessors, if given: a grid of at most
 /// [`ONE_LAUNCH_WAVES`] blocks a multiprocessor that has edge blocks runs
 /// as one launch of the entry for any block (a grid of full tiles stays one
@@ -280,6 +288,17 @@ pub fn plan_sizes_for(
     m: &Manifest,
     dims: &Dims,
     sms: Option<i64>,
+) -> Result<LaunchPlan, RuntimeError> {
+    plan_sizes_within(m, dims, sms, true)
+}
+
+/// [`plan_sizes_for`], refusing grids and blocks past CUDA's limits where
+/// `cuda_limits` says so.
+fn plan_sizes_within(
+    m: &Manifest,
+    dims: &Dims,
+    sms: Option<i64>,
+    cuda_limits: bool,
 ) -> Result<LaunchPlan, RuntimeError> {
     let mut extents = Vec::new();
     for e in &m.extents {
@@ -317,13 +336,13 @@ pub fn plan_sizes_for(
             .collect::<Result<_, _>>()?
     };
     extents.extend(strides);
-    let declared = planned(m, dims, sms, extents.clone(), Vec::new());
+    let declared = planned(m, dims, sms, cuda_limits, extents.clone(), Vec::new());
     let Some((values, staged)) = copies(m, &extents) else {
         return declared;
     };
     // The copies only where the entries that launch are better (on a
     // small grid the one entry for any block may run either way).
-    let copied = planned(m, dims, sms, values, staged);
+    let copied = planned(m, dims, sms, cuda_limits, values, staged);
     let launched = |p: &LaunchPlan| p.launches.iter().map(|l| l.variant).collect::<Vec<_>>();
     match (&declared, &copied) {
         (Ok(d), Ok(c)) if launched(c) < launched(d) => copied,
@@ -338,6 +357,7 @@ fn planned(
     m: &Manifest,
     dims: &Dims,
     sms: Option<i64>,
+    cuda_limits: bool,
     extents: Vec<i64>,
     mut staged: Vec<Staging>,
 ) -> Result<LaunchPlan, RuntimeError> {
@@ -355,12 +375,7 @@ fn planned(
         });
         return Err(RuntimeError::Condition(format!("{why} for {dims}")));
     }
-    // CUDA's largest grid and block, per dimension: a launch past them is
-    // refused here, by name, rather than by the driver.
-    const GRID_MAX: [u32; 3] = [(1 << 31) - 1, 65535, 65535];
-    const BLOCK_MAX: [u32; 3] = [1024, 1024, 64];
     let dim3 = |v: &[tilec_layout::Int], what: &str| -> Result<[u32; 3], RuntimeError> {
-        let max = if what == "grid" { GRID_MAX } else { BLOCK_MAX };
         let mut out = [1u32; 3];
         for (i, x) in v.iter().enumerate().take(3) {
             // Every name is bound (the manifest was validated): what fails
@@ -370,23 +385,18 @@ fn planned(
             })?;
             out[i] = u32::try_from(n)
                 .ok()
-                .filter(|&n| n >= 1 && n <= max[i])
-                .ok_or_else(|| {
-                    RuntimeError::Condition(format!(
-                        "{what} size {x} = {n} in dimension {i}; CUDA takes 1 to {}",
-                        max[i]
-                    ))
-                })?;
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| RuntimeError::Condition(format!("{what} size {x} = {n}")))?;
         }
         Ok(out)
     };
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
     let mut launches = launches(m, &usable, grid, &env)?;
-    let blocks: i64 = grid.iter().map(|&g| g as i64).product();
+    let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
-        && sms.is_some_and(|n| blocks <= ONE_LAUNCH_WAVES * n)
+        && sms.is_some_and(|n| blocks <= (ONE_LAUNCH_WAVES * n) as u128)
     {
         // The edges' entry, which runs any block.
         launches = vec![Launch {
@@ -405,6 +415,35 @@ fn planned(
         let cluster = m.variants[l.variant].cluster;
         for (g, c) in l.grid.iter_mut().zip(cluster) {
             *g = g.div_ceil(c) * c;
+        }
+    }
+    // CUDA's largest grid and block, per dimension: a launch past them is
+    // refused here, by name, rather than by the driver; on the CPU executor
+    // too, so that a kernel that runs there runs on a GPU. A reference
+    // kernel runs on the executor alone and has no such limit.
+    const GRID_MAX: [u32; 3] = [(1 << 31) - 1, 65535, 65535];
+    const BLOCK_MAX: [u32; 3] = [1024, 1024, 64];
+    let past = |v: [u32; 3], max: [u32; 3]| (0..3).find(|&i| v[i] > max[i]);
+    if cuda_limits {
+        for (what, v, max) in launches
+            .iter()
+            .map(|l| ("grid of", l.grid, GRID_MAX))
+            .chain([("block of", block, BLOCK_MAX)])
+        {
+            if let Some(i) = past(v, max) {
+                let unit = if what == "grid of" {
+                    "blocks"
+                } else {
+                    "threads"
+                };
+                return Err(RuntimeError::Condition(format!(
+                    "{} launches a {what} {} {unit} along {}; CUDA takes at most {} (for {dims})",
+                    m.kernel,
+                    v[i],
+                    ["x", "y", "z"][i],
+                    max[i]
+                )));
+            }
         }
     }
     let mut lens = Vec::new();
@@ -604,7 +643,10 @@ fn launches(
             }
         }
     }
-    let blocks: u32 = rest.iter().map(|(g, _)| g.iter().product::<u32>()).sum();
+    let blocks: u64 = rest
+        .iter()
+        .map(|(g, _)| g.iter().map(|&n| n as u64).product::<u64>())
+        .sum();
     Err(RuntimeError::Condition(format!(
         "{blocks} blocks have partial tiles, and no variant whose conditions hold runs them"
     )))

@@ -11,7 +11,7 @@ use crate::compile::Compiled;
 use std::time::{Duration, Instant};
 use tilec::exec;
 use tilec_runtime::RuntimeError;
-use tilec_runtime::plan::{Dims, LaunchPlan, plan_sizes};
+use tilec_runtime::plan::{Dims, LaunchPlan, plan_reference};
 use tilec_runtime::reference::{Arg, Expected, builtin};
 
 /// The expected outputs of `c` on `args`, launched by `plan`.
@@ -40,7 +40,7 @@ pub fn expected(
             .zip(plan.extents.iter().copied())
             .collect(),
     );
-    let tplan = plan_sizes(&target.manifest, &dims)?;
+    let tplan = plan_reference(&target.manifest, &dims)?;
     let targs: Vec<Arg> = r.operands.iter().map(|&o| args[o].clone()).collect();
     tilec_runtime::check_args(&target.manifest, &tplan, &targs)?;
     let mut tensors: Vec<Option<exec::Tensor>> = targs.iter().map(exec_tensor).collect();

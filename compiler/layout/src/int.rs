@@ -113,19 +113,32 @@ impl Int {
         !self.is_static() && names.is_empty()
     }
 
-    /// Whether the expression has more than `limit` nodes, a part it
-    /// shares counted at each use: what a walk over it costs (printing,
-    /// evaluating, lowering). A chain of definitions that each use the
-    /// one before twice doubles it at every step. Walks at most `limit`
-    /// nodes, with a stack of its own.
+    /// Whether the expression has more than `limit` terms (names, numbers
+    /// and operations), a part it shares counted at each use: what a walk
+    /// over it costs (printing, evaluating, lowering). A chain of
+    /// definitions that each use the one before twice doubles it at every
+    /// step. Walks at most `limit` terms, with a stack of its own.
     pub fn larger_than(&self, limit: usize) -> bool {
-        let mut todo = vec![self];
-        let mut seen = 0;
+        self.count_within(limit, &|_| true).is_none()
+    }
+
+    /// How many of the expression's terms are the name `name` (each use
+    /// of a shared part counted): what replacing it multiplies; `None`
+    /// where the expression has more than `limit` terms.
+    pub fn uses_within(&self, name: &str, limit: usize) -> Option<usize> {
+        self.count_within(limit, &|i| i.as_var() == Some(name))
+    }
+
+    /// The terms `keep` holds for; `None` once more than `limit` terms
+    /// are walked.
+    fn count_within(&self, limit: usize, keep: &dyn Fn(&Int) -> bool) -> Option<usize> {
+        let (mut todo, mut walked, mut kept) = (vec![self], 0, 0);
         while let Some(i) = todo.pop() {
-            seen += 1;
-            if seen > limit {
-                return true;
+            walked += 1;
+            if walked > limit {
+                return None;
             }
+            kept += usize::from(keep(i));
             if let Int::Dynamic(sym) = i
                 && let Sym::Bin(_, a, b) = &**sym
             {
@@ -133,7 +146,7 @@ impl Int {
                 todo.push(b);
             }
         }
-        false
+        Some(kept)
     }
 
     /// The value with the name `from` called `to`.
@@ -718,6 +731,9 @@ mod tests {
         assert!(!small.larger_than(5));
         assert!(small.larger_than(4));
         assert!(!Int::from(7).larger_than(1));
+        let twice = Int::var("M").mul(&Int::var("M")).add(&Int::var("N"));
+        assert_eq!(twice.uses_within("M", 5), Some(2));
+        assert_eq!(twice.uses_within("M", 4), None);
     }
 
     #[test]

@@ -556,7 +556,9 @@ fn the_runtime_refuses_unsafe_launches() {
     // CPU executor as on the GPU.
     let e = plan(&m, &d("M=128,N=8960000,K=64")).unwrap_err();
     assert!(
-        matches!(e, RuntimeError::Condition(_)) && e.to_string().contains("CUDA takes 1 to 65535"),
+        matches!(e, RuntimeError::Condition(_))
+            && e.to_string()
+                .contains("70000 blocks along y; CUDA takes at most 65535"),
         "{e}"
     );
     // A grid too large for the tensors: the global bounds check refuses it

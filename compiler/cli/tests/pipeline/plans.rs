@@ -309,3 +309,18 @@ fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
     // Full tiles only: the full-tile entry, however few.
     assert_eq!(entries("M=512,N=512,K=512", Some(132)), ["sgemm_tn_sm80"]);
 }
+
+/// CUDA's grid limits hold for a kernel, on the executor as on the GPU,
+/// and not for a reference kernel, which runs on the executor alone: a
+/// naive `grid(M, N)` reference checks a kernel whose grid fits.
+#[test]
+fn a_reference_kernel_is_planned_past_cudas_grid_limits() {
+    use tilec_runtime::plan::{plan_reference, plan_sizes};
+    let m = built_manifest("examples/add.tile", "add_reference");
+    let d = Dims::parse("M=2,N=70000").unwrap();
+    let e = plan_sizes(&m, &d).unwrap_err();
+    assert!(e.to_string().contains("70000 blocks along y"), "{e}");
+    assert_eq!(plan_reference(&m, &d).unwrap().grid, [2, 70000, 1]);
+    let k = built_manifest("examples/add.tile", "add");
+    assert!(plan_sizes(&k, &d).is_ok());
+}

@@ -355,12 +355,20 @@ impl Lowerer<'_> {
                 ),
                 HELP,
             )),
-            None => Err(Problem::Here(
-                format!(
-                    "the shared-memory index {index} depends on run-time values; it must be bounded at compile time"
-                ),
-                HELP,
-            )),
+            None => {
+                // An index of a few thousand terms would fill the screen.
+                let mut shown = index.to_string();
+                if let Some((cut, _)) = shown.char_indices().nth(160) {
+                    shown.truncate(cut);
+                    shown.push_str("...");
+                }
+                Err(Problem::Here(
+                    format!(
+                        "the shared-memory index {shown} depends on run-time values; it must be bounded at compile time"
+                    ),
+                    HELP,
+                ))
+            }
         }
     }
 }

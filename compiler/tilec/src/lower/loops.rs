@@ -4,6 +4,7 @@
 //! bound checks ([`Lowerer::by_loop`]).
 
 use super::{LoopRange, Lowerer, Problem};
+use crate::check::algebra::MAX_INT_NODES;
 use crate::ir::IntId;
 use tilec_layout::{Builtin, Int};
 
@@ -112,7 +113,8 @@ impl Lowerer<'_> {
     /// widens a triangular `j in i..8`).
     pub(super) fn range(&self, v: &Int) -> Option<(i64, i64)> {
         let env = |n: &str| self.name_range(n);
-        match (v.range(&env), self.counted_from_starts(v).range(&env)) {
+        let counted = self.counted_from_starts(v).and_then(|c| c.range(&env));
+        match (v.range(&env), counted) {
             (Some((a, b)), Some((c, d))) => Some((a.max(c), b.min(d))),
             (x, y) => x.or(y),
         }
@@ -123,15 +125,24 @@ impl Lowerer<'_> {
     /// [`Self::name_range`] knows), innermost first, so that an inner
     /// start naming an outer counter is rewritten too. (The checker
     /// refuses a counter that shadows another, so each name is one loop's.)
-    fn counted_from_starts(&self, v: &Int) -> Int {
+    /// `None` where the rewriting would grow `v` past the checker's bound
+    /// on integer expressions: each use of a counter takes its start, so
+    /// nested loops whose starts use the outer counters several times
+    /// multiply it; the plain range then stands alone.
+    fn counted_from_starts(&self, v: &Int) -> Option<Int> {
         let mut v = v.clone();
         for &l in self.active.iter().rev() {
             let Counter { name, start, .. } = &self.counters[l];
             if !start.is_static() {
-                v = v.replace(name, &start.add(&Int::var(&format!("{ITERATION}{l}"))));
+                let from = start.add(&Int::var(&format!("{ITERATION}{l}")));
+                let uses = v.uses_within(name, MAX_INT_NODES)?;
+                if uses > 0 && from.larger_than(MAX_INT_NODES / uses) {
+                    return None;
+                }
+                v = v.replace(name, &from);
             }
         }
-        v
+        Some(v)
     }
 }
 

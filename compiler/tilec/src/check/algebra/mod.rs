@@ -21,10 +21,11 @@ use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout as alg;
 use tilec_layout::{AlgebraError, ComposedLayout, Conditions, Int, IntTuple, Layout, Tiler};
 
-/// The most operations an integer expression may hold, a shared part
-/// counted at each use: every later stage walks it (the largest in the
-/// examples holds a few dozen), and a chain of definitions that each
-/// use the one before twice would otherwise double it at every step.
+/// The most terms (names, numbers and operations) an integer expression
+/// may hold, a shared part counted at each use: every later stage walks
+/// it (the largest in the examples and tests hold a few hundred), and a
+/// chain of definitions that each use the one before twice would
+/// otherwise double it at every step.
 pub const MAX_INT_NODES: usize = 4096;
 
 /// Looks up a name in scope.
@@ -216,8 +217,8 @@ impl<'a> Evaluator<'a> {
         // Before the overflow test, which walks the whole expression.
         if v.any_int(&|i| i.larger_than(MAX_INT_NODES)) {
             return Err(Diagnostic::new("integer expression too large", e.span)
-                .with_label(format!("more than {MAX_INT_NODES} operations once its names are expanded"))
-                .with_help("a name used twice in the next definition doubles its size: compute the value in fewer steps, or make it an extent or a `tune` value"));
+                .with_label(format!("more than {MAX_INT_NODES} names, numbers and operations once its names are expanded"))
+                .with_help("a name used twice in the next definition doubles its size: write `2 * n` rather than `n + n`, or compute the value in fewer steps"));
         }
         if v.overflowed() {
             return Err(Diagnostic::new("integer overflow", e.span)

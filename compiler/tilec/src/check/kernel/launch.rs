@@ -68,25 +68,42 @@ impl KernelChecker {
                 );
             }
             // A static extent below 1 launches nothing (the driver refuses a
-            // grid or block of 0; a negative one wraps).
+            // grid or block of 0; a negative one wraps), and CUDA's grids
+            // and blocks have limits per dimension.
+            let (unit, max, help) = match which {
+                "grid" => (
+                    "block",
+                    [(1 << 31) - 1, 65535, 65535],
+                    "a grid's size is usually ceil_div(extent, tile), at least 1 for any extent",
+                ),
+                "block" => (
+                    "thread",
+                    [1024, 1024, 64],
+                    "a block holds at most 1024 threads, at most 64 of them along z: use a smaller thread layout",
+                ),
+                _ => (
+                    "block",
+                    [8; 3],
+                    "e.g. cluster(2, 1): two blocks next to each other in x",
+                ),
+            };
+            let bad = dims.iter().zip(args).enumerate().find_map(|(i, (d, a))| {
+                d.as_static()
+                    .filter(|&n| n < 1 || n > max[i])
+                    .map(|n| (i, n, a.span))
+            });
             if which != "min_blocks"
-                && let Some(bad) = dims.iter().find_map(|d| d.as_static().filter(|&n| n < 1))
+                && let Some((i, n, at)) = bad
             {
-                return self.diags.push(
-                    Diagnostic::new(format!("a {which} has at least 1 in each dimension, not {bad}"), p.span)
-                        .with_help("a grid's size is usually ceil_div(extent, tile), at least 1 for any extent"),
-                );
-            }
-            if which == "block"
-                && let Some(z) = dims.get(2).and_then(Int::as_static).filter(|&z| z > 64)
-            {
-                return self.diags.push(
-                    Diagnostic::new(
-                        format!("a block has at most 64 threads along z, not {z}"),
-                        p.span,
-                    )
-                    .with_help("CUDA's limit: lay the threads out along x and y"),
-                );
+                let msg = match n < 1 {
+                    true => format!("a {which} needs at least 1 {unit} in each dimension, not {n}"),
+                    false => format!(
+                        "a {which} has at most {} {unit}s along {}, not {n}",
+                        max[i],
+                        ["x", "y", "z"][i]
+                    ),
+                };
+                return self.diags.push(Diagnostic::new(msg, at).with_help(help));
             }
             match which {
                 "grid" => grid = Some(dims),
