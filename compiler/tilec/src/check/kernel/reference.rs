@@ -210,6 +210,32 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
             );
             continue;
         }
+        // References that come back here: each kernel of the circle is
+        // some other's reference, so `tilec run` would run none of them.
+        let mut chain = vec![k.name.as_str(), name.as_str()];
+        let mut at = target;
+        while let Some(next) = at.reference.as_ref().and_then(|r| r.kernel.as_deref()) {
+            if next == k.name {
+                chain.push(next);
+                diags.push(
+                    Diagnostic::new(
+                        format!("the references go round in a circle: {}", chain.join(" -> ")),
+                        r.span,
+                    )
+                    .with_related(target.span, format!("`{name}` is defined here"))
+                    .with_help("end the chain at a kernel with no `reference` of another kernel: a plain one that computes the result directly, one thread per output element"),
+                );
+                break;
+            }
+            if chain.contains(&next) {
+                break;
+            }
+            chain.push(next);
+            match kernels.iter().find(|t| t.name == next) {
+                Some(t) => at = t,
+                None => break,
+            }
+        }
         if r.operands.len() != target.params.len() {
             diags.push(
                 Diagnostic::new(
