@@ -16,7 +16,7 @@ use tilec_layout::Layout;
 const L2_BYTES: usize = 50 << 20;
 const MAX_SETS: usize = 8;
 
-/// Median, min and max of event-timed runs, in ms.
+/// Median, min and max of timed runs: device times in ms, host times in us.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Timing {
     pub median: f64,
@@ -544,7 +544,7 @@ pub fn race(
     phases.timing = lap();
     // The copy's host time is not reported: a memcpy call's cost says
     // nothing of the kernels it stands beside.
-    let launch_us_of = |slot: usize| crate::stopwatch::median(&watch.host_us[slot]);
+    let launch_us_of = |slot: usize| Timing::of(watch.host_us[slot].clone()).median;
     let cublas = blas
         .is_some()
         .then(|| Timing::of(watch.device_ms[blas_slot].clone()));

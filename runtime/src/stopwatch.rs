@@ -78,10 +78,3 @@ impl Stopwatch {
         Ok(())
     }
 }
-
-/// The median of `v` (NaN of none): of host times in us.
-pub fn median(v: &[f32]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f32::total_cmp);
-    v.get(v.len() / 2).map_or(f64::NAN, |&x| x as f64)
-}
