@@ -6,6 +6,16 @@
 
 use crate::int::Int;
 
+/// CUDA's largest grid, in blocks along x, y and z: the checker refuses a
+/// static grid past it, the runtime a launch.
+pub const GRID_MAX: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
+
+/// CUDA's largest block, in threads along x, y and z (1024 in all).
+pub const BLOCK_MAX: [i64; 3] = [1024, 1024, 64];
+
+/// The names of the grid's and the block's dimensions, as messages say them.
+pub const AXES: [&str; 3] = ["x", "y", "z"];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Builtin {
     /// `thread.x`: the thread's index in its block (blocks are 1-D).

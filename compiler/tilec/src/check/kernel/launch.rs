@@ -8,7 +8,7 @@ use crate::check::program::Launch;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use tilec_layout::Int;
+use tilec_layout::{AXES, BLOCK_MAX, GRID_MAX, Int};
 
 impl KernelChecker {
     pub(super) fn launch_stmt(&mut self, parts: &[Expr], span: Span) {
@@ -73,12 +73,12 @@ impl KernelChecker {
             let (unit, max, help) = match which {
                 "grid" => (
                     "block",
-                    [(1 << 31) - 1, 65535, 65535],
+                    GRID_MAX,
                     "a grid's size is usually ceil_div(extent, tile), at least 1 for any extent",
                 ),
                 "block" => (
                     "thread",
-                    [1024, 1024, 64],
+                    BLOCK_MAX,
                     "a block holds at most 1024 threads, at most 64 of them along z: use a smaller thread layout",
                 ),
                 _ => (
@@ -99,8 +99,7 @@ impl KernelChecker {
                     true => format!("a {which} needs at least 1 {unit} in each dimension, not {n}"),
                     false => format!(
                         "a {which} has at most {} {unit}s along {}, not {n}",
-                        max[i],
-                        ["x", "y", "z"][i]
+                        max[i], AXES[i]
                     ),
                 };
                 return self.diags.push(Diagnostic::new(msg, at).with_help(help));
