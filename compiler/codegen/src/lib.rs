@@ -104,7 +104,8 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
             ..
         } => Some(("copy_async (cp.async)", 80)),
         InstKind::MmaSync { .. } => Some(("the tensor-core gemm (mma.sync m16n8k16)", 80)),
-        InstKind::LdMatrix { .. } => Some(("ldmatrix", 75)),
+        InstKind::Matrix { store: false, .. } => Some(("ldmatrix", 75)),
+        InstKind::Matrix { store: true, .. } => Some(("stmatrix", 90)),
         InstKind::TmaStore { .. } => Some(("a TMA store (cp.async.bulk.tensor)", 90)),
         InstKind::TmaLoad { .. } => Some(("a TMA load (cp.async.bulk.tensor)", 90)),
         // A failing check waits for another thread of its warp to print,

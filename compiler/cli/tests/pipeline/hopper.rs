@@ -255,7 +255,7 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
         "{ir}"
     );
     assert!(at("  pipeline 0 ") < at("  barrier\n  tma_load phase 0 bytes 65536 {"));
-    assert!(at("  tma_load phase 0") < at("  tma_wait phase 0\n  compute"));
+    assert!(at("  tma_load phase 0") < at("  tma_wait phase 0\n  ldmatrix"));
     assert_eq!(m.variants.len(), 1);
     // The mbarriers: two a stage and the block's own.
     assert_eq!(
@@ -323,6 +323,28 @@ fn cluster_launches_run_whole_clusters() {
     );
     // One block: no whole cluster of full ones.
     assert_eq!(launches("M=128,N=256,K=64"), [([2, 1, 1], [0; 3])]);
+}
+
+/// The epilogue's pass over the shared tile of C (`tCsC = alpha * tCrC +
+/// beta * tCsC`) moves eight elements a lane an instruction: C's tile in
+/// by `ldmatrix.trans`, the results out by `stmatrix.trans` (sm_90), where
+/// element by element it took 256 2-byte shared accesses a thread.
+#[test]
+fn the_epilogue_moves_the_tile_of_c_by_ldmatrix_and_stmatrix() {
+    let ptx = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
+    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    let x4 = |op: &str| {
+        entry
+            .matches(&format!("{op}.sync.aligned.m8n8.x4.trans.shared.b16"))
+            .count()
+    };
+    assert_eq!((x4("ldmatrix"), x4("stmatrix")), (16, 16));
+    assert!(!entry.contains("st.shared.b16"), "{entry}");
+    assert!(!entry.contains("ld.shared.b16"), "{entry}");
+    // The stores come before the fence that hands the tile to TMA.
+    let last = entry.rfind("stmatrix").expect("a stmatrix");
+    let store = position(entry, "global.shared::cta.bulk_group");
+    assert!(entry[last..store].contains("fence.proxy.async.shared::cta;"));
 }
 
 /// What `tilec check --perf` says of `file`.

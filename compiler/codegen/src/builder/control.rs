@@ -269,7 +269,11 @@ fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     for_each_atom(insts, &mut |i| {
         if let InstKind::MmaSync { c: f, .. }
         | InstKind::Wgmma { c: f, .. }
-        | InstKind::LdMatrix { dst: f, .. } = &i.kind
+        | InstKind::Matrix {
+            store: false,
+            regs: f,
+            ..
+        } = &i.kind
         {
             for &k in &f.index {
                 if !out.contains(&(f.array, k as usize)) {

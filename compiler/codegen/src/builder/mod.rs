@@ -546,13 +546,25 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::ProxyFence => self.ptx_statement("fence.proxy.async.shared::cta;")?,
                 InstKind::WgmmaCommit => self.ptx_statement("wgmma.commit_group.sync.aligned;")?,
                 InstKind::WgmmaWait(n) => self.wgmma_wait(*n)?,
-                InstKind::LdMatrix {
+                InstKind::Matrix {
+                    store: false,
                     elem,
                     count,
                     trans,
-                    src,
-                    dst,
-                } => self.ldmatrix(*elem, *count, *trans, src, dst)?,
+                    shared,
+                    regs,
+                } => self.ldmatrix(*elem, *count, *trans, shared, regs)?,
+                InstKind::Matrix {
+                    store: true,
+                    elem,
+                    count,
+                    trans,
+                    shared,
+                    regs,
+                } => {
+                    self.shared_loads.clear();
+                    self.stmatrix(*elem, *count, *trans, shared, regs)?
+                }
                 InstKind::Copy {
                     atom: CopyAtom::Convert(from, to),
                     src,

@@ -565,7 +565,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// Inline PTX on 32- and 64-bit integer operands, ordering memory.
-    fn ptx(&mut self, text: &str, constraints: &str, args: &[IntValue<'ctx>]) -> Result<()> {
+    pub(super) fn ptx(
+        &mut self,
+        text: &str,
+        constraints: &str,
+        args: &[IntValue<'ctx>],
+    ) -> Result<()> {
         let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_ty = self.ctx.void_type().fn_type(&types, false);
         let ptr = self.ctx.create_inline_asm(

@@ -1,5 +1,6 @@
 //! Tensor-core instructions: `mma.sync` and `ldmatrix` through LLVM 19's
-//! NVVM intrinsics, on register fragments that stay SSA values.
+//! NVVM intrinsics, on register fragments that stay SSA values, and
+//! `stmatrix`, which LLVM 19 lacks, as inline PTX.
 
 use super::{KernelBuilder, elem_type};
 use crate::{CodegenError, Result};
@@ -89,6 +90,32 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// `stmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` (sm_90):
+    /// the lane's row address, then its two 16-bit values of each matrix
+    /// (registers `2q` and `2q + 1`) as one 32-bit word.
+    pub(super) fn stmatrix(
+        &mut self,
+        elem: Elem,
+        count: u32,
+        trans: bool,
+        shared: &Addr,
+        regs: &Fragment,
+    ) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let ptr = self.addr_ptr(shared, elem)?;
+        let mut args = vec![self.b.build_ptr_to_int(ptr, i32t, "")?];
+        for w in self.pairs(regs, elem)? {
+            args.push(self.b.build_bit_cast(w, i32t, "")?.into_int_value());
+        }
+        let words: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
+        let text = format!(
+            "stmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 [$0], {{{}}};",
+            if trans { ".trans" } else { "" },
+            words.join(", ")
+        );
+        self.ptx(&text, &vec!["r"; args.len()].join(","), &args)
     }
 
     /// A fragment's values; a register never written is zero (the CPU

@@ -143,6 +143,22 @@ impl<'a> Block<'a> {
         Ok(self.shared[s].values[i])
     }
 
+    /// Thread `t` writes `v` to element `i` of shared buffer `s`.
+    pub(super) fn write_shared(
+        &mut self,
+        s: usize,
+        i: i64,
+        t: usize,
+        v: f64,
+        span: Span,
+    ) -> Result<()> {
+        let i = self.shared_slot(s, i, t, span, "writes")?;
+        self.touch(s, i, t as u32, true, span)?;
+        self.shared[s].values[i] = v;
+        self.shared[s].written[i] = true;
+        Ok(())
+    }
+
     pub(super) fn write_at(
         &mut self,
         a: &Addr,
@@ -157,12 +173,7 @@ impl<'a> Block<'a> {
         }
         match a.space {
             Space::Global(p) => self.write_global(p, i, t, v, span)?,
-            Space::Shared(s) => {
-                let i = self.shared_slot(s, i, t, span, "writes")?;
-                self.touch(s, i, t as u32, true, span)?;
-                self.shared[s].values[i] = v;
-                self.shared[s].written[i] = true;
-            }
+            Space::Shared(s) => self.write_shared(s, i, t, v, span)?,
             Space::Registers(r) => {
                 let len = self.registers[t][r].values.len();
                 let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;

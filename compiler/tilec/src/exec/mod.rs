@@ -401,13 +401,20 @@ impl<'a> Block<'a> {
                 } => self.reduce_blocks(*registers, [*group, *count, *index], body, inst.span)?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
-                InstKind::LdMatrix {
+                InstKind::Matrix {
+                    store,
                     count,
                     trans,
-                    src,
-                    dst,
+                    shared,
+                    regs,
                     ..
-                } => self.ldmatrix(*count, *trans, src, dst, inst.span)?,
+                } => self.matrix(
+                    *store,
+                    [*count as usize, *trans as usize],
+                    shared,
+                    regs,
+                    inst.span,
+                )?,
                 InstKind::Compute { elem, value, dst } if value.shuffles() => {
                     self.compute_warps(*elem, value, dst, inst.span)?
                 }
@@ -497,7 +504,7 @@ impl<'a> Block<'a> {
             | InstKind::Loop { .. }
             | InstKind::If { .. }
             | InstKind::MmaSync { .. }
-            | InstKind::LdMatrix { .. }
+            | InstKind::Matrix { .. }
             | InstKind::Wgmma { .. }
             | InstKind::Pipeline { .. }
             | InstKind::ReduceBlocks { .. }

@@ -133,55 +133,66 @@ impl Block<'_> {
         Ok(())
     }
 
-    /// ldmatrix for every warp, as the hardware does it: each lane's row
-    /// address is read from the lane that gives it, and each lane gets its
-    /// two values of every matrix from those rows.
-    pub(super) fn ldmatrix(
+    /// A warp's ldmatrix (or with `store` its twin stmatrix) of `count`
+    /// 8x8 matrices: each lane's row address checked for 16-byte alignment,
+    /// then each lane's two elements of each matrix moved between its
+    /// registers and the rows (`ir::InstKind::Matrix`). A lane's elements
+    /// count as its own accesses for the race checks.
+    pub(super) fn matrix(
         &mut self,
-        count: u32,
-        trans: bool,
-        src: &Addr,
-        dst: &Fragment,
+        store: bool,
+        [count, trans]: [usize; 2],
+        shared: &Addr,
+        regs: &Fragment,
         span: Span,
     ) -> Result<()> {
-        let Space::Shared(s) = src.space else {
+        let name = if store { "stmatrix" } else { "ldmatrix" };
+        let Space::Shared(s) = shared.space else {
             return Err(self.err(
                 0,
                 span,
-                "runs ldmatrix on memory outside shared memory".into(),
+                format!("runs {name} on memory outside shared memory"),
             ));
         };
         for warp in 0..self.threads / 32 {
             if !self.group_runs(warp * 32, 32, span)? {
                 continue;
             }
-            for q in 0..count as usize {
+            for q in 0..count {
                 let mut rows = [0i64; 8];
                 for (r, row) in rows.iter_mut().enumerate() {
                     let t = warp * 32 + 8 * q + r;
-                    *row = self.ints[t][src.index];
+                    *row = self.ints[t][shared.index];
                     if row.rem_euclid(8) != 0 {
                         return Err(self.err(
                             t,
                             span,
                             format!(
-                                "gives ldmatrix the row s{s}[{row}], which is not 16-byte aligned"
+                                "gives {name} the row s{s}[{row}], which is not 16-byte aligned"
                             ),
                         ));
                     }
                 }
                 for lane in 0..32 {
                     let t = warp * 32 + lane;
-                    let (l4, l2) = ((lane / 4) as i64, (lane % 4) as i64);
-                    let at = if trans {
-                        [rows[2 * l2 as usize] + l4, rows[2 * l2 as usize + 1] + l4]
+                    let (l4, l2) = ((lane / 4) as i64, lane % 4);
+                    let at = if trans == 1 {
+                        [rows[2 * l2] + l4, rows[2 * l2 + 1] + l4]
                     } else {
-                        [rows[l4 as usize] + 2 * l2, rows[l4 as usize] + 2 * l2 + 1]
+                        [
+                            rows[l4 as usize] + 2 * l2 as i64,
+                            rows[l4 as usize] + 2 * l2 as i64 + 1,
+                        ]
                     };
                     for (h, i) in at.into_iter().enumerate() {
-                        let v = self.read_shared(s, i, t, span)?;
-                        let slot = dst.index[2 * q + h] as usize;
-                        self.set_register(t, dst.array, slot, v);
+                        let slot = regs.index[2 * q + h];
+                        if store {
+                            let v = self.register(t, regs.array, slot, span)?;
+                            self.write_shared(s, i, t, v, span)?;
+                        } else {
+                            let v = self.read_shared(s, i, t, span)?;
+                            self.set_register(t, regs.array, slot as usize, v);
+                        }
                     }
                 }
             }

@@ -163,12 +163,18 @@ impl Inst {
         Inst { kind, span }
     }
 
-    /// Where an atom writes, and how many consecutive elements; `None` for
-    /// barriers, fences, waits and loops.
+    /// Where an atom writes, and how many consecutive elements (for a
+    /// stmatrix, the row this lane gives); `None` for barriers, fences,
+    /// waits and loops, and for warp instructions into registers.
     pub fn written(&self) -> Option<(&Addr, i64)> {
         match &self.kind {
             InstKind::Copy { atom, dst, .. } => Some((dst, atom.width())),
-            InstKind::MmaSync { .. } | InstKind::LdMatrix { .. } | InstKind::Wgmma { .. } => None,
+            InstKind::Matrix {
+                store: true,
+                shared,
+                ..
+            } => Some((shared, 8)),
+            InstKind::MmaSync { .. } | InstKind::Matrix { .. } | InstKind::Wgmma { .. } => None,
             InstKind::Fill { dst, .. } => Some((dst, 1)),
             InstKind::Mma { c, .. } => Some((c, 1)),
             InstKind::Compute { dst, .. } => Some((dst, 1)),
@@ -248,18 +254,20 @@ pub enum InstKind {
     WgmmaCommit,
     /// Waits until at most this many of the thread's wgmma groups are in flight.
     WgmmaWait(u32),
-    /// A warp's `ldmatrix.sync.aligned.m8n8.x{count}[.trans].b16`: lane
-    /// `8q + r` gives, in `src`, the shared address of row `r` of 8x8
-    /// matrix `q` (16 consecutive bytes); each lane receives two 16-bit
-    /// values of each matrix into `dst` (`2q`, `2q + 1`): row `l/4`,
-    /// columns `2(l%4)` and `+1`, or with `trans` rows `2(l%4)` and `+1`
-    /// of column `l/4`.
-    LdMatrix {
+    /// A warp's `ldmatrix.sync.aligned.m8n8.x{count}[.trans].b16`, or with
+    /// `store` its twin `stmatrix` (sm_90), which moves the same elements the
+    /// other way: lane `8q + r` gives, in `shared`, the address of row `r`
+    /// of 8x8 matrix `q` (16 consecutive bytes); each lane holds two 16-bit
+    /// values of each matrix in `regs` (`2q`, `2q + 1`): row `l/4`, columns
+    /// `2(l%4)` and `+1`, or with `trans` rows `2(l%4)` and `+1` of column
+    /// `l/4`.
+    Matrix {
+        store: bool,
         elem: Elem,
         count: u32,
         trans: bool,
-        src: Addr,
-        dst: Fragment,
+        shared: Addr,
+        regs: Fragment,
     },
     /// `dst = value`, one element: in f32 when `elem` (dst's type) is a
     /// float, the result rounded to `elem` (nearest even); in wrapping i32

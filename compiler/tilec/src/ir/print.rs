@@ -208,19 +208,22 @@ impl KernelIr {
                         self.addr(b)
                     )
                 }
-                InstKind::LdMatrix {
+                InstKind::Matrix {
+                    store,
                     elem,
                     count,
                     trans,
-                    src,
-                    dst,
-                } => writeln!(
-                    out,
-                    "{pad}ldmatrix.x{count}{}.{elem} {} -> {}",
-                    if *trans { ".trans" } else { "" },
-                    self.addr(src),
-                    fragment(dst)
-                ),
+                    shared,
+                    regs,
+                } => {
+                    let (shared, regs) = (self.addr(shared), fragment(regs));
+                    let (op, from, to) = match store {
+                        false => ("ld", &shared, &regs),
+                        true => ("st", &regs, &shared),
+                    };
+                    let trans = if *trans { ".trans" } else { "" };
+                    writeln!(out, "{pad}{op}matrix.x{count}{trans}.{elem} {from} -> {to}")
+                }
                 InstKind::MmaSync { atom, a, b, c } => writeln!(
                     out,
                     "{pad}mma.sync {} {} += {} * {}",

@@ -65,7 +65,7 @@ impl Inst {
                 addr(&a.start, out);
                 addr(&b.start, out);
             }
-            InstKind::LdMatrix { src, .. } => addr(src, out),
+            InstKind::Matrix { shared, .. } => addr(shared, out),
             InstKind::Compute { value, dst, .. } => {
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
@@ -154,7 +154,7 @@ impl Inst {
                 InstKind::Copy { src, dst, .. } => addrs.extend([src, dst]),
                 InstKind::Mma { a, b, c, .. } => addrs.extend([a, b, c]),
                 InstKind::Wgmma { a, b, .. } => addrs.extend([&a.start, &b.start]),
-                InstKind::LdMatrix { src, .. } => addrs.push(src),
+                InstKind::Matrix { shared, .. } => addrs.push(shared),
                 InstKind::Compute { value, dst, .. } => {
                     value.loads(&mut addrs);
                     addrs.push(dst);

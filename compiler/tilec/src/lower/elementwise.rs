@@ -10,6 +10,7 @@
 //! a thread in a GEMM's epilogue, which held every GEMM to 0.6-0.75 of
 //! cuBLAS.
 
+use super::tensor_core::{MatrixPlan, Rejected};
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
@@ -75,6 +76,9 @@ impl Lowerer<'_> {
             n.saturating_mul(value.terms())
                 .saturating_add(n * (1 + staged as i64)),
         )?;
+        if self.assign_by_matrices(dst, value, n, span, out)? {
+            return Ok(());
+        }
         if staged && let Some(roll) = self.rolling(dst, value, n) {
             return self.assign_rolled(dst, value, roll, span, out);
         }
@@ -166,6 +170,139 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `dst = value` into a 16-bit shared tile laid out as an MMA's
+    /// fragments (an epilogue's tile of C), on sm_90: the target's own
+    /// elements that the value reads come in by ldmatrix and the results go
+    /// out by stmatrix, eight elements a lane an instruction where the
+    /// per-element form moves one (a wgmma epilogue of 128 x 256: 256
+    /// shared accesses a thread, about a tenth of a 4096^3 GEMM's time on
+    /// the H200). `false`, having emitted nothing, where the statement or
+    /// the layouts do not allow it.
+    fn assign_by_matrices(
+        &mut self,
+        dst: &View,
+        value: &Elementwise,
+        n: i64,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<bool, Problem> {
+        // Warp instructions, on whole warps; each element reads no other
+        // element of the target than its own (read before any store).
+        let mut operands = Vec::new();
+        value.tensors(&mut operands);
+        if !self.sm90
+            || !matches!(dst.base, Base::Shared(_))
+            || dst.elem.bytes() != 2
+            || !self.warps_agree()
+            || operands
+                .iter()
+                .any(|v| v.base == dst.base && !same_elements(v, dst))
+        {
+            return Ok(false);
+        }
+        let arrays = self.extra_registers.len();
+        let temp = |l: &mut Self| View {
+            base: Base::Registers(l.add_registers(dst.elem, n)),
+            elem: dst.elem,
+            layout: tilec_layout::Layout::col_major(dst.layout.shape()),
+            offset: Int::Static(0),
+            coords: Vec::new(),
+        };
+        let result = temp(self);
+        let own = operands
+            .iter()
+            .any(|v| v.base == dst.base)
+            .then(|| temp(self));
+        let plans = self
+            .matrix_plan(dst, &result, n, true, None)
+            .and_then(|st| match &own {
+                Some(regs) => Ok((st, Some(self.matrix_plan(dst, regs, n, false, None)?))),
+                None => Ok((st, None)),
+            });
+        let (store, load) = match plans {
+            Ok(p) => p,
+            Err(why) => {
+                self.extra_registers.truncate(arrays);
+                self.note(span, format!("element by element, not stmatrix: {why}"));
+                return Ok(false);
+            }
+        };
+        // Every group's instructions, made before any is emitted: a row
+        // address that is not linear in the lane (rare: the plan has
+        // placed every element) leaves the statement element by element.
+        let per_group = (STAGED_GROUP / 2) as usize;
+        let groups: Vec<std::ops::Range<usize>> = (0..store.pairs())
+            .step_by(per_group)
+            .map(|g| g..(g + per_group).min(store.pairs()))
+            .collect();
+        let made =
+            |l: &mut Self, plan: Option<&MatrixPlan>| -> Result<Option<Vec<Vec<Inst>>>, Problem> {
+                let Some(plan) = plan else {
+                    return Ok(Some(vec![Vec::new(); groups.len()]));
+                };
+                let mut each = Vec::with_capacity(groups.len());
+                for g in &groups {
+                    match l.emit_matrix(plan, g.clone(), span) {
+                        Ok(insts) => each.push(insts),
+                        Err(Rejected::Problem(p)) => return Err(p),
+                        Err(Rejected::Layouts(_)) => return Ok(None),
+                    }
+                }
+                Ok(Some(each))
+            };
+        let (Some(stores), Some(mut loads)) =
+            (made(self, Some(&store))?, made(self, load.as_ref())?)
+        else {
+            self.extra_registers.truncate(arrays);
+            return Ok(false);
+        };
+        let temps: Vec<(&View, View)> = match &own {
+            Some(regs) => operands
+                .iter()
+                .filter(|v| v.base == dst.base)
+                .map(|v| (*v, regs.clone()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let sizes = mode_sizes(dst)?;
+        let mut trees = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            trees.push(contract(self.tree(
+                value,
+                &At::element(i),
+                &sizes,
+                &temps,
+            )?));
+        }
+        self.hoist_common(&mut trees, space_of(dst.base), false, span, out)?;
+        let mut trees: Vec<Option<Arith>> = trees.into_iter().map(Some).collect();
+        // Each group's loads issued two groups ahead of its arithmetic.
+        for group in loads.iter_mut().take(GROUPS_AHEAD) {
+            out.append(group);
+        }
+        for (at, (g, stores)) in groups.iter().zip(stores).enumerate() {
+            if let Some(next) = loads.get_mut(at + GROUPS_AHEAD) {
+                out.append(next);
+            }
+            for p in g.clone() {
+                for i in store.pair_elements(p) {
+                    let value = trees[i as usize].take().expect("an element in one pair");
+                    let into = self.element(&result, &Coord::from(i), 1)?;
+                    out.push(Inst::at(
+                        span,
+                        InstKind::Compute {
+                            elem: dst.elem,
+                            value,
+                            dst: into,
+                        },
+                    ));
+                }
+            }
+            out.extend(stores);
+        }
+        Ok(true)
     }
 
     /// A register array of `len` elements that lowering adds (a staged

@@ -86,6 +86,20 @@ pub struct LoopRange {
     pub end: Int,
 }
 
+/// Whether statements that run on sm_90 alone are among `body`'s: a
+/// wgmma, a pipeline, a TMA copy.
+fn sm90_only(body: &[Stmt]) -> bool {
+    let mut found = false;
+    crate::check::program::walk(body, &mut |s| {
+        found |= match &s.op {
+            Op::Mma { mma, .. } => mma.atom.shared_ab,
+            Op::Pipeline { .. } | Op::CopyTma { .. } => true,
+            _ => false,
+        };
+    });
+    found
+}
+
 /// The hint of an internal error.
 const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
 
@@ -160,6 +174,7 @@ fn lower_with(
         roll,
         under: Vec::new(),
         threads: Vec::new(),
+        sm90: sm90_only(&k.body),
     };
     let body = l.stmts(&k.body)?;
     let mut shared: Vec<Buffer> = k
@@ -442,6 +457,10 @@ struct Lowerer<'k> {
     /// (`if thread.x < 32`), and the name its global accesses give it for
     /// the runtime's bound check (a range of its own, like a loop's).
     threads: Vec<(String, (i64, i64))>,
+    /// Whether the kernel runs on sm_90 alone (it has a wgmma, a pipeline
+    /// or a TMA copy), so that lowering may choose sm_90's instructions
+    /// (stmatrix) where they are faster.
+    sm90: bool,
 }
 
 impl Lowerer<'_> {

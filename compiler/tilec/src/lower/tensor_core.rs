@@ -1,6 +1,7 @@
 //! Lowering for the tensor cores: a tiled MMA's gemm into `mma.sync`
 //! atoms (wgmma's are `warpgroup.rs`'s), and shared -> register copies
-//! into `ldmatrix` where the layouts allow it.
+//! into `ldmatrix` where the layouts allow it; element-wise statements on
+//! shared tiles use the same plans in both directions (`stmatrix`).
 //!
 //! ldmatrix is chosen by layout, as vector copies are: a copy of 16-bit
 //! elements becomes ldmatrix when, for every thread of the block, each
@@ -9,7 +10,8 @@
 //! row addresses follow from the thread index. That is checked by
 //! evaluating the copy's own index for every thread, so the instruction
 //! reads exactly the elements the per-element copy would; anything else
-//! stays a per-element copy.
+//! stays a per-element copy. stmatrix puts the same elements where
+//! ldmatrix takes them from.
 
 use super::{Lowerer, Note, Problem, mode_size};
 use crate::check::program::{Base, View};
@@ -25,10 +27,13 @@ struct Pair {
     second: i64,
 }
 
-/// How a copy becomes ldmatrix: the source buffer and destination array,
-/// the offset split into the thread's part and everyone's, each element's
+/// How a copy between a shared tile and registers becomes ldmatrix (or,
+/// with `store`, stmatrix): the buffer and the register array, the shared
+/// offset split into the thread's part and everyone's, each element's
 /// static offset and register, the register pairs, and the form.
-struct LdMatrixPlan {
+pub(super) struct MatrixPlan {
+    store: bool,
+    elem: crate::check::program::Elem,
     buffer: usize,
     array: usize,
     swizzle: Option<Swizzle>,
@@ -42,9 +47,21 @@ struct LdMatrixPlan {
     group: usize,
 }
 
-/// Why a planned ldmatrix is not made: the layouts after all, or a
-/// problem of the kernel's (an index outside its buffer).
-enum Rejected {
+impl MatrixPlan {
+    /// How many register pairs it moves.
+    pub(super) fn pairs(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// The elements (1-D indices of the copy) of pair `p`.
+    pub(super) fn pair_elements(&self, p: usize) -> [i64; 2] {
+        [self.pairs[p].first, self.pairs[p].second]
+    }
+}
+
+/// Why a planned ldmatrix or stmatrix is not made: the layouts after all,
+/// or a problem of the kernel's (an index outside its buffer).
+pub(super) enum Rejected {
     Layouts(String),
     Problem(Problem),
 }
@@ -123,13 +140,21 @@ impl Lowerer<'_> {
         span: Span,
         demand: Option<LdMatrixAtom>,
     ) -> Result<Option<Vec<Inst>>, Problem> {
-        let why_not = match self.ldmatrix_plan(src, dst, n, demand) {
-            Ok(plan) => match self.emit_ldmatrix(&plan, src, span) {
-                Ok(insts) => return Ok(Some(insts)),
-                Err(Rejected::Problem(p)) => return Err(p),
-                Err(Rejected::Layouts(why)) => why,
-            },
-            Err(why) => why,
+        let why_not = match (src.base, dst.base) {
+            (Base::Shared(_), Base::Registers(_)) => {
+                match self.matrix_plan(src, dst, n, false, demand) {
+                    Ok(plan) => {
+                        let all = 0..plan.pairs();
+                        match self.emit_matrix(&plan, all, span) {
+                            Ok(insts) => return Ok(Some(insts)),
+                            Err(Rejected::Problem(p)) => return Err(p),
+                            Err(Rejected::Layouts(why)) => why,
+                        }
+                    }
+                    Err(why) => why,
+                }
+            }
+            _ => "it copies from shared memory into registers only".to_string(),
         };
         match demand {
             None => {
@@ -139,11 +164,8 @@ impl Lowerer<'_> {
                     matches!((src.base, dst.base), (Base::Shared(_), Base::Registers(_)))
                         && src.elem.bytes() == 2
                         && src.elem == dst.elem;
-                if candidate && !self.notes.iter().any(|n| n.span == span) {
-                    self.notes.push(Note {
-                        span,
-                        text: format!("element by element, not ldmatrix: {why_not}"),
-                    });
+                if candidate {
+                    self.note(span, format!("element by element, not ldmatrix: {why_not}"));
                 }
                 Ok(None)
             }
@@ -154,19 +176,29 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Whether and how the copy can be ldmatrix: the reason when not.
-    fn ldmatrix_plan(
+    /// A note on how statement `span` was lowered, once per statement.
+    pub(super) fn note(&mut self, span: Span, text: String) {
+        if !self.notes.iter().any(|n| n.span == span) {
+            self.notes.push(Note { span, text });
+        }
+    }
+
+    /// Whether and how `n` elements can move between the shared tile
+    /// `shared` and the registers `regs` by ldmatrix (or with `store`
+    /// stmatrix, sm_90's): the reason when not.
+    pub(super) fn matrix_plan(
         &self,
-        src: &View,
-        dst: &View,
+        shared: &View,
+        regs: &View,
         n: i64,
+        store: bool,
         demand: Option<LdMatrixAtom>,
-    ) -> Result<LdMatrixPlan, String> {
-        let (Base::Shared(buffer), Base::Registers(array)) = (src.base, dst.base) else {
-            return Err("it copies from shared memory into registers only".into());
+    ) -> Result<MatrixPlan, String> {
+        let (Base::Shared(buffer), Base::Registers(array)) = (shared.base, regs.base) else {
+            return Err("it moves elements between shared memory and registers only".into());
         };
-        if src.elem != dst.elem || src.elem.bytes() != 2 {
-            return Err(format!("it moves 16-bit elements, not {}", src.elem));
+        if shared.elem != regs.elem || shared.elem.bytes() != 2 {
+            return Err(format!("it moves 16-bit elements, not {}", shared.elem));
         }
         if self.block_threads % 32 != 0 {
             return Err(format!(
@@ -181,7 +213,7 @@ impl Lowerer<'_> {
         // checking the first part for every thread checks the copy.
         let thread = Builtin::Thread.name();
         let (mut by_thread, mut common) = (Int::Static(0), Int::Static(0));
-        for term in self.fix(&src.offset).terms() {
+        for term in self.fix(&shared.offset).terms() {
             let mut names = Vec::new();
             term.names(&mut names);
             // Constants go with the thread's part, which is evaluated.
@@ -204,8 +236,8 @@ impl Lowerer<'_> {
         let mut offset = Vec::with_capacity(n as usize);
         let mut register = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let o = src.layout.at(i).ok().and_then(|x| x.as_static());
-            let r = self.register_index(dst, &Coord::from(i));
+            let o = shared.layout.at(i).ok().and_then(|x| x.as_static());
+            let r = self.register_index(regs, &Coord::from(i));
             let (Some(o), Ok(r)) = (o, r) else {
                 return Err("the per-thread layouts are not static".into());
             };
@@ -245,8 +277,9 @@ impl Lowerer<'_> {
                     .all(|p| fits(&place, self.block_threads, *p, other.trans));
                 fits_other.then(|| format!("; {} fits them", other.name))
             });
+            let name = if store { "stmatrix" } else { "ldmatrix" };
             return Err(format!(
-                "the lanes' elements are not where ldmatrix{} puts them (rows of 8 consecutive, 16-byte aligned elements){}",
+                "the lanes' elements are not where {name}{} puts them (rows of 8 consecutive, 16-byte aligned elements){}",
                 if kinds == [true] { ".trans" } else { "" },
                 twin.unwrap_or_default()
             ));
@@ -260,7 +293,9 @@ impl Lowerer<'_> {
                 pairs.len()
             ));
         }
-        Ok(LdMatrixPlan {
+        Ok(MatrixPlan {
+            store,
+            elem: shared.elem,
             buffer,
             array,
             swizzle,
@@ -274,23 +309,28 @@ impl Lowerer<'_> {
         })
     }
 
-    /// The plan's instructions: its matrices in groups (x4, x2, x1).
-    fn emit_ldmatrix(
+    /// The plan's instructions for its register pairs `which`: their
+    /// matrices in groups (x4, x2, x1).
+    pub(super) fn emit_matrix(
         &mut self,
-        plan: &LdMatrixPlan,
-        src: &View,
+        plan: &MatrixPlan,
+        which: std::ops::Range<usize>,
         span: Span,
     ) -> Result<Vec<Inst>, Rejected> {
         // Every row a lane gives holds elements of the copy (of other
         // lanes): the copy's own indices bound them.
         let len = self.k.shared[plan.buffer].len;
-        for o in &plan.offset {
-            let index = plan.by_thread.add(&plan.common).add(&Int::Static(*o));
-            self.within_shared(&index, [0, 0], len)
-                .map_err(Rejected::Problem)?;
+        let pairs = &plan.pairs[which];
+        for p in pairs {
+            for e in [p.first, p.second] {
+                let o = plan.offset[e as usize];
+                let index = plan.by_thread.add(&plan.common).add(&Int::Static(o));
+                self.within_shared(&index, [0, 0], len)
+                    .map_err(Rejected::Problem)?;
+            }
         }
         let mut insts = Vec::new();
-        for chunk in chunks(&plan.pairs, plan.group) {
+        for chunk in chunks(pairs, plan.group) {
             let index = self.row_address(plan, chunk).ok_or_else(|| {
                 Rejected::Layouts("the rows' addresses are not linear in the lane".into())
             })?;
@@ -309,16 +349,17 @@ impl Lowerer<'_> {
                 .collect();
             insts.push(Inst::at(
                 span,
-                InstKind::LdMatrix {
-                    elem: src.elem,
+                InstKind::Matrix {
+                    store: plan.store,
+                    elem: plan.elem,
                     count: chunk.len() as u32,
                     trans: plan.trans,
-                    src: Addr {
+                    shared: Addr {
                         space: Space::Shared(plan.buffer),
                         index,
                         guard: None,
                     },
-                    dst: Fragment {
+                    regs: Fragment {
                         array: plan.array,
                         index: registers,
                     },
@@ -335,7 +376,7 @@ impl Lowerer<'_> {
     /// `trans` lane `r/2`'s first or second). The element's offset as a
     /// function of the lane must be linear in the bits of `q` and in `r%2`,
     /// `c0 + d0*(q%2) + d1*(q/2) + e*(r%2)`; `None` otherwise.
-    fn row_address(&self, plan: &LdMatrixPlan, chunk: &[Pair]) -> Option<Int> {
+    fn row_address(&self, plan: &MatrixPlan, chunk: &[Pair]) -> Option<Int> {
         let (offset, trans) = (&plan.offset, plan.trans);
         let count = chunk.len() as i64;
         let element = |lane: i64| {

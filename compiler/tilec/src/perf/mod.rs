@@ -105,7 +105,12 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             }
             InstKind::Fill { dst, .. } => ("fill", vec![(dst, true, 1)]),
             // Each lane gives one 16-byte row.
-            InstKind::LdMatrix { src, .. } => ("ldmatrix", vec![(src, false, 8)]),
+            InstKind::Matrix {
+                store, shared, ..
+            } => match store {
+                false => ("ldmatrix", vec![(shared, false, 8)]),
+                true => ("stmatrix", vec![(shared, true, 8)]),
+            },
             // wgmma reads shared memory through the async proxy, by whole
             // swizzled rows: no bank conflicts to count per lane.
             InstKind::MmaSync { .. }

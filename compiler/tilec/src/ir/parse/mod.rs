@@ -587,8 +587,10 @@ impl Parser<'_> {
                     _ => return self.fail("bad phase or byte count"),
                 }
             }
-            _ if op.starts_with("ldmatrix.x") => {
-                // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`
+            _ if op.starts_with("ldmatrix.x") || op.starts_with("stmatrix.x") => {
+                // `ldmatrix.x4[.trans].bf16 s0[%12] -> r0[0,1,...]`, and
+                // `stmatrix` the other way: `r0[0,1,...] -> s0[%12]`.
+                let store = op.starts_with("st");
                 let mut parts = op["ldmatrix.x".len()..].split('.');
                 let count = parts.next().and_then(|c| c.parse().ok());
                 let (trans, elem_name) = match (parts.next(), parts.next()) {
@@ -596,19 +598,22 @@ impl Parser<'_> {
                     (Some(e), None) => (false, e),
                     _ => return self.fail(format!("unknown instruction `{op}`")),
                 };
-                let (src, dst) = rest
+                let (from, to) = rest
                     .split_once("->")
                     .ok_or(format!("line {}: expected `->`", self.line_no()))?;
-                InstKind::LdMatrix {
+                let (shared, regs) = if store { (to, from) } else { (from, to) };
+                InstKind::Matrix {
+                    store,
                     elem: elem(elem_name)
                         .ok_or(format!("line {}: unknown element type", self.line_no()))?,
                     count: count.filter(|c| matches!(c, 1 | 2 | 4)).ok_or(format!(
-                        "line {}: ldmatrix takes x1, x2 or x4",
-                        self.line_no()
+                        "line {}: {} takes x1, x2 or x4",
+                        self.line_no(),
+                        &op[..8]
                     ))?,
                     trans,
-                    src: self.addr(src)?,
-                    dst: self.fragment(dst)?,
+                    shared: self.addr(shared)?,
+                    regs: self.fragment(regs)?,
                 }
             }
             "mma.sync" => {

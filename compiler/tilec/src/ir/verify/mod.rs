@@ -127,7 +127,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_) => (128, "a wgmma"),
             InstKind::MmaSync { .. } => (32, "an mma.sync"),
-            InstKind::LdMatrix { .. } => (32, "an ldmatrix"),
+            InstKind::Matrix { .. } => (32, "an ldmatrix or stmatrix"),
             InstKind::Compute { value, .. } if value.shuffles() => (32, "a shuffle"),
             InstKind::If {
                 cond,
@@ -246,32 +246,34 @@ fn insts(
                     return Err(format!("{} on registers of {a}, {b} and {c}", atom.name));
                 }
             }
-            InstKind::LdMatrix {
+            InstKind::Matrix {
+                store,
                 elem,
                 count,
-                src,
-                dst,
+                shared,
+                regs,
                 ..
             } => {
-                addr(ir, src, open)?;
-                fragment(ir, dst, 2 * *count as i64)?;
+                let name = if *store { "stmatrix" } else { "ldmatrix" };
+                addr(ir, shared, open)?;
+                fragment(ir, regs, 2 * *count as i64)?;
                 whole_warps(ir)?;
-                let unguarded_shared = match src.space {
-                    Space::Shared(buffer) if src.guard.is_none() && elem.bytes() == 2 => buffer,
+                let unguarded_shared = match shared.space {
+                    Space::Shared(buffer) if shared.guard.is_none() && elem.bytes() == 2 => buffer,
                     _ => {
-                        return Err(
-                            "ldmatrix reads 16-bit elements of shared memory, unguarded".into()
-                        );
+                        return Err(format!(
+                            "{name} moves 16-bit elements of shared memory, unguarded"
+                        ));
                     }
                 };
-                let (from, into) = (
+                let (s, r) = (
                     ir.shared[unguarded_shared].elem,
-                    ir.registers[dst.array].elem,
+                    ir.registers[regs.array].elem,
                 );
-                if from != *elem || into != *elem {
+                if s != *elem || r != *elem {
                     return Err(format!(
-                        "ldmatrix of {elem} from s{unguarded_shared} of {from} into r{} of {into}",
-                        dst.array
+                        "{name} of {elem} between s{unguarded_shared} of {s} and r{} of {r}",
+                        regs.array
                     ));
                 }
             }
