@@ -501,19 +501,32 @@ pub fn race(
         .filter(|&b| loaded[b].is_ok())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
+    // Beside a copy, every timed run follows an untimed copy, the timed
+    // copy too: a copy leaves the L2 cache full of written lines, and the
+    // run after it pays their write-back, about 10 us on the H200. Plainly
+    // interleaved, a kernel that only reads paid it every run and the copy
+    // after it never did (gemv at 8192^2: 0.85 of the copy, 0.074 ms, where
+    // back to back it takes 0.064; docs/performance.md, version 29).
+    let settle = |bufs: &mut Option<_>| match bufs {
+        Some(b) => copy(b),
+        None => Ok(()),
+    };
     for i in 0..iters.max(1) {
         let d = i % sets;
         for &b in &running {
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
+            settle(&mut copy_buffers)?;
             watch.time(b, || gpu.launch(f, q, &dev[d]))?;
         }
         if let Some(b) = &blas {
             let dv = &mut dev[d];
             watch.time(blas_slot, || gemm(b, dv))?;
         }
-        if let Some(bufs) = copy_buffers.as_mut() {
+        if copy_buffers.is_some() {
+            settle(&mut copy_buffers)?;
+            let bufs = copy_buffers.as_mut().expect("a copy");
             watch.time(copy_slot, || copy(bufs))?;
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {

@@ -347,6 +347,51 @@ fn the_epilogue_moves_the_tile_of_c_by_ldmatrix_and_stmatrix() {
     assert!(entry[last..store].contains("fence.proxy.async.shared::cta;"));
 }
 
+/// A `--checked` build bounds the row each lane gives a stmatrix (and an
+/// ldmatrix) as it bounds every element of the per-element form.
+#[test]
+fn a_checked_build_bounds_each_matrix_row() {
+    let f = root().join("examples/bgemm_tn_sm90_tma.tile");
+    let (code, ir, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ir", "--checked"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = ir.lines().collect();
+    let mut matrices = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let (op, what) = match l.trim_start() {
+            t if t.starts_with("stmatrix") => ("stmatrix", "write"),
+            t if t.starts_with("ldmatrix") => ("ldmatrix", "read"),
+            _ => continue,
+        };
+        matrices += 1;
+        // The wait for a TMA load goes in where its tile is next touched:
+        // between the first check and its access.
+        let before = match lines[i - 1].trim_start() {
+            w if w.starts_with("tma_wait") => lines[i - 2],
+            _ => lines[i - 1],
+        };
+        assert!(
+            before.contains(&format!("out-of-bounds {what} of shared buffer")),
+            "{op} without its bound check: {before}\n{l}"
+        );
+    }
+    assert_eq!(matrices, 32);
+}
+
+/// A target whose elements share places in shared memory (two warpgroups'
+/// halves of C on the same rows) stays element by element: stmatrix writes
+/// a warp's elements in no particular order, the per-element stores in
+/// program order. `check --perf` says why.
+#[test]
+fn a_target_whose_elements_share_places_is_not_stmatrix() {
+    let file = "tests/codegen/stmatrix_shared_places.tile";
+    let notes = perf_notes(file);
+    assert!(
+        notes.contains("note: element by element, not stmatrix: two of its elements share a place in shared memory"),
+        "{notes}"
+    );
+    assert!(!emitted(file, "ir").contains("stmatrix.x"));
+}
+
 /// What `tilec check --perf` says of `file`.
 fn perf_notes(file: &str) -> String {
     let f = root().join(file);

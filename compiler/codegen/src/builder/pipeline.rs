@@ -25,6 +25,7 @@
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
@@ -571,6 +572,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         constraints: &str,
         args: &[IntValue<'ctx>],
     ) -> Result<()> {
+        self.inline_ptx(text, constraints, args, false)
+    }
+
+    /// [`Self::ptx`] for a warp's `.sync.aligned` instruction: convergent,
+    /// so that LLVM neither duplicates it nor sinks it into branches that
+    /// part the warp, as it may other inline assembly.
+    pub(super) fn warp_ptx(
+        &mut self,
+        text: &str,
+        constraints: &str,
+        args: &[IntValue<'ctx>],
+    ) -> Result<()> {
+        self.inline_ptx(text, constraints, args, true)
+    }
+
+    fn inline_ptx(
+        &mut self,
+        text: &str,
+        constraints: &str,
+        args: &[IntValue<'ctx>],
+        convergent: bool,
+    ) -> Result<()> {
         let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_ty = self.ctx.void_type().fn_type(&types, false);
         let ptr = self.ctx.create_inline_asm(
@@ -583,7 +606,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             false,
         );
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
+        let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
+        if convergent {
+            let kind = Attribute::get_named_enum_kind_id("convergent");
+            call.add_attribute(
+                AttributeLoc::Function,
+                self.ctx.create_enum_attribute(kind, 0),
+            );
+        }
         Ok(())
     }
 }

@@ -408,13 +408,7 @@ impl<'a> Block<'a> {
                     shared,
                     regs,
                     ..
-                } => self.matrix(
-                    *store,
-                    [*count as usize, *trans as usize],
-                    shared,
-                    regs,
-                    inst.span,
-                )?,
+                } => self.matrix(*store, *count as usize, *trans, shared, regs, inst.span)?,
                 InstKind::Compute { elem, value, dst } if value.shuffles() => {
                     self.compute_warps(*elem, value, dst, inst.span)?
                 }

@@ -1,5 +1,5 @@
-//! The executor's warp-wide instructions: `ldmatrix`, `mma.sync` and the
-//! arithmetic of the tensor cores.
+//! The executor's warp-wide instructions: `ldmatrix`, `stmatrix`,
+//! `mma.sync` and the arithmetic of the tensor cores.
 //!
 //! A warp instruction runs once per warp, with every lane's registers: the
 //! MMA atom's thread-value layouts say which element of A, B and C each
@@ -141,7 +141,8 @@ impl Block<'_> {
     pub(super) fn matrix(
         &mut self,
         store: bool,
-        [count, trans]: [usize; 2],
+        count: usize,
+        trans: bool,
         shared: &Addr,
         regs: &Fragment,
         span: Span,
@@ -176,7 +177,7 @@ impl Block<'_> {
                 for lane in 0..32 {
                     let t = warp * 32 + lane;
                     let (l4, l2) = ((lane / 4) as i64, lane % 4);
-                    let at = if trans == 1 {
+                    let at = if trans {
                         [rows[2 * l2] + l4, rows[2 * l2 + 1] + l4]
                     } else {
                         [

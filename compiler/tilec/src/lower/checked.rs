@@ -30,6 +30,10 @@ impl Lowerer<'_> {
                 list
             }
             InstKind::Fill { dst, .. } => vec![(dst, 1, "write")],
+            // Each lane's row: 8 consecutive elements (swizzled as a whole).
+            InstKind::Matrix { store, shared, .. } => {
+                vec![(shared, 8, if *store { "write" } else { "read" })]
+            }
             _ => Vec::new(),
         };
         for (a, width, what) in touched {

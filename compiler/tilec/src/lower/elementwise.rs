@@ -9,6 +9,10 @@
 //! store before it (which may alias, for all LLVM knows): 128 memory waits
 //! a thread in a GEMM's epilogue, which held every GEMM to 0.6-0.75 of
 //! cuBLAS.
+//!
+//! Into a 16-bit shared tile in an MMA fragment's layout (an epilogue's
+//! tile of C), on sm_90, the target's own elements come in by ldmatrix and
+//! the results go out by stmatrix ([`Lowerer::assign_by_matrices`]).
 
 use super::tensor_core::{MatrixPlan, Rejected};
 use super::{Lowerer, Problem, scalar, static_size};
@@ -215,20 +219,20 @@ impl Lowerer<'_> {
             .iter()
             .any(|v| v.base == dst.base)
             .then(|| temp(self));
-        let plans = self
-            .matrix_plan(dst, &result, n, true, None)
-            .and_then(|st| match &own {
-                Some(regs) => Ok((st, Some(self.matrix_plan(dst, regs, n, false, None)?))),
-                None => Ok((st, None)),
-            });
-        let (store, load) = match plans {
-            Ok(p) => p,
+        let store = match self.matrix_plan(dst, &result, n, true, None) {
+            Ok(plan) => plan,
             Err(why) => {
                 self.extra_registers.truncate(arrays);
                 self.note(span, format!("element by element, not stmatrix: {why}"));
                 return Ok(false);
             }
         };
+        // The target's own elements come in by the same rows and pairs
+        // (which the loads two groups ahead of the stores rely on).
+        let load = own.as_ref().map(|regs| match regs.base {
+            Base::Registers(array) => store.reversed(array),
+            _ => unreachable!("a register array"),
+        });
         // Every group's instructions, made before any is emitted: a row
         // address that is not linear in the lane (rare: the plan has
         // placed every element) leaves the statement element by element.
@@ -256,6 +260,8 @@ impl Lowerer<'_> {
             (made(self, Some(&store))?, made(self, load.as_ref())?)
         else {
             self.extra_registers.truncate(arrays);
+            let why = "the rows' addresses are not linear in the lane";
+            self.note(span, format!("element by element, not stmatrix: {why}"));
             return Ok(false);
         };
         let temps: Vec<(&View, View)> = match &own {

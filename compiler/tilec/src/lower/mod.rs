@@ -15,6 +15,7 @@
 mod access;
 mod checked;
 mod elementwise;
+mod ints;
 mod loops;
 mod pipeline;
 mod predication;
@@ -35,7 +36,6 @@ use crate::ir::{
 };
 use crate::span::Span;
 use foldhash::{HashMap, HashMapExt};
-use tilec_layout::int::Sym;
 use tilec_layout::{Builtin, Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
@@ -72,6 +72,15 @@ pub struct Note {
     pub text: String,
 }
 
+impl Lowerer<'_> {
+    /// A note on how statement `span` was lowered, once per statement.
+    fn note(&mut self, span: Span, text: String) {
+        if !self.notes.iter().any(|n| n.span == span) {
+            self.notes.push(Note { span, text });
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GlobalAccess {
     /// Kernel parameter index.
@@ -84,20 +93,6 @@ pub struct LoopRange {
     pub name: String,
     pub start: Int,
     pub end: Int,
-}
-
-/// Whether statements that run on sm_90 alone are among `body`'s: a
-/// wgmma, a pipeline, a TMA copy.
-fn sm90_only(body: &[Stmt]) -> bool {
-    let mut found = false;
-    crate::check::program::walk(body, &mut |s| {
-        found |= match &s.op {
-            Op::Mma { mma, .. } => mma.atom.shared_ab,
-            Op::Pipeline { .. } | Op::CopyTma { .. } => true,
-            _ => false,
-        };
-    });
-    found
 }
 
 /// The hint of an internal error.
@@ -174,7 +169,7 @@ fn lower_with(
         roll,
         under: Vec::new(),
         threads: Vec::new(),
-        sm90: sm90_only(&k.body),
+        sm90: tensor_core::sm90_only(&k.body),
     };
     let body = l.stmts(&k.body)?;
     let mut shared: Vec<Buffer> = k
@@ -671,86 +666,6 @@ impl Lowerer<'_> {
             ));
         }
         Ok(())
-    }
-
-    /// `v` with the counters of the enclosing unrolled loops replaced by
-    /// their values in the copy being lowered.
-    pub(super) fn fix(&self, v: &Int) -> Int {
-        self.unrolled
-            .iter()
-            .fold(v.clone(), |v, (n, x)| v.substitute(n, *x))
-    }
-
-    /// Interns a symbolic integer, and everything it is made of.
-    pub(super) fn int(&mut self, v: &Int) -> Result<IntId, String> {
-        let def = match v {
-            Int::Static(c) => IntDef::Const(*c),
-            Int::Dynamic(sym) => match &**sym {
-                Sym::Var(n) => match self.k.strides.iter().find(|s| s.in_place && &s.name == n) {
-                    Some(s) => return self.int(&s.declared),
-                    None => self.name(n)?,
-                },
-                Sym::Bin(op, a, b) => {
-                    let (a, b) = (self.int(a)?, self.int(b)?);
-                    IntDef::Bin(*op, a, b)
-                }
-            },
-        };
-        Ok(self.def(def))
-    }
-
-    fn name(&self, n: &str) -> Result<IntDef, String> {
-        Ok(match Builtin::parse(n) {
-            Some(b) => IntDef::from(b),
-            None => {
-                if let Some((_, v)) = self.unrolled.iter().rev().find(|(u, _)| u == n) {
-                    IntDef::Const(*v)
-                } else if let Some(&l) = self
-                    .active
-                    .iter()
-                    .rev()
-                    .find(|&&l| self.counters[l].name == n)
-                {
-                    IntDef::LoopVar(l)
-                } else if let Some(e) = self.k.extents.iter().position(|x| x == n) {
-                    IntDef::Extent(e)
-                } else {
-                    return Err(format!("`{n}` has no value here"));
-                }
-            }
-        })
-    }
-
-    pub(super) fn def(&mut self, def: IntDef) -> IntId {
-        if let Some(&id) = self.table.get(&def) {
-            return id;
-        }
-        let scope = match &def {
-            IntDef::LoopVar(l) => Some(*l),
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
-                self.deeper(self.ints[*a].scope, self.ints[*b].scope)
-            }
-            IntDef::Swizzle(a, _) => self.ints[*a].scope,
-            _ => None,
-        };
-        self.ints.push(IntValue {
-            def: def.clone(),
-            scope,
-        });
-        let id = self.ints.len() - 1;
-        self.table.insert(def, id);
-        id
-    }
-
-    fn deeper(&self, a: Option<usize>, b: Option<usize>) -> Option<usize> {
-        match (a, b) {
-            (Some(x), Some(y)) => Some(if self.counters[x].depth >= self.counters[y].depth {
-                x
-            } else {
-                y
-            }),
-            (x, None) | (None, x) => x,
-        }
     }
 }
 

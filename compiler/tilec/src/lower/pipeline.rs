@@ -47,18 +47,16 @@ impl Lowerer<'_> {
             body.last_mut().expect("a group").kind = InstKind::WgmmaWait(1);
         }
         // What the pipeline became, for `check --perf` (once per statement).
-        if !self.notes.iter().any(|n| n.span == span) {
-            let waits = match lag {
-                1 => {
-                    "one wgmma group in flight across iterations (one consumer warpgroup), each stage handed back an iteration late"
-                }
-                _ => "each stage handed back at the end of its iteration",
-            };
-            self.notes.push(super::Note {
-                span,
-                text: format!("pipeline: {stages} stage(s) of {bytes} bytes; {waits}"),
-            });
-        }
+        let waits = match lag {
+            1 => {
+                "one wgmma group in flight across iterations (one consumer warpgroup), each stage handed back an iteration late"
+            }
+            _ => "each stage handed back at the end of its iteration",
+        };
+        self.note(
+            span,
+            format!("pipeline: {stages} stage(s) of {bytes} bytes; {waits}"),
+        );
         out.push(Inst::at(
             span,
             InstKind::Pipeline {
@@ -95,27 +93,25 @@ impl Lowerer<'_> {
         let map = self.tensor_map(part)?;
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
         // What the copy became, for `check --perf` (once per statement).
-        if !self.notes.iter().any(|n| n.span == span) {
-            let swizzle = match tma.map.swizzle_bytes {
-                0 => "no swizzle".to_string(),
-                b => format!("{b}-byte swizzle"),
-            };
-            let shared = match &sharing {
-                Ok((parts, _)) => format!(
-                    "; shared by the {parts} blocks of the cluster, each issuing 1/{parts} of it, multicast"
-                ),
-                Err(Some(why)) => format!("; each block of the cluster loads its own: {why}"),
-                Err(None) => String::new(),
-            };
-            self.notes.push(super::Note {
-                span,
-                text: format!(
-                    "TMA: {} ({swizzle}), {} bytes{shared}",
-                    box_summary(tma),
-                    tma.bytes()
-                ),
-            });
-        }
+        let swizzle = match tma.map.swizzle_bytes {
+            0 => "no swizzle".to_string(),
+            b => format!("{b}-byte swizzle"),
+        };
+        let shared = match &sharing {
+            Ok((parts, _)) => format!(
+                "; shared by the {parts} blocks of the cluster, each issuing 1/{parts} of it, multicast"
+            ),
+            Err(Some(why)) => format!("; each block of the cluster loads its own: {why}"),
+            Err(None) => String::new(),
+        };
+        self.note(
+            span,
+            format!(
+                "TMA: {} ({swizzle}), {} bytes{shared}",
+                box_summary(tma),
+                tma.bytes()
+            ),
+        );
         for (origin, dst) in self.boxes(tma, dst, elems)? {
             out.push(Inst::at(
                 span,
@@ -202,12 +198,10 @@ impl Lowerer<'_> {
         self.spend(tma.boxes.len() as i64)?;
         let map = self.tensor_map(&tma.map)?;
         let elems: i64 = tma.map.dims.iter().map(|d| d.size).product();
-        if !self.notes.iter().any(|n| n.span == span) {
-            self.notes.push(super::Note {
-                span,
-                text: format!("{what}: {}, {} bytes", box_summary(tma), tma.bytes()),
-            });
-        }
+        self.note(
+            span,
+            format!("{what}: {}, {} bytes", box_summary(tma), tma.bytes()),
+        );
         Ok((map, self.boxes(tma, tile, elems)?))
     }
 

@@ -13,8 +13,8 @@
 //! stays a per-element copy. stmatrix puts the same elements where
 //! ldmatrix takes them from.
 
-use super::{Lowerer, Note, Problem, mode_size};
-use crate::check::program::{Base, View};
+use super::{Lowerer, Problem, mode_size};
+use crate::check::program::{Base, Op, Stmt, View};
 use crate::ir::{Addr, Fragment, Inst, InstKind, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Coord, Int, LdMatrixAtom, Operand, Swizzle, TiledMma};
@@ -31,6 +31,7 @@ struct Pair {
 /// with `store`, stmatrix): the buffer and the register array, the shared
 /// offset split into the thread's part and everyone's, each element's
 /// static offset and register, the register pairs, and the form.
+#[derive(Clone)]
 pub(super) struct MatrixPlan {
     store: bool,
     elem: crate::check::program::Elem,
@@ -51,6 +52,16 @@ impl MatrixPlan {
     /// How many register pairs it moves.
     pub(super) fn pairs(&self) -> usize {
         self.pairs.len()
+    }
+
+    /// The same elements moved the other way, into or out of register
+    /// array `array` (laid out as the plan's own).
+    pub(super) fn reversed(&self, array: usize) -> MatrixPlan {
+        MatrixPlan {
+            store: !self.store,
+            array,
+            ..self.clone()
+        }
     }
 
     /// The elements (1-D indices of the copy) of pair `p`.
@@ -140,21 +151,13 @@ impl Lowerer<'_> {
         span: Span,
         demand: Option<LdMatrixAtom>,
     ) -> Result<Option<Vec<Inst>>, Problem> {
-        let why_not = match (src.base, dst.base) {
-            (Base::Shared(_), Base::Registers(_)) => {
-                match self.matrix_plan(src, dst, n, false, demand) {
-                    Ok(plan) => {
-                        let all = 0..plan.pairs();
-                        match self.emit_matrix(&plan, all, span) {
-                            Ok(insts) => return Ok(Some(insts)),
-                            Err(Rejected::Problem(p)) => return Err(p),
-                            Err(Rejected::Layouts(why)) => why,
-                        }
-                    }
-                    Err(why) => why,
-                }
-            }
-            _ => "it copies from shared memory into registers only".to_string(),
+        let why_not = match self.matrix_plan(src, dst, n, false, demand) {
+            Ok(plan) => match self.emit_matrix(&plan, 0..plan.pairs(), span) {
+                Ok(insts) => return Ok(Some(insts)),
+                Err(Rejected::Problem(p)) => return Err(p),
+                Err(Rejected::Layouts(why)) => why,
+            },
+            Err(why) => why,
         };
         match demand {
             None => {
@@ -176,13 +179,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// A note on how statement `span` was lowered, once per statement.
-    pub(super) fn note(&mut self, span: Span, text: String) {
-        if !self.notes.iter().any(|n| n.span == span) {
-            self.notes.push(Note { span, text });
-        }
-    }
-
     /// Whether and how `n` elements can move between the shared tile
     /// `shared` and the registers `regs` by ldmatrix (or with `store`
     /// stmatrix, sm_90's): the reason when not.
@@ -195,7 +191,10 @@ impl Lowerer<'_> {
         demand: Option<LdMatrixAtom>,
     ) -> Result<MatrixPlan, String> {
         let (Base::Shared(buffer), Base::Registers(array)) = (shared.base, regs.base) else {
-            return Err("it moves elements between shared memory and registers only".into());
+            return Err(match store {
+                false => "it copies from shared memory into registers only".into(),
+                true => "it stores registers into shared memory only".into(),
+            });
         };
         if shared.elem != regs.elem || shared.elem.bytes() != 2 {
             return Err(format!("it moves 16-bit elements, not {}", shared.elem));
@@ -258,6 +257,17 @@ impl Lowerer<'_> {
             let x = thread_part[t as usize] + offset[e as usize];
             swizzle.map_or(x, |sw| sw.apply(x))
         };
+        // stmatrix writes a warp's elements in no particular order: each
+        // must have a place of its own, as the per-element stores, in
+        // order, would not need.
+        if store {
+            let mut seen = std::collections::HashSet::new();
+            let distinct =
+                (0..self.block_threads).all(|t| (0..n).all(|e| seen.insert(place(t, e))));
+            if !distinct {
+                return Err("two of its elements share a place in shared memory".into());
+            }
+        }
         let kinds: &[bool] = match demand {
             Some(a) => &[a.trans][..],
             None => &[false, true][..],
@@ -479,4 +489,18 @@ fn fits(place: &dyn Fn(i64, i64) -> i64, threads: i64, p: Pair, trans: bool) -> 
             want == Some((place(t, p.first), place(t, p.second)))
         })
     })
+}
+
+/// Whether statements that run on sm_90 alone are among `body`'s: a
+/// wgmma, a pipeline, a TMA copy.
+pub(super) fn sm90_only(body: &[Stmt]) -> bool {
+    let mut found = false;
+    crate::check::program::walk(body, &mut |s| {
+        found |= match &s.op {
+            Op::Mma { mma, .. } => mma.atom.shared_ab,
+            Op::Pipeline { .. } | Op::CopyTma { .. } => true,
+            _ => false,
+        };
+    });
+    found
 }
