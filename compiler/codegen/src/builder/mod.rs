@@ -547,24 +547,19 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::WgmmaCommit => self.ptx_statement("wgmma.commit_group.sync.aligned;")?,
                 InstKind::WgmmaWait(n) => self.wgmma_wait(*n)?,
                 InstKind::Matrix {
-                    store: false,
+                    store,
                     elem,
                     count,
                     trans,
                     shared,
                     regs,
-                } => self.ldmatrix(*elem, *count, *trans, shared, regs)?,
-                InstKind::Matrix {
-                    store: true,
-                    elem,
-                    count,
-                    trans,
-                    shared,
-                    regs,
-                } => {
-                    self.shared_loads.clear();
-                    self.stmatrix(*elem, *count, *trans, shared, regs)?
-                }
+                } => match store {
+                    false => self.ldmatrix(*elem, *count, *trans, shared, regs)?,
+                    true => {
+                        self.shared_loads.clear();
+                        self.stmatrix(*elem, *count, *trans, shared, regs)?
+                    }
+                },
                 InstKind::Copy {
                     atom: CopyAtom::Convert(from, to),
                     src,

@@ -27,7 +27,7 @@ use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, CallSiteValue, IntValue, PointerValue};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
 
 /// Waits until the mbarrier at `$0` completes phase `$1`.
@@ -575,19 +575,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.inline_ptx(text, constraints, args, false)
     }
 
-    /// [`Self::ptx`] for a warp's `.sync.aligned` instruction: convergent,
-    /// so that LLVM neither duplicates it nor sinks it into branches that
-    /// part the warp, as it may other inline assembly.
-    pub(super) fn warp_ptx(
-        &mut self,
-        text: &str,
-        constraints: &str,
-        args: &[IntValue<'ctx>],
-    ) -> Result<()> {
-        self.inline_ptx(text, constraints, args, true)
-    }
-
-    fn inline_ptx(
+    /// [`Self::ptx`], `convergent` for a warp's `.sync.aligned`
+    /// instruction, so that LLVM neither duplicates it nor sinks it into
+    /// branches that part the warp, as it may other inline assembly.
+    pub(super) fn inline_ptx(
         &mut self,
         text: &str,
         constraints: &str,
@@ -608,13 +599,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
         let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
         if convergent {
-            let kind = Attribute::get_named_enum_kind_id("convergent");
-            call.add_attribute(
-                AttributeLoc::Function,
-                self.ctx.create_enum_attribute(kind, 0),
-            );
+            self.make_convergent(call);
         }
         Ok(())
+    }
+
+    /// Marks an inline-assembly call convergent (see [`Self::inline_ptx`]).
+    pub(super) fn make_convergent(&self, call: CallSiteValue<'ctx>) {
+        let kind = Attribute::get_named_enum_kind_id("convergent");
+        call.add_attribute(
+            AttributeLoc::Function,
+            self.ctx.create_enum_attribute(kind, 0),
+        );
     }
 }
 

@@ -11,7 +11,6 @@
 use super::{KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, ValueKind,
@@ -156,11 +155,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
         let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
         if convergent {
-            let kind = Attribute::get_named_enum_kind_id("convergent");
-            call.add_attribute(
-                AttributeLoc::Function,
-                self.ctx.create_enum_attribute(kind, 0),
-            );
+            self.make_convergent(call);
         }
         match call.try_as_basic_value() {
             ValueKind::Basic(v) => Ok(v.into_int_value()),

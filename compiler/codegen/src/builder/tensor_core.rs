@@ -115,7 +115,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             if trans { ".trans" } else { "" },
             words.join(", ")
         );
-        self.warp_ptx(&text, &vec!["r"; args.len()].join(","), &args)
+        self.inline_ptx(&text, &vec!["r"; args.len()].join(","), &args, true)
     }
 
     /// A fragment's values; a register never written is zero (the CPU
