@@ -355,8 +355,9 @@ const FAR_BEHIND: f64 = 1.5;
 
 /// Checks each of several builds of one kernel (the variants `tilec tune`
 /// tries: same parameters, other tunables) against the reference, computed
-/// once, then times them and cuBLAS interleaved, run by run, on the same
-/// inputs: one result per build, in order.
+/// once, then times them and cuBLAS (or a device copy, each timed run after
+/// an untimed copy) interleaved, run by run, on the same inputs: one result
+/// per build, in order.
 ///
 /// With `prune`, a successive-halving race: every [`RUNS_PER_CUT`] runs,
 /// the slower half of the builds still running (by their median so far)
@@ -482,17 +483,27 @@ pub fn race(
         _ => 0,
     };
     let cuda = |e: cudarc::driver::DriverError| RuntimeError::Cuda(format!("{e:?}"));
-    let mut copy_buffers = if copy_bytes > 0 {
-        Some((
-            gpu.stream.alloc_zeros::<u8>(copy_bytes).map_err(cuda)?,
-            gpu.stream.alloc_zeros::<u8>(copy_bytes).map_err(cuda)?,
-        ))
-    } else {
-        None
+    let pair = |n: usize| -> Result<_, RuntimeError> {
+        let alloc = || gpu.stream.alloc_zeros::<u8>(n).map_err(cuda);
+        Ok((alloc()?, alloc()?))
+    };
+    // Beside a copy, every timed run follows an untimed copy, the timed
+    // copy too, of buffers of its own at least twice the L2's size: a copy
+    // leaves the L2 full of written lines, and the run after it pays their
+    // write-back (3-9 us on the H200). Plainly interleaved, a kernel that
+    // only reads paid it every run and the copy after it never did (gemv
+    // at 8192^2: 0.0775 ms after a copy, 0.071 back to back; the copy
+    // 0.064 ms after gemv, 0.067 after a copy; docs/performance.md,
+    // version 29). Its own buffers, so that no timed copy finds its bytes
+    // in the L2.
+    let (mut copy_buffers, mut settle_buffers) = match copy_bytes {
+        0 => (None, None),
+        n => (Some(pair(n)?), Some(pair(n.max(2 * L2_BYTES))?)),
     };
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
+    let mut settle = || settle_buffers.as_mut().map_or(Ok(()), &copy);
     // Slots of the stopwatch: one per build, then cuBLAS, then the copy.
     let (blas_slot, copy_slot) = (builds.len(), builds.len() + 1);
     let mut watch = gpu.stopwatch(builds.len() + 2);
@@ -501,32 +512,21 @@ pub fn race(
         .filter(|&b| loaded[b].is_ok())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
-    // Beside a copy, every timed run follows an untimed copy, the timed
-    // copy too: a copy leaves the L2 cache full of written lines, and the
-    // run after it pays their write-back, about 10 us on the H200. Plainly
-    // interleaved, a kernel that only reads paid it every run and the copy
-    // after it never did (gemv at 8192^2: 0.85 of the copy, 0.074 ms, where
-    // back to back it takes 0.064; docs/performance.md, version 29).
-    let settle = |bufs: &mut Option<_>| match bufs {
-        Some(b) => copy(b),
-        None => Ok(()),
-    };
     for i in 0..iters.max(1) {
         let d = i % sets;
         for &b in &running {
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
-            settle(&mut copy_buffers)?;
+            settle()?;
             watch.time(b, || gpu.launch(f, q, &dev[d]))?;
         }
         if let Some(b) = &blas {
             let dv = &mut dev[d];
             watch.time(blas_slot, || gemm(b, dv))?;
         }
-        if copy_buffers.is_some() {
-            settle(&mut copy_buffers)?;
-            let bufs = copy_buffers.as_mut().expect("a copy");
+        if let Some(bufs) = copy_buffers.as_mut() {
+            settle()?;
             watch.time(copy_slot, || copy(bufs))?;
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
