@@ -207,18 +207,20 @@ impl Lowerer<'_> {
             return Ok(false);
         }
         let arrays = self.extra_registers.len();
-        let temp = |l: &mut Self| View {
-            base: Base::Registers(l.add_registers(dst.elem, n)),
+        // Register arrays of the target's shape, compact: the results, and
+        // the target's own elements where the value reads them.
+        let view = |array: usize| View {
+            base: Base::Registers(array),
             elem: dst.elem,
             layout: tilec_layout::Layout::col_major(dst.layout.shape()),
             offset: Int::Static(0),
             coords: Vec::new(),
         };
-        let result = temp(self);
+        let result = view(self.add_registers(dst.elem, n));
         let own = operands
             .iter()
             .any(|v| v.base == dst.base)
-            .then(|| temp(self));
+            .then(|| self.add_registers(dst.elem, n));
         let store = match self.matrix_plan(dst, &result, n, true, None) {
             Ok(plan) => plan,
             Err(why) => {
@@ -229,10 +231,7 @@ impl Lowerer<'_> {
         };
         // The target's own elements come in by the same rows and pairs
         // (which the loads two groups ahead of the stores rely on).
-        let load = own.as_ref().map(|regs| match regs.base {
-            Base::Registers(array) => store.reversed(array),
-            _ => unreachable!("a register array"),
-        });
+        let load = own.map(|array| store.reversed(array));
         // Every group's instructions, made before any is emitted: a row
         // address that is not linear in the lane (rare: the plan has
         // placed every element) leaves the statement element by element.
@@ -264,11 +263,11 @@ impl Lowerer<'_> {
             self.note(span, format!("element by element, not stmatrix: {why}"));
             return Ok(false);
         };
-        let temps: Vec<(&View, View)> = match &own {
-            Some(regs) => operands
+        let temps: Vec<(&View, View)> = match own {
+            Some(array) => operands
                 .iter()
                 .filter(|v| v.base == dst.base)
-                .map(|v| (*v, regs.clone()))
+                .map(|v| (*v, view(array)))
                 .collect(),
             None => Vec::new(),
         };
