@@ -108,6 +108,9 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         InstKind::Matrix { store: true, .. } => Some(("stmatrix", 90)),
         InstKind::TmaStore { .. } => Some(("a TMA store (cp.async.bulk.tensor)", 90)),
         InstKind::TmaLoad { .. } => Some(("a TMA load (cp.async.bulk.tensor)", 90)),
+        InstKind::TmaPrefetch { .. } => {
+            Some(("a TMA prefetch (cp.async.bulk.prefetch.tensor)", 90))
+        }
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
         InstKind::Assert { .. } => Some(("--checked", 70)),

@@ -347,6 +347,34 @@ fn the_epilogue_moves_the_tile_of_c_by_ldmatrix_and_stmatrix() {
     assert!(entry[last..store].contains("fence.proxy.async.shared::cta;"));
 }
 
+/// The tile of C that the epilogue loads by TMA after the pipeline is
+/// prefetched into L2 by the producer, once its last load is issued and
+/// before it leaves; a pipeline with no TMA load after it prefetches
+/// nothing.
+#[test]
+fn the_producer_prefetches_the_tile_of_c_into_l2_after_its_last_load() {
+    let ptx = emitted("examples/bgemm_tn_sm90_tma.tile", "ptx");
+    let entry = part(&ptx, ".entry bgemm_tn_sm90_tma(");
+    let prefetch = "cp.async.bulk.prefetch.tensor.2d.L2.global.tile";
+    assert_eq!(entry.matches(prefetch).count(), 2, "{entry}");
+    let first = position(entry, prefetch);
+    let last_load = entry[..first]
+        .rfind("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier")
+        .expect("the producer's loads before its prefetches");
+    // Between them only the loop's end: no wait, no barrier.
+    assert!(!entry[last_load..first].contains("mbarrier.try_wait"));
+    assert!(!entry[last_load..first].contains("bar.sync"));
+    // Then the producer leaves, before the consumers' first load of C.
+    let leave = first + position(&entry[first..], "ret;");
+    assert!(leave < entry.rfind("mbarrier::complete_tx::bytes").unwrap());
+    assert!(
+        perf_notes("examples/bgemm_tn_sm90_tma.tile")
+            .contains("the producer prefetches the 2 TMA box(es) loaded after it into L2")
+    );
+    let plain = emitted("tests/run/tma_pipeline.tile", "ptx");
+    assert!(!plain.contains("prefetch"), "{plain}");
+}
+
 /// A `--checked` build bounds the row each lane gives a stmatrix (and an
 /// ldmatrix) as it bounds every element of the per-element form.
 #[test]

@@ -631,6 +631,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                         "a TMA store's box outside its block (the verifier's rule)".into(),
                     ));
                 }
+                InstKind::TmaPrefetch { .. } => {
+                    return Err(CodegenError::Llvm(
+                        "a TMA prefetch outside its pipeline's prefetch block (the verifier's rule)"
+                            .into(),
+                    ));
+                }
             }
         }
         Ok(())

@@ -72,6 +72,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             bytes,
             lag,
             load,
+            prefetch,
             body,
         } = &pipeline.kind
         else {
@@ -151,7 +152,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 *end,
                 load,
                 Some(Role::Producer { bytes: *bytes }),
-            )
+            )?;
+            for p in prefetch {
+                if let InstKind::TmaPrefetch { map, origin } = &p.kind {
+                    k.tma_prefetch(*map, origin)?;
+                }
+            }
+            Ok(())
         })?;
         self.b.build_return(None)?;
         self.b.position_at_end(consumer_block);
@@ -503,6 +510,25 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         );
         let constraints: Vec<&str> = ["l", "r"]
             .into_iter()
+            .chain(std::iter::repeat_n("r", r))
+            .collect();
+        self.ptx(&text, &constraints.join(","), &args)
+    }
+
+    /// The box of tensor map `map` at `origin` fetched into L2.
+    fn tma_prefetch(&mut self, map: usize, origin: &[usize]) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let mut args: Vec<IntValue<'ctx>> = vec![self.map_address(map)?];
+        for o in origin {
+            args.push(self.b.build_int_truncate(self.ints[o], i32t, "")?);
+        }
+        let r = origin.len();
+        let coords: Vec<String> = (1..=r).map(|i| format!("${i}")).collect();
+        let text = format!(
+            "cp.async.bulk.prefetch.tensor.{r}d.L2.global.tile [$0, {{{}}}];",
+            coords.join(", ")
+        );
+        let constraints: Vec<&str> = std::iter::once("l")
             .chain(std::iter::repeat_n("r", r))
             .collect();
         self.ptx(&text, &constraints.join(","), &args)

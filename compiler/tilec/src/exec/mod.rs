@@ -503,6 +503,7 @@ impl<'a> Block<'a> {
             | InstKind::Pipeline { .. }
             | InstKind::ReduceBlocks { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaPrefetch { .. }
             | InstKind::TmaLoads { .. }
             | InstKind::TmaStores { .. }
             | InstKind::TmaStore { .. }

@@ -187,6 +187,7 @@ impl Inst {
             | InstKind::WgmmaWait(_)
             | InstKind::Assert { .. }
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaPrefetch { .. }
             | InstKind::TmaLoads { .. }
             | InstKind::TmaWait { .. }
             | InstKind::TmaStores { .. }
@@ -333,6 +334,12 @@ pub enum InstKind {
     /// released at the end of trip `t + 1`, once that trip's wait has
     /// retired `t`'s group, and the pipeline is followed by `wgmma.wait 0`.
     /// The tensor cores then never drain between k-tiles.
+    ///
+    /// `prefetch` ([`InstKind::TmaPrefetch`] alone) is what the producer
+    /// fetches into L2 once its last load is issued: the boxes of the
+    /// block's TMA loads after the pipeline (the tile of C an epilogue
+    /// reads), so that they come from L2, not DRAM, when the consumers
+    /// get there.
     Pipeline {
         id: usize,
         name: String,
@@ -342,6 +349,7 @@ pub enum InstKind {
         bytes: i64,
         lag: u32,
         load: Vec<Inst>,
+        prefetch: Vec<Inst>,
         body: Vec<Inst>,
     },
     /// `parts` TMA boxes of tensor map `map`, stacked along its
@@ -358,6 +366,14 @@ pub enum InstKind {
         origin: Vec<IntId>,
         dst: Addr,
         parts: u32,
+    },
+    /// The box of tensor map `map` whose first element is at `origin`,
+    /// fetched from global memory into L2 (`cp.async.bulk.prefetch`): a
+    /// hint that touches no shared memory and that nothing waits for; a
+    /// box past the tensor's edges fetches what lies inside.
+    TmaPrefetch {
+        map: usize,
+        origin: Vec<IntId>,
     },
     /// A TMA load outside a pipeline, by the whole block: the threads'
     /// accesses to shared memory finished (a proxy fence and a barrier),
@@ -579,7 +595,12 @@ impl InstKind {
             InstKind::If {
                 then, otherwise, ..
             } => vec![then, otherwise],
-            InstKind::Pipeline { load, body, .. } => vec![load, body],
+            InstKind::Pipeline {
+                load,
+                prefetch,
+                body,
+                ..
+            } => vec![load, prefetch, body],
             InstKind::TmaStores { stores } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],
@@ -593,7 +614,12 @@ impl InstKind {
             InstKind::If {
                 then, otherwise, ..
             } => vec![then, otherwise],
-            InstKind::Pipeline { load, body, .. } => vec![load, body],
+            InstKind::Pipeline {
+                load,
+                prefetch,
+                body,
+                ..
+            } => vec![load, prefetch, body],
             InstKind::TmaStores { stores } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],

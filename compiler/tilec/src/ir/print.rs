@@ -324,6 +324,7 @@ impl KernelIr {
                     bytes,
                     lag,
                     load,
+                    prefetch,
                     body,
                 } => {
                     let lag = match lag {
@@ -340,6 +341,11 @@ impl KernelIr {
                     let _ = writeln!(out, "{pad}  load {{");
                     self.write_insts(out, load, depth + 2);
                     let _ = writeln!(out, "{pad}  }}");
+                    if !prefetch.is_empty() {
+                        let _ = writeln!(out, "{pad}  prefetch {{");
+                        self.write_insts(out, prefetch, depth + 2);
+                        let _ = writeln!(out, "{pad}  }}");
+                    }
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
@@ -366,6 +372,10 @@ impl KernelIr {
                         o.join(", "),
                         self.addr(src)
                     )
+                }
+                InstKind::TmaPrefetch { map, origin } => {
+                    let o: Vec<String> = origin.iter().map(|&i| self.operand(i)).collect();
+                    writeln!(out, "{pad}tma t{map} ({}) -> L2", o.join(", "))
                 }
                 InstKind::TmaLoad {
                     map,

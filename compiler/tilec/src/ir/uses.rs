@@ -79,6 +79,7 @@ impl Inst {
                 out.extend(origin);
                 addr(dst, out);
             }
+            InstKind::TmaPrefetch { origin, .. } => out.extend(origin),
             InstKind::TmaStore { origin, src, .. } => {
                 out.extend(origin);
                 addr(src, out);
@@ -124,11 +125,13 @@ impl Inst {
                 start,
                 end,
                 load,
+                prefetch,
                 body,
                 ..
             } => {
                 out.extend([*start, *end]);
                 load.iter()
+                    .chain(prefetch)
                     .chain(body)
                     .for_each(|i| i.ints_named(out, reach));
             }

@@ -205,6 +205,14 @@ fn lower_with(
         b.at = at;
     }
     let mut body = pipeline::merge_block_loads(placed.body);
+    if let Some((span, n)) = pipeline::prefetch_block_loads(&mut body, &l.ints) {
+        l.notes.push(Note {
+            span,
+            text: format!(
+                "pipeline: the producer prefetches the {n} TMA box(es) loaded after it into L2 once its last load is issued"
+            ),
+        });
+    }
     crate::ir::shared::proxy_fences(&mut body, &shared);
     // Of the kernel's own buffers (a rolled statement's rows are lowering's).
     for (b, from) in placed.takers.into_iter().filter(|t| t.0 < k.shared.len()) {

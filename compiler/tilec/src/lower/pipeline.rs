@@ -4,7 +4,7 @@
 
 use super::{Lowerer, Problem};
 use crate::check::program::{Base, Op, Stmt, View};
-use crate::ir::{Addr, Inst, InstKind, Space};
+use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
 
@@ -68,6 +68,9 @@ impl Lowerer<'_> {
                 bytes,
                 lag,
                 load,
+                // Filled once the kernel's body is known
+                // ([`prefetch_block_loads`]).
+                prefetch: Vec::new(),
                 body,
             },
         ));
@@ -432,6 +435,47 @@ pub(super) fn merge_block_loads(body: Vec<Inst>) -> Vec<Inst> {
         }
     }
     out
+}
+
+/// The boxes of the block's TMA loads after the pipeline (an epilogue's
+/// tile of C), given to the pipeline's producer to prefetch into L2 once
+/// its last load is issued: the consumers, a few k-tiles later, then wait
+/// for L2 rather than DRAM (docs/performance.md, version 31: 2-3% on the
+/// batched GEMM, 5-6% at K = 512). Boxes at entry-scope origins only, which
+/// the producer can compute. Returns the pipeline's span and the number of
+/// boxes, for `check --perf`.
+pub(super) fn prefetch_block_loads(body: &mut [Inst], ints: &[IntValue]) -> Option<(Span, usize)> {
+    let at = body
+        .iter()
+        .position(|i| matches!(i.kind, InstKind::Pipeline { .. }))?;
+    let boxes: Vec<Inst> = body[at + 1..]
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InstKind::TmaLoads { loads, .. } => Some(loads),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|l| match &l.kind {
+            InstKind::TmaLoad { map, origin, .. }
+                if origin.iter().all(|&o| ints[o].scope.is_none()) =>
+            {
+                Some(Inst::at(
+                    l.span,
+                    InstKind::TmaPrefetch {
+                        map: *map,
+                        origin: origin.clone(),
+                    },
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    let span = body[at].span;
+    let InstKind::Pipeline { prefetch, .. } = &mut body[at].kind else {
+        unreachable!("found above")
+    };
+    *prefetch = boxes;
+    (!prefetch.is_empty()).then_some((span, prefetch.len()))
 }
 
 /// `check --perf`'s words for a copy's boxes: `2 box(es) of 64x256 bf16`.

@@ -126,6 +126,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             // A TMA box is one instruction of one thread, with its own
             // swizzle: the hardware's access pattern, not the lanes'.
             | InstKind::TmaLoad { .. }
+            | InstKind::TmaPrefetch { .. }
             | InstKind::TmaLoads { .. }
             | InstKind::TmaWait { .. }
             | InstKind::TmaStores { .. }

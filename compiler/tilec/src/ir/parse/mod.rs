@@ -274,8 +274,15 @@ impl Parser<'_> {
                 InstKind::TmaStores { stores: boxes } | InstKind::TmaLoads { loads: boxes, .. } => {
                     *boxes = self.closed_block(scope)?
                 }
-                InstKind::Pipeline { id, load, body, .. } => {
-                    // Its values, `load {`, the loads, `}`, the body, `}`.
+                InstKind::Pipeline {
+                    id,
+                    load,
+                    prefetch,
+                    body,
+                    ..
+                } => {
+                    // Its values, `load {`, the loads, `}`, perhaps
+                    // `prefetch {`, the boxes, `}`, the body, `}`.
                     while let Some(rest) = self
                         .lines
                         .get(self.at)
@@ -289,6 +296,10 @@ impl Parser<'_> {
                     }
                     self.at += 1;
                     *load = self.closed_block(Some(*id))?;
+                    if self.lines.get(self.at).map(|(_, l)| *l) == Some("prefetch {") {
+                        self.at += 1;
+                        *prefetch = self.closed_block(None)?;
+                    }
                     *body = self.closed_block(Some(*id))?;
                 }
                 _ => {}

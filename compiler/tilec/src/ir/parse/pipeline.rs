@@ -1,5 +1,5 @@
 //! The text form of pipelines read back: `tensor_map` declarations, the
-//! `pipeline ... {` header and `tma` loads.
+//! `pipeline ... {` header and `tma` loads, prefetches and stores.
 
 use super::{Parser, Result};
 use crate::ir::{InstKind, IntId, Param, TensorMapIr};
@@ -93,11 +93,13 @@ impl Parser<'_> {
             lag: u32::try_from(number(lag)?)
                 .map_err(|_| format!("line {line}: bad lag `{lag}`"))?,
             load: Vec::new(),
+            prefetch: Vec::new(),
             body: Vec::new(),
         })
     }
 
-    /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]`, a load, or
+    /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]`, a load,
+    /// `tma tN (ORIGIN, ...) -> L2`, a prefetch, or
     /// `tma tN (ORIGIN, ...) <- s0[INDEX]`, a store (after `tma `).
     pub(super) fn tma(&mut self, rest: &str) -> Result<InstKind> {
         let (rest, parts) = match rest.rsplit_once(" multicast ") {
@@ -131,6 +133,9 @@ impl Parser<'_> {
             .split(',')
             .map(|o| self.operand(o))
             .collect::<Result<_>>()?;
+        if !store && parts == 1 && place.trim() == "L2" {
+            return Ok(InstKind::TmaPrefetch { map, origin });
+        }
         let place = self.addr(place)?;
         Ok(match store {
             false => InstKind::TmaLoad {

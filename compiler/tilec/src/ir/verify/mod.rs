@@ -12,7 +12,7 @@ use super::{
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
-use pipeline::{block_loads, pad_blocks_write_nothing, pipeline_loads, tma_stores};
+use pipeline::{block_loads, pad_blocks_write_nothing, pipeline_loads, prefetches, tma_stores};
 
 mod pipeline;
 
@@ -335,6 +335,9 @@ fn insts(
             InstKind::TmaLoad { .. } => {
                 return Err("a TMA load outside a pipeline's load block".into());
             }
+            InstKind::TmaPrefetch { .. } => {
+                return Err("a TMA prefetch outside a pipeline's prefetch block".into());
+            }
             InstKind::TmaStore { .. } => {
                 return Err("a TMA store's box outside its `tma_store` block".into());
             }
@@ -354,6 +357,7 @@ fn insts(
                 bytes,
                 lag,
                 load,
+                prefetch,
                 body,
                 ..
             } => {
@@ -373,6 +377,8 @@ fn insts(
                         "a pipeline whose bounds differ between the blocks of the cluster (they depend on block index {d})"
                     ));
                 }
+                // The producer runs them after its loop, at the top level.
+                prefetches(ir, prefetch, open)?;
                 open.push(*id);
                 pipeline_loads(ir, load, *bytes, open)?;
                 if *lag > 1 || (*lag == 1 && *stages < 2) {

@@ -107,6 +107,27 @@ pub(super) fn pipeline_loads(
     Ok(())
 }
 
+/// A pipeline's prefetches: boxes of its maps, each at as many
+/// coordinates as the map has dimensions, all visible before the pipeline.
+pub(super) fn prefetches(ir: &KernelIr, prefetch: &[Inst], open: &[usize]) -> Result<(), String> {
+    for inst in prefetch {
+        let InstKind::TmaPrefetch { map, origin } = &inst.kind else {
+            return Err("a pipeline's prefetch block holds only TMA prefetches".into());
+        };
+        let m = ir
+            .tensor_maps
+            .get(*map)
+            .ok_or(format!("no tensor map t{map}"))?;
+        if origin.len() != m.dims.len() {
+            return Err(format!("a box of t{map} with {} coordinates", origin.len()));
+        }
+        for &o in origin {
+            visible(ir, o, open)?;
+        }
+    }
+    Ok(())
+}
+
 /// A block's own TMA loads: boxes of its maps into shared memory, one
 /// each, bringing the bytes its barrier expects.
 pub(super) fn block_loads(
