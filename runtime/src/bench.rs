@@ -7,13 +7,13 @@ use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan_on_gpu};
 use crate::reference::{Arg, Expect, work};
+use crate::settle::Settle;
 use crate::{RuntimeError, check_args, random_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
 use half::{bf16, f16};
 use tilec_layout::Layout;
 
-/// H200's L2 is 50 MB: input sets are rotated until they cover twice that.
-const L2_BYTES: usize = 50 << 20;
+/// Input sets are rotated until they cover twice the L2's size, at most this many.
 const MAX_SETS: usize = 8;
 
 /// Median, min and max of timed runs: device times in ms, host times in us.
@@ -348,6 +348,20 @@ impl std::fmt::Display for Phases {
     }
 }
 
+/// The bytes of the tensor parameters `keep` selects (by index), at `p`'s extents.
+fn tensor_bytes(m: &Manifest, p: &LaunchPlan, keep: impl Fn(usize) -> bool) -> usize {
+    m.params
+        .iter()
+        .zip(&p.lens)
+        .enumerate()
+        .filter(|&(i, _)| keep(i))
+        .map(|(_, (q, n))| match &q.kind {
+            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes() as usize,
+            ParamKind::Scalar { .. } => 0,
+        })
+        .sum()
+}
+
 /// Runs a build takes between two cuts of a pruned race, and how much
 /// slower than the best a build may be and still run after a cut.
 const RUNS_PER_CUT: usize = 2;
@@ -356,7 +370,7 @@ const FAR_BEHIND: f64 = 1.5;
 /// Checks each of several builds of one kernel (the variants `tilec tune`
 /// tries: same parameters, other tunables) against the reference, computed
 /// once, then times them and cuBLAS (or a device copy, each timed run after
-/// an untimed copy) interleaved, run by run, on the same inputs: one result
+/// the L2 is settled: `settle.rs`) interleaved, run by run, on the same inputs: one result
 /// per build, in order.
 ///
 /// With `prune`, a successive-halving race: every [`RUNS_PER_CUT`] runs,
@@ -412,16 +426,8 @@ pub fn race(
         return Err(e);
     }
     phases.load = lap();
-    let bytes: usize = m
-        .params
-        .iter()
-        .zip(&p.lens)
-        .map(|(q, n)| match &q.kind {
-            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes() as usize,
-            ParamKind::Scalar { .. } => 0,
-        })
-        .sum();
-    let sets = (2 * L2_BYTES).div_ceil(bytes.max(1)).clamp(1, MAX_SETS);
+    let bytes = tensor_bytes(m, p, |_| true);
+    let sets = (2 * gpu.l2_bytes).div_ceil(bytes.max(1)).clamp(1, MAX_SETS);
     let host: Vec<Vec<Arg>> = (0..sets as u64)
         .map(|s| random_args(m, p, seed.wrapping_add(s * 7919)))
         .collect();
@@ -487,23 +493,22 @@ pub fn race(
         let alloc = || gpu.stream.alloc_zeros::<u8>(n).map_err(cuda);
         Ok((alloc()?, alloc()?))
     };
-    // Beside a copy, every timed run follows an untimed copy, the timed
-    // copy too, of buffers of its own at least twice the L2's size: a copy
-    // leaves the L2 full of written lines, and the run after it pays their
-    // write-back (3-9 us on the H200). Plainly interleaved, a kernel that
-    // only reads paid it every run and the copy after it never did (gemv
-    // at 8192^2: 0.0775 ms after a copy, 0.071 back to back; the copy
-    // 0.064 ms after gemv, 0.067 after a copy; docs/performance.md,
-    // version 29). Its own buffers, so that no timed copy finds its bytes
-    // in the L2.
-    let (mut copy_buffers, mut settle_buffers) = match copy_bytes {
+    // Beside a copy, every timed run, the copy's too, follows an untimed
+    // settling of the L2 (`settle.rs`): none of the run's data in it, and
+    // as many dirty lines as the run leaves behind, so that each run pays
+    // the write-back of its own writes. Plainly interleaved, a kernel that
+    // only reads paid the copy's every run and the copy after it never
+    // did (docs/performance.md, versions 29 and 32).
+    let (mut copy_buffers, mut settle) = match copy_bytes {
         0 => (None, None),
-        n => (Some(pair(n)?), Some(pair(n.max(2 * L2_BYTES))?)),
+        n => (Some(pair(n)?), Some(Settle::new(gpu)?)),
     };
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
-    let mut settle = || settle_buffers.as_mut().map_or(Ok(()), &copy);
+    let mut settle = |written: usize| settle.as_mut().map_or(Ok(()), |s| s.before(gpu, written));
+    // The bytes a build's run writes: its outputs'.
+    let written = tensor_bytes(m, p, output);
     // Slots of the stopwatch: one per build, then cuBLAS, then the copy.
     let (blas_slot, copy_slot) = (builds.len(), builds.len() + 1);
     let mut watch = gpu.stopwatch(builds.len() + 2);
@@ -518,7 +523,7 @@ pub fn race(
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
-            settle()?;
+            settle(written)?;
             watch.time(b, || gpu.launch(f, q, &dev[d]))?;
         }
         if let Some(b) = &blas {
@@ -526,7 +531,7 @@ pub fn race(
             watch.time(blas_slot, || gemm(b, dv))?;
         }
         if let Some(bufs) = copy_buffers.as_mut() {
-            settle()?;
+            settle(copy_bytes)?;
             watch.time(copy_slot, || copy(bufs))?;
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {

@@ -20,6 +20,8 @@ pub struct Gpu {
     pub name: String,
     /// Its multiprocessors.
     pub sms: i64,
+    /// Its L2 cache's size in bytes.
+    pub l2_bytes: usize,
 }
 
 impl From<cudarc::driver::DriverError> for RuntimeError {
@@ -171,12 +173,16 @@ impl Gpu {
             cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
         )?;
         let _ = crate::plan::DEVICE_SM_COUNT.set(sms as i64);
+        let l2 = ctx.attribute(
+            cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+        )?;
         let stream = ctx.default_stream();
         Ok(Some(Gpu {
             ctx,
             stream,
             name,
             sms: sms as i64,
+            l2_bytes: l2 as usize,
         }))
     }
 
