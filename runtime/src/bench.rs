@@ -6,7 +6,7 @@
 use crate::gpu::{DeviceArgs, DeviceElem, Gpu};
 use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan_on_gpu};
-use crate::reference::{Arg, Expect, work};
+use crate::reference::{Arg, Expect, param_bytes, work};
 use crate::settle::Settle;
 use crate::{RuntimeError, check_args, random_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
@@ -350,15 +350,9 @@ impl std::fmt::Display for Phases {
 
 /// The bytes of the tensor parameters `keep` selects (by index), at `p`'s extents.
 fn tensor_bytes(m: &Manifest, p: &LaunchPlan, keep: impl Fn(usize) -> bool) -> usize {
-    m.params
-        .iter()
-        .zip(&p.lens)
-        .enumerate()
-        .filter(|&(i, _)| keep(i))
-        .map(|(_, (q, n))| match &q.kind {
-            ParamKind::Tensor { elem, .. } => n.unwrap_or(0) * elem.bytes() as usize,
-            ParamKind::Scalar { .. } => 0,
-        })
+    (0..m.params.len())
+        .filter(|&i| keep(i))
+        .map(|i| param_bytes(m, p, i))
         .sum()
 }
 
@@ -369,9 +363,9 @@ const FAR_BEHIND: f64 = 1.5;
 
 /// Checks each of several builds of one kernel (the variants `tilec tune`
 /// tries: same parameters, other tunables) against the reference, computed
-/// once, then times them and cuBLAS (or a device copy, each timed run after
-/// the L2 is settled: `settle.rs`) interleaved, run by run, on the same inputs: one result
-/// per build, in order.
+/// once, then times them and cuBLAS or a device copy interleaved, run by
+/// run, on the same inputs: one result per build, in order. Beside a copy,
+/// the L2 is settled before every timed run (`settle.rs`).
 ///
 /// With `prune`, a successive-halving race: every [`RUNS_PER_CUT`] runs,
 /// the slower half of the builds still running (by their median so far)
@@ -489,26 +483,39 @@ pub fn race(
         _ => 0,
     };
     let cuda = |e: cudarc::driver::DriverError| RuntimeError::Cuda(format!("{e:?}"));
-    let pair = |n: usize| -> Result<_, RuntimeError> {
-        let alloc = || gpu.stream.alloc_zeros::<u8>(n).map_err(cuda);
-        Ok((alloc()?, alloc()?))
-    };
     // Beside a copy, every timed run, the copy's too, follows an untimed
     // settling of the L2 (`settle.rs`): none of the run's data in it, and
     // as many dirty lines as the run leaves behind, so that each run pays
     // the write-back of its own writes. Plainly interleaved, a kernel that
     // only reads paid the copy's every run and the copy after it never
     // did (docs/performance.md, versions 29 and 32).
-    let (mut copy_buffers, mut settle) = match copy_bytes {
+    let (mut copy_buffers, mut settler) = match copy_bytes {
         0 => (None, None),
-        n => (Some(pair(n)?), Some(Settle::new(gpu)?)),
+        n => {
+            let alloc = || gpu.stream.alloc_zeros::<u8>(n).map_err(cuda);
+            (Some((alloc()?, alloc()?)), Some(Settle::new(gpu)?))
+        }
     };
     let copy = |bufs: &mut (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>)| {
         gpu.stream.memcpy_dtod(&bufs.0, &mut bufs.1).map_err(cuda)
     };
-    let mut settle = |written: usize| settle.as_mut().map_or(Ok(()), |s| s.before(gpu, written));
-    // The bytes a build's run writes: its outputs'.
-    let written = tensor_bytes(m, p, output);
+    let mut settle = |written: usize| settler.as_mut().map_or(Ok(()), |s| s.before(gpu, written));
+    // The bytes a build's run writes: its outputs', the aligned copies its
+    // launch makes, and its `reduce` workspace.
+    let outputs = tensor_bytes(m, p, output);
+    let written: Vec<usize> = builds
+        .iter()
+        .zip(&plans)
+        .map(|((_, b), q)| {
+            let staged: u64 = q.staged.iter().map(|s| s.bytes()).sum();
+            let workspace = q
+                .block_reduce_sizes(b.block_reduce.as_ref())
+                .map_or(0, |(values, counters)| 4 * values.saturating_add(counters));
+            outputs
+                .saturating_add(staged as usize)
+                .saturating_add(workspace)
+        })
+        .collect();
     // Slots of the stopwatch: one per build, then cuBLAS, then the copy.
     let (blas_slot, copy_slot) = (builds.len(), builds.len() + 1);
     let mut watch = gpu.stopwatch(builds.len() + 2);
@@ -523,7 +530,7 @@ pub fn race(
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {
                 continue;
             };
-            settle(written)?;
+            settle(written[b])?;
             watch.time(b, || gpu.launch(f, q, &dev[d]))?;
         }
         if let Some(b) = &blas {

@@ -14,7 +14,7 @@ pub mod manifest;
 pub mod plan;
 pub mod reference;
 mod rows;
-pub mod settle;
+mod settle;
 pub mod stage;
 pub mod staging;
 pub mod stopwatch;

@@ -321,11 +321,18 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     acc.iter().sum::<f64>() + tail
 }
 
+/// The bytes parameter `p` holds at `plan`'s extents (none for a scalar).
+pub fn param_bytes(m: &Manifest, plan: &LaunchPlan, p: usize) -> usize {
+    match &m.params[p].kind {
+        ParamKind::Tensor { elem, .. } => plan.lens[p].unwrap_or(0) * elem.bytes() as usize,
+        ParamKind::Scalar { .. } => 0,
+    }
+}
+
 /// Floating-point work of the reference computation (for TFLOP/s), or the
 /// bytes it moves (for GB/s).
 pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
     let r = m.reference.as_ref()?;
-    let size = |p: usize| plan.lens[p].unwrap_or(0) as f64;
     match r.kind {
         ReferenceKind::Gemm => {
             let l = static_layout(m, plan, r.operands[0]).ok()?;
@@ -342,11 +349,8 @@ pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
         | ReferenceKind::ReduceSum
         | ReferenceKind::Softmax
         | ReferenceKind::LayerNorm => {
-            let bytes = |p: usize| match &m.params[p].kind {
-                ParamKind::Tensor { elem, .. } => size(p) * elem.bytes() as f64,
-                ParamKind::Scalar { .. } => 0.0,
-            };
-            Some((r.operands.iter().map(|&p| bytes(p)).sum(), "byte"))
+            let bytes: usize = r.operands.iter().map(|&p| param_bytes(m, plan, p)).sum();
+            Some((bytes as f64, "byte"))
         }
     }
 }

@@ -11,10 +11,12 @@
 //! the L2's size; but a kernel that writes little (gemv's y, a row sum)
 //! leaves almost none, and after such a copy it paid 50 MB of write-back
 //! it never caused, on top of its own 268 MB of reads at 8192^2 f32
-//! (docs/performance.md, versions 29 and 32). So after the copy, a run
-//! that writes less than the L2 holds gets it cleaned (a read of as many
-//! other bytes pushes the dirty lines out, untimed) and then dirtied by
-//! as many bytes as it writes.
+//! (docs/performance.md, versions 29 and 32). So a run that writes less
+//! than the L2 holds gets it cleaned after the copy (a read of twice its
+//! size of other bytes pushes every dirty line out, untimed) and then
+//! dirtied by as many bytes as it writes. Lines written scattered dirty
+//! more of the L2 than their bytes: such a run is charged a little less
+//! than it leaves.
 
 use crate::RuntimeError;
 use crate::gpu::Gpu;
@@ -30,7 +32,9 @@ pub struct Settle {
     /// Where the read would store a value it never finds (so that its
     /// loads are not dead code).
     sink: CudaSlice<u32>,
+    /// The L2's size in bytes.
     l2: usize,
+    /// The read's grid: eight blocks a multiprocessor.
     blocks: u32,
 }
 
@@ -53,6 +57,9 @@ impl Settle {
 
     /// Untimed, on `gpu`'s stream, before a run that writes `written` bytes.
     pub fn before(&mut self, gpu: &Gpu, written: usize) -> Result<(), RuntimeError> {
+        // Where the run writes less than the L2 holds, the read after the
+        // copy evicts its lines again: the copy is kept there as version
+        // 32 measured it.
         gpu.stream.memcpy_dtod(&self.from, &mut self.to)?;
         if written >= self.l2 {
             return Ok(());
@@ -76,7 +83,7 @@ impl Settle {
 }
 
 /// `tilec_l2_read(src, vectors, sink)`: a grid-stride read of `vectors`
-/// 16-byte vectors, folded by xor; the sum is stored only if it is 1,
+/// 16-byte vectors, folded by xor; the result is stored only if it is 1,
 /// which it never is (the buffer holds zeros).
 const READ_PTX: &str = r#".version 7.0
 .target sm_80

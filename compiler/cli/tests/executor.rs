@@ -354,9 +354,9 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
             "sgemm_nt_sm80 + sgemm_nt_sm80_guarded_vec ",
         ),
         (
-            "examples/sgemm_tn_sm80.tile",
+            "examples/sgemm_tn_splitk.tile",
             "M=260,N=132,K=48",
-            "sgemm_tn_sm80 + sgemm_tn_sm80_guarded ",
+            "sgemm_tn_splitk + sgemm_tn_splitk_guarded ",
         ),
         (
             "examples/sgemm_nt_sm80.tile",

@@ -141,8 +141,9 @@ fn kept(name: &str) -> Vec<String> {
 /// test's to bound, not the runtime's (which could not: the last k-tile
 /// reaches past K); C's stores in the epilogue stay the runtime's.
 /// sgemm_nt keeps it (its k-tiles are along A's columns, which a copy does
-/// not pad); sgemm_tn_sm80 does not: on aligned copies of A and B, zero
-/// from K to the pitch, its full entry runs the full blocks at any K.
+/// not pad); sgemm_tn_splitk (one 4-byte cp.async per element) does not: on
+/// aligned copies of A and B, zero from K to the pitch, its full entry runs
+/// the full blocks at any K.
 #[test]
 fn the_k_residue_entry_needs_no_whole_k_tiles() {
     assert_eq!(
@@ -150,10 +151,10 @@ fn the_k_residue_entry_needs_no_whole_k_tiles() {
         ["sgemm_nt", "sgemm_nt_k_residue", "sgemm_nt_guarded"]
     );
     assert_eq!(
-        kept("sgemm_tn_sm80"),
-        ["sgemm_tn_sm80", "sgemm_tn_sm80_guarded"]
+        kept("sgemm_tn_splitk"),
+        ["sgemm_tn_splitk", "sgemm_tn_splitk_guarded"]
     );
-    let k = kernel("sgemm_tn_sm80");
+    let k = kernel("sgemm_tn_splitk");
     let full = lower_variant(&k, Variant::Full).unwrap();
     let r = lower_variant(&k, Variant::KResidue).unwrap();
     // Whole k-tiles of the rows of A and B as the kernel reads them: K on

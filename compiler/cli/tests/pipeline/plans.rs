@@ -280,27 +280,25 @@ fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
             .map(|l| m.variants[l.variant].entry.clone())
             .collect()
     };
-    // 8 x 9 blocks of 128 x 128; as one launch, no aligned copies, which
-    // would not change the entry.
+    // 8 x 9 blocks of 128 x 128, as one launch: the guarded entry with
+    // vectors, on copies of A and B whose rows are zero from K = 999 to
+    // their pitch of 1024.
     let small = "M=1000,N=1037,K=999";
-    assert_eq!(entries(small, Some(132)), ["sgemm_tn_sm80_guarded"]);
-    assert!(plan(small, Some(132)).staged.is_empty());
-    // Split, the full entry on copies of A and B whose rows are zero
-    // from K = 999 to their pitch of 1024.
+    assert_eq!(entries(small, Some(132)), ["sgemm_tn_sm80_guarded_vec"]);
+    let copied = |sms: Option<i64>| -> Vec<usize> {
+        plan(small, sms).staged.iter().map(|s| s.param).collect()
+    };
+    assert_eq!(copied(Some(132)), [0, 1]);
+    // Split, the full entry on the same copies.
     assert_eq!(
         entries(small, Some(35)),
         [
             "sgemm_tn_sm80",
-            "sgemm_tn_sm80_guarded",
-            "sgemm_tn_sm80_guarded"
+            "sgemm_tn_sm80_guarded_vec",
+            "sgemm_tn_sm80_guarded_vec"
         ]
     );
-    let copied: Vec<usize> = plan(small, Some(35))
-        .staged
-        .iter()
-        .map(|s| s.param)
-        .collect();
-    assert_eq!(copied, [0, 1]);
+    assert_eq!(copied(Some(35)), [0, 1]);
     assert_eq!(entries(small, None), entries(small, Some(35)));
     assert_eq!(
         entries("M=4000,N=4000,K=4000", Some(132))[0],

@@ -37,7 +37,7 @@ impl Inst {
     /// its common path (a tested copy's whole copy, where `otherwise` is
     /// the partial tile): its values are computed before the loops around
     /// it, as everywhere else, and the other branch's where it runs.
-    /// (Computing the `then` branch's own in it too cost sgemm_tn_sm80's
+    /// (Computing the `then` branch's own in it too cost the cp.async sgemm_tn_sm80's
     /// `_k_residue` entry 4% on the H200, its unguarded indices computed
     /// again each k-tile. This form measured 3.8% there too, its main
     /// loop's PTX the same instruction for instruction: ptxas's doing, not

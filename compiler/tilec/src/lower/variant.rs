@@ -80,7 +80,7 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// are partial; it is made only where the guarded variant copies element by
 /// element (where it keeps the copies' vectors it ran a partial K about as
 /// fast: sgemm_nt_sm80 at 4096 x 4096 x 4100 on the H200, 0.92 of cuBLAS,
-/// the tested full entry 0.83; sgemm_tn_sm80, whose guarded entry copies
+/// the tested full entry 0.83; the cp.async sgemm_tn_sm80 of version 17, whose guarded entry copies
 /// element by element: 0.76, tested 0.89; docs/performance.md). An
 /// optional variant is kept only where it can run: where every variant
 /// before it needs a condition that its own do not imply (otherwise,
@@ -154,7 +154,7 @@ pub fn lower_variants_each(
     // None earns its place after an entry without conditions (the TMA
     // GEMMs' full one), nor after a full entry whose conditions aligned
     // copies make hold (it then runs the full blocks at any K and
-    // alignment: sgemm_tn_sm80 at 4096 x 4096 x 4100 on copies 0.85-0.87
+    // alignment: the cp.async sgemm_tn_sm80 at 4096 x 4096 x 4100 on copies 0.85-0.87
     // of cuBLAS, `_k_residue` 0.87): not lowered at all there (3% of the
     // TMA GEMMs' build).
     let open = |before: &[Lowered]| !on_copies && before.iter().all(|b| !b.conditions.is_empty());
