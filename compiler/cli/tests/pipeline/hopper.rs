@@ -375,6 +375,55 @@ fn the_producer_prefetches_the_tile_of_c_into_l2_after_its_last_load() {
     assert!(!plain.contains("prefetch"), "{plain}");
 }
 
+/// A TMA store's reads of its tile are waited for where the tile is next
+/// written: in a persistent kernel's body, after the next subtile's loads
+/// of C, not right after the store; once more before the kernel's end. At
+/// the top level, right after the store, as before.
+#[test]
+fn a_tma_store_is_waited_for_where_its_tile_is_next_written() {
+    let ir = emitted("tests/run/persistent_subtile_epilogue.tile", "ir");
+    let entry = part(&ir, "kernel persistent_subtile_epilogue(");
+    let lines: Vec<&str> = entry.lines().map(str::trim).collect();
+    let stores: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i] == "tma_store {")
+        .collect();
+    assert_eq!(stores.len(), 4, "{entry}");
+    // The store's tile: `tma tN (..) <- sB[..]`.
+    let tile = lines[stores[0] + 1]
+        .split("<- ")
+        .nth(1)
+        .and_then(|t| t.split('[').next())
+        .expect("a box from shared memory");
+    let written = |l: &str| {
+        l.split(" = ")
+            .next()
+            .is_some_and(|t| t.contains(&format!("{tile}[")))
+    };
+    for &s in &stores[..3] {
+        let end = s + lines[s..].iter().position(|l| *l == "}").unwrap();
+        let wait = end
+            + lines[end..]
+                .iter()
+                .position(|l| *l == "tma_store_wait")
+                .unwrap();
+        let between = &lines[end + 1..wait];
+        assert!(
+            between.iter().any(|l| l.contains("bf16:C[")),
+            "the next subtile's loads of C come before the wait: {between:?}"
+        );
+        assert!(!between.iter().any(|l| written(l)), "{between:?}");
+        assert!(written(lines[wait + 1]), "{}", lines[wait + 1]);
+    }
+    // The last subtile's store drains into the next tile's main loop, and
+    // is waited for once more after the pipeline.
+    assert_eq!(lines.last().copied(), Some("tma_store_wait"), "{entry}");
+    let plain = emitted("examples/bgemm_tn_sm90_tma.tile", "ir");
+    let plain: Vec<&str> = plain.lines().map(str::trim).collect();
+    let at = plain.iter().position(|l| *l == "tma_store {").unwrap();
+    let end = at + plain[at..].iter().position(|l| *l == "}").unwrap();
+    assert_eq!(plain[end + 1], "tma_store_wait");
+}
+
 /// A `--checked` build bounds the row each lane gives a stmatrix (and an
 /// ldmatrix) as it bounds every element of the per-element form.
 #[test]

@@ -626,6 +626,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::TmaLoads { bytes, loads, .. } => self.tma_block_loads(*bytes, loads)?,
                 InstKind::TmaWait { phase } => self.tma_wait(*phase)?,
                 InstKind::TmaStores { stores } => self.tma_stores(stores)?,
+                InstKind::TmaStoreWait => self.tma_store_wait()?,
                 InstKind::TmaStore { .. } => {
                     return Err(CodegenError::Llvm(
                         "a TMA store's box outside its block (the verifier's rule)".into(),

@@ -448,10 +448,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for
     /// the async proxy and finished; thread 0 waits for its earlier stores
-    /// to complete, issues the boxes as one bulk group and waits until TMA
-    /// has read them (`.read`: their writes to global memory complete on
-    /// their own, before the kernel's end makes them visible); then the
-    /// block may rewrite the tile.
+    /// to complete and issues the boxes as one bulk group. TMA reads the
+    /// tile on its own time, until the store's [`InstKind::TmaStoreWait`].
     pub(super) fn tma_stores(&mut self, stores: &[Inst]) -> Result<()> {
         self.by_thread_zero(stores, &mut |b| {
             // An earlier store's global writes, which no later one may
@@ -462,9 +460,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     b.tma_store(*map, origin, src)?;
                 }
             }
-            b.ptx_statement("cp.async.bulk.commit_group;")?;
-            b.ptx_statement("cp.async.bulk.wait_group.read 0;")
-        })?;
+            b.ptx_statement("cp.async.bulk.commit_group;")
+        })
+    }
+
+    /// [`InstKind::TmaStoreWait`]: thread 0 waits until TMA has read every
+    /// tile it stored (`.read`: their writes to global memory complete on
+    /// their own, before the kernel's end makes them visible); then the
+    /// block may rewrite them.
+    pub(super) fn tma_store_wait(&mut self) -> Result<()> {
+        self.on_thread_zero(&mut |b| b.ptx_statement("cp.async.bulk.wait_group.read 0;"))?;
         self.block_barrier(false)
     }
 
@@ -477,16 +482,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         issue: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<()> {
         self.block_barrier(true)?;
-        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
-        let zero = self.ctx.i64_type().const_zero();
-        let first = self.b.build_int_compare(IntPredicate::EQ, tid, zero, "")?;
-        self.branches(first, &mut |b, taken| {
-            if !taken {
-                return Ok(());
-            }
+        self.on_thread_zero(&mut |b| {
             b.values_for(boxes)?;
             issue(b)
         })
+    }
+
+    /// `then` on thread 0 alone.
+    fn on_thread_zero(&mut self, then: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
+        let zero = self.ctx.i64_type().const_zero();
+        let first = self.b.build_int_compare(IntPredicate::EQ, tid, zero, "")?;
+        self.branches(first, &mut |b, taken| if taken { then(b) } else { Ok(()) })
     }
 
     /// One box of tensor map `map` at `origin` from shared memory at `src`.

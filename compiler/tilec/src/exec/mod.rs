@@ -367,7 +367,9 @@ impl<'a> Block<'a> {
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
             match &inst.kind {
-                InstKind::Barrier => self.meet(inst.span)?,
+                // TMA read the buffers when the store was issued; a new
+                // epoch, so that a write before the wait is a race.
+                InstKind::Barrier | InstKind::TmaStoreWait => self.meet(inst.span)?,
                 InstKind::If {
                     cond,
                     then,
@@ -495,6 +497,7 @@ impl<'a> Block<'a> {
             )),
             InstKind::Assert { .. } => Ok(()),
             InstKind::Barrier
+            | InstKind::TmaStoreWait
             | InstKind::Loop { .. }
             | InstKind::If { .. }
             | InstKind::MmaSync { .. }

@@ -125,8 +125,10 @@ impl<'a> Block<'a> {
     }
 
     /// A TMA store by the whole block: a barrier (the threads' writes to
-    /// the tile are done), thread 0's boxes read shared memory and write
-    /// the tensor where they lie inside it, a barrier again.
+    /// the tile are done), then thread 0's boxes read shared memory and
+    /// write the tensor where they lie inside it. Their reads stand in the
+    /// barrier's epoch as thread 0's until the store's wait (a barrier), so
+    /// that another thread's write to the buffer before it is a race.
     pub(super) fn tma_stores(&mut self, stores: &'a [Inst], span: Span) -> Result<()> {
         self.meet(span)?;
         for s in stores {
@@ -148,7 +150,7 @@ impl<'a> Block<'a> {
                 }
             }
         }
-        self.meet(span)
+        Ok(())
     }
 
     /// Box `part` of a load of tensor map `map` at `origin` into shared

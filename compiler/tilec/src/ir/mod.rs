@@ -191,6 +191,7 @@ impl Inst {
             | InstKind::TmaLoads { .. }
             | InstKind::TmaWait { .. }
             | InstKind::TmaStores { .. }
+            | InstKind::TmaStoreWait
             | InstKind::TmaStore { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
@@ -395,12 +396,21 @@ pub enum InstKind {
     },
     /// A TMA store, by the whole block: the threads' writes to shared
     /// memory made visible to TMA (`fence.proxy.async`) and finished (a
-    /// barrier), then one thread issues `stores` (each an
-    /// [`InstKind::TmaStore`]) and waits until TMA has read them, and a
-    /// barrier again, after which the block may rewrite the buffers.
+    /// barrier), then thread 0 issues `stores` (each an
+    /// [`InstKind::TmaStore`]) as one bulk group, after the groups before
+    /// it have written global memory (no box overtakes an earlier one).
+    /// TMA reads the buffers on its own time: an [`InstKind::TmaStoreWait`]
+    /// stands before anything touches them again.
     TmaStores {
         stores: Vec<Inst>,
     },
+    /// Thread 0 waits until TMA has read the buffers of every TMA store it
+    /// issued, and the block (in a pipeline, its consumers) meets at a
+    /// barrier: the buffers may be written again. Lowering puts one
+    /// before the first instruction after a store that touches its
+    /// buffers, around a loop's back edge too, and before the next
+    /// top-level instruction at the latest (`tma_store_waits`).
+    TmaStoreWait,
     /// One box of tensor map `map`, whose first element is at `origin` (per
     /// map dimension), from shared memory at `src` on (through the map's
     /// swizzle at byte addresses). Elements outside the tensor are not

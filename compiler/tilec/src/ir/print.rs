@@ -242,6 +242,7 @@ impl KernelIr {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
                 }
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
+                InstKind::TmaStoreWait => writeln!(out, "{pad}tma_store_wait"),
                 InstKind::Assert {
                     cond,
                     message,

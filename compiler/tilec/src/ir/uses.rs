@@ -138,6 +138,7 @@ impl Inst {
             InstKind::MmaSync { .. }
             | InstKind::TmaWait { .. }
             | InstKind::Barrier
+            | InstKind::TmaStoreWait
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence

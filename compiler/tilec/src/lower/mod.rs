@@ -244,7 +244,8 @@ fn lower_with(
             .past_the_grid(body)
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
     }
-    let body = pipeline::tma_waits(body);
+    let granules = crate::ir::granules(&l.ints);
+    let body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules);
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.

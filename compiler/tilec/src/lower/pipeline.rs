@@ -3,6 +3,7 @@
 //! buffer at compile time), and whose stage holds their bytes.
 
 use super::{Lowerer, Problem};
+use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::{Base, Op, Stmt, View};
 use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
 use crate::span::Span;
@@ -403,6 +404,129 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
         out.push(Inst::at(span, InstKind::TmaWait { phase }));
     }
     out
+}
+
+/// Places the waits of the block's TMA stores ([`InstKind::TmaStoreWait`]).
+/// TMA reads a store's tiles after it is issued, so a wait stands before
+/// the first instruction after the store, in its list, that touches one
+/// of them (what an instruction nests counts as its own), around the back
+/// edge of a loop or pipeline body (whose next trip may rewrite them),
+/// and right after the top-level instruction the store is in at the
+/// latest: shared memory is placed by lifetimes over the top level, so no
+/// tile may be in flight from one top-level instruction into the next.
+/// A wait is a barrier: it goes into an `if` only where the block agrees
+/// on the condition (`granules`), before the `if` otherwise. Inside a
+/// persistent kernel's body, a subtile's store then drains while the
+/// next subtile is computed.
+pub(super) fn tma_store_waits(body: Vec<Inst>, granules: &[i64]) -> Vec<Inst> {
+    let mut out = Vec::with_capacity(body.len() + 1);
+    for inst in body {
+        let span = inst.span;
+        let (mut placed, pending) = store_waits(vec![inst], Vec::new(), granules);
+        out.append(&mut placed);
+        if !pending.is_empty() {
+            out.push(Inst::at(span, InstKind::TmaStoreWait));
+        }
+    }
+    out
+}
+
+/// [`tma_store_waits`] in one list, with the shared buffers that stores
+/// before it may still be reading (`pending`): the list with its waits,
+/// and the buffers pending at its end.
+fn store_waits(
+    list: Vec<Inst>,
+    mut pending: Vec<usize>,
+    granules: &[i64],
+) -> (Vec<Inst>, Vec<usize>) {
+    let mut out = Vec::with_capacity(list.len() + 1);
+    for mut inst in list {
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        let inside = match inst.kind {
+            InstKind::TmaStores { .. } => true,
+            InstKind::If { cond, .. } => granules[cond] == UNIFORM,
+            _ => false,
+        };
+        if !inside && touched.iter().any(|b| pending.contains(b)) {
+            out.push(Inst::at(inst.span, InstKind::TmaStoreWait));
+            pending.clear();
+        }
+        match &mut inst.kind {
+            InstKind::TmaStores { .. } => union(&mut pending, &touched),
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                let (t, after_then) = store_waits(std::mem::take(then), pending.clone(), granules);
+                let (o, after_otherwise) =
+                    store_waits(std::mem::take(otherwise), pending.clone(), granules);
+                (*then, *otherwise) = (t, o);
+                union(&mut pending, &after_then);
+                union(&mut pending, &after_otherwise);
+            }
+            InstKind::ReduceBlocks { body, .. } => {
+                let (b, after) = store_waits(std::mem::take(body), pending.clone(), granules);
+                *body = b;
+                union(&mut pending, &after);
+            }
+            InstKind::Loop { body, .. } => {
+                let (b, after) = trips(std::mem::take(body), &pending, &[], granules);
+                *body = b;
+                pending = after;
+            }
+            InstKind::Pipeline { body, load, .. } => {
+                // The producer rewrites the stages once the trip releases
+                // them, at the body's end.
+                let mut stages = Vec::new();
+                for i in load.iter() {
+                    i.shared_buffers(&mut stages);
+                }
+                let (b, after) = trips(std::mem::take(body), &pending, &stages, granules);
+                *body = b;
+                pending = after;
+            }
+            _ => {}
+        }
+        out.push(inst);
+    }
+    (out, pending)
+}
+
+/// The waits of a loop's body, which runs any number of times: entered
+/// with what is pending before the loop or at the end of a trip, until
+/// that stops growing. With `rewritten`, buffers the loop rewrites
+/// between trips: a wait ends the body where one of them is pending.
+fn trips(
+    body: Vec<Inst>,
+    before: &[usize],
+    rewritten: &[usize],
+    granules: &[i64],
+) -> (Vec<Inst>, Vec<usize>) {
+    let mut entry = before.to_vec();
+    loop {
+        let (mut placed, mut after) = store_waits(body.clone(), entry.clone(), granules);
+        if let Some(last) = placed.last()
+            && after.iter().any(|b| rewritten.contains(b))
+        {
+            let span = last.span;
+            placed.push(Inst::at(span, InstKind::TmaStoreWait));
+            after.clear();
+        }
+        let mut next = entry.clone();
+        union(&mut next, &after);
+        if next.len() == entry.len() {
+            return (placed, next);
+        }
+        entry = next;
+    }
+}
+
+fn union(set: &mut Vec<usize>, more: &[usize]) {
+    for &b in more {
+        if !set.contains(&b) {
+            set.push(b);
+        }
+    }
 }
 
 /// Block TMA loads one after the other (a tile of C and a bias vector)

@@ -498,6 +498,7 @@ impl Parser<'_> {
         let elem_of = |suffix: &str| elem(suffix);
         let kind = match op {
             "barrier" => InstKind::Barrier,
+            "tma_store_wait" => InstKind::TmaStoreWait,
             "cp.async.fence" => InstKind::AsyncFence,
             "wgmma.fence" => InstKind::WgmmaFence,
             "fence.proxy.async" => InstKind::ProxyFence,

@@ -110,6 +110,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     });
     phases?;
     pipeline::block_load_waits(&ir.body)?;
+    pipeline::tma_store_waits(&ir.body)?;
     agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
 }
 
@@ -119,6 +120,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
     for inst in body {
         let (need, what) = match &inst.kind {
             InstKind::Barrier => (UNIFORM, "a barrier"),
+            InstKind::TmaStoreWait => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
             InstKind::TmaWait { .. } => (UNIFORM, "a wait for TMA loads"),
@@ -393,6 +395,7 @@ fn insts(
             }
             InstKind::TmaWait { .. }
             | InstKind::Barrier
+            | InstKind::TmaStoreWait
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence

@@ -216,6 +216,93 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
     }
 }
 
+/// TMA reads a store's tiles after the store is issued: nothing touches
+/// them again before a [`InstKind::TmaStoreWait`] (on every path: through
+/// an `if`'s branches, around a loop's back edge, and before a pipeline's
+/// producer rewrites a stage), and at the top level the wait is the very
+/// next instruction (shared memory is placed by lifetimes over the top
+/// level: no tile may be read from one top-level instruction into the
+/// next).
+pub(super) fn tma_store_waits(body: &[Inst]) -> Result<(), String> {
+    let mut pending = Vec::new();
+    for inst in body {
+        if !pending.is_empty() && !matches!(inst.kind, InstKind::TmaStoreWait) {
+            return Err("a top-level instruction after a TMA store before the store's wait".into());
+        }
+        pending = store_reads(std::slice::from_ref(inst), pending)?;
+    }
+    if !pending.is_empty() {
+        return Err("a TMA store whose wait never comes".into());
+    }
+    Ok(())
+}
+
+/// The buffers TMA stores may still be reading after `list`, entered with
+/// `pending`; an error where something touches one of them first.
+fn store_reads(list: &[Inst], mut pending: Vec<usize>) -> Result<Vec<usize>, String> {
+    let add = |set: &mut Vec<usize>, more: Vec<usize>| {
+        for b in more {
+            if !set.contains(&b) {
+                set.push(b);
+            }
+        }
+    };
+    for inst in list {
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        match &inst.kind {
+            InstKind::TmaStoreWait => pending.clear(),
+            InstKind::TmaStores { .. } => add(&mut pending, touched),
+            InstKind::If {
+                then, otherwise, ..
+            } => {
+                let after_then = store_reads(then, pending.clone())?;
+                let after_otherwise = store_reads(otherwise, pending.clone())?;
+                add(&mut pending, after_then);
+                add(&mut pending, after_otherwise);
+            }
+            InstKind::ReduceBlocks { body, .. } => {
+                let after = store_reads(body, pending.clone())?;
+                add(&mut pending, after);
+            }
+            InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => {
+                let mut stages = Vec::new();
+                if let InstKind::Pipeline { load, .. } = &inst.kind {
+                    for i in load {
+                        i.shared_buffers(&mut stages);
+                    }
+                }
+                // Trips until what is pending at a trip's start stops growing.
+                loop {
+                    let after = store_reads(body, pending.clone())?;
+                    if after.iter().any(|b| stages.contains(b)) {
+                        return Err(
+                            "a pipeline trip ends with a TMA store reading a stage the producer rewrites"
+                                .into(),
+                        );
+                    }
+                    let before = pending.len();
+                    add(&mut pending, after);
+                    if pending.len() == before {
+                        break;
+                    }
+                }
+            }
+            _ if touched.iter().any(|b| pending.contains(b)) => {
+                return Err(format!(
+                    "an access to s{} while a TMA store may still be reading it (no wait between)",
+                    touched
+                        .iter()
+                        .find(|b| pending.contains(b))
+                        .expect("found above")
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(pending)
+}
+
 /// A TMA store's boxes: of its maps, from shared memory.
 pub(super) fn tma_stores(ir: &KernelIr, stores: &[Inst], open: &[usize]) -> Result<(), String> {
     for inst in stores {
