@@ -470,6 +470,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// block may rewrite them.
     pub(super) fn tma_store_wait(&mut self) -> Result<()> {
         self.on_thread_zero(&mut |b| b.ptx_statement("cp.async.bulk.wait_group.read 0;"))?;
+        // A barrier: shared values loaded before it may be rewritten after.
+        self.shared_loads.clear();
         self.block_barrier(false)
     }
 

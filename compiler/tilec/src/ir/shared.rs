@@ -160,6 +160,23 @@ pub fn hand_over(buffers: &[Buffer], mut body: Vec<Inst>) -> Option<Placement> {
     })
 }
 
+/// Per placed shared buffer, those whose bytes meet its own, itself
+/// included: what a TMA store still reading it keeps from being written
+/// (buffers handed over inside a top-level `if`, say).
+pub fn byte_sharers(buffers: &[Buffer]) -> Vec<Vec<usize>> {
+    let sizes: Vec<(i64, i64)> = buffers
+        .iter()
+        .map(|b| (b.len * b.elem.bytes(), b.align))
+        .collect();
+    let offsets: Vec<i64> = buffers.iter().map(|b| b.at).collect();
+    let mut sharers: Vec<Vec<usize>> = (0..buffers.len()).map(|b| vec![b]).collect();
+    for (a, b) in overlapping(&sizes, &offsets) {
+        sharers[a].push(b);
+        sharers[b].push(a);
+    }
+    sharers
+}
+
 /// The pairs of buffers whose bytes meet, each once.
 fn overlapping(sizes: &[(i64, i64)], offsets: &[i64]) -> Vec<(usize, usize)> {
     let end = |i: usize| offsets[i] + (sizes[i].0 + 15) / 16 * 16;

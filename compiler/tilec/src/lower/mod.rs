@@ -245,7 +245,8 @@ fn lower_with(
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
     }
     let granules = crate::ir::granules(&l.ints);
-    let body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules);
+    let sharers = crate::ir::shared::byte_sharers(&shared);
+    let body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules, &sharers);
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.

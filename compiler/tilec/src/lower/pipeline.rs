@@ -415,14 +415,20 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
 /// latest: shared memory is placed by lifetimes over the top level, so no
 /// tile may be in flight from one top-level instruction into the next.
 /// A wait is a barrier: it goes into an `if` only where the block agrees
-/// on the condition (`granules`), before the `if` otherwise. Inside a
-/// persistent kernel's body, a subtile's store then drains while the
-/// next subtile is computed.
-pub(super) fn tma_store_waits(body: Vec<Inst>, granules: &[i64]) -> Vec<Inst> {
+/// on the condition (`granules`), before the `if` otherwise. A store
+/// keeps every buffer sharing bytes with its tile (`sharers`) from being
+/// touched. Inside a persistent kernel's body, a subtile's store then
+/// drains while the next subtile's C is loaded.
+pub(super) fn tma_store_waits(
+    body: Vec<Inst>,
+    granules: &[i64],
+    sharers: &[Vec<usize>],
+) -> Vec<Inst> {
     let mut out = Vec::with_capacity(body.len() + 1);
+    let context = (granules, sharers);
     for inst in body {
         let span = inst.span;
-        let (mut placed, pending) = store_waits(vec![inst], Vec::new(), granules);
+        let (mut placed, pending) = store_waits(vec![inst], Vec::new(), context);
         out.append(&mut placed);
         if !pending.is_empty() {
             out.push(Inst::at(span, InstKind::TmaStoreWait));
@@ -437,8 +443,9 @@ pub(super) fn tma_store_waits(body: Vec<Inst>, granules: &[i64]) -> Vec<Inst> {
 fn store_waits(
     list: Vec<Inst>,
     mut pending: Vec<usize>,
-    granules: &[i64],
+    context: (&[i64], &[Vec<usize>]),
 ) -> (Vec<Inst>, Vec<usize>) {
+    let (granules, sharers) = context;
     let mut out = Vec::with_capacity(list.len() + 1);
     for mut inst in list {
         let mut touched = Vec::new();
@@ -453,24 +460,28 @@ fn store_waits(
             pending.clear();
         }
         match &mut inst.kind {
-            InstKind::TmaStores { .. } => union(&mut pending, &touched),
+            InstKind::TmaStores { .. } => {
+                for b in touched {
+                    union(&mut pending, &sharers[b]);
+                }
+            }
             InstKind::If {
                 then, otherwise, ..
             } => {
-                let (t, after_then) = store_waits(std::mem::take(then), pending.clone(), granules);
+                let (t, after_then) = store_waits(std::mem::take(then), pending.clone(), context);
                 let (o, after_otherwise) =
-                    store_waits(std::mem::take(otherwise), pending.clone(), granules);
+                    store_waits(std::mem::take(otherwise), pending.clone(), context);
                 (*then, *otherwise) = (t, o);
                 union(&mut pending, &after_then);
                 union(&mut pending, &after_otherwise);
             }
             InstKind::ReduceBlocks { body, .. } => {
-                let (b, after) = store_waits(std::mem::take(body), pending.clone(), granules);
+                let (b, after) = store_waits(std::mem::take(body), pending.clone(), context);
                 *body = b;
                 union(&mut pending, &after);
             }
             InstKind::Loop { body, .. } => {
-                let (b, after) = trips(std::mem::take(body), &pending, &[], granules);
+                let (b, after) = trips(std::mem::take(body), &pending, &[], context);
                 *body = b;
                 pending = after;
             }
@@ -481,7 +492,7 @@ fn store_waits(
                 for i in load.iter() {
                     i.shared_buffers(&mut stages);
                 }
-                let (b, after) = trips(std::mem::take(body), &pending, &stages, granules);
+                let (b, after) = trips(std::mem::take(body), &pending, &stages, context);
                 *body = b;
                 pending = after;
             }
@@ -500,11 +511,11 @@ fn trips(
     body: Vec<Inst>,
     before: &[usize],
     rewritten: &[usize],
-    granules: &[i64],
+    context: (&[i64], &[Vec<usize>]),
 ) -> (Vec<Inst>, Vec<usize>) {
     let mut entry = before.to_vec();
     loop {
-        let (mut placed, mut after) = store_waits(body.clone(), entry.clone(), granules);
+        let (mut placed, mut after) = store_waits(body.clone(), entry.clone(), context);
         if let Some(last) = placed.last()
             && after.iter().any(|b| rewritten.contains(b))
         {

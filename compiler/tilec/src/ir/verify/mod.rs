@@ -110,7 +110,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     });
     phases?;
     pipeline::block_load_waits(&ir.body)?;
-    pipeline::tma_store_waits(&ir.body)?;
+    pipeline::tma_store_waits(ir)?;
     agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
 }
 

@@ -223,13 +223,14 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
 /// next instruction (shared memory is placed by lifetimes over the top
 /// level: no tile may be read from one top-level instruction into the
 /// next).
-pub(super) fn tma_store_waits(body: &[Inst]) -> Result<(), String> {
+pub(super) fn tma_store_waits(ir: &KernelIr) -> Result<(), String> {
+    let sharers = crate::ir::shared::byte_sharers(&ir.shared);
     let mut pending = Vec::new();
-    for inst in body {
+    for inst in &ir.body {
         if !pending.is_empty() && !matches!(inst.kind, InstKind::TmaStoreWait) {
             return Err("a top-level instruction after a TMA store before the store's wait".into());
         }
-        pending = store_reads(std::slice::from_ref(inst), pending)?;
+        pending = store_reads(std::slice::from_ref(inst), pending, &sharers)?;
     }
     if !pending.is_empty() {
         return Err("a TMA store whose wait never comes".into());
@@ -237,9 +238,14 @@ pub(super) fn tma_store_waits(body: &[Inst]) -> Result<(), String> {
     Ok(())
 }
 
-/// The buffers TMA stores may still be reading after `list`, entered with
-/// `pending`; an error where something touches one of them first.
-fn store_reads(list: &[Inst], mut pending: Vec<usize>) -> Result<Vec<usize>, String> {
+/// The buffers TMA stores may still be reading after `list` (with those
+/// sharing their bytes: `sharers`), entered with `pending`; an error
+/// where something touches one of them first.
+fn store_reads(
+    list: &[Inst],
+    mut pending: Vec<usize>,
+    sharers: &[Vec<usize>],
+) -> Result<Vec<usize>, String> {
     let add = |set: &mut Vec<usize>, more: Vec<usize>| {
         for b in more {
             if !set.contains(&b) {
@@ -252,17 +258,21 @@ fn store_reads(list: &[Inst], mut pending: Vec<usize>) -> Result<Vec<usize>, Str
         inst.shared_buffers(&mut touched);
         match &inst.kind {
             InstKind::TmaStoreWait => pending.clear(),
-            InstKind::TmaStores { .. } => add(&mut pending, touched),
+            InstKind::TmaStores { .. } => {
+                for b in touched {
+                    add(&mut pending, sharers[b].clone());
+                }
+            }
             InstKind::If {
                 then, otherwise, ..
             } => {
-                let after_then = store_reads(then, pending.clone())?;
-                let after_otherwise = store_reads(otherwise, pending.clone())?;
+                let after_then = store_reads(then, pending.clone(), sharers)?;
+                let after_otherwise = store_reads(otherwise, pending.clone(), sharers)?;
                 add(&mut pending, after_then);
                 add(&mut pending, after_otherwise);
             }
             InstKind::ReduceBlocks { body, .. } => {
-                let after = store_reads(body, pending.clone())?;
+                let after = store_reads(body, pending.clone(), sharers)?;
                 add(&mut pending, after);
             }
             InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => {
@@ -274,7 +284,7 @@ fn store_reads(list: &[Inst], mut pending: Vec<usize>) -> Result<Vec<usize>, Str
                 }
                 // Trips until what is pending at a trip's start stops growing.
                 loop {
-                    let after = store_reads(body, pending.clone())?;
+                    let after = store_reads(body, pending.clone(), sharers)?;
                     if after.iter().any(|b| stages.contains(b)) {
                         return Err(
                             "a pipeline trip ends with a TMA store reading a stage the producer rewrites"
