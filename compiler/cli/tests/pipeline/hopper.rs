@@ -280,8 +280,14 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
         err.contains("a TMA load (cp.async.bulk.tensor), which needs sm_90"),
         "{err}"
     );
-    // A later store waits for the earlier ones' writes.
+    // A store alone in its kernel has no earlier one's writes to wait
+    // for; a later one that may overlap an earlier one waits for them
+    // (one a tile in the subtiled epilogue, before its first subtile).
     let entry = part(&ptx, ".entry tma_store_gemm(");
+    assert!(!entry.contains("cp.async.bulk.wait_group 0;"), "{entry}");
+    let subtiled = emitted("tests/run/persistent_subtile_epilogue.tile", "ptx");
+    let entry = part(&subtiled, ".entry persistent_subtile_epilogue(");
+    assert_eq!(entry.matches("cp.async.bulk.wait_group 0;").count(), 1);
     let at = |needle: &str| position(entry, needle);
     assert!(at("cp.async.bulk.wait_group 0;") < at("global.shared::cta.bulk_group"));
     let perf = perf_notes("tests/run/tma_store_gemm.tile");
@@ -385,7 +391,7 @@ fn a_tma_store_is_waited_for_where_its_tile_is_next_written() {
     let entry = part(&ir, "kernel persistent_subtile_epilogue(");
     let lines: Vec<&str> = entry.lines().map(str::trim).collect();
     let stores: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i] == "tma_store {")
+        .filter(|&i| lines[i].starts_with("tma_store") && lines[i].ends_with('{'))
         .collect();
     assert_eq!(stores.len(), 4, "{entry}");
     // The store's tile: `tma tN (..) <- sB[..]`.
@@ -414,12 +420,29 @@ fn a_tma_store_is_waited_for_where_its_tile_is_next_written() {
         assert!(!between.iter().any(|l| written(l)), "{between:?}");
         assert!(written(lines[wait + 1]), "{}", lines[wait + 1]);
     }
+    // A tile's first subtile waits for the stores before it to write
+    // global memory (the last tile's, a trip away: not proven apart); the
+    // next three go out at once, 64 columns past each other.
+    let marks: Vec<&str> = stores.iter().map(|&s| lines[s]).collect();
+    assert_eq!(
+        marks,
+        [
+            "tma_store {",
+            "tma_store unordered {",
+            "tma_store unordered {",
+            "tma_store unordered {"
+        ]
+    );
     // The last subtile's store drains into the next tile's main loop, and
     // is waited for once more after the pipeline.
     assert_eq!(lines.last().copied(), Some("tma_store_wait"), "{entry}");
     let plain = emitted("examples/bgemm_tn_sm90_tma.tile", "ir");
     let plain: Vec<&str> = plain.lines().map(str::trim).collect();
-    let at = plain.iter().position(|l| *l == "tma_store {").unwrap();
+    // Alone in its kernel, nothing to wait for before it.
+    let at = plain
+        .iter()
+        .position(|l| *l == "tma_store unordered {")
+        .unwrap();
     let end = at + plain[at..].iter().position(|l| *l == "}").unwrap();
     assert_eq!(plain[end + 1], "tma_store_wait");
 }

@@ -625,7 +625,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 }
                 InstKind::TmaLoads { bytes, loads, .. } => self.tma_block_loads(*bytes, loads)?,
                 InstKind::TmaWait { phase } => self.tma_wait(*phase)?,
-                InstKind::TmaStores { stores } => self.tma_stores(stores)?,
+                InstKind::TmaStores { stores, ordered } => self.tma_stores(stores, *ordered)?,
                 InstKind::TmaStoreWait => self.tma_store_wait()?,
                 InstKind::TmaStore { .. } => {
                     return Err(CodegenError::Llvm(

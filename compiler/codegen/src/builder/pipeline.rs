@@ -448,13 +448,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for
     /// the async proxy and finished; thread 0 waits for its earlier stores
-    /// to complete and issues the boxes as one bulk group. TMA reads the
-    /// tile on its own time, until the store's [`InstKind::TmaStoreWait`].
-    pub(super) fn tma_stores(&mut self, stores: &[Inst]) -> Result<()> {
+    /// to complete where they may overlap (`ordered`) and issues the boxes
+    /// as one bulk group. TMA reads the tile on its own time, until the
+    /// store's [`InstKind::TmaStoreWait`].
+    pub(super) fn tma_stores(&mut self, stores: &[Inst], ordered: bool) -> Result<()> {
         self.by_thread_zero(stores, &mut |b| {
-            // An earlier store's global writes, which no later one may
-            // overtake (none before the first: free there).
-            b.ptx_statement("cp.async.bulk.wait_group 0;")?;
+            // An earlier store's global writes, which this one may not
+            // overtake.
+            if ordered {
+                b.ptx_statement("cp.async.bulk.wait_group 0;")?;
+            }
             for s in stores {
                 if let InstKind::TmaStore { map, origin, src } = &s.kind {
                     b.tma_store(*map, origin, src)?;

@@ -391,7 +391,7 @@ impl<'a> Block<'a> {
                     body,
                     ..
                 } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
-                InstKind::TmaStores { stores } => self.tma_stores(stores, inst.span)?,
+                InstKind::TmaStores { stores, .. } => self.tma_stores(stores, inst.span)?,
                 InstKind::TmaLoads { loads, .. } => self.block_loads(loads, inst.span)?,
                 InstKind::ReduceBlocks {
                     registers,

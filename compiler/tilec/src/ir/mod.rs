@@ -18,6 +18,7 @@ mod arith;
 pub mod parse;
 mod print;
 pub mod shared;
+pub mod stores;
 mod uses;
 pub mod verify;
 
@@ -397,12 +398,15 @@ pub enum InstKind {
     /// A TMA store, by the whole block: the threads' writes to shared
     /// memory made visible to TMA (`fence.proxy.async`) and finished (a
     /// barrier), then thread 0 issues `stores` (each an
-    /// [`InstKind::TmaStore`]) as one bulk group, after the groups before
-    /// it have written global memory (no box overtakes an earlier one).
-    /// TMA reads the buffers on its own time: an [`InstKind::TmaStoreWait`]
-    /// stands before anything touches them again.
+    /// [`InstKind::TmaStore`]) as one bulk group: `ordered`, after the
+    /// groups before it have written global memory (no box overtakes an
+    /// earlier one); otherwise at once, its boxes missing those of every
+    /// group that may be in flight ([`stores`]). TMA reads the buffers on
+    /// its own time: an [`InstKind::TmaStoreWait`] stands before anything
+    /// touches them again.
     TmaStores {
         stores: Vec<Inst>,
+        ordered: bool,
     },
     /// Thread 0 waits until TMA has read the buffers of every TMA store it
     /// issued, and the block (in a pipeline, its consumers) meets at a
@@ -611,7 +615,7 @@ impl InstKind {
                 body,
                 ..
             } => vec![load, prefetch, body],
-            InstKind::TmaStores { stores } => vec![stores],
+            InstKind::TmaStores { stores, .. } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],
         }
@@ -630,7 +634,7 @@ impl InstKind {
                 body,
                 ..
             } => vec![load, prefetch, body],
-            InstKind::TmaStores { stores } => vec![stores],
+            InstKind::TmaStores { stores, .. } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],
         }

@@ -360,8 +360,9 @@ impl KernelIr {
                     writeln!(out, "{pad}}}")
                 }
                 InstKind::TmaWait { phase } => writeln!(out, "{pad}tma_wait phase {phase}"),
-                InstKind::TmaStores { stores } => {
-                    let _ = writeln!(out, "{pad}tma_store {{");
+                InstKind::TmaStores { stores, ordered } => {
+                    let unordered = if *ordered { "" } else { " unordered" };
+                    let _ = writeln!(out, "{pad}tma_store{unordered} {{");
                     self.write_insts(out, stores, depth + 1);
                     writeln!(out, "{pad}}}")
                 }

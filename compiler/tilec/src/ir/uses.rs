@@ -84,7 +84,7 @@ impl Inst {
                 out.extend(origin);
                 addr(src, out);
             }
-            InstKind::TmaStores { stores: boxes } | InstKind::TmaLoads { loads: boxes, .. } => {
+            InstKind::TmaStores { stores: boxes, .. } | InstKind::TmaLoads { loads: boxes, .. } => {
                 boxes.iter().for_each(|i| i.ints_named(out, reach))
             }
             InstKind::Loop {

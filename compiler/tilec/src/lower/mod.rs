@@ -246,7 +246,8 @@ fn lower_with(
     }
     let granules = crate::ir::granules(&l.ints);
     let sharers = crate::ir::shared::byte_sharers(&shared);
-    let body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules, &sharers);
+    let mut body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules, &sharers);
+    crate::ir::stores::mark_unordered(&l.ints, &l.map_irs, &mut body);
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial
     // k-tile read by TMA alone costs the fast entry nothing.

@@ -185,7 +185,14 @@ impl Lowerer<'_> {
             .into_iter()
             .map(|(origin, src)| Inst::at(span, InstKind::TmaStore { map, origin, src }))
             .collect();
-        out.push(Inst::at(span, InstKind::TmaStores { stores }));
+        // Ordered until `stores::may_go_unordered` proves otherwise.
+        out.push(Inst::at(
+            span,
+            InstKind::TmaStores {
+                stores,
+                ordered: true,
+            },
+        ));
         Ok(())
     }
 

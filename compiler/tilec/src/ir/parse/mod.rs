@@ -271,9 +271,8 @@ impl Parser<'_> {
                     }
                 }
                 InstKind::ReduceBlocks { body, .. } => *body = self.closed_block(scope)?,
-                InstKind::TmaStores { stores: boxes } | InstKind::TmaLoads { loads: boxes, .. } => {
-                    *boxes = self.closed_block(scope)?
-                }
+                InstKind::TmaStores { stores: boxes, .. }
+                | InstKind::TmaLoads { loads: boxes, .. } => *boxes = self.closed_block(scope)?,
                 InstKind::Pipeline {
                     id,
                     load,
@@ -579,7 +578,10 @@ impl Parser<'_> {
                 }
             }
             "tma" => self.tma(rest)?,
-            "tma_store" if rest == "{" => InstKind::TmaStores { stores: Vec::new() },
+            "tma_store" if rest == "{" || rest == "unordered {" => InstKind::TmaStores {
+                stores: Vec::new(),
+                ordered: rest == "{",
+            },
             "tma_wait" => match rest.strip_prefix("phase ").map(|p| p.trim().parse()) {
                 Some(Ok(phase)) => InstKind::TmaWait { phase },
                 _ => return self.fail("expected `tma_wait phase P`"),

@@ -111,6 +111,7 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     phases?;
     pipeline::block_load_waits(&ir.body)?;
     pipeline::tma_store_waits(ir)?;
+    pipeline::tma_store_order(ir)?;
     agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
 }
 
@@ -343,7 +344,7 @@ fn insts(
             InstKind::TmaStore { .. } => {
                 return Err("a TMA store's box outside its `tma_store` block".into());
             }
-            InstKind::TmaStores { stores } => tma_stores(ir, stores, open)?,
+            InstKind::TmaStores { stores, .. } => tma_stores(ir, stores, open)?,
             InstKind::TmaLoads { bytes, loads, .. } => {
                 // Its phase is counted in program order: no loop repeats it.
                 if open.iter().any(|&o| o != usize::MAX) {

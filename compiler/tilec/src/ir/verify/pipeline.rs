@@ -313,6 +313,27 @@ fn store_reads(
     Ok(pending)
 }
 
+/// A TMA store that goes out without waiting for the bulk groups before it
+/// (`unordered`) has boxes that miss those of every store that may still
+/// be writing ([`crate::ir::stores`]).
+pub(super) fn tma_store_order(ir: &KernelIr) -> Result<(), String> {
+    let free = crate::ir::stores::may_go_unordered(&ir.ints, &ir.tensor_maps, &ir.body, false);
+    let mut n = 0;
+    let mut overlapping = false;
+    crate::ir::for_each_inst(&ir.body, &mut |i| {
+        if let InstKind::TmaStores { ordered, .. } = i.kind {
+            overlapping |= !ordered && !free[n];
+            n += 1;
+        }
+    });
+    match overlapping {
+        true => {
+            Err("an unordered TMA store whose boxes may overlap a store still in flight".into())
+        }
+        false => Ok(()),
+    }
+}
+
 /// A TMA store's boxes: of its maps, from shared memory.
 pub(super) fn tma_stores(ir: &KernelIr, stores: &[Inst], open: &[usize]) -> Result<(), String> {
     for inst in stores {

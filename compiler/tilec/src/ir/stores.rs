@@ -1,0 +1,247 @@
+//! The order of a kernel's TMA stores. A store's bulk group writes global
+//! memory on its own time, and two groups in flight are not ordered: a
+//! store whose boxes may overlap an earlier one's must wait for the groups
+//! before it (`cp.async.bulk.wait_group 0`), which also retires them all.
+//! One whose boxes provably miss those of every store that may still be in
+//! flight need not: the column subtiles of a tile's epilogue, each 64
+//! columns past the last. In: a kernel's instructions. Out: per
+//! [`InstKind::TmaStores`], in the order [`super::for_each_inst`] visits
+//! them, whether it may go out without the wait. Lowering marks the
+//! stores (`ordered`), the verifier checks the marks.
+
+use super::{Inst, InstKind, IntDef, IntId, IntValue, TensorMapIr};
+use std::collections::BTreeMap;
+use tilec_layout::int::Op;
+
+/// Per TMA store of `body`, in visiting order, whether its boxes miss
+/// those of every store that may be in flight when it is issued: with
+/// `decide`, where each store waits exactly when they may not (what
+/// lowering marks); otherwise where the stores wait as marked (what the
+/// verifier checks an unmarked one against).
+pub fn may_go_unordered(
+    ints: &[IntValue],
+    maps: &[TensorMapIr],
+    body: &[Inst],
+    decide: bool,
+) -> Vec<bool> {
+    let mut numbers = BTreeMap::new();
+    super::for_each_inst(body, &mut |i| {
+        if matches!(i.kind, InstKind::TmaStores { .. }) {
+            let n = numbers.len();
+            numbers.insert(i as *const Inst, n);
+        }
+    });
+    let mut free = vec![true; numbers.len()];
+    let mut flow = Flow {
+        ints,
+        maps,
+        numbers: &numbers,
+        free: &mut free,
+        decide,
+    };
+    flow.list(body, Vec::new());
+    free
+}
+
+/// Marks the TMA stores of `body` that [`may_go_unordered`] (deciding)
+/// proves apart from every store in flight: they go out without waiting.
+pub fn mark_unordered(ints: &[IntValue], maps: &[TensorMapIr], body: &mut [Inst]) {
+    let free = may_go_unordered(ints, maps, body, true);
+    let mut next = 0;
+    mark(body, &free, &mut next);
+}
+
+/// In [`super::for_each_inst`]'s order.
+fn mark(list: &mut [Inst], free: &[bool], next: &mut usize) {
+    for inst in list {
+        if let InstKind::TmaStores { ordered, .. } = &mut inst.kind {
+            *ordered = !free[*next];
+            *next += 1;
+        }
+        for body in inst.kind.bodies_mut() {
+            mark(body, free, next);
+        }
+    }
+}
+
+/// The stores that may be in flight, as the store instructions.
+type InFlight<'a> = Vec<&'a Inst>;
+
+struct Flow<'a, 'b> {
+    ints: &'a [IntValue],
+    maps: &'a [TensorMapIr],
+    numbers: &'b BTreeMap<*const Inst, usize>,
+    free: &'b mut Vec<bool>,
+    decide: bool,
+}
+
+impl<'a> Flow<'a, '_> {
+    /// What may be in flight after `list`, entered with `flight`; marks
+    /// the stores that may overlap one in flight as they are reached (a
+    /// loop's body is walked until its entry stops growing, so the last
+    /// walk, on the most, decides).
+    fn list(&mut self, list: &'a [Inst], mut flight: InFlight<'a>) -> InFlight<'a> {
+        for inst in list {
+            match &inst.kind {
+                InstKind::TmaStores { ordered, .. } => {
+                    let n = self.numbers[&(inst as *const Inst)];
+                    let free = flight.iter().all(|earlier| self.disjoint(earlier, inst));
+                    self.free[n] = free;
+                    if if self.decide { !free } else { *ordered } {
+                        // Its wait retires every group before it.
+                        flight.clear();
+                    }
+                    add(&mut flight, &[inst]);
+                }
+                InstKind::If {
+                    then, otherwise, ..
+                } => {
+                    let after_then = self.list(then, flight.clone());
+                    let after_otherwise = self.list(otherwise, flight.clone());
+                    add(&mut flight, &after_then);
+                    add(&mut flight, &after_otherwise);
+                }
+                InstKind::ReduceBlocks { body, .. } => {
+                    let after = self.list(body, flight.clone());
+                    add(&mut flight, &after);
+                }
+                InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => loop {
+                    let after = self.list(body, flight.clone());
+                    let before = flight.len();
+                    add(&mut flight, &after);
+                    if flight.len() == before {
+                        break;
+                    }
+                },
+                _ => {}
+            }
+        }
+        flight
+    }
+
+    /// Whether every box of store `a` misses every box of store `b`: of
+    /// different tensors, or of one map and apart along some dimension by
+    /// at least the box there. Two instances of one instruction (a store
+    /// in a loop, a trip apart) are not proven apart.
+    fn disjoint(&self, a: &Inst, b: &Inst) -> bool {
+        let (InstKind::TmaStores { stores: sa, .. }, InstKind::TmaStores { stores: sb, .. }) =
+            (&a.kind, &b.kind)
+        else {
+            return false;
+        };
+        if std::ptr::eq(a, b) {
+            return false;
+        }
+        sa.iter().all(|x| sb.iter().all(|y| self.boxes_apart(x, y)))
+    }
+
+    fn boxes_apart(&self, x: &Inst, y: &Inst) -> bool {
+        let (
+            InstKind::TmaStore {
+                map: mx,
+                origin: ox,
+                ..
+            },
+            InstKind::TmaStore {
+                map: my,
+                origin: oy,
+                ..
+            },
+        ) = (&x.kind, &y.kind)
+        else {
+            return false;
+        };
+        let maps = self.maps;
+        if maps[*mx].param != maps[*my].param {
+            return true;
+        }
+        mx == my
+            && ox
+                .iter()
+                .zip(oy)
+                .zip(&maps[*mx].dims)
+                .any(|((&a, &b), dim)| {
+                    let (la, lb) = (linear(self.ints, a), linear(self.ints, b));
+                    match (la, lb) {
+                        (Some(la), Some(lb)) => la
+                            .difference(&lb)
+                            .is_some_and(|d| d.unsigned_abs() >= dim.2.unsigned_abs()),
+                        _ => false,
+                    }
+                })
+    }
+}
+
+fn add<'a>(set: &mut InFlight<'a>, more: &[&'a Inst]) {
+    for &i in more {
+        if !set.iter().any(|&s| std::ptr::eq(s, i)) {
+            set.push(i);
+        }
+    }
+}
+
+/// A value as a sum of terms: values it cannot see into (by id) times
+/// constants, plus a constant.
+#[derive(Clone, Debug, PartialEq)]
+struct Linear {
+    terms: BTreeMap<IntId, i64>,
+    constant: i64,
+}
+
+impl Linear {
+    /// `self - other` where the terms cancel: the constant left.
+    fn difference(&self, other: &Linear) -> Option<i64> {
+        (self.terms == other.terms).then(|| self.constant.checked_sub(other.constant))?
+    }
+
+    fn scaled(mut self, k: i64) -> Option<Linear> {
+        for c in self.terms.values_mut() {
+            *c = c.checked_mul(k)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self.constant = self.constant.checked_mul(k)?;
+        Some(self)
+    }
+
+    fn plus(mut self, other: Linear, sign: i64) -> Option<Linear> {
+        for (id, c) in other.terms {
+            let e = self.terms.entry(id).or_insert(0);
+            *e = e.checked_add(c.checked_mul(sign)?)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self.constant = self
+            .constant
+            .checked_add(other.constant.checked_mul(sign)?)?;
+        Some(self)
+    }
+}
+
+/// Value `id` as a [`Linear`]: sums, differences and products by
+/// constants looked through, anything else a term of its own. `None` on
+/// an overflow.
+fn linear(ints: &[IntValue], id: IntId) -> Option<Linear> {
+    let constant = |id: IntId| match ints[id].def {
+        IntDef::Const(c) => Some(c),
+        _ => None,
+    };
+    match ints[id].def {
+        IntDef::Const(c) => Some(Linear {
+            terms: BTreeMap::new(),
+            constant: c,
+        }),
+        IntDef::Bin(Op::Add, a, b) => linear(ints, a)?.plus(linear(ints, b)?, 1),
+        IntDef::Bin(Op::Sub, a, b) => linear(ints, a)?.plus(linear(ints, b)?, -1),
+        IntDef::Bin(Op::Mul, a, b) => match (constant(a), constant(b)) {
+            (Some(k), _) => linear(ints, b)?.scaled(k),
+            (_, Some(k)) => linear(ints, a)?.scaled(k),
+            _ => Some(Linear {
+                terms: BTreeMap::from([(id, 1)]),
+                constant: 0,
+            }),
+        },
+        _ => Some(Linear {
+            terms: BTreeMap::from([(id, 1)]),
+            constant: 0,
+        }),
+    }
+}
