@@ -64,8 +64,10 @@ fn mark(list: &mut [Inst], free: &[bool], next: &mut usize) {
     }
 }
 
-/// The stores that may be in flight, as the store instructions.
-type InFlight<'a> = Vec<&'a Inst>;
+/// The stores that may be in flight: the store instructions, each with
+/// whether it may be from an earlier trip of a loop around this point
+/// (its origins' loop counters then held other values: never proven apart).
+type InFlight<'a> = Vec<(&'a Inst, bool)>;
 
 struct Flow<'a, 'b> {
     ints: &'a [IntValue],
@@ -85,13 +87,15 @@ impl<'a> Flow<'a, '_> {
             match &inst.kind {
                 InstKind::TmaStores { ordered, .. } => {
                     let n = self.numbers[&(inst as *const Inst)];
-                    let free = flight.iter().all(|earlier| self.disjoint(earlier, inst));
+                    let free = flight
+                        .iter()
+                        .all(|&(earlier, old)| !old && self.disjoint(earlier, inst));
                     self.free[n] = free;
                     if if self.decide { !free } else { *ordered } {
                         // Its wait retires every group before it.
                         flight.clear();
                     }
-                    add(&mut flight, &[inst]);
+                    add(&mut flight, &[(inst, false)]);
                 }
                 InstKind::If {
                     then, otherwise, ..
@@ -106,10 +110,18 @@ impl<'a> Flow<'a, '_> {
                     add(&mut flight, &after);
                 }
                 InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => loop {
-                    let after = self.list(body, flight.clone());
-                    let before = flight.len();
+                    // What is in flight at a trip's end is a trip old at
+                    // the next one's start.
+                    let after: InFlight = self
+                        .list(body, flight.clone())
+                        .into_iter()
+                        .map(|(i, _)| (i, true))
+                        .collect();
+                    // Entries only join or age: a fixpoint once neither.
+                    let size = |f: &InFlight| (f.len(), f.iter().filter(|e| e.1).count());
+                    let before = size(&flight);
                     add(&mut flight, &after);
-                    if flight.len() == before {
+                    if size(&flight) == before {
                         break;
                     }
                 },
@@ -119,19 +131,15 @@ impl<'a> Flow<'a, '_> {
         flight
     }
 
-    /// Whether every box of store `a` misses every box of store `b`: of
-    /// different tensors, or of one map and apart along some dimension by
-    /// at least the box there. Two instances of one instruction (a store
-    /// in a loop, a trip apart) are not proven apart.
+    /// Whether every box of store `a` misses every box of store `b`, both
+    /// of one trip of every loop around them: of different tensors, or of
+    /// one map and apart along some dimension by at least the box there.
     fn disjoint(&self, a: &Inst, b: &Inst) -> bool {
         let (InstKind::TmaStores { stores: sa, .. }, InstKind::TmaStores { stores: sb, .. }) =
             (&a.kind, &b.kind)
         else {
             return false;
         };
-        if std::ptr::eq(a, b) {
-            return false;
-        }
         sa.iter().all(|x| sb.iter().all(|y| self.boxes_apart(x, y)))
     }
 
@@ -172,10 +180,12 @@ impl<'a> Flow<'a, '_> {
     }
 }
 
-fn add<'a>(set: &mut InFlight<'a>, more: &[&'a Inst]) {
-    for &i in more {
-        if !set.iter().any(|&s| std::ptr::eq(s, i)) {
-            set.push(i);
+/// `more` into `set`, an instruction once (old if either says so).
+fn add<'a>(set: &mut InFlight<'a>, more: &[(&'a Inst, bool)]) {
+    for &(i, old) in more {
+        match set.iter_mut().find(|(s, _)| std::ptr::eq(*s, i)) {
+            Some(entry) => entry.1 |= old,
+            None => set.push((i, old)),
         }
     }
 }
