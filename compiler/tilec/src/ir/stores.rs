@@ -31,7 +31,8 @@ pub fn may_go_unordered(
             numbers.insert(i as *const Inst, n);
         }
     });
-    let mut free = vec![true; numbers.len()];
+    // A store the walk does not reach (none today) waits.
+    let mut free = vec![false; numbers.len()];
     let mut flow = Flow {
         ints,
         maps,
