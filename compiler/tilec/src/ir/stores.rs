@@ -7,11 +7,42 @@
 //! columns past the last. In: a kernel's instructions. Out: per
 //! [`InstKind::TmaStores`], in the order [`super::for_each_inst`] visits
 //! them, whether it may go out without the wait. Lowering marks the
-//! stores (`ordered`), the verifier checks the marks.
+//! stores (`ordered`), the verifier checks the marks. Also what the
+//! placing and the checking of the stores' waits share (`any`, `stages`,
+//! `union`).
 
 use super::{Inst, InstKind, IntDef, IntId, IntValue, TensorMapIr};
 use std::collections::BTreeMap;
 use tilec_layout::int::Op;
+
+/// Whether `body` holds a TMA store: the passes over stores have nothing
+/// to do (nor to clone) in a kernel without one.
+pub fn any(body: &[Inst]) -> bool {
+    let mut found = false;
+    super::for_each_inst(body, &mut |i| {
+        found |= matches!(i.kind, InstKind::TmaStores { .. });
+    });
+    found
+}
+
+/// The shared buffers a pipeline's producer writes (its `load` block):
+/// a store may not read them past the end of a trip.
+pub fn stages(load: &[Inst]) -> Vec<usize> {
+    let mut stages = Vec::new();
+    for i in load {
+        i.shared_buffers(&mut stages);
+    }
+    stages
+}
+
+/// `more` into the buffer set `set`, each once.
+pub fn union(set: &mut Vec<usize>, more: &[usize]) {
+    for &b in more {
+        if !set.contains(&b) {
+            set.push(b);
+        }
+    }
+}
 
 /// Per TMA store of `body`, in visiting order, whether its boxes miss
 /// those of every store that may be in flight when it is issued: with

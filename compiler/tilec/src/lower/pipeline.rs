@@ -5,6 +5,7 @@
 use super::{Lowerer, Problem};
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::{Base, Op, Stmt, View};
+use crate::ir::stores::union;
 use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
@@ -431,6 +432,9 @@ pub(super) fn tma_store_waits(
     granules: &[i64],
     sharers: &[Vec<usize>],
 ) -> Vec<Inst> {
+    if !crate::ir::stores::any(&body) {
+        return body;
+    }
     let mut out = Vec::with_capacity(body.len() + 1);
     let context = (granules, sharers);
     for inst in body {
@@ -495,10 +499,7 @@ fn store_waits(
             InstKind::Pipeline { body, load, .. } => {
                 // The producer rewrites the stages once the trip releases
                 // them, at the body's end.
-                let mut stages = Vec::new();
-                for i in load.iter() {
-                    i.shared_buffers(&mut stages);
-                }
+                let stages = crate::ir::stores::stages(load);
                 let (b, after) = trips(std::mem::take(body), &pending, &stages, context);
                 *body = b;
                 pending = after;
@@ -536,14 +537,6 @@ fn trips(
             return (placed, next);
         }
         entry = next;
-    }
-}
-
-fn union(set: &mut Vec<usize>, more: &[usize]) {
-    for &b in more {
-        if !set.contains(&b) {
-            set.push(b);
-        }
     }
 }
 

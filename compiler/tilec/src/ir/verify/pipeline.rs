@@ -224,6 +224,9 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
 /// level: no tile may be read from one top-level instruction into the
 /// next).
 pub(super) fn tma_store_waits(ir: &KernelIr) -> Result<(), String> {
+    if !crate::ir::stores::any(&ir.body) {
+        return Ok(());
+    }
     let sharers = crate::ir::shared::byte_sharers(&ir.shared);
     let mut pending = Vec::new();
     for inst in &ir.body {
@@ -246,13 +249,7 @@ fn store_reads(
     mut pending: Vec<usize>,
     sharers: &[Vec<usize>],
 ) -> Result<Vec<usize>, String> {
-    let add = |set: &mut Vec<usize>, more: Vec<usize>| {
-        for b in more {
-            if !set.contains(&b) {
-                set.push(b);
-            }
-        }
-    };
+    use crate::ir::stores::union;
     for inst in list {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
@@ -260,7 +257,7 @@ fn store_reads(
             InstKind::TmaStoreWait => pending.clear(),
             InstKind::TmaStores { .. } => {
                 for b in touched {
-                    add(&mut pending, sharers[b].clone());
+                    union(&mut pending, &sharers[b]);
                 }
             }
             InstKind::If {
@@ -268,20 +265,18 @@ fn store_reads(
             } => {
                 let after_then = store_reads(then, pending.clone(), sharers)?;
                 let after_otherwise = store_reads(otherwise, pending.clone(), sharers)?;
-                add(&mut pending, after_then);
-                add(&mut pending, after_otherwise);
+                union(&mut pending, &after_then);
+                union(&mut pending, &after_otherwise);
             }
             InstKind::ReduceBlocks { body, .. } => {
                 let after = store_reads(body, pending.clone(), sharers)?;
-                add(&mut pending, after);
+                union(&mut pending, &after);
             }
             InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => {
-                let mut stages = Vec::new();
-                if let InstKind::Pipeline { load, .. } = &inst.kind {
-                    for i in load {
-                        i.shared_buffers(&mut stages);
-                    }
-                }
+                let stages = match &inst.kind {
+                    InstKind::Pipeline { load, .. } => crate::ir::stores::stages(load),
+                    _ => Vec::new(),
+                };
                 // Trips until what is pending at a trip's start stops growing.
                 loop {
                     let after = store_reads(body, pending.clone(), sharers)?;
@@ -292,7 +287,7 @@ fn store_reads(
                         );
                     }
                     let before = pending.len();
-                    add(&mut pending, after);
+                    union(&mut pending, &after);
                     if pending.len() == before {
                         break;
                     }
