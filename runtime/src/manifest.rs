@@ -152,15 +152,18 @@ pub struct Manifest {
     pub seal: String,
 }
 
-/// What a `reduce` across blocks needs at launch: per block, a thread's
-/// `values` f32 for each of its reducing threads (a pipeline's producer
-/// warpgroup holds none) in the workspace; per group of
-/// blocks along grid dimension `dim`, a u32 counter, zero before the first
-/// launch (each launch leaves it at zero).
+/// What a `reduce` across blocks needs at launch: per partial (one per
+/// block across grid dimension `dim`; across parts, `groups * most`), a
+/// thread's `values` f32 for each of its reducing threads (a pipeline's
+/// producer warpgroup holds none) in the workspace; per group, a u32
+/// counter, zero before the first launch (each launch leaves it at zero).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockReduce {
     pub dim: u8,
     pub values: i64,
+    /// Across parts: `[groups, most]`, in the extents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<[Int; 2]>,
 }
 
 /// A `tune` parameter: the value of this build, and its candidates (what

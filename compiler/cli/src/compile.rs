@@ -281,12 +281,19 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             kernel: r.kernel.clone(),
         }),
         block_reduce: variants.first().and_then(|l| {
-            l.ir.body.iter().find_map(|i| match i.kind {
-                tilec::ir::InstKind::ReduceBlocks { registers, dim, .. } => Some(m::BlockReduce {
-                    dim,
-                    values: l.ir.registers[registers].len,
-                }),
-                _ => None,
+            let tilec::ir::InstKind::ReduceBlocks {
+                registers, across, ..
+            } = l.ir.block_reduction()?.kind
+            else {
+                return None;
+            };
+            Some(m::BlockReduce {
+                dim: match across {
+                    tilec::ir::Groups::Dim(d) => d,
+                    tilec::ir::Groups::Parts { .. } => 0,
+                },
+                values: l.ir.registers[registers].len,
+                parts: reduce_parts(&k.body),
             })
         }),
         checked: false,
@@ -426,4 +433,20 @@ pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {
         eprintln!("error: cannot read {}: {e}", path.display());
         std::process::ExitCode::from(2)
     })
+}
+
+/// The launch bounds `[groups, most]` of the kernel's `reduce` across
+/// parts, if it has one (in its extents: the checker's rule).
+fn reduce_parts(body: &[program::Stmt]) -> Option<[tilec_layout::Int; 2]> {
+    let mut found = None;
+    program::walk(body, &mut |s| {
+        if let program::Op::ReduceBlocks {
+            across: program::Across::Parts { groups, most, .. },
+            ..
+        } = &s.op
+        {
+            found = Some([groups.clone(), most.clone()]);
+        }
+    });
+    found
 }

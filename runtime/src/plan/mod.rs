@@ -101,6 +101,9 @@ pub struct LaunchPlan {
     /// blocks: the block's, less a pipeline's producer warpgroup (which
     /// has left by then).
     pub reducing_threads: u32,
+    /// A `reduce` across parts: its bounds `[groups, most]` at these
+    /// extents, what its workspace and counters are sized by.
+    pub reduce_parts: Option<[u64; 2]>,
     /// The entries' run-time integers in ABI order
     /// ([`Manifest::run_time_names`]): the extents, then the stride symbols.
     pub extents: Vec<i64>,
@@ -117,20 +120,31 @@ pub struct LaunchPlan {
 
 impl LaunchPlan {
     /// For a kernel with a `reduce` across blocks: the workspace's f32
-    /// (a thread's values for every reducing thread of every block of the grid) and
-    /// the counters' u32 (one per group of blocks along its dimension).
+    /// (a thread's values for every reducing thread of every block of the
+    /// grid, or across parts of `groups * most` partials) and the counters'
+    /// u32 (one per group).
     pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
         let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
-        let threads = self.reducing_threads as usize;
-        let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
+        let (partials, groups) = match self.reduce_parts {
+            Some([groups, most]) => (
+                usize::try_from(groups)
+                    .ok()
+                    .and_then(|g| g.checked_mul(usize::try_from(most).ok()?)),
+                usize::try_from(groups).unwrap_or(usize::MAX),
+            ),
+            None => {
+                let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
+                (Some(blocks), blocks / along.max(1))
+            }
+        };
         // Past usize the workspace cannot exist: usize::MAX, which no
         // allocation or memory check accepts, rather than a wrapped size.
-        let values = blocks
-            .checked_mul(threads)
+        let values = partials
+            .and_then(|p| p.checked_mul(self.reducing_threads as usize))
             .and_then(|n| n.checked_mul(r.values.max(0) as usize))
             .unwrap_or(usize::MAX);
-        Some((values, blocks / along.max(1)))
+        Some((values, groups))
     }
 
     /// The index in [`LaunchPlan::staged`] of the copy the kernel reads in
@@ -478,12 +492,32 @@ fn planned(
             m.producer_threads
         ))
     })?;
+    let reduce_parts = match m.block_reduce.as_ref().and_then(|r| r.parts.as_ref()) {
+        None => None,
+        Some(bounds) => {
+            let mut out = [0u64; 2];
+            for (o, x) in out.iter_mut().zip(bounds) {
+                let n = x.eval(&env).ok_or_else(|| {
+                    RuntimeError::Condition(format!(
+                        "the bound {x} of a reduce across parts does not fit 64 bits for {dims}"
+                    ))
+                })?;
+                *o = u64::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
+                    RuntimeError::Condition(format!(
+                        "the bound {x} of a reduce across parts is {n} for {dims}: at least 1"
+                    ))
+                })?;
+            }
+            Some(out)
+        }
+    };
     Ok(LaunchPlan {
         launches,
         dynamic_shared,
         grid,
         block,
         reducing_threads,
+        reduce_parts,
         extents,
         lens,
         maps,

@@ -494,12 +494,19 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             match &inst.kind {
                 InstKind::ReduceBlocks {
                     registers,
+                    across,
                     group,
                     count,
                     index,
                     body,
-                    ..
-                } => self.reduce_blocks(*registers, [*group, *count, *index], body)?,
+                } => {
+                    // A group's parts lie `stride` partials apart.
+                    let stride = match across {
+                        tilec::ir::Groups::Dim(_) => *count,
+                        tilec::ir::Groups::Parts { most, .. } => *most,
+                    };
+                    self.reduce_blocks(*registers, [*group, *count, *index, stride], body)?
+                }
                 InstKind::Copy {
                     atom: CopyAtom::Scalar(elem),
                     src,

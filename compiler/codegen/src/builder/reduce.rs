@@ -1,5 +1,5 @@
-//! `reduce_blocks` (split-K): in: the IR's register array, group, count
-//! and index; out: each thread's partials stored to the workspace, the
+//! `reduce_blocks` (split-K, stream-K): in: the IR's register array,
+//! group, count, index and the parts' stride; out: each thread's partials stored to the workspace, the
 //! group's arrivals counted, and in the last block to arrive (the only one
 //! that can see every partial) their sum in index order, then the body.
 //! Nothing waits for another block, so the grid's scheduling cannot
@@ -35,7 +35,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     pub(super) fn reduce_blocks(
         &mut self,
         r: usize,
-        [group, count, index]: [usize; 3],
+        [group, count, index, stride]: [usize; 4],
         body: &[Inst],
     ) -> Result<()> {
         let (i64t, i32t, f32t) = (
@@ -45,22 +45,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         );
         let (ws, counters) = self.reduction_params();
         let tid = self.int_value(&IntDef::ThreadIdx)?;
-        let (g, s, z) = (self.ints[&group], self.ints[&count], self.ints[&index]);
+        let (g, s, z, stride) = (
+            self.ints[&group],
+            self.ints[&count],
+            self.ints[&index],
+            self.ints[&stride],
+        );
         let len = self.ir.registers[r].len as u64;
         let threads = self.ir.block_threads.max(1) as u64;
-        // Value i of this thread in block zz's partial is workspace element
-        // ((g * S + zz) * len + i) * threads + tid: one address for the
+        // Value i of this thread in part zz's partial is workspace element
+        // ((g * stride + zz) * len + i) * threads + tid: one address for the
         // block, `row`, and constant offsets i * threads from it (an
         // address chain per value made NVPTX's n-ary reassociation the back
         // end's slowest pass).
         let row = |b: &Self, zz: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
-            let gs = b.b.build_int_mul(g, s, "")?;
+            let gs = b.b.build_int_mul(g, stride, "")?;
             let at = b.b.build_int_add(gs, zz, "")?;
             let at =
                 b.b.build_int_mul(at, i64t.const_int(len * threads, false), "")?;
             let at = b.b.build_int_add(at, tid, "")?;
             // Safety (of the address): the runtime sizes the workspace for
-            // every block of the grid.
+            // every block of the grid, or for `groups * most` partials
+            // (across parts, whose bounds an assert has checked).
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
         let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {

@@ -497,15 +497,36 @@ pub enum Op {
         tma: tilec_layout::TmaCopy,
         stage: bool,
     },
-    /// `reduce R across block.z { body }`: register array `registers` (f32)
-    /// summed over the blocks that differ only in grid dimension `dim`, in
-    /// the order of that index (the same bits whichever block arrives
-    /// last); the group's last block to arrive holds the sum and runs
-    /// `body`, the others skip it. At the kernel's top level, one at most.
+    /// `reduce R across block.z { body }` or `across parts(...)`: register
+    /// array `registers` (f32) summed over the blocks of a group (`across`
+    /// says which), in the order of their part index (the same bits
+    /// whichever block arrives last); the group's last block to arrive
+    /// holds the sum and runs `body`, the others skip it.
     ReduceBlocks {
         registers: usize,
-        dim: u8,
+        across: Across,
         body: Vec<Stmt>,
+    },
+}
+
+/// The groups of a `reduce` across blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Across {
+    /// The blocks that differ only in grid dimension `0..3` (split-K's
+    /// slices along `block.z`), each its own part. At the kernel's top
+    /// level, once.
+    Dim(u8),
+    /// `parts(t < groups, p < n, n <= most)`: the block holds part `part`
+    /// of the `count` partial sums of group `group` (stream-K's pieces of
+    /// a tile, a block's in each trip of a loop). `groups` and `most` are
+    /// launch values (extents): the workspace's size, `groups * most`
+    /// partials; the kernel stops where a block's values break the bounds.
+    Parts {
+        group: Int,
+        groups: Int,
+        part: Int,
+        count: Int,
+        most: Int,
     },
 }
 

@@ -395,12 +395,18 @@ impl<'a> Block<'a> {
                 InstKind::TmaLoads { loads, .. } => self.block_loads(loads, inst.span)?,
                 InstKind::ReduceBlocks {
                     registers,
+                    across,
                     group,
                     count,
                     index,
                     body,
-                    ..
-                } => self.reduce_blocks(*registers, [*group, *count, *index], body, inst.span)?,
+                } => self.reduce_blocks(
+                    *registers,
+                    *across,
+                    [*group, *count, *index],
+                    body,
+                    inst.span,
+                )?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
                 InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
                 InstKind::Matrix {
@@ -493,7 +499,7 @@ impl<'a> Block<'a> {
             InstKind::Assert { cond, message, .. } if self.ints[t][*cond] == 0 => Err(self.err(
                 t,
                 span,
-                format!("fails its --checked bound check: {message}"),
+                format!("fails its bound check: {message}"),
             )),
             InstKind::Assert { .. } => Ok(()),
             InstKind::Barrier

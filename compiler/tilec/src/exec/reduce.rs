@@ -1,64 +1,68 @@
-//! `reduce_blocks` on the CPU: the blocks of a group (those that differ
-//! only in the reduction's grid dimension) run one after the other on one
-//! worker, in that dimension's order, each leaving its registers in the
-//! group's partials; the last one adds them up in index order, as the GPU's
-//! last-arriving block does (f32 additions from 0, the same bits), and runs
-//! the body. The other blocks skip it.
+//! `reduce_blocks` on the CPU: the blocks of a group run one after the
+//! other on one worker (across a grid dimension: the group's blocks in that
+//! dimension's order; across parts: every block of the grid, in order),
+//! each leaving its registers in its group's partials; the last one to
+//! arrive adds them up in part order, as the GPU's last-arriving block does
+//! (f32 additions from 0, the same bits), and runs the body. The other
+//! blocks skip it.
 
 use super::{Block, ExecError, Result};
 use crate::check::program::Elem;
-use crate::ir::{Inst, InstKind, IntId, KernelIr};
+use crate::ir::{Groups, Inst, InstKind, IntId, KernelIr};
 use crate::span::Span;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-/// A group's state: the group's number (every block of it must compute
-/// the same), and per index along its dimension, once that block has
-/// arrived, each thread's register values.
+/// The partial sums of a worker's groups: per group number, per part once
+/// its block has arrived, each thread's register values; across a grid
+/// dimension the worker's one group's number (its blocks must agree).
 #[derive(Default)]
 pub(super) struct Group {
     number: Option<i64>,
-    partials: Vec<Option<Vec<Vec<f64>>>>,
+    open: BTreeMap<i64, Vec<Option<Vec<Vec<f64>>>>>,
 }
 
 pub(super) type Partials = RefCell<Group>;
 
-/// An error when the group of the block at `last` is incomplete: run
-/// apart from its group (a sample of the grid), its sum was never made.
+/// An error when a group is left incomplete after the worker's blocks
+/// (`last` the last of them): run apart from some of its blocks (a sample
+/// of the grid), or counting more parts than arrived, its sum was never
+/// made.
 pub(super) fn whole(p: &Partials, last: [u32; 3]) -> Result<()> {
-    match p.borrow().partials.iter().position(Option::is_none) {
-        None => Ok(()),
-        Some(i) => Err(ExecError {
-            message: format!(
-                "block {last:?}'s group reduces across blocks without its block {i}: run every block of a group (a sample of the grid must take whole groups)"
-            ),
-            span: Span { start: 0, end: 0 },
-            label: "the kernel".into(),
-            other: None,
-            help: None,
-        }),
-    }
+    let p = p.borrow();
+    let Some((g, parts)) = p.open.iter().next() else {
+        return Ok(());
+    };
+    let i = parts.iter().position(Option::is_none).unwrap_or(0);
+    Err(ExecError {
+        message: format!(
+            "group {g} reduces across blocks without its part {i} (up to block {last:?}): run every block of a group (a sample of the grid must take whole groups), and count only the parts that arrive"
+        ),
+        span: Span { start: 0, end: 0 },
+        label: "the kernel".into(),
+        other: None,
+        help: None,
+    })
 }
 
-/// The grid dimension a kernel's `reduce_blocks` runs along, if it has one.
-fn reduction_dim(ir: &KernelIr) -> Option<u8> {
-    let mut dim = None;
-    for i in &ir.body {
-        if let InstKind::ReduceBlocks { dim: d, .. } = i.kind {
-            dim = Some(d);
-        }
+/// What a kernel's `reduce_blocks` runs across, if it has one.
+fn reduction(ir: &KernelIr) -> Option<Groups> {
+    match ir.block_reduction()?.kind {
+        InstKind::ReduceBlocks { across, .. } => Some(across),
+        _ => None,
     }
-    dim
 }
 
 /// The blocks (indices into `blocks`) that run together on one worker, in
-/// order: each block alone, or, for a kernel reducing across blocks, the
-/// blocks of each group by their index along the dimension.
+/// order: each block alone; for a kernel reducing across a grid dimension,
+/// the blocks of each group by their index along it; across parts, the
+/// whole grid.
 pub(super) fn groups(blocks: &[(&KernelIr, [u32; 3])]) -> Vec<Vec<usize>> {
-    let Some(dim) = blocks.first().and_then(|(ir, _)| reduction_dim(ir)) else {
-        return (0..blocks.len()).map(|b| vec![b]).collect();
+    let d = match blocks.first().and_then(|(ir, _)| reduction(ir)) {
+        None => return (0..blocks.len()).map(|b| vec![b]).collect(),
+        Some(Groups::Parts { .. }) => return vec![(0..blocks.len()).collect()],
+        Some(Groups::Dim(d)) => d as usize,
     };
-    let d = dim as usize;
     let mut by_group: BTreeMap<[u32; 3], Vec<usize>> = BTreeMap::new();
     for (b, (_, at)) in blocks.iter().enumerate() {
         let mut key = *at;
@@ -78,10 +82,12 @@ impl<'a> Block<'a> {
     pub(super) fn reduce_blocks(
         &mut self,
         r: usize,
+        across: Groups,
         [group, count, index]: [IntId; 3],
         body: &'a [Inst],
         span: Span,
     ) -> Result<()> {
+        let dim_form = matches!(across, Groups::Dim(_));
         if let Some(t) = self.active.iter().position(|a| !a) {
             return Err(self.err(
                 t,
@@ -117,7 +123,7 @@ impl<'a> Block<'a> {
             .collect();
         let sums = {
             let mut state = partials.borrow_mut();
-            if *state.number.get_or_insert(number) != number {
+            if dim_form && *state.number.get_or_insert(number) != number {
                 return Err(self.err(
                     0,
                     span,
@@ -127,13 +133,27 @@ impl<'a> Block<'a> {
                     ),
                 ));
             }
-            let p = &mut state.partials;
             let n = usize::try_from(count).unwrap_or(0);
-            if p.len() < n {
-                p.resize(n, None);
+            let p = state.open.entry(number).or_insert_with(|| vec![None; n]);
+            if p.len() != n {
+                return Err(self.err(
+                    0,
+                    span,
+                    format!(
+                        "counts {count} parts in group {number}, whose other blocks count {}",
+                        p.len()
+                    ),
+                ));
             }
             match p.get_mut(usize::try_from(index).unwrap_or(usize::MAX)) {
-                Some(slot) => *slot = Some(mine),
+                Some(slot @ None) => *slot = Some(mine),
+                Some(Some(_)) => {
+                    return Err(self.err(
+                        0,
+                        span,
+                        format!("is part {index} of group {number}, which another block is too"),
+                    ));
+                }
                 None => {
                     return Err(self.err(
                         0,
@@ -145,6 +165,7 @@ impl<'a> Block<'a> {
             if p.iter().any(Option::is_none) {
                 return Ok(());
             }
+            let p = state.open.remove(&number).expect("just filled");
             let exact = self.launch.exact;
             let len = self.registers[0][r].values.len();
             (0..self.threads)

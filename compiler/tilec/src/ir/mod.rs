@@ -306,16 +306,17 @@ pub enum InstKind {
         then: Vec<Inst>,
         otherwise: Vec<Inst>,
     },
-    /// `reduce` across blocks (split-K): each thread's register array
-    /// `registers` (f32, whole) is added up over the `count` blocks of its
-    /// `group` (the blocks that differ only in one grid dimension, where
-    /// this one is at `index`), in `index` order; the group's last block
-    /// to arrive holds the sums and runs `body`, the others skip it. Every
-    /// thread of every block reaches it (the kernel's top level).
+    /// `reduce` across blocks (split-K, stream-K): each thread's register
+    /// array `registers` (f32, whole) is added up over the `count` blocks
+    /// of its `group` (this one part `index` of them), in `index` order;
+    /// the group's last block to arrive holds the sums and runs `body`,
+    /// the others skip it. Every thread of the block reaches it (the
+    /// kernel's top level across a grid dimension; across parts, in uniform
+    /// loops and branches too, an [`InstKind::Assert`] of its bounds before
+    /// it).
     ReduceBlocks {
         registers: usize,
-        /// The grid dimension the group runs along (`block.z`: 2).
-        dim: u8,
+        across: Groups,
         group: IntId,
         count: IntId,
         index: IntId,
@@ -589,13 +590,35 @@ impl KernelIr {
     }
 }
 
+/// Which blocks a [`InstKind::ReduceBlocks`] adds up, and so how its
+/// workspace is laid out: a group's parts are `stride` partials apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Groups {
+    /// Those that differ only in grid dimension `0..3` (`block.z`: 2): one
+    /// group per place in the other two, as many parts as the dimension's
+    /// extent (the group's count).
+    Dim(u8),
+    /// `groups` groups of at most `most` parts each, launch values the
+    /// runtime sizes the workspace and counters by.
+    Parts { groups: IntId, most: IntId },
+}
+
 impl KernelIr {
-    /// Whether the kernel has a `reduce_blocks` (at its top level, the
+    /// The kernel's `reduce_blocks`, if it has one (one at most, the
     /// verifier's rule): its launch takes a workspace and counters.
+    pub fn block_reduction(&self) -> Option<&Inst> {
+        fn find(insts: &[Inst]) -> Option<&Inst> {
+            insts.iter().find_map(|i| match i.kind {
+                InstKind::ReduceBlocks { .. } => Some(i),
+                _ => i.kind.bodies().into_iter().find_map(find),
+            })
+        }
+        find(&self.body)
+    }
+
+    /// Whether the kernel has a `reduce_blocks`.
     pub fn reduces_across_blocks(&self) -> bool {
-        self.body
-            .iter()
-            .any(|i| matches!(i.kind, InstKind::ReduceBlocks { .. }))
+        self.block_reduction().is_some()
     }
 }
 

@@ -299,16 +299,23 @@ impl KernelIr {
                 }
                 InstKind::ReduceBlocks {
                     registers,
-                    dim,
+                    across,
                     group,
                     count,
                     index,
                     body,
                 } => {
-                    let d = ["x", "y", "z"][*dim as usize % 3];
+                    let across = match across {
+                        Groups::Dim(d) => format!("block.{}", ["x", "y", "z"][*d as usize % 3]),
+                        Groups::Parts { groups, most } => format!(
+                            "parts groups {} most {}",
+                            self.operand(*groups),
+                            self.operand(*most)
+                        ),
+                    };
                     let _ = writeln!(
                         out,
-                        "{pad}reduce_blocks r{registers} across block.{d} group {} count {} index {} {{",
+                        "{pad}reduce_blocks r{registers} across {across} group {} count {} index {} {{",
                         self.operand(*group),
                         self.operand(*count),
                         self.operand(*index)

@@ -110,6 +110,7 @@ impl Inst {
             }
             // Its body is a branch: the last block of each group runs it.
             InstKind::ReduceBlocks {
+                across,
                 group,
                 count,
                 index,
@@ -117,6 +118,9 @@ impl Inst {
                 ..
             } => {
                 out.extend([*group, *count, *index]);
+                if let super::Groups::Parts { groups, most } = across {
+                    out.extend([*groups, *most]);
+                }
                 if reach == Reach::Everywhere {
                     body.iter().for_each(|i| i.ints_named(out, reach));
                 }

@@ -490,9 +490,9 @@ impl Lowerer<'_> {
         match &s.op {
             Op::ReduceBlocks {
                 registers,
-                dim,
+                across,
                 body,
-            } => self.reduce_blocks(*registers, *dim, body, s.span, out)?,
+            } => self.reduce_blocks(*registers, across, body, s.span, out)?,
             Op::Sync => {
                 self.spend(1)?;
                 out.push(Inst::at(s.span, InstKind::Barrier))

@@ -1,20 +1,24 @@
-//! `reduce R across block.z { ... }`: a register tensor summed over the
-//! blocks that differ only in one grid dimension (split-K's partial
-//! accumulators), the body run by the one block of each group that holds
-//! the sum. In: the statement. Out: [`Op::ReduceBlocks`], and the rules
-//! that keep it well defined: every thread of every block reaches it (the
-//! kernel's top level, not in a loop or a branch; beside a pipeline, not
-//! around one), at most one per kernel, on a whole register array of f32.
+//! `reduce R across block.z { ... }` or `across parts(...)`: a register
+//! tensor summed over a group of blocks (split-K's slices, stream-K's
+//! pieces of a tile), the body run by the one block of each group that
+//! holds the sum. In: the statement. Out: [`Op::ReduceBlocks`], and the
+//! rules that keep it well defined: every thread of every block reaches
+//! it (across a grid dimension: the kernel's top level; across parts: a
+//! loop's body too, never a pipeline's), one per kernel, on a whole
+//! register array of f32; a group's parts and count are the kernel's to
+//! get right, and their bounds are launch values the workspace is sized
+//! by.
 
 use super::KernelChecker;
-use crate::check::program::{Base, Elem, Op, Stmt, walk};
+use crate::check::program::{Across, Base, Elem, Op, Stmt, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
-use crate::syntax::ast::{self, Expr};
+use crate::syntax::ast::{self, BinOp, Expr, ExprKind};
 use tilec_layout::Builtin;
 
 const USAGE: &str = "reduce tCrC across block.z { axpby(alpha, tCrC, beta, tCgC); }";
+const PARTS: &str = "reduce tCrC across parts(t < tiles, p < n, n <= most) { ... }: block holds part p of the n partials of group t";
 
 impl KernelChecker {
     pub(super) fn reduce_blocks_stmt(
@@ -60,76 +64,216 @@ impl KernelChecker {
                 None
             }
         };
-        let dim_span = dim.span;
-        let dim = match self.eval(dim) {
-            Ok(Value::Int(i)) => (0..3u8).find(|&d| Builtin::Block(d).int() == i),
-            _ => None,
-        };
-        if dim.is_none() {
-            self.diags.push(
-                Diagnostic::new(
-                    "`reduce` runs across `block.x`, `block.y` or `block.z`",
-                    dim_span,
-                )
-                .with_label("the blocks of a group differ in this index alone")
-                .with_help(USAGE),
-            );
-        }
+        let across = self.across(dim);
         let body = self.scoped_block(body);
         Some(Stmt {
             op: Op::ReduceBlocks {
                 registers: registers?,
-                dim: dim?,
+                across: across?,
                 body,
             },
             span,
         })
     }
 
-    /// Where the kernel's `reduce` statements stand: each at the top level,
-    /// one at most.
-    pub(super) fn check_block_reductions(&mut self, body: &[Stmt]) {
-        let top: Vec<Span> = body
-            .iter()
-            .filter(|s| matches!(s.op, Op::ReduceBlocks { .. }))
-            .map(|s| s.span)
-            .collect();
-        let diags = &mut self.diags;
-        for s in body {
-            for b in s.op.bodies() {
-                walk(b, &mut |inner| {
-                    if let Op::ReduceBlocks { .. } = inner.op {
-                        diags.push(
-                            Diagnostic::new(
-                                "`reduce` across blocks stands at the kernel's top level",
-                                inner.span,
-                            )
-                            .with_label("every thread of every block must reach it")
-                            .with_help("move it out of the loop, branch or reduce around it"),
-                        );
-                    }
-                    // A reduce's body runs on one block of each group, after
-                    // the others have left: a pipeline there would have no
-                    // producer to feed it.
-                    if let (Op::ReduceBlocks { .. }, Op::Pipeline { .. }) = (&s.op, &inner.op) {
-                        diags.push(
-                            Diagnostic::new(
-                                "a pipeline stands at the top of a kernel, not inside a reduce's body",
-                                inner.span,
-                            )
-                            .with_related(s.span, "the reduce")
-                            .with_help("put the pipeline before the reduce, and the epilogue in its body"),
-                        );
-                    }
-                });
+    /// What a `reduce` runs across: `block.x`, `block.y`, `block.z`, or
+    /// `parts(t < groups, p < n, n <= most)`.
+    fn across(&mut self, e: &Expr) -> Option<Across> {
+        if let ExprKind::Call(f, args) = &e.kind
+            && matches!(&f.kind, ExprKind::Name(n) if n == "parts")
+        {
+            return self.parts(e.span, args);
+        }
+        let dim = match self.eval(e) {
+            Ok(Value::Int(i)) => (0..3u8).find(|&d| Builtin::Block(d).int() == i),
+            _ => None,
+        };
+        if dim.is_none() {
+            self.diags.push(
+                Diagnostic::new(
+                    "`reduce` runs across `block.x`, `block.y`, `block.z` or `parts(...)`",
+                    e.span,
+                )
+                .with_label("the blocks of a group differ in this index alone")
+                .with_help(USAGE),
+            );
+        }
+        dim.map(Across::Dim)
+    }
+
+    /// `parts(t < groups, p < n, n <= most)`: three bounds, the second's
+    /// right side the third's left (the count), `groups` and `most` values
+    /// of the launch.
+    fn parts(&mut self, span: Span, args: &[Expr]) -> Option<Across> {
+        fn bound(e: &Expr, op: BinOp) -> Option<(&Expr, &Expr)> {
+            match &e.kind {
+                ExprKind::Binary(o, a, b) if *o == op => Some((a, b)),
+                _ => None,
             }
         }
-        if let [first, second, ..] = top.as_slice() {
+        let (Some((t, groups)), Some((p, n)), Some((n2, most))) = (
+            args.first().and_then(|a| bound(a, BinOp::Lt)),
+            args.get(1).and_then(|a| bound(a, BinOp::Lt)),
+            args.get(2).and_then(|a| bound(a, BinOp::Le)),
+        ) else {
+            self.diags.push(
+                Diagnostic::new(
+                    "`parts` takes three bounds: the group, the part and the count",
+                    span,
+                )
+                .with_help(PARTS),
+            );
+            return None;
+        };
+        if args.len() != 3 {
+            self.diags.push(
+                Diagnostic::new(
+                    "`parts` takes three bounds: the group, the part and the count",
+                    span,
+                )
+                .with_help(PARTS),
+            );
+            return None;
+        }
+        let mut int = |e: &Expr| match self.eval(e) {
+            Ok(v) => match v.to_int() {
+                Some(i) => Some(i),
+                None => {
+                    self.diags.push(
+                        Diagnostic::new("a bound of `parts` is an integer", e.span)
+                            .with_label(format!("this is {}", v.kind()))
+                            .with_help(PARTS),
+                    );
+                    None
+                }
+            },
+            Err(d) => {
+                self.diags.push(d);
+                None
+            }
+        };
+        let (group, groups, part, count, count2, most) =
+            (int(t), int(groups), int(p), int(n), int(n2), int(most));
+        let (group, groups, part, count, count2, most) =
+            (group?, groups?, part?, count?, count2?, most?);
+        if count != count2 {
+            self.diags.push(
+                Diagnostic::new("the count of parts is bounded by the third bound", n2.span)
+                    .with_related(n.span, "the count")
+                    .with_label(format!("this is {count2}, the count {count}"))
+                    .with_help(PARTS),
+            );
+            return None;
+        }
+        // The workspace holds `groups * most` partials: the runtime sizes
+        // it before the launch, from the extents alone.
+        for (bound, e) in [(&groups, args[0].span), (&most, args[2].span)] {
+            let mut names = Vec::new();
+            bound.names(&mut names);
+            if let Some(n) = names.iter().find(|n| !self.extents.contains(n)) {
+                self.diags.push(
+                    Diagnostic::new(
+                        format!("this bound depends on `{n}`, which the launch does not know"),
+                        e,
+                    )
+                    .with_label("the workspace is sized by it before the kernel runs")
+                    .with_help("bound it by extents (M, N, K, sm_count) and constants"),
+                );
+                return None;
+            }
+        }
+        Some(Across::Parts {
+            group,
+            groups,
+            part,
+            count,
+            most,
+        })
+    }
+
+    /// Where the kernel's `reduce` statements stand: one at most; across
+    /// a grid dimension at the top level; across parts in loops and
+    /// branches too, but not in a pipeline's body (its producer takes no
+    /// part) nor a reduce's.
+    pub(super) fn check_block_reductions(&mut self, body: &[Stmt]) {
+        let mut found = Vec::new();
+        reductions(body, None, &mut found);
+        for &(span, across, within) in &found {
+            let why = match (across, within) {
+                (Across::Dim(_), Some((_, what))) => Some(format!(
+                    "`reduce` across a grid dimension stands at the kernel's top level, not in {what}"
+                )),
+                (Across::Parts { .. }, Some((_, what @ ("a pipeline" | "a reduce")))) => {
+                    Some(format!("`reduce` across parts stands outside {what}"))
+                }
+                _ => None,
+            };
+            if let (Some(why), Some((at, _))) = (why, within) {
+                self.diags.push(
+                    Diagnostic::new(why, span)
+                        .with_related(at, "around it")
+                        .with_label("every thread of every block must reach it")
+                        .with_help("move it out; across parts(...) it may stand in a loop"),
+                );
+            }
+        }
+        if let [(first, ..), (second, ..), ..] = found.as_slice() {
             self.diags.push(
                 Diagnostic::new("a kernel has one `reduce` across blocks", *second)
                     .with_related(*first, "the first one")
                     .with_help("put both epilogues in the first one's body"),
             );
+        }
+        let diags = &mut self.diags;
+        for s in body {
+            let Op::ReduceBlocks { body, .. } = &s.op else {
+                continue;
+            };
+            // A reduce's body runs on one block of each group, after the
+            // others have left: a pipeline there would have no producer.
+            walk(body, &mut |inner| {
+                if let Op::Pipeline { .. } = inner.op {
+                    diags.push(
+                        Diagnostic::new(
+                            "a pipeline stands at the top of a kernel, not inside a reduce's body",
+                            inner.span,
+                        )
+                        .with_related(s.span, "the reduce")
+                        .with_help(
+                            "put the pipeline before the reduce, and the epilogue in its body",
+                        ),
+                    );
+                }
+            });
+        }
+    }
+}
+
+/// What a statement stands in: its span and what it is ("a loop").
+type Within = Option<(Span, &'static str)>;
+
+/// The `reduce` statements of `body`, in order: each with what it stands
+/// in (the outermost pipeline or reduce around it, else the innermost
+/// statement, and what that is), if anything.
+fn reductions<'a>(body: &'a [Stmt], within: Within, out: &mut Vec<(Span, &'a Across, Within)>) {
+    for s in body {
+        if let Op::ReduceBlocks { across, .. } = &s.op {
+            out.push((s.span, across, within));
+        }
+        let what = match &s.op {
+            Op::For { .. } => "a loop",
+            Op::If { .. } => "an if",
+            Op::Pipeline { .. } => "a pipeline",
+            Op::ReduceBlocks { .. } => "a reduce",
+            _ => "a statement",
+        };
+        // A pipeline or reduce around it outranks what stands between.
+        let next = match within {
+            Some((_, "a pipeline" | "a reduce")) => within,
+            _ => Some((s.span, what)),
+        };
+        for b in s.op.bodies() {
+            reductions(b, next, out);
         }
     }
 }

@@ -153,6 +153,10 @@ impl KernelChecker {
                 UNIFORM,
                 "a TMA store, which every thread of the block takes part in (a barrier before it and after)",
             ),
+            Op::ReduceBlocks { .. } => (
+                UNIFORM,
+                "a reduce across blocks, which every thread of the block takes part in",
+            ),
             Op::Mma { mma, .. } if mma.atom.threads == 128 => {
                 (128, "a wgmma, which a whole warpgroup issues")
             }

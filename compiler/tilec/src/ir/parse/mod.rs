@@ -14,8 +14,8 @@ mod operands;
 mod pipeline;
 
 use super::{
-    Addr, Buffer, CopyAtom, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
-    Space, op_name,
+    Addr, Buffer, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
+    Param, Space, op_name,
 };
 use crate::arith::Binary;
 use crate::span::Span;
@@ -311,24 +311,39 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    /// `rN across block.D group %a count %b index %c {` (the body follows).
+    /// `rN across block.D group %a count %b index %c {`, or `across parts
+    /// groups %g most %m` (the body follows).
     fn reduce_blocks(&mut self, rest: &str) -> Result<InstKind> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let [r, "across", d, "group", g, "count", c, "index", i, "{"] = words.as_slice() else {
-            return self
-                .fail("expected `reduce_blocks rN across block.D group %a count %b index %c {`");
+        let usage = "expected `reduce_blocks rN across block.D group %a count %b index %c {` or `... across parts groups %g most %m group ...`";
+        let (r, across, tail) = match words.as_slice() {
+            [r, "across", "parts", "groups", g, "most", m, tail @ ..] => {
+                let across = Groups::Parts {
+                    groups: self.operand(g)?,
+                    most: self.operand(m)?,
+                };
+                (r, Some(across), tail)
+            }
+            [r, "across", d, tail @ ..] => {
+                let dim = ["block.x", "block.y", "block.z"]
+                    .iter()
+                    .position(|b| b == d);
+                (r, dim.map(|d| Groups::Dim(d as u8)), tail)
+            }
+            _ => return self.fail(usage),
+        };
+        let ["group", g, "count", c, "index", i, "{"] = tail else {
+            return self.fail(usage);
         };
         let registers = r.strip_prefix('r').and_then(|n| n.parse().ok());
-        let dim = ["block.x", "block.y", "block.z"]
-            .iter()
-            .position(|b| b == d);
-        let (Some(registers), Some(dim)) = (registers, dim) else {
-            return self
-                .fail("expected a register array `rN` and `block.x`, `block.y` or `block.z`");
+        let (Some(registers), Some(across)) = (registers, across) else {
+            return self.fail(
+                "expected a register array `rN` and `block.x`, `block.y`, `block.z` or `parts ...`",
+            );
         };
         Ok(InstKind::ReduceBlocks {
             registers,
-            dim: dim as u8,
+            across,
             group: self.operand(g)?,
             count: self.operand(c)?,
             index: self.operand(i)?,

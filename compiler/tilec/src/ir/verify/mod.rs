@@ -7,8 +7,8 @@
 //! barrier between.
 
 use super::{
-    Addr, Arith, CopyAtom, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
-    one_wgmma_group,
+    Addr, Arith, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef,
+    Space, one_wgmma_group,
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
@@ -89,6 +89,26 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
             "a pipeline's consumers are whole warpgroups, not {} threads",
             ir.block_threads
         ));
+    }
+    // One workspace and set of counters a launch: one reduce across blocks,
+    // on the block's threads alone (not a pipeline's, whose producer has left).
+    let mut reduces = 0;
+    super::for_each_inst(&ir.body, &mut |i| {
+        reduces += usize::from(matches!(i.kind, InstKind::ReduceBlocks { .. }));
+    });
+    if reduces > 1 {
+        return Err("a kernel has at most one reduce across blocks".into());
+    }
+    for i in &ir.body {
+        if let InstKind::Pipeline { body, .. } = &i.kind {
+            let mut inside = false;
+            super::for_each_inst(body, &mut |i| {
+                inside |= matches!(i.kind, InstKind::ReduceBlocks { .. });
+            });
+            if inside {
+                return Err("a reduce across blocks inside a pipeline's body".into());
+            }
+        }
     }
     let mut seen_loops = Vec::new();
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
@@ -195,7 +215,9 @@ fn insts(
     lag: u32,
 ) -> Result<(), String> {
     wgmma_windows(body, lag)?;
-    for inst in body {
+    for (n, inst) in body.iter().enumerate() {
+        // A reduce across parts comes right after the assert of its bounds.
+        let guarded = n > 0 && matches!(body[n - 1].kind, InstKind::Assert { .. });
         match &inst.kind {
             InstKind::Copy { src, dst, atom } => {
                 for a in [src, dst] {
@@ -406,35 +428,50 @@ fn insts(
             InstKind::Assert { cond, .. } => visible(ir, *cond, open)?,
             InstKind::ReduceBlocks {
                 registers,
-                dim,
+                across,
                 group,
                 count,
                 index,
                 body,
             } => {
-                if !open.is_empty() {
-                    return Err("a reduce across blocks inside a loop or an if".into());
-                }
-                if *dim > 2 {
-                    return Err(format!("a reduce across grid dimension {dim}"));
-                }
-                if ir.cluster_dim() == Some(*dim) {
-                    // A grid of whole clusters has pad blocks in the group.
-                    return Err(format!(
-                        "a reduce across grid dimension {dim}, the cluster's"
-                    ));
-                }
-                if ir.ints.get(*index).map(|v| &v.def) != Some(&IntDef::BlockIdx(*dim)) {
-                    return Err("a reduce across blocks whose index is not the block's".into());
+                match across {
+                    Groups::Dim(dim) => {
+                        if !open.is_empty() {
+                            return Err("a reduce across blocks inside a loop or an if".into());
+                        }
+                        if *dim > 2 {
+                            return Err(format!("a reduce across grid dimension {dim}"));
+                        }
+                        if ir.cluster_dim() == Some(*dim) {
+                            // A grid of whole clusters has pad blocks in the group.
+                            return Err(format!(
+                                "a reduce across grid dimension {dim}, the cluster's"
+                            ));
+                        }
+                        if ir.ints.get(*index).map(|v| &v.def) != Some(&IntDef::BlockIdx(*dim)) {
+                            return Err(
+                                "a reduce across blocks whose index is not the block's".into()
+                            );
+                        }
+                    }
+                    Groups::Parts { groups, most } => {
+                        // Launch values: the runtime sizes the workspace by them.
+                        for v in [groups, most] {
+                            visible(ir, *v, &[])?;
+                        }
+                        if !guarded {
+                            return Err("a reduce across parts without the assert of its bounds right before it".into());
+                        }
+                    }
                 }
                 // The block's threads agree on them (the block is one arrival).
                 let granules = super::granules(&ir.ints);
-                if [group, count]
+                if [group, count, index]
                     .iter()
                     .any(|&&v| granules.get(v) != Some(&UNIFORM))
                 {
                     return Err(
-                        "a reduce across blocks whose group or count differs between threads"
+                        "a reduce across blocks whose group, count or index differs between threads"
                             .into(),
                     );
                 }
