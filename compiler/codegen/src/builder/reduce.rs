@@ -73,6 +73,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let off = i64t.const_int(i * threads, false);
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, row, &[off], "")? })
         };
+        // A group of one part (stream-K's whole tiles) holds its sum
+        // already: no store, arrival or read back.
+        let alone =
+            self.b
+                .build_int_compare(IntPredicate::EQ, s, i64t.const_int(1, false), "alone")?;
+        let before = self.b.get_insert_block().expect("positioned");
+        let arrive = self.ctx.append_basic_block(self.func, "reduce.arrive");
+        let arrived = self.ctx.append_basic_block(self.func, "reduce.arrived");
+        self.b.build_conditional_branch(alone, arrived, arrive)?;
+        self.b.position_at_end(arrive);
         let mine = row(self, z)?;
         for i in 0..len {
             let v = self.registers[r][i as usize].unwrap_or(constant(self.ctx, Elem::F32, 0.0));
@@ -104,17 +114,31 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })?;
         let last = self.b.build_int_z_extend(last, i32t, "")?;
         let any = self.block_any(last)?;
-        let holds = self
+        let any = self
             .b
             .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?;
+        let arrive_end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(arrived)?;
+        self.b.position_at_end(arrived);
+        let holds = self.b.build_phi(self.ctx.bool_type(), "holds")?;
+        holds.add_incoming(&[
+            (&self.ctx.bool_type().const_all_ones(), before),
+            (&any, arrive_end),
+        ]);
+        let holds = holds.as_basic_value().into_int_value();
         self.branches(holds, &mut |b, taken| {
             if !taken {
                 return Ok(());
             }
-            let sums = b.sum_partials(len, s, &row, &slot)?;
-            for (i, v) in sums.into_iter().enumerate() {
-                b.registers[r][i] = Some(v);
-            }
+            b.branches(alone, &mut |b, alone| {
+                if !alone {
+                    let sums = b.sum_partials(len, s, &row, &slot)?;
+                    for (i, v) in sums.into_iter().enumerate() {
+                        b.registers[r][i] = Some(v);
+                    }
+                }
+                Ok(())
+            })?;
             b.values_for(body)?;
             b.insts(body)
         })

@@ -165,21 +165,27 @@ impl<'a> Block<'a> {
             if p.iter().any(Option::is_none) {
                 return Ok(());
             }
-            let p = state.open.remove(&number).expect("just filled");
-            let exact = self.launch.exact;
-            let len = self.registers[0][r].values.len();
-            (0..self.threads)
-                .map(|t| {
-                    (0..len)
-                        .map(|i| {
-                            p.iter().flatten().fold(0.0, |acc, z| match exact {
-                                true => acc + z[t][i],
-                                false => super::round(Elem::F32, acc + z[t][i]),
+            let mut p = state.open.remove(&number).expect("just filled");
+            if let [Some(alone)] = p.as_mut_slice() {
+                // A group of one part: its sum as it is (not 0.0 + x,
+                // which is +0.0 for -0.0), as on the GPU.
+                std::mem::take(alone)
+            } else {
+                let exact = self.launch.exact;
+                let len = self.registers[0][r].values.len();
+                (0..self.threads)
+                    .map(|t| {
+                        (0..len)
+                            .map(|i| {
+                                p.iter().flatten().fold(0.0, |acc, z| match exact {
+                                    true => acc + z[t][i],
+                                    false => super::round(Elem::F32, acc + z[t][i]),
+                                })
                             })
-                        })
-                        .collect::<Vec<f64>>()
-                })
-                .collect::<Vec<_>>()
+                            .collect::<Vec<f64>>()
+                    })
+                    .collect::<Vec<_>>()
+            }
         };
         for (t, values) in sums.into_iter().enumerate() {
             let reg = &mut self.registers[t][r];
