@@ -479,18 +479,27 @@ fn stream_k_adds_each_tiles_pieces_across_blocks() {
             "bm=64,bn=128,blocks_per_sm=2",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
-            .current_dir(root())
-            .args(["run", "--cpu", "examples/sgemm_streamk.tile"])
-            .args(["--dims", dims, "--seed", "3", "--set", set])
-            .output()
-            .unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert_eq!(out.status.code(), Some(0), "{dims}: {stdout}{stderr}");
-        assert!(stdout.contains("(ok)"), "{dims}: {stdout}");
+        for file in [
+            "examples/sgemm_streamk.tile",
+            "examples/sgemm_tn_streamk.tile",
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+                .current_dir(root())
+                .args(["run", "--cpu", file])
+                .args(["--dims", dims, "--seed", "3", "--set", set])
+                .output()
+                .unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{file} {dims}: {stdout}{stderr}"
+            );
+            assert!(stdout.contains("(ok)"), "{file} {dims}: {stdout}");
+        }
     }
 }
 

@@ -76,8 +76,10 @@ impl KernelChecker {
 
     /// The tensor parameters a launch may read through a copy: those the
     /// kernel only reads, some of whose views leave out a block index the
-    /// grid spans, so that several blocks read their elements (a GEMM's A
-    /// and B; not `add`'s operands, which a copy would read once more).
+    /// grid spans, or follow the counter of a loop whose bounds depend on
+    /// one, so that several blocks read their elements (a GEMM's A and B;
+    /// a stream-K GEMM's, whose blocks walk overlapping runs of tiles; not
+    /// `add`'s operands, which a copy would read once more).
     /// Not one the kernel asks `inside()` of (inside the tensor is not
     /// inside the copy's padded rows), nor one whose strides it computes
     /// with outside an index (`launch grid(cosize(A) / 256)`: a copy would
@@ -89,6 +91,25 @@ impl KernelChecker {
             .filter(|(_, g)| !g.is_const(1))
             .map(|(b, _)| b)
             .collect();
+        // Counters of loops whose bounds depend on a spanned block index
+        // (directly, or through such a counter): a block's run of tiles.
+        let mut walking: Vec<String> = Vec::new();
+        crate::check::program::walk(body, &mut |s| {
+            if let Op::For {
+                var, start, end, ..
+            } = &s.op
+            {
+                let mut names = Vec::new();
+                start.names(&mut names);
+                end.names(&mut names);
+                if names
+                    .iter()
+                    .any(|n| spanned.contains(&n.as_str()) || walking.contains(n))
+                {
+                    walking.push(var.clone());
+                }
+            }
+        });
         let (mut written, mut shared) = (Vec::new(), Vec::new());
         // Names used outside a view's index, and tensors asked `inside()` of.
         let (mut outside, mut inside) = (Vec::new(), Vec::new());
@@ -116,7 +137,9 @@ impl KernelChecker {
                     {
                         x.names(&mut names);
                     }
-                    if spanned.iter().any(|b| !names.iter().any(|n| n == b)) {
+                    if spanned.iter().any(|b| !names.iter().any(|n| n == b))
+                        || names.iter().any(|n| walking.contains(n))
+                    {
                         shared.push(p);
                     }
                 }
