@@ -362,6 +362,29 @@ fn strides_used_outside_an_index_keep_their_tensor_in_place() {
     assert!(kept_of(&k).iter().any(|n| n == "sgemm_tn_guarded"));
 }
 
+/// A stream-K GEMM's blocks walk overlapping runs of tiles (a loop whose
+/// bounds depend on `block.x`): its operands may be read through aligned
+/// copies although every view of them names `block.x`. Its tiles come
+/// from the loop's counter, so its full entry needs whole tiles of M and N
+/// as launch conditions; where those are all a `_k_residue` entry would
+/// add (K's are aligned copies' to make hold), it is not made.
+#[test]
+fn a_stream_k_gemm_reads_copies_and_makes_no_k_residue_entry() {
+    let k = kernel("sgemm_tn_streamk");
+    assert_eq!(
+        copied_symbols(&k),
+        ["A.stride.0", "A.padded.1", "B.stride.0", "B.padded.1"]
+    );
+    assert_eq!(
+        kept_of(&k),
+        ["sgemm_tn_streamk", "sgemm_tn_streamk_guarded"]
+    );
+    assert_eq!(
+        copied_symbols(&kernel("sgemm_streamk")),
+        ["A.stride.1", "A.padded.0", "B.stride.1", "B.padded.0"]
+    );
+}
+
 /// A tensor the kernel asks `inside()` of keeps its strides: inside the
 /// tensor is not inside a copy's padded rows. Here A's tile is loaded
 /// through `select(inside(..), .., 0.0)`; B is still copied.

@@ -85,7 +85,9 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// optional variant is kept only where it can run: where every variant
 /// before it needs a condition that its own do not imply (otherwise,
 /// whenever it could run, one of those runs first: softmax's unaligned
-/// entry needed `N % 8192 == 0`, its full one that and `N % 4 == 0`).
+/// entry needed `N % 8192 == 0`, its full one that and `N % 4 == 0`),
+/// and not where every condition of the full entry it lacks is one aligned
+/// copies make hold (the full entry then runs there, on copies).
 pub fn lower_variants(
     k: &Kernel,
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
@@ -131,6 +133,7 @@ pub fn lower_variants_each(
     let guarded = lower(Variant::Guarded)?;
     ready(&guarded);
     let on_copies = full.conditions.iter().all(|c| k.stageable(&c.fact));
+    let full_conditions = full.conditions.clone();
     let mut out = vec![full];
     let mut keep = |l: Lowered, out: &mut Vec<Lowered>| {
         ready(&l);
@@ -158,10 +161,23 @@ pub fn lower_variants_each(
     // of cuBLAS, `_k_residue` 0.87): not lowered at all there (3% of the
     // TMA GEMMs' build).
     let open = |before: &[Lowered]| !on_copies && before.iter().all(|b| !b.conditions.is_empty());
+    // Nor one whose extents leave the full entry nothing but conditions
+    // that aligned copies make hold: there the full entry runs on copies
+    // (a stream-K GEMM's `_k_residue`, whose tiles come from a loop
+    // counter and so need whole tiles of M and N in both).
+    let covered = |v: &Lowered| {
+        full_conditions.iter().all(|c| {
+            k.stageable(&c.fact)
+                || v.conditions
+                    .iter()
+                    .any(|u| k.as_declared(&u.fact).implies(&k.as_declared(&c.fact)))
+        })
+    };
     if !wide
         && open(&out)
         && let Ok(r) = lower(Variant::KResidue)
         && earns(&r, &out)
+        && !covered(&r)
     {
         keep(r, &mut out);
     }
@@ -171,6 +187,7 @@ pub fn lower_variants_each(
     if open(&out)
         && let Ok(u) = lower(Variant::Unaligned)
         && earns(&u, &out)
+        && !covered(&u)
     {
         keep(u, &mut out);
     }
