@@ -113,7 +113,9 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         }
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
-        InstKind::Assert { .. } => Some(("--checked", 70)),
+        InstKind::Assert { .. } => {
+            Some(("a bound check (--checked, or a reduce across parts)", 70))
+        }
         _ => None,
     }
 }

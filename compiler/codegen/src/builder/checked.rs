@@ -7,13 +7,14 @@ use inkwell::AddressSpace;
 use tilec::ir::IntDef;
 
 impl KernelBuilder<'_, '_> {
-    /// A `--checked` bound check: when `cond` is 0, the thread traps,
+    /// A bound check (`--checked`'s, or a reduce across parts'; `by` says
+    /// which in the report): when `cond` is 0, the thread traps,
     /// which fails the launch. The first thread of the launch to fail
     /// prints `what` with its block and thread (CUDA's `printf`, which the
     /// driver flushes when the launch fails) and then sets a flag; the
     /// others wait for the flag before they trap, since a trap ends every
     /// thread of the launch, a printing one too.
-    pub(super) fn assert(&mut self, cond: usize, what: &str) -> Result<()> {
+    pub(super) fn assert(&mut self, cond: usize, what: &str, by: &str) -> Result<()> {
         let ok = self.positive(cond)?;
         let (fail, fine) = (
             self.ctx.append_basic_block(self.func, "check_failed"),
@@ -31,7 +32,7 @@ impl KernelBuilder<'_, '_> {
             Some(p) => *p,
             None => {
                 // Named after the entry: the variants' modules share one PTX file.
-                let text = format!("{what} by block (%d,%d,%d) thread %d (tilec --checked)\n");
+                let text = format!("{what} by block (%d,%d,%d) thread %d ({by})\n");
                 let name = format!("{}_check{}", self.ir.name, self.messages.len());
                 let p = self
                     .b

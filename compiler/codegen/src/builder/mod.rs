@@ -593,7 +593,15 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     message,
                     file,
                     line,
-                } => self.assert(*cond, &format!("{file}:{line}: {message}"))?,
+                } => match line {
+                    // Not a `--checked` build's: a reduce across parts' bounds.
+                    0 => self.assert(*cond, &format!("{file}: {message}"), "tilec")?,
+                    _ => self.assert(
+                        *cond,
+                        &format!("{file}:{line}: {message}"),
+                        "tilec --checked",
+                    )?,
+                },
                 InstKind::Loop {
                     id,
                     start,
