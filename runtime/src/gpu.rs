@@ -503,9 +503,15 @@ impl Gpu {
         for m in &maps {
             b.arg(m);
         }
+        // Across parts, the bounds the workspace was sized by: the kernel
+        // checks its group, part and count against these, not its own.
+        let parts = plan.reduce_parts.map(|p| p.map(|n| n as i64));
         if let Some((_, r)) = &k.block_reduce {
             b.arg(&r.workspace);
             b.arg(&r.counters);
+            for n in parts.iter().flatten() {
+                b.arg(n);
+            }
         }
         // Safety: the plan checked every argument's size and every access's bounds.
         unsafe { b.launch(cfg) }?;

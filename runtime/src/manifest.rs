@@ -152,18 +152,25 @@ pub struct Manifest {
     pub seal: String,
 }
 
-/// What a `reduce` across blocks needs at launch: per partial (one per
-/// block across grid dimension `dim`; across parts, `groups * most`), a
-/// thread's `values` f32 for each of its reducing threads (a pipeline's
-/// producer warpgroup holds none) in the workspace; per group, a u32
-/// counter, zero before the first launch (each launch leaves it at zero).
+/// What a `reduce` across blocks needs at launch: per partial, a thread's
+/// `values` f32 for each of its reducing threads (a pipeline's producer
+/// warpgroup holds none) in the workspace; per group, a u32 counter, zero
+/// before the first launch (each launch leaves it at zero).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockReduce {
-    pub dim: u8,
+    pub groups: ReduceGroups,
     pub values: i64,
-    /// Across parts: `[groups, most]`, in the extents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parts: Option<[Int; 2]>,
+}
+
+/// How a `reduce` across blocks' partials and groups are counted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ReduceGroups {
+    /// The blocks that differ only in grid dimension `0..3`: a partial per
+    /// block, a group per place in the other two dimensions.
+    Dim(u8),
+    /// `[groups, most]` in the extents: `groups * most` partials, `groups`
+    /// groups; the kernel takes both values after the counters.
+    Parts([Int; 2]),
 }
 
 /// A `tune` parameter: the value of this build, and its candidates (what
@@ -320,6 +327,15 @@ impl Manifest {
         }
         for x in self.grid.iter().chain(&self.block) {
             known(x, &[], "the launch")?;
+        }
+        if let Some(BlockReduce {
+            groups: ReduceGroups::Parts(bounds),
+            ..
+        }) = &self.block_reduce
+        {
+            for x in bounds {
+                known(x, &[], "a reduce across parts' bound")?;
+            }
         }
         if !(0..=232_448).contains(&self.dynamic_shared_bytes)
             || !(0..=232_448).contains(&self.shared_bytes)

@@ -288,12 +288,13 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 return None;
             };
             Some(m::BlockReduce {
-                dim: match across {
-                    tilec::ir::Groups::Dim(d) => d,
-                    tilec::ir::Groups::Parts { .. } => 0,
+                groups: match across {
+                    tilec::ir::Groups::Dim(d) => m::ReduceGroups::Dim(d),
+                    tilec::ir::Groups::Parts { .. } => {
+                        m::ReduceGroups::Parts(reduce_parts(&k.body)?)
+                    }
                 },
                 values: l.ir.registers[registers].len,
-                parts: reduce_parts(&k.body),
             })
         }),
         checked: false,

@@ -113,9 +113,12 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         }
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
-        InstKind::Assert { .. } => {
-            Some(("a bound check (--checked, or a reduce across parts)", 70))
-        }
+        InstKind::Assert { .. } => Some(("--checked", 70)),
+        // Its bound check reports as an assert does.
+        InstKind::ReduceBlocks {
+            across: tilec::ir::Groups::Parts { .. },
+            ..
+        } => Some(("a reduce across parts", 70)),
         _ => None,
     }
 }
@@ -148,7 +151,8 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
     // the pipeline's, not as loads that sm_90 would have.
     let arch = target_arch(ir, arch)?;
     let mut missing = None;
-    for_each_atom(&ir.body, &mut |i| {
+    // for_each_inst: a reduce across parts (which has a body) needs sm_70 too.
+    tilec::ir::for_each_inst(&ir.body, &mut |i| {
         if let Some((feature, needs)) = needs(&i.kind)
             && number < needs
             && missing.is_none()

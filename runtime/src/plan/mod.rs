@@ -6,7 +6,7 @@
 mod blocks;
 
 use crate::RuntimeError;
-use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind};
+use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind, ReduceGroups};
 pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
@@ -126,17 +126,19 @@ impl LaunchPlan {
     pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
         let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
-        let (partials, groups) = match self.reduce_parts {
-            Some([groups, most]) => (
+        let (partials, groups) = match (&r.groups, self.reduce_parts) {
+            (ReduceGroups::Parts(_), Some([groups, most])) => (
                 usize::try_from(groups)
                     .ok()
                     .and_then(|g| g.checked_mul(usize::try_from(most).ok()?)),
                 usize::try_from(groups).unwrap_or(usize::MAX),
             ),
-            None => {
-                let along = self.grid.get(r.dim as usize).map_or(1, |&g| g as usize);
+            (ReduceGroups::Dim(d), _) => {
+                let along = self.grid.get(*d as usize).map_or(1, |&g| g as usize);
                 (Some(blocks), blocks / along.max(1))
             }
+            // Planned without its bounds: no workspace can be right.
+            (ReduceGroups::Parts(_), None) => (None, usize::MAX),
         };
         // Past usize the workspace cannot exist: usize::MAX, which no
         // allocation or memory check accepts, rather than a wrapped size.
@@ -492,9 +494,9 @@ fn planned(
             m.producer_threads
         ))
     })?;
-    let reduce_parts = match m.block_reduce.as_ref().and_then(|r| r.parts.as_ref()) {
-        None => None,
-        Some(bounds) => {
+    let reduce_parts = match m.block_reduce.as_ref().map(|r| &r.groups) {
+        None | Some(ReduceGroups::Dim(_)) => None,
+        Some(ReduceGroups::Parts(bounds)) => {
             let mut out = [0u64; 2];
             for (o, x) in out.iter_mut().zip(bounds) {
                 let n = x.eval(&env).ok_or_else(|| {
@@ -502,11 +504,15 @@ fn planned(
                         "the bound {x} of a reduce across parts does not fit 64 bits for {dims}"
                     ))
                 })?;
-                *o = u64::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
-                    RuntimeError::Condition(format!(
-                        "the bound {x} of a reduce across parts is {n} for {dims}: at least 1"
-                    ))
-                })?;
+                // At most 2^32 - 1: the kernel's arrival counters are u32.
+                *o = u64::try_from(n)
+                    .ok()
+                    .filter(|&n| (1..=u32::MAX as u64).contains(&n))
+                    .ok_or_else(|| {
+                        RuntimeError::Condition(format!(
+                            "the bound {x} of a reduce across parts is {n} for {dims}: 1 to 2^32 - 1"
+                        ))
+                    })?;
             }
             Some(out)
         }

@@ -767,9 +767,13 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
                 want.extend([".u32"; 3]);
             }
             want.extend(v.tensor_maps.iter().map(|_| ".align 64 .b8"));
-            // A reduce across blocks' workspace and counters, last.
-            if m.block_reduce.is_some() {
+            // A reduce across blocks' workspace and counters, last; across
+            // parts, then its groups and most.
+            if let Some(r) = &m.block_reduce {
                 want.extend([".u64"; 2]);
+                if let tilec_runtime::manifest::ReduceGroups::Parts(_) = r.groups {
+                    want.extend([".u64"; 2]);
+                }
             }
             let entry = part(&ptx, &format!(".entry {}(", v.entry));
             let head = &entry[..entry.find(')').unwrap()];

@@ -128,7 +128,10 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     }
     let m = built_manifest("tests/run/split_k.tile", "split_k");
     let r = m.block_reduce.as_ref().expect("a block reduction");
-    assert_eq!((r.dim, r.values), (2, 4));
+    assert_eq!(
+        (&r.groups, r.values),
+        (&tilec_runtime::manifest::ReduceGroups::Dim(2), 4)
+    );
     // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
     let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
     assert_eq!(

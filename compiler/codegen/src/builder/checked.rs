@@ -7,15 +7,24 @@ use inkwell::AddressSpace;
 use tilec::ir::IntDef;
 
 impl KernelBuilder<'_, '_> {
-    /// A bound check (`--checked`'s, or a reduce across parts'; `by` says
-    /// which in the report): when `cond` is 0, the thread traps,
+    /// A `--checked` bound check: when `cond` is 0, the thread traps,
     /// which fails the launch. The first thread of the launch to fail
     /// prints `what` with its block and thread (CUDA's `printf`, which the
     /// driver flushes when the launch fails) and then sets a flag; the
     /// others wait for the flag before they trap, since a trap ends every
     /// thread of the launch, a printing one too.
-    pub(super) fn assert(&mut self, cond: usize, what: &str, by: &str) -> Result<()> {
+    pub(super) fn assert(&mut self, cond: usize, what: &str) -> Result<()> {
         let ok = self.positive(cond)?;
+        self.holds(ok, what, "tilec --checked")
+    }
+
+    /// [`Self::assert`] of an i1 the builder computed.
+    pub(super) fn holds(
+        &mut self,
+        ok: inkwell::values::IntValue<'_>,
+        what: &str,
+        by: &str,
+    ) -> Result<()> {
         let (fail, fine) = (
             self.ctx.append_basic_block(self.func, "check_failed"),
             self.ctx.append_basic_block(self.func, "checked"),

@@ -118,9 +118,18 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .iter()
                 .map(|_| BasicMetadataTypeEnum::from(ctx.ptr_type(AddressSpace::default()))),
         );
-        // A reduce across blocks: its workspace and arrival counters, last.
-        if ir.reduces_across_blocks() {
+        // A reduce across blocks: its workspace and arrival counters, last;
+        // across parts, then the runtime's `groups` and `most` (what it
+        // sized them by, which the kernel checks its parts against).
+        if let Some(r) = ir.block_reduction() {
             types.extend([BasicMetadataTypeEnum::from(global_ptr); 2]);
+            if let InstKind::ReduceBlocks {
+                across: tilec::ir::Groups::Parts { .. },
+                ..
+            } = r.kind
+            {
+                types.extend([BasicMetadataTypeEnum::from(ctx.i64_type()); 2]);
+            }
         }
         let func = module.add_function(&ir.name, ctx.void_type().fn_type(&types, false), None);
         func.set_call_conventions(PTX_KERNEL_CC);
@@ -499,14 +508,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     count,
                     index,
                     body,
-                } => {
-                    // A group's parts lie `stride` partials apart.
-                    let stride = match across {
-                        tilec::ir::Groups::Dim(_) => *count,
-                        tilec::ir::Groups::Parts { most, .. } => *most,
-                    };
-                    self.reduce_blocks(*registers, [*group, *count, *index, stride], body)?
-                }
+                } => self.reduce_blocks(
+                    *registers,
+                    matches!(across, tilec::ir::Groups::Parts { .. }),
+                    [*group, *count, *index],
+                    body,
+                )?,
                 InstKind::Copy {
                     atom: CopyAtom::Scalar(elem),
                     src,
@@ -593,15 +600,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     message,
                     file,
                     line,
-                } => match line {
-                    // Not a `--checked` build's: a reduce across parts' bounds.
-                    0 => self.assert(*cond, &format!("{file}: {message}"), "tilec")?,
-                    _ => self.assert(
-                        *cond,
-                        &format!("{file}:{line}: {message}"),
-                        "tilec --checked",
-                    )?,
-                },
+                } => self.assert(*cond, &format!("{file}:{line}: {message}"))?,
                 InstKind::Loop {
                     id,
                     start,

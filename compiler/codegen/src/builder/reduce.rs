@@ -1,5 +1,6 @@
 //! `reduce_blocks` (split-K, stream-K): in: the IR's register array,
-//! group, count, index and the parts' stride; out: each thread's partials stored to the workspace, the
+//! group, count and index (across parts, checked against the launch's
+//! bounds); out: each thread's partials stored to the workspace, the
 //! group's arrivals counted, and in the last block to arrive (the only one
 //! that can see every partial) their sum in index order, then the body.
 //! Nothing waits for another block, so the grid's scheduling cannot
@@ -19,23 +20,41 @@ use tilec::check::program::Elem;
 use tilec::ir::{Inst, IntDef};
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
-    /// The workspace (f32, a thread's values per block) and the arrival
-    /// counters (u32, one per group): the kernel's last two parameters.
-    fn reduction_params(&self) -> (PointerValue<'ctx>, PointerValue<'ctx>) {
+    /// The workspace (f32, a thread's values per partial) and the arrival
+    /// counters (u32, one per group), then across parts the runtime's
+    /// `groups` and `most`: the kernel's last parameters.
+    fn reduction_params(
+        &self,
+        parts: bool,
+    ) -> (
+        PointerValue<'ctx>,
+        PointerValue<'ctx>,
+        Option<[IntValue<'ctx>; 2]>,
+    ) {
         let n = self.func.count_params();
-        let p = |i: u32| {
-            self.func
-                .get_nth_param(i)
-                .expect("declared")
-                .into_pointer_value()
-        };
-        (p(n - 2), p(n - 1))
+        let p = |i: u32| self.func.get_nth_param(i).expect("declared");
+        match parts {
+            false => (
+                p(n - 2).into_pointer_value(),
+                p(n - 1).into_pointer_value(),
+                None,
+            ),
+            true => (
+                p(n - 4).into_pointer_value(),
+                p(n - 3).into_pointer_value(),
+                Some([p(n - 2).into_int_value(), p(n - 1).into_int_value()]),
+            ),
+        }
     }
 
+    /// `parts`: across parts, whose group, part and count the kernel
+    /// computes (the IR's `groups` and `most` unused here: the runtime's,
+    /// which sized the workspace, are the ones that keep it in bounds).
     pub(super) fn reduce_blocks(
         &mut self,
         r: usize,
-        [group, count, index, stride]: [usize; 4],
+        parts: bool,
+        [group, count, index]: [usize; 3],
         body: &[Inst],
     ) -> Result<()> {
         let (i64t, i32t, f32t) = (
@@ -43,14 +62,32 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             self.ctx.i32_type(),
             self.ctx.f32_type(),
         );
-        let (ws, counters) = self.reduction_params();
+        let (ws, counters, bounds) = self.reduction_params(parts);
         let tid = self.int_value(&IntDef::ThreadIdx)?;
-        let (g, s, z, stride) = (
-            self.ints[&group],
-            self.ints[&count],
-            self.ints[&index],
-            self.ints[&stride],
-        );
+        let (g, s, z) = (self.ints[&group], self.ints[&count], self.ints[&index]);
+        // Across a grid dimension a group's parts are its count apart;
+        // across parts, `most` apart, once group < groups, part < count
+        // and 1 <= count <= most hold (unsigned compares, no wrapping
+        // arithmetic), else the kernel stops here.
+        let stride = match bounds {
+            None => s,
+            Some([groups, most]) => {
+                let one = i64t.const_int(1, false);
+                let last = self.b.build_int_sub(s, one, "")?;
+                let tests = [(g, groups), (z, s), (last, most)]
+                    .into_iter()
+                    .map(|(v, n)| self.b.build_int_compare(IntPredicate::ULT, v, n, ""))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let ok = self.b.build_and(tests[0], tests[1], "")?;
+                let ok = self.b.build_and(ok, tests[2], "")?;
+                let what = format!(
+                    "{}: a reduce across parts(t < groups, p < n, n <= most) whose group, part or count breaks the launch's bounds",
+                    self.ir.name
+                );
+                self.holds(ok, &what, "tilec")?;
+                most
+            }
+        };
         let len = self.ir.registers[r].len as u64;
         let threads = self.ir.block_threads.max(1) as u64;
         // Value i of this thread in part zz's partial is workspace element
@@ -66,7 +103,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let at = b.b.build_int_add(at, tid, "")?;
             // Safety (of the address): the runtime sizes the workspace for
             // every block of the grid, or for `groups * most` partials
-            // (across parts, whose bounds an assert has checked).
+            // (across parts, whose bounds are checked above).
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
         let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {

@@ -20,6 +20,9 @@ use std::collections::BTreeMap;
 pub(super) struct Group {
     number: Option<i64>,
     open: BTreeMap<i64, Vec<Option<Vec<Vec<f64>>>>>,
+    /// The groups already summed: on the GPU a second round of one in a
+    /// launch would overwrite partials the first is still counting.
+    done: std::collections::BTreeSet<i64>,
 }
 
 pub(super) type Partials = RefCell<Group>;
@@ -109,6 +112,23 @@ impl<'a> Block<'a> {
             self.ints[0][count],
             self.ints[0][index],
         );
+        // The GPU's check, against the launch's bounds (the runtime
+        // evaluates them as this executor does).
+        if let Groups::Parts { groups, most } = across {
+            let (groups, most) = (self.ints[0][groups], self.ints[0][most]);
+            if !(0..groups).contains(&number)
+                || !(0..count).contains(&index)
+                || !(1..=most).contains(&count)
+            {
+                return Err(self.err(
+                    0,
+                    span,
+                    format!(
+                        "is part {index} of {count} of group {number}, outside the launch's bounds (groups {groups}, most {most}): parts(t < groups, p < n, n <= most) must hold"
+                    ),
+                ));
+            }
+        }
         for t in 0..self.threads {
             if let Some(i) = self.registers[t][r].written.iter().position(|w| !w) {
                 return Err(self.err(
@@ -131,6 +151,13 @@ impl<'a> Block<'a> {
                         "is in group {number}, but its group's other blocks are in {:?}",
                         state.number
                     ),
+                ));
+            }
+            if state.done.contains(&number) {
+                return Err(self.err(
+                    0,
+                    span,
+                    format!("reduces group {number} again, after its sum was made in this launch"),
                 ));
             }
             let n = usize::try_from(count).unwrap_or(0);
@@ -166,6 +193,9 @@ impl<'a> Block<'a> {
                 return Ok(());
             }
             let mut p = state.open.remove(&number).expect("just filled");
+            if !dim_form {
+                state.done.insert(number);
+            }
             if let [Some(alone)] = p.as_mut_slice() {
                 // A group of one part: its sum as it is (not 0.0 + x,
                 // which is +0.0 for -0.0), as on the GPU.

@@ -2,16 +2,16 @@
 //! statement -> an `InstKind::ReduceBlocks` naming the group, its count and
 //! the block's index in it (across a grid dimension: the block's place in
 //! the other two, the dimension's extent, its index along it; across
-//! parts: the kernel's values, after an `Assert` of their bounds, which
-//! keeps the workspace's addresses inside it); and the check that a body
-//! across a grid dimension does not depend on the block's index along it.
+//! parts: the kernel's values, which codegen and the executor check
+//! against the launch's bounds); and the check that its body does the
+//! same whichever block of the group runs it.
 
 use super::{Lowerer, Problem};
 use crate::check::program::{Across, Stmt};
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Groups, Inst, InstKind, IntDef, KernelIr};
+use crate::ir::Inst;
+use crate::ir::{Groups, InstKind, IntDef, IntId, KernelIr};
 use crate::span::Span;
-use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Int};
 
 impl Lowerer<'_> {
@@ -65,28 +65,6 @@ impl Lowerer<'_> {
                 };
                 let (group, groups, index, count, most) =
                     (id(group)?, id(groups)?, id(part)?, id(count)?, id(most)?);
-                // group < groups, part < count, 1 <= count <= most: the
-                // block's partial and the counter it counts on lie inside
-                // the workspace the runtime sized by groups and most.
-                let one = self.def(IntDef::Const(1));
-                let last = self.def(IntDef::Bin(IntOp::Sub, count, one));
-                let tests = [(group, groups), (index, count), (last, most)]
-                    .map(|(v, n)| self.def(IntDef::Below(v, n)));
-                let both = self.def(IntDef::Bin(IntOp::Min, tests[0], tests[1]));
-                let cond = self.def(IntDef::Bin(IntOp::Min, both, tests[2]));
-                let (file, line) = match self.checks {
-                    Some(lines) => (lines.file.clone(), lines.line(span)),
-                    None => (self.k.name.clone(), 0),
-                };
-                out.push(Inst::at(
-                    span,
-                    InstKind::Assert {
-                        cond,
-                        message: "a reduce across parts(t < groups, p < n, n <= most) whose group, part or count breaks its bound (the workspace holds groups * most partials)".into(),
-                        file,
-                        line,
-                    },
-                ));
                 (Groups::Parts { groups, most }, group, count, index)
             }
         };
@@ -108,33 +86,67 @@ impl Lowerer<'_> {
 
 /// A reduce across blocks' body runs on the group's last block to arrive,
 /// which differs from run to run: what it does may not depend on that
-/// block's index along the reduction's dimension.
+/// block. Across a grid dimension: not on the block's index along it;
+/// across parts: on nothing but the group (the kernel's value) and what
+/// every block has alike (extents, the thread, constants, the body's own
+/// loops), so on no block index and no counter of a loop around it.
 pub(super) fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic> {
-    for inst in &ir.body {
-        let InstKind::ReduceBlocks {
-            across: Groups::Dim(dim),
-            body,
-            ..
-        } = &inst.kind
-        else {
-            continue;
-        };
-        let mut used = Vec::new();
-        body.iter().for_each(|i| i.ints_used(&mut used));
-        let along = IntDef::BlockIdx(*dim);
-        if ir
-            .with_operands(used)
-            .iter()
-            .any(|&v| ir.ints[v].def == along)
-        {
-            let d = ["x", "y", "z"][*dim as usize % 3];
-            return Err(Diagnostic::new(
+    let Some(inst) = ir.block_reduction() else {
+        return Ok(());
+    };
+    let InstKind::ReduceBlocks {
+        across,
+        group,
+        body,
+        ..
+    } = &inst.kind
+    else {
+        return Ok(());
+    };
+    let mut used = Vec::new();
+    body.iter().for_each(|i| i.ints_used(&mut used));
+    let (why, help) = match *across {
+        Groups::Dim(dim) => {
+            let along = IntDef::BlockIdx(dim);
+            if !ir
+                .with_operands(used)
+                .iter()
+                .any(|&v| ir.ints[v].def == along)
+            {
+                return Ok(());
+            }
+            let d = ["x", "y", "z"][dim as usize % 3];
+            (
                 format!("the body of a reduce across block.{d} depends on block.{d}"),
-                inst.span,
+                "index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)",
             )
-            .with_label("the group's last block to arrive runs it: a different one each run")
-            .with_help("index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)"));
         }
-    }
-    Ok(())
+        Groups::Parts { .. } => {
+            let mut own = Vec::new();
+            crate::ir::for_each_inst(body, &mut |i| {
+                if let InstKind::Loop { id, .. } = i.kind {
+                    own.push(id);
+                }
+            });
+            let differs = |v: &IntId| match ir.ints[*v].def {
+                IntDef::BlockIdx(_) => true,
+                IntDef::LoopVar(l) => !own.contains(&l),
+                _ => false,
+            };
+            if !ir
+                .operands_beyond(used, |v| v == *group)
+                .iter()
+                .any(differs)
+            {
+                return Ok(());
+            }
+            (
+                "the body of a reduce across parts depends on the block that runs it".to_string(),
+                "compute what the body reads and writes from the group (the first bound of parts) and extents alone",
+            )
+        }
+    };
+    Err(Diagnostic::new(why, inst.span)
+        .with_label("the group's last block to arrive runs it: a different one each run")
+        .with_help(help))
 }

@@ -66,14 +66,16 @@ impl KernelChecker {
         };
         let across = self.across(dim);
         let body = self.scoped_block(body);
-        Some(Stmt {
-            op: Op::ReduceBlocks {
-                registers: registers?,
-                across: across?,
-                body,
-            },
-            span,
-        })
+        let op = Op::ReduceBlocks {
+            registers: registers?,
+            across: across?,
+            body,
+        };
+        if let Err(d) = self.check_agreement(&op, span) {
+            self.diags.push(d);
+            return None;
+        }
+        Some(Stmt { op, span })
     }
 
     /// What a `reduce` runs across: `block.x`, `block.y`, `block.z`, or
@@ -111,7 +113,8 @@ impl KernelChecker {
                 _ => None,
             }
         }
-        let (Some((t, groups)), Some((p, n)), Some((n2, most))) = (
+        let (3, Some((t, groups)), Some((p, n)), Some((n2, most))) = (
+            args.len(),
             args.first().and_then(|a| bound(a, BinOp::Lt)),
             args.get(1).and_then(|a| bound(a, BinOp::Lt)),
             args.get(2).and_then(|a| bound(a, BinOp::Le)),
@@ -125,16 +128,6 @@ impl KernelChecker {
             );
             return None;
         };
-        if args.len() != 3 {
-            self.diags.push(
-                Diagnostic::new(
-                    "`parts` takes three bounds: the group, the part and the count",
-                    span,
-                )
-                .with_help(PARTS),
-            );
-            return None;
-        }
         let mut int = |e: &Expr| match self.eval(e) {
             Ok(v) => match v.to_int() {
                 Some(i) => Some(i),
@@ -200,11 +193,12 @@ impl KernelChecker {
         reductions(body, None, &mut found);
         for &(span, across, within) in &found {
             let why = match (across, within) {
-                (Across::Dim(_), Some((_, what))) => Some(format!(
-                    "`reduce` across a grid dimension stands at the kernel's top level, not in {what}"
+                (Across::Dim(_), Some((_, a))) => Some(format!(
+                    "`reduce` across a grid dimension stands at the kernel's top level, not in {}",
+                    a.name()
                 )),
-                (Across::Parts { .. }, Some((_, what @ ("a pipeline" | "a reduce")))) => {
-                    Some(format!("`reduce` across parts stands outside {what}"))
+                (Across::Parts { .. }, Some((_, a @ (Around::Pipeline | Around::Reduce)))) => {
+                    Some(format!("`reduce` across parts stands outside {}", a.name()))
                 }
                 _ => None,
             };
@@ -249,28 +243,55 @@ impl KernelChecker {
     }
 }
 
-/// What a statement stands in: its span and what it is ("a loop").
-type Within = Option<(Span, &'static str)>;
+/// What a `reduce` can stand in.
+#[derive(Clone, Copy, PartialEq)]
+enum Around {
+    Loop,
+    Branch,
+    Pipeline,
+    Reduce,
+}
+
+impl Around {
+    fn of(op: &Op) -> Option<Around> {
+        match op {
+            Op::For { .. } => Some(Around::Loop),
+            Op::If { .. } => Some(Around::Branch),
+            Op::Pipeline { .. } => Some(Around::Pipeline),
+            Op::ReduceBlocks { .. } => Some(Around::Reduce),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Around::Loop => "a loop",
+            Around::Branch => "an if",
+            Around::Pipeline => "a pipeline",
+            Around::Reduce => "a reduce",
+        }
+    }
+}
+
+/// What a statement stands in: the span of the statement around it, and
+/// what that is.
+type Within = Option<(Span, Around)>;
 
 /// The `reduce` statements of `body`, in order: each with what it stands
 /// in (the outermost pipeline or reduce around it, else the innermost
-/// statement, and what that is), if anything.
+/// statement), if anything.
 fn reductions<'a>(body: &'a [Stmt], within: Within, out: &mut Vec<(Span, &'a Across, Within)>) {
     for s in body {
         if let Op::ReduceBlocks { across, .. } = &s.op {
             out.push((s.span, across, within));
         }
-        let what = match &s.op {
-            Op::For { .. } => "a loop",
-            Op::If { .. } => "an if",
-            Op::Pipeline { .. } => "a pipeline",
-            Op::ReduceBlocks { .. } => "a reduce",
-            _ => "a statement",
+        let Some(here) = Around::of(&s.op) else {
+            continue;
         };
         // A pipeline or reduce around it outranks what stands between.
         let next = match within {
-            Some((_, "a pipeline" | "a reduce")) => within,
-            _ => Some((s.span, what)),
+            Some((_, Around::Pipeline | Around::Reduce)) => within,
+            _ => Some((s.span, here)),
         };
         for b in s.op.bodies() {
             reductions(b, next, out);

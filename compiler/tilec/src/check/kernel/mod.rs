@@ -655,14 +655,7 @@ impl KernelChecker {
                 otherwise,
             } => self.if_stmt(cond, then, otherwise, s.span),
             StmtKind::ReduceBlocks { target, dim, body } => {
-                let stmt = self.reduce_blocks_stmt(target, dim, body, s.span)?;
-                match self.check_agreement(&stmt.op, s.span) {
-                    Ok(()) => Some(stmt),
-                    Err(d) => {
-                        self.diags.push(d);
-                        None
-                    }
-                }
+                self.reduce_blocks_stmt(target, dim, body, s.span)
             }
             StmtKind::Load(_) => {
                 self.diags.push(
