@@ -290,9 +290,9 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             Some(m::BlockReduce {
                 groups: match across {
                     tilec::ir::Groups::Dim(d) => m::ReduceGroups::Dim(d),
-                    tilec::ir::Groups::Parts { .. } => {
-                        m::ReduceGroups::Parts(reduce_parts(&k.body)?)
-                    }
+                    tilec::ir::Groups::Parts { .. } => m::ReduceGroups::Parts(
+                        reduce_parts(&k.body).expect("a reduce across parts lowers from one"),
+                    ),
                 },
                 values: l.ir.registers[registers].len,
             })

@@ -312,8 +312,8 @@ pub enum InstKind {
     /// the group's last block to arrive holds the sums and runs `body`,
     /// the others skip it. Every thread of the block reaches it (the
     /// kernel's top level across a grid dimension; across parts, in uniform
-    /// loops and branches too, an [`InstKind::Assert`] of its bounds before
-    /// it).
+    /// loops and branches too, its group, part and count checked against
+    /// the launch's bounds where it runs).
     ReduceBlocks {
         registers: usize,
         across: Groups,
@@ -604,8 +604,10 @@ pub enum Groups {
 }
 
 impl KernelIr {
-    /// The kernel's `reduce_blocks`, if it has one (one at most, the
-    /// verifier's rule): its launch takes a workspace and counters.
+    /// The kernel's first `reduce_blocks`, if it has one (across parts, a
+    /// loop unrolled by lowering makes copies of one statement, all of the
+    /// same groups: the verifier's rule): its launch takes a workspace and
+    /// counters.
     pub fn block_reduction(&self) -> Option<&Inst> {
         fn find(insts: &[Inst]) -> Option<&Inst> {
             insts.iter().find_map(|i| match i.kind {

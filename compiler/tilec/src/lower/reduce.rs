@@ -10,7 +10,7 @@ use super::{Lowerer, Problem};
 use crate::check::program::{Across, Stmt};
 use crate::diagnostic::Diagnostic;
 use crate::ir::Inst;
-use crate::ir::{Groups, InstKind, IntDef, IntId, KernelIr};
+use crate::ir::{Groups, InstKind, IntDef, IntId, KernelIr, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
 
@@ -91,10 +91,20 @@ impl Lowerer<'_> {
 /// every block has alike (extents, the thread, constants, the body's own
 /// loops), so on no block index and no counter of a loop around it.
 pub(super) fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic> {
-    let Some(inst) = ir.block_reduction() else {
-        return Ok(());
-    };
+    // Each copy an unrolled loop made, too: a value folded in one may not be in another.
+    let mut result = Ok(());
+    crate::ir::for_each_inst(&ir.body, &mut |inst| {
+        if result.is_ok() {
+            result = body_is_the_groups(ir, inst);
+        }
+    });
+    result
+}
+
+/// [`reduce_body_is_the_groups`] of one instruction (if it is a reduce).
+fn body_is_the_groups(ir: &KernelIr, inst: &Inst) -> Result<(), Diagnostic> {
     let InstKind::ReduceBlocks {
+        registers,
         across,
         group,
         body,
@@ -103,6 +113,22 @@ pub(super) fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic>
     else {
         return Ok(());
     };
+    let registers = *registers;
+    if let Some((space, at)) = state_of_the_block(body, registers) {
+        let what = match space {
+            Space::Registers(_) => "registers",
+            _ => "shared memory",
+        };
+        return Err(Diagnostic::new(
+            format!("the body of a reduce across blocks reads {what} the block filled before it"),
+            at,
+        )
+        .with_related(
+            inst.span,
+            "the group's last block to arrive runs this body, a different one each run",
+        )
+        .with_help("read only the summed array, global memory and what the body itself computes"));
+    }
     let mut used = Vec::new();
     body.iter().for_each(|i| i.ints_used(&mut used));
     let (why, help) = match *across {
@@ -149,4 +175,57 @@ pub(super) fn reduce_body_is_the_groups(ir: &KernelIr) -> Result<(), Diagnostic>
     Err(Diagnostic::new(why, inst.span)
         .with_label("the group's last block to arrive runs it: a different one each run")
         .with_help(help))
+}
+
+/// The first register array or shared buffer that `body` reads before it
+/// writes it, other than the summed array `summed`: state the block had
+/// before the reduce, which differs between the blocks of a group.
+fn state_of_the_block(body: &[Inst], summed: usize) -> Option<(Space, Span)> {
+    let mut written = vec![Space::Registers(summed)];
+    let mut found = None;
+    crate::ir::for_each_atom(body, &mut |i| {
+        let (mut reads, mut writes): (Vec<Space>, Vec<Space>) = (Vec::new(), Vec::new());
+        match &i.kind {
+            InstKind::Copy { src, dst, .. } => {
+                reads.push(src.space);
+                writes.push(dst.space);
+            }
+            InstKind::Mma { a, b, c, .. } => {
+                reads.extend([a.space, b.space, c.space]);
+                writes.push(c.space);
+            }
+            InstKind::Compute { value, dst, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                reads.extend(loads.iter().map(|a| a.space));
+                writes.push(dst.space);
+            }
+            InstKind::Fill { dst, .. } => writes.push(dst.space),
+            InstKind::Matrix {
+                store,
+                shared,
+                regs,
+                ..
+            } => {
+                let (shared, regs) = (shared.space, Space::Registers(regs.array));
+                let (from, to) = if *store {
+                    (regs, shared)
+                } else {
+                    (shared, regs)
+                };
+                reads.push(from);
+                writes.push(to);
+            }
+            InstKind::TmaStore { src, .. } => reads.push(src.space),
+            _ => {}
+        }
+        if found.is_none() {
+            found = reads
+                .into_iter()
+                .find(|s| !matches!(s, Space::Global(_)) && !written.contains(s))
+                .map(|s| (s, i.span));
+        }
+        written.extend(writes);
+    });
+    found
 }

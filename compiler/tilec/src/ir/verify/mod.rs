@@ -90,14 +90,23 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
             ir.block_threads
         ));
     }
-    // One workspace and set of counters a launch: one reduce across blocks,
-    // on the block's threads alone (not a pipeline's, whose producer has left).
-    let mut reduces = 0;
+    // One workspace and set of counters a launch: one reduce across a grid
+    // dimension, or reduces across parts of the same bounds (the copies of
+    // one that lowering unrolled); on the block's threads alone (not a
+    // pipeline's, whose producer has left).
+    let mut reduces = Vec::new();
     super::for_each_inst(&ir.body, &mut |i| {
-        reduces += usize::from(matches!(i.kind, InstKind::ReduceBlocks { .. }));
+        if let InstKind::ReduceBlocks { across, .. } = i.kind {
+            reduces.push(across);
+        }
     });
-    if reduces > 1 {
-        return Err("a kernel has at most one reduce across blocks".into());
+    let one = match reduces.as_slice() {
+        [] | [_] => true,
+        [first @ Groups::Parts { .. }, rest @ ..] => rest.iter().all(|a| a == first),
+        _ => false,
+    };
+    if !one {
+        return Err("a kernel's reduces across blocks share one workspace: one reduce across a grid dimension, or reduces across parts of the same bounds".into());
     }
     for i in &ir.body {
         if let InstKind::Pipeline { body, .. } = &i.kind {
