@@ -591,7 +591,8 @@ impl KernelIr {
 }
 
 /// Which blocks a [`InstKind::ReduceBlocks`] adds up, and so how its
-/// workspace is laid out: a group's parts are `stride` partials apart.
+/// workspace is laid out: a group's parts lie its count (across a grid
+/// dimension) or `most` (across parts) partials apart.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Groups {
     /// Those that differ only in grid dimension `0..3` (`block.z`: 2): one

@@ -9,8 +9,7 @@
 use super::{Lowerer, Problem};
 use crate::check::program::{Across, Stmt};
 use crate::diagnostic::Diagnostic;
-use crate::ir::Inst;
-use crate::ir::{Groups, InstKind, IntDef, IntId, KernelIr, Space};
+use crate::ir::{Groups, Inst, InstKind, IntDef, IntId, KernelIr, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
 

@@ -133,7 +133,6 @@ pub fn lower_variants_each(
     let guarded = lower(Variant::Guarded)?;
     ready(&guarded);
     let on_copies = full.conditions.iter().all(|c| k.stageable(&c.fact));
-    let full_conditions = full.conditions.clone();
     let mut out = vec![full];
     let mut keep = |l: Lowered, out: &mut Vec<Lowered>| {
         ready(&l);
@@ -143,16 +142,16 @@ pub fn lower_variants_each(
     // and guarded entries still run every extent.
     // Facts compared as they hold on the caller's buffers: a vector's
     // `A.stride.0 % 8 == 0` is `K % 8 == 0` there, implied by `K % 64 == 0`.
+    let implied = |v: &Lowered, c: &tilec_layout::Condition| {
+        let c = k.as_declared(&c.fact);
+        v.conditions
+            .iter()
+            .any(|u| k.as_declared(&u.fact).implies(&c))
+    };
     let earns = |v: &Lowered, before: &[Lowered]| {
-        let implied = |c: &tilec_layout::Condition| {
-            let c = k.as_declared(&c.fact);
-            v.conditions
-                .iter()
-                .any(|u| k.as_declared(&u.fact).implies(&c))
-        };
         before
             .iter()
-            .all(|b| b.conditions.iter().any(|c| !implied(c)))
+            .all(|b| b.conditions.iter().any(|c| !implied(v, c)))
     };
     // None earns its place after an entry without conditions (the TMA
     // GEMMs' full one), nor after a full entry whose conditions aligned
@@ -165,19 +164,16 @@ pub fn lower_variants_each(
     // that aligned copies make hold: there the full entry runs on copies
     // (a stream-K GEMM's `_k_residue`, whose tiles come from a loop
     // counter and so need whole tiles of M and N in both).
-    let covered = |v: &Lowered| {
-        full_conditions.iter().all(|c| {
-            k.stageable(&c.fact)
-                || v.conditions
-                    .iter()
-                    .any(|u| k.as_declared(&u.fact).implies(&k.as_declared(&c.fact)))
-        })
+    let covered = |v: &Lowered, full: &Lowered| {
+        full.conditions
+            .iter()
+            .all(|c| k.stageable(&c.fact) || implied(v, c))
     };
     if !wide
         && open(&out)
         && let Ok(r) = lower(Variant::KResidue)
         && earns(&r, &out)
-        && !covered(&r)
+        && !covered(&r, &out[0])
     {
         keep(r, &mut out);
     }
@@ -187,7 +183,7 @@ pub fn lower_variants_each(
     if open(&out)
         && let Ok(u) = lower(Variant::Unaligned)
         && earns(&u, &out)
-        && !covered(&u)
+        && !covered(&u, &out[0])
     {
         keep(u, &mut out);
     }
