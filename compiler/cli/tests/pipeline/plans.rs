@@ -112,7 +112,7 @@ fn tma_stores_write_rows_that_are_not_whole_16_bytes_through_a_copy_copied_back(
 /// A reduce across blocks (split-K): each block stores its partials and
 /// fences them, thread 0 counts the arrival, the block learns whether it
 /// was the last through the barrier's reduction, and that block sums the
-/// partials with loads that bypass L1. The runtime sizes the workspace for
+/// partials with loads that bypass L1, several partials' at once. The runtime sizes the workspace for
 /// the whole grid and a counter per group.
 #[test]
 fn a_reduce_across_blocks_fences_counts_and_sums() {
@@ -126,6 +126,10 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     ] {
         assert!(full.contains(needed), "no {needed}");
     }
+    // Four values a thread: eight partials' loads go out a trip (32), then
+    // those left one at a time (4), so the last block does not wait out an
+    // L2 round trip per partial.
+    assert_eq!(full.matches("ld.volatile.global.f32").count(), 8 * 4 + 4);
     let m = built_manifest("tests/run/split_k.tile", "split_k");
     let r = m.block_reduce.as_ref().expect("a block reduction");
     assert_eq!(

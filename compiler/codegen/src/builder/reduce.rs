@@ -14,10 +14,14 @@ use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, ValueKind,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue,
+    ValueKind,
 };
 use tilec::check::program::Elem;
 use tilec::ir::{Inst, IntDef};
+
+/// The partial a sum has reached, and its values so far.
+type Sums<'ctx> = (IntValue<'ctx>, Vec<FloatValue<'ctx>>);
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// The workspace (f32, a thread's values per partial) and the arrival
@@ -254,7 +258,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// The `len` values' sums over the `s` partials, in index order from
     /// 0.0 (as the executor adds them), read past the L1 cache: other
-    /// multiprocessors wrote them.
+    /// multiprocessors wrote them. A partial a trip would wait out one
+    /// L2 round trip per partial (split-K of a small tile over a long K
+    /// sums a hundred of them), so the loads of up to 64 values a thread
+    /// go out together, several partials' at once, and their adds follow
+    /// in order; the partials left over go one at a time.
     fn sum_partials(
         &mut self,
         len: u64,
@@ -262,46 +270,82 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         row: &dyn Fn(&Self, IntValue<'ctx>) -> Result<PointerValue<'ctx>>,
         slot: &dyn Fn(&Self, PointerValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f32t = self.ctx.f32_type();
+        let together = (64 / len.max(1)).clamp(1, 8);
+        let start = (
+            self.ctx.i64_type().const_zero(),
+            vec![f32t.const_zero(); len as usize],
+        );
+        let (zz, sums) = self.sum_trips(together, start, len, s, row, slot)?;
+        let (_, sums) = match together {
+            1 => (zz, sums),
+            _ => self.sum_trips(1, (zz, sums), len, s, row, slot)?,
+        };
+        Ok(sums.into_iter().map(Into::into).collect())
+    }
+
+    /// A loop adding `per` partials a trip to the sums `from.1`, from
+    /// partial `from.0` while `per` are left: the partial it stops at and
+    /// the sums.
+    fn sum_trips(
+        &mut self,
+        per: u64,
+        from: Sums<'ctx>,
+        len: u64,
+        s: IntValue<'ctx>,
+        row: &dyn Fn(&Self, IntValue<'ctx>) -> Result<PointerValue<'ctx>>,
+        slot: &dyn Fn(&Self, PointerValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
+    ) -> Result<Sums<'ctx>> {
         let (i64t, f32t) = (self.ctx.i64_type(), self.ctx.f32_type());
         let before = self.b.get_insert_block().expect("positioned");
-        let body = self.ctx.append_basic_block(self.func, "reduce.sum");
+        let head = self.ctx.append_basic_block(self.func, "reduce.sum");
+        let body = self.ctx.append_basic_block(self.func, "reduce.sum.trip");
         let done = self.ctx.append_basic_block(self.func, "reduce.sum.end");
-        self.b.build_unconditional_branch(body)?;
-        self.b.position_at_end(body);
-        // S >= 1: a loop entered once at least, its sums in phis.
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
         let zz = self.b.build_phi(i64t, "")?;
         let accs = (0..len)
             .map(|_| self.b.build_phi(f32t, ""))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let mut next = Vec::new();
-        let theirs = row(self, zz.as_basic_value().into_int_value())?;
-        for (i, acc) in accs.iter().enumerate() {
-            let p = slot(self, theirs, i as u64)?;
-            let v = self.b.build_load(f32t, p, "")?;
-            v.as_instruction_value()
-                .expect("a load")
-                .set_volatile(true)
-                .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
-            let sum = self.b.build_float_add(
-                acc.as_basic_value().into_float_value(),
-                v.into_float_value(),
-                "",
-            )?;
-            next.push(sum);
-        }
-        let z1 = self.b.build_int_add(
-            zz.as_basic_value().into_int_value(),
-            i64t.const_int(1, false),
-            "",
-        )?;
-        let more = self.b.build_int_compare(IntPredicate::ULT, z1, s, "")?;
-        let end = self.b.get_insert_block().expect("positioned");
+        let at = zz.as_basic_value().into_int_value();
+        // zz <= s always, so zz + per <= s has no wrap.
+        let past = self.b.build_int_add(at, i64t.const_int(per, false), "")?;
+        let more = self.b.build_int_compare(IntPredicate::ULE, past, s, "")?;
         self.b.build_conditional_branch(more, body, done)?;
-        zz.add_incoming(&[(&i64t.const_zero(), before), (&z1, end)]);
-        for (acc, sum) in accs.iter().zip(&next) {
-            acc.add_incoming(&[(&f32t.const_zero(), before), (sum, end)]);
+        self.b.position_at_end(body);
+        let mut loaded = Vec::new();
+        for u in 0..per {
+            let zu = self.b.build_int_add(at, i64t.const_int(u, false), "")?;
+            let theirs = row(self, zu)?;
+            for i in 0..len {
+                let v = self.b.build_load(f32t, slot(self, theirs, i)?, "")?;
+                v.as_instruction_value()
+                    .expect("a load")
+                    .set_volatile(true)
+                    .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
+                loaded.push(v.into_float_value());
+            }
+        }
+        let mut next: Vec<FloatValue> = accs
+            .iter()
+            .map(|a| a.as_basic_value().into_float_value())
+            .collect();
+        for part in loaded.chunks(len as usize) {
+            for (acc, v) in next.iter_mut().zip(part) {
+                *acc = self.b.build_float_add(*acc, *v, "")?;
+            }
+        }
+        let end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(head)?;
+        zz.add_incoming(&[(&from.0, before), (&past, end)]);
+        for ((acc, first), sum) in accs.iter().zip(&from.1).zip(&next) {
+            acc.add_incoming(&[(first, before), (sum, end)]);
         }
         self.b.position_at_end(done);
-        Ok(next.into_iter().map(Into::into).collect())
+        let sums = accs
+            .iter()
+            .map(|a| a.as_basic_value().into_float_value())
+            .collect();
+        Ok((at, sums))
     }
 }
