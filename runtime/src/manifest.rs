@@ -154,12 +154,15 @@ pub struct Manifest {
 
 /// What a `reduce` across blocks needs at launch: per partial, a thread's
 /// `values` f32 for each of its reducing threads (a pipeline's producer
-/// warpgroup holds none) in the workspace; per group, a u32 counter, zero
-/// before the first launch (each launch leaves it at zero).
+/// warpgroup holds none) in the workspace, and as much per run of `runs`
+/// parts (a group's parts are summed run by run, then the runs' sums);
+/// per group, a u32 counter and one per run, zero before the first launch
+/// (each launch leaves them at zero).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockReduce {
     pub groups: ReduceGroups,
     pub values: i64,
+    pub runs: i64,
 }
 
 /// How a `reduce` across blocks' partials and groups are counted.
@@ -327,6 +330,14 @@ impl Manifest {
         }
         for x in self.grid.iter().chain(&self.block) {
             known(x, &[], "the launch")?;
+        }
+        if let Some(r) = &self.block_reduce
+            && !(1..=1024).contains(&r.runs)
+        {
+            return Err(format!(
+                "a reduce across blocks in runs of {} parts",
+                r.runs
+            ));
         }
         if let Some(BlockReduce {
             groups: ReduceGroups::Parts(bounds),

@@ -295,6 +295,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                     ),
                 },
                 values: l.ir.registers[registers].len,
+                runs: tilec::ir::REDUCE_RUN as i64,
             })
         }),
         checked: false,

@@ -225,3 +225,55 @@ fn a_cp_async_target_is_handed_over_after_a_wait_for_all() {
 ";
     verify(&parse(text).unwrap()).unwrap();
 }
+
+/// A reduce across more blocks than a run adds run by run, then the runs'
+/// sums (`ir::REDUCE_RUN`, as the GPU's blocks do): with part 0 at 1.0 and
+/// parts 8..15 at 2^-24, each run is exact and the sum is 1 + 2^-21; in
+/// one pass from part 0 every 2^-24 would round away against 1.0.
+#[test]
+fn a_reduce_of_more_parts_than_a_run_adds_the_runs_sums() {
+    assert_eq!(tilec::ir::REDUCE_RUN, 8);
+    let ir = parse(
+        "kernel k(A: global f32*, C: global f32*, M: i64) block 1
+  registers r0: f32[1] = 0.0
+  %0 = block.z
+  %1 = block.x
+  copy.f32 A[%0] -> r0[0]
+  reduce_blocks r0 across block.z group %1 count 16 index %0 {
+    copy.f32 r0[0] -> C[%1]
+  }
+",
+    )
+    .unwrap();
+    verify(&ir).unwrap();
+    let tiny = 2f64.powi(-24);
+    let a: Vec<f64> = (0..16)
+        .map(|z| match z {
+            0 => 1.0,
+            1..8 => 0.0,
+            _ => tiny,
+        })
+        .collect();
+    let elem = tilec::check::program::Elem::F32;
+    let mut tensors = vec![
+        Some(Tensor { elem, data: a }),
+        Some(Tensor {
+            elem,
+            data: vec![0.0],
+        }),
+        None,
+    ];
+    let launch = Launch {
+        parts: vec![Part {
+            ir: &ir,
+            grid: [1, 1, 16],
+            offset: [0; 3],
+        }],
+        extents: vec![16],
+        scalars: vec![1.0; 3],
+        blocks_done: None,
+        exact: false,
+    };
+    execute(&launch, &mut tensors).unwrap();
+    assert_eq!(tensors[1].as_ref().unwrap().data, vec![1.0 + 8.0 * tiny]);
+}

@@ -121,32 +121,46 @@ pub struct LaunchPlan {
 impl LaunchPlan {
     /// For a kernel with a `reduce` across blocks: the workspace's f32
     /// (a thread's values for every reducing thread of every block of the
-    /// grid, or across parts of `groups * most` partials) and the counters'
-    /// u32 (one per group).
+    /// grid, or across parts of `groups * most` partials, then of each
+    /// group's runs' sums) and the counters' u32 (per group, one and one
+    /// per run).
     pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
         let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
-        let (partials, groups) = match (&r.groups, self.reduce_parts) {
-            (ReduceGroups::Parts(_), Some([groups, most])) => (
-                usize::try_from(groups)
-                    .ok()
-                    .and_then(|g| g.checked_mul(usize::try_from(most).ok()?)),
-                usize::try_from(groups).unwrap_or(usize::MAX),
-            ),
+        // Partials, groups, and how far apart a group's parts lie.
+        let (partials, groups, stride) = match (&r.groups, self.reduce_parts) {
+            (ReduceGroups::Parts(_), Some([groups, most])) => {
+                let (g, m) = (usize::try_from(groups).ok(), usize::try_from(most).ok());
+                (
+                    g.zip(m).and_then(|(g, m)| g.checked_mul(m)),
+                    g.unwrap_or(usize::MAX),
+                    m.unwrap_or(usize::MAX),
+                )
+            }
             (ReduceGroups::Dim(d), _) => {
-                let along = self.grid.get(*d as usize).map_or(1, |&g| g as usize);
-                (Some(blocks), blocks / along.max(1))
+                let along = self.grid.get(*d as usize).map_or(1, |&g| g as usize).max(1);
+                (Some(blocks), blocks / along, along)
             }
             // Planned without its bounds: no workspace can be right.
-            (ReduceGroups::Parts(_), None) => (None, usize::MAX),
+            (ReduceGroups::Parts(_), None) => (None, usize::MAX, usize::MAX),
         };
+        // Each group's runs: a sum's row each after the partials, and a
+        // counter each after the group's own.
+        let runs = stride.div_ceil(usize::try_from(r.runs.max(1)).unwrap_or(1));
+        let rows = groups
+            .checked_mul(runs)
+            .and_then(|n| n.checked_add(partials?));
+        let counters = runs
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(groups))
+            .unwrap_or(usize::MAX);
         // Past usize the workspace cannot exist: usize::MAX, which no
         // allocation or memory check accepts, rather than a wrapped size.
-        let values = partials
+        let values = rows
             .and_then(|p| p.checked_mul(self.reducing_threads as usize))
             .and_then(|n| n.checked_mul(r.values.max(0) as usize))
             .unwrap_or(usize::MAX);
-        Some((values, groups))
+        Some((values, counters))
     }
 
     /// The index in [`LaunchPlan::staged`] of the copy the kernel reads in

@@ -28,9 +28,24 @@ fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
 
 /// `tilec build FILE`'s manifest of `kernel`.
 fn built_manifest(file: &str, kernel: &str) -> tilec_runtime::manifest::Manifest {
-    let dir = std::env::temp_dir().join(format!("tilec-manifest-{kernel}-{}", std::process::id()));
+    built_manifest_with(file, kernel, &[])
+}
+
+/// `tilec build FILE ARGS..`'s manifest of `kernel`.
+fn built_manifest_with(
+    file: &str,
+    kernel: &str,
+    args: &[&str],
+) -> tilec_runtime::manifest::Manifest {
+    let dir = std::env::temp_dir().join(format!(
+        "tilec-manifest-{kernel}-{}-{}",
+        args.join(""),
+        std::process::id()
+    ));
     let f = root().join(file);
-    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    let out = ["-o", dir.to_str().unwrap()];
+    let build = [&["build", f.to_str().unwrap()], args, &out].concat();
+    let (code, _, err) = tilec(&build);
     assert_eq!(code, 0, "{file}: {err}");
     let json = std::fs::read_to_string(dir.join(format!("{kernel}.json"))).unwrap();
     tilec_runtime::manifest::Manifest::from_json(&json).unwrap()
@@ -128,7 +143,7 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     }
     // Four values a thread: eight partials' loads go out a trip (32), then
     // those left one at a time (4), so the last block does not wait out an
-    // L2 round trip per partial.
+    // L2 round trip per partial. Four parts are one run: no runs' sums.
     assert_eq!(full.matches("ld.volatile.global.f32").count(), 8 * 4 + 4);
     let m = built_manifest("tests/run/split_k.tile", "split_k");
     let r = m.block_reduce.as_ref().expect("a block reduction");
@@ -136,11 +151,12 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
         (&r.groups, r.values),
         (&tilec_runtime::manifest::ReduceGroups::Dim(2), 4)
     );
-    // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values; 6 groups.
+    // Grid (2, 3, 4) of 256 threads: 24 blocks of 256 x 4 values, then a
+    // run's sum for each of the 6 groups; a counter per group and run.
     let p = plan(&m, &Dims::parse("M=64,N=96,K=100").unwrap()).unwrap();
     assert_eq!(
         p.block_reduce_sizes(m.block_reduce.as_ref()),
-        Some((24 * 256 * 4, 6))
+        Some(((24 + 6) * 256 * 4, 6 * 2))
     );
     // The split-K example's every access is bounded at a skinny size: 16
     // tiles of C, eight slices of K each.
@@ -149,7 +165,19 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     assert_eq!(p.grid, [4, 4, 8]);
     assert_eq!(
         p.block_reduce_sizes(m.block_reduce.as_ref()),
-        Some((128 * 256 * 64, 16))
+        Some(((128 + 16) * 256 * 64, 16 * 2))
+    );
+    // Sixty-four slices are eight runs a tile: their sums' rows and
+    // counters after the partials' and the tiles' own.
+    let m = built_manifest_with(
+        "examples/sgemm_splitk.tile",
+        "sgemm_splitk",
+        &["--set", "splits=64"],
+    );
+    let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
+    assert_eq!(
+        p.block_reduce_sizes(m.block_reduce.as_ref()),
+        Some(((16 * 64 + 16 * 8) * 256 * 64, 16 * 9))
     );
 }
 

@@ -1,13 +1,16 @@
 //! `reduce_blocks` (split-K, stream-K): in: the IR's register array,
 //! group, count and index (across parts, checked against the launch's
 //! bounds); out: each thread's partials stored to the workspace, the
-//! group's arrivals counted, and in the last block to arrive (the only one
-//! that can see every partial) their sum in index order, then the body.
+//! arrivals counted, and the sum in index order run by run
+//! (`ir::REDUCE_RUN` parts): where a group is one run, its last block to
+//! arrive (the only one that can see every partial) sums it; otherwise
+//! each run's last block sums the run into the run's row, and the last of
+//! those sums the runs. Then the body, in the block that holds the sum.
 //! Nothing waits for another block, so the grid's scheduling cannot
 //! deadlock it, and the sum's bits do not depend on which block is last.
-//! The arrival counter wraps to 0 at the group's last arrival, so each
-//! launch leaves it at 0 for the next (a launch that fails midway leaves
-//! the CUDA context unusable, counters and all).
+//! Each arrival counter wraps to 0 at its last arrival, so each launch
+//! leaves it at 0 for the next (a launch that fails midway leaves the
+//! CUDA context unusable, counters and all).
 
 use super::{KernelBuilder, constant};
 use crate::Result;
@@ -18,7 +21,7 @@ use inkwell::values::{
     ValueKind,
 };
 use tilec::check::program::Elem;
-use tilec::ir::{Inst, IntDef};
+use tilec::ir::{Inst, IntDef, REDUCE_RUN};
 
 /// The partial a sum has reached, and its values so far.
 type Sums<'ctx> = (IntValue<'ctx>, Vec<FloatValue<'ctx>>);
@@ -94,55 +97,162 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let len = self.ir.registers[r].len as u64;
         let threads = self.ir.block_threads.max(1) as u64;
-        // Value i of this thread in part zz's partial is workspace element
-        // ((g * stride + zz) * len + i) * threads + tid: one address for the
-        // block, `row`, and constant offsets i * threads from it (an
-        // address chain per value made NVPTX's n-ary reassociation the back
-        // end's slowest pass).
-        let row = |b: &Self, zz: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
-            let gs = b.b.build_int_mul(g, stride, "")?;
-            let at = b.b.build_int_add(gs, zz, "")?;
-            let at =
-                b.b.build_int_mul(at, i64t.const_int(len * threads, false), "")?;
+        let int = |v: u64| i64t.const_int(v, false);
+        // The workspace: rows of a thread's values, a row per partial (part
+        // z of group g: row g * stride + z), then a row per run's sum (run
+        // c of group g: row partial_rows + g * run_stride + c). The
+        // counters: per group, one for its runs' sums, then one per run.
+        let partial_rows = match bounds {
+            Some([groups, _]) => self.b.build_int_mul(groups, stride, "")?,
+            None => {
+                let mut blocks = int(1);
+                for d in ["x", "y", "z"] {
+                    let n = self.special(&format!("llvm.nvvm.read.ptx.sreg.nctaid.{d}"))?;
+                    blocks = self.b.build_int_mul(blocks, n, "")?;
+                }
+                blocks
+            }
+        };
+        let ceil_runs = |b: &Self, n: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
+            let n = b.b.build_int_add(n, int(REDUCE_RUN - 1), "")?;
+            Ok(b.b.build_int_unsigned_div(n, int(REDUCE_RUN), "")?)
+        };
+        let run_stride = ceil_runs(self, stride)?;
+        let runs = ceil_runs(self, s)?;
+        let c = self.b.build_int_unsigned_div(z, int(REDUCE_RUN), "")?;
+        let run_first = self.b.build_int_mul(c, int(REDUCE_RUN), "")?;
+        let in_run = self.b.build_int_sub(s, run_first, "")?;
+        let in_run = self.min_u64(in_run, int(REDUCE_RUN))?;
+        let counters_at = {
+            let per = self.b.build_int_add(run_stride, int(1), "")?;
+            self.b.build_int_mul(g, per, "")?
+        };
+        // Value i of this thread in workspace row `at` is element
+        // at * len * threads + i * threads + tid: one address for the row,
+        // constant offsets i * threads from it (an address chain per value
+        // made NVPTX's n-ary reassociation the back end's slowest pass).
+        let row_at = |b: &Self, at: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
+            let at = b.b.build_int_mul(at, int(len * threads), "")?;
             let at = b.b.build_int_add(at, tid, "")?;
             // Safety (of the address): the runtime sizes the workspace for
             // every block of the grid, or for `groups * most` partials
-            // (across parts, whose bounds are checked above).
+            // (across parts, whose bounds are checked above), and their
+            // groups' runs.
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
+        let partial = |b: &Self, zz: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
+            let at = b.b.build_int_mul(g, stride, "")?;
+            row_at(b, b.b.build_int_add(at, zz, "")?)
+        };
+        let run_sum = |b: &Self, cc: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
+            let at = b.b.build_int_mul(g, run_stride, "")?;
+            let at = b.b.build_int_add(at, cc, "")?;
+            row_at(b, b.b.build_int_add(partial_rows, at, "")?)
+        };
         let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
-            let off = i64t.const_int(i * threads, false);
-            Ok(unsafe { b.b.build_in_bounds_gep(f32t, row, &[off], "")? })
+            Ok(unsafe {
+                b.b.build_in_bounds_gep(f32t, row, &[int(i * threads)], "")?
+            })
+        };
+        let counter = |b: &Self, at: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
+            let at = b.b.build_int_add(counters_at, at, "")?;
+            Ok(unsafe { b.b.build_in_bounds_gep(i32t, counters, &[at], "")? })
         };
         // A group of one part (stream-K's whole tiles) holds its sum
         // already: no store, arrival or read back.
-        let alone =
-            self.b
-                .build_int_compare(IntPredicate::EQ, s, i64t.const_int(1, false), "alone")?;
+        let alone = self
+            .b
+            .build_int_compare(IntPredicate::EQ, s, int(1), "alone")?;
+        let several = self
+            .b
+            .build_int_compare(IntPredicate::UGT, runs, int(1), "")?;
         let before = self.b.get_insert_block().expect("positioned");
         let arrive = self.ctx.append_basic_block(self.func, "reduce.arrive");
+        let up = self.ctx.append_basic_block(self.func, "reduce.run");
         let arrived = self.ctx.append_basic_block(self.func, "reduce.arrived");
         self.b.build_conditional_branch(alone, arrived, arrive)?;
         self.b.position_at_end(arrive);
-        let mine = row(self, z)?;
+        let mine = partial(self, z)?;
         for i in 0..len {
             let v = self.registers[r][i as usize].unwrap_or(constant(self.ctx, Elem::F32, 0.0));
-            let p = slot(self, mine, i)?;
-            self.b.build_store(p, v)?;
+            self.b.build_store(slot(self, mine, i)?, v)?;
         }
-        // The block's stores, then thread 0 (CUTLASS's semaphore): a fence
-        // that releases them all (fences are cumulative over what the
-        // barrier ordered before), the arrival, a fence that acquires the
-        // other blocks' partials for the threads the barrier below orders
-        // after it. `atom.inc` wraps at S - 1: the last arrival leaves the
-        // counter at 0 for the next launch, whatever became of the last.
+        let run_counter = counter(self, self.b.build_int_add(c, int(1), "")?)?;
+        let last_of_run = self.arrival(run_counter, in_run)?;
+        // Where the group has several runs, the run's last block sums the
+        // run into its row and arrives at the group's counter; the last
+        // there sums the runs (below). Otherwise the run's last sums all.
+        let summing = self.b.build_and(last_of_run, several, "")?;
+        let arrive_end = self.b.get_insert_block().expect("positioned");
+        self.b.build_conditional_branch(summing, up, arrived)?;
+        self.b.position_at_end(up);
+        let sums = self.sum_partials(
+            len,
+            in_run,
+            &|b, k| partial(b, b.b.build_int_add(run_first, k, "")?),
+            &slot,
+        )?;
+        let row = run_sum(self, c)?;
+        for (i, v) in sums.into_iter().enumerate() {
+            self.b.build_store(slot(self, row, i as u64)?, v)?;
+        }
+        let last_of_runs = self.arrival(counter(self, int(0))?, runs)?;
+        let up_end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(arrived)?;
+        self.b.position_at_end(arrived);
+        let holds = self.b.build_phi(self.ctx.bool_type(), "holds")?;
+        holds.add_incoming(&[
+            (&self.ctx.bool_type().const_all_ones(), before),
+            (&last_of_run, arrive_end),
+            (&last_of_runs, up_end),
+        ]);
+        let holds = holds.as_basic_value().into_int_value();
+        self.branches(holds, &mut |b, taken| {
+            if !taken {
+                return Ok(());
+            }
+            b.branches(alone, &mut |b, alone| {
+                if alone {
+                    return Ok(());
+                }
+                b.branches(several, &mut |b, several| {
+                    let sums = match several {
+                        true => b.sum_partials(len, runs, &run_sum, &slot)?,
+                        false => b.sum_partials(len, s, &partial, &slot)?,
+                    };
+                    for (i, v) in sums.into_iter().enumerate() {
+                        b.registers[r][i] = Some(v);
+                    }
+                    Ok(())
+                })
+            })?;
+            b.values_for(body)?;
+            b.insts(body)
+        })
+    }
+
+    /// This block's arrival at `counter`, one of `parts` (thread 0's, for
+    /// the block: CUTLASS's semaphore): whether it was the last, on every
+    /// thread that reduces. The block's stores first (a barrier), then on
+    /// thread 0 a fence that releases them all (fences are cumulative over
+    /// what the barrier ordered before), the arrival, a fence that acquires
+    /// the other blocks' stores for the threads the barrier that answers
+    /// orders after it. `atom.inc` wraps at parts - 1: the last arrival
+    /// leaves the counter at 0 for the next launch, whatever became of the
+    /// last.
+    fn arrival(
+        &mut self,
+        counter: PointerValue<'ctx>,
+        parts: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let (i64t, i32t) = (self.ctx.i64_type(), self.ctx.i32_type());
         self.block_barrier(false)?;
+        let tid = self.int_value(&IntDef::ThreadIdx)?;
         let first = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
-        let counter = unsafe { self.b.build_in_bounds_gep(i32t, counters, &[g], "")? };
         let last = self.on_first_thread(first, |b| {
-            let s1 = b.b.build_int_sub(s, i64t.const_int(1, false), "")?;
+            let s1 = b.b.build_int_sub(parts, i64t.const_int(1, false), "")?;
             let limit = b.b.build_int_truncate(s1, i32t, "")?;
             let at = b.b.build_ptr_to_int(counter, i64t, "")?;
             let old = b.asm_u32(
@@ -155,34 +265,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })?;
         let last = self.b.build_int_z_extend(last, i32t, "")?;
         let any = self.block_any(last)?;
-        let any = self
+        Ok(self
             .b
-            .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?;
-        let arrive_end = self.b.get_insert_block().expect("positioned");
-        self.b.build_unconditional_branch(arrived)?;
-        self.b.position_at_end(arrived);
-        let holds = self.b.build_phi(self.ctx.bool_type(), "holds")?;
-        holds.add_incoming(&[
-            (&self.ctx.bool_type().const_all_ones(), before),
-            (&any, arrive_end),
-        ]);
-        let holds = holds.as_basic_value().into_int_value();
-        self.branches(holds, &mut |b, taken| {
-            if !taken {
-                return Ok(());
-            }
-            b.branches(alone, &mut |b, alone| {
-                if !alone {
-                    let sums = b.sum_partials(len, s, &row, &slot)?;
-                    for (i, v) in sums.into_iter().enumerate() {
-                        b.registers[r][i] = Some(v);
-                    }
-                }
-                Ok(())
-            })?;
-            b.values_for(body)?;
-            b.insts(body)
-        })
+            .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?)
+    }
+
+    /// The lesser of two unsigned values.
+    fn min_u64(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let less = self.b.build_int_compare(IntPredicate::ULT, a, b, "")?;
+        Ok(self.b.build_select(less, a, b, "")?.into_int_value())
     }
 
     /// Whether `v` (an i32) is non-zero on any of the threads that reduce,
@@ -256,7 +347,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(phi.as_basic_value().into_int_value())
     }
 
-    /// The `len` values' sums over the `s` partials, in index order from
+    /// The `len` values' sums over the `s` rows `row(0..s)`, in order from
     /// 0.0 (as the executor adds them), read past the L1 cache: other
     /// multiprocessors wrote them. A partial a trip would wait out one
     /// L2 round trip per partial (split-K of a small tile over a long K

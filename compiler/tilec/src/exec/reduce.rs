@@ -2,9 +2,9 @@
 //! other on one worker (across a grid dimension: the group's blocks in that
 //! dimension's order; across parts: every block of the grid, in order),
 //! each leaving its registers in its group's partials; the last one to
-//! arrive adds them up in part order, as the GPU's last-arriving block does
-//! (f32 additions from 0, the same bits), and runs the body. The other
-//! blocks skip it.
+//! arrive adds them up in part order, run by run (`ir::REDUCE_RUN` parts
+//! each, then the runs' sums), as the GPU's blocks do (f32 additions from
+//! 0, the same bits), and runs the body. The other blocks skip it.
 
 use super::{Block, ExecError, Result};
 use crate::check::program::Elem;
@@ -202,15 +202,25 @@ impl<'a> Block<'a> {
                 std::mem::take(alone)
             } else {
                 let exact = self.launch.exact;
+                let add = |acc: f64, x: f64| match exact {
+                    true => acc + x,
+                    false => super::round(Elem::F32, acc + x),
+                };
                 let len = self.registers[0][r].values.len();
+                let run = crate::ir::REDUCE_RUN as usize;
                 (0..self.threads)
                     .map(|t| {
                         (0..len)
                             .map(|i| {
-                                p.iter().flatten().fold(0.0, |acc, z| match exact {
-                                    true => acc + z[t][i],
-                                    false => super::round(Elem::F32, acc + z[t][i]),
-                                })
+                                // Run by run, from 0.0; past one run, the
+                                // runs' sums in order, from 0.0 (as the GPU).
+                                let mut runs = p.chunks(run).map(|c| {
+                                    c.iter().flatten().fold(0.0, |acc, z| add(acc, z[t][i]))
+                                });
+                                match p.len() > run {
+                                    true => runs.fold(0.0, add),
+                                    false => runs.next().unwrap_or(0.0),
+                                }
                             })
                             .collect::<Vec<f64>>()
                     })

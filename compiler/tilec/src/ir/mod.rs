@@ -590,6 +590,14 @@ impl KernelIr {
     }
 }
 
+/// A [`InstKind::ReduceBlocks`] adds a group's parts in runs of this many
+/// (in index order, each from 0.0), and the runs' sums after them (in
+/// order, from 0.0) where there is more than one run; a group of at most
+/// this many parts is one run. The last block of each run sums it, so the
+/// sum's tail reads a run's partials, not a hundred: the order the CPU
+/// executor adds in and the runtime sizes the workspace by.
+pub const REDUCE_RUN: u64 = 8;
+
 /// Which blocks a [`InstKind::ReduceBlocks`] adds up, and so how its
 /// workspace is laid out: a group's parts lie its count (across a grid
 /// dimension) or `most` (across parts) partials apart.
