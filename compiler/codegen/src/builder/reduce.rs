@@ -140,15 +140,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             // groups' runs.
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
-        let partial = |b: &Self, zz: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
-            let at = b.b.build_int_mul(g, stride, "")?;
-            row_at(b, b.b.build_int_add(at, zz, "")?)
-        };
-        let run_sum = |b: &Self, cc: IntValue<'ctx>| -> Result<PointerValue<'ctx>> {
-            let at = b.b.build_int_mul(g, run_stride, "")?;
-            let at = b.b.build_int_add(at, cc, "")?;
-            row_at(b, b.b.build_int_add(partial_rows, at, "")?)
-        };
         let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
             Ok(unsafe {
                 b.b.build_in_bounds_gep(f32t, row, &[int(i * threads)], "")?
@@ -158,6 +149,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let at = b.b.build_int_add(counters_at, at, "")?;
             Ok(unsafe { b.b.build_in_bounds_gep(i32t, counters, &[at], "")? })
         };
+        let bool_t = self.ctx.bool_type();
+        let (yes, no) = (bool_t.const_all_ones(), bool_t.const_zero());
+        let mine: Vec<BasicValueEnum> = (0..len as usize)
+            .map(|i| self.registers[r][i].unwrap_or(constant(self.ctx, Elem::F32, 0.0)))
+            .collect();
         // A group of one part (stream-K's whole tiles) holds its sum
         // already: no store, arrival or read back.
         let alone = self
@@ -166,66 +162,89 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let several = self
             .b
             .build_int_compare(IntPredicate::UGT, runs, int(1), "")?;
+        let group_rows = self.b.build_int_mul(g, stride, "")?;
         let before = self.b.get_insert_block().expect("positioned");
         let arrive = self.ctx.append_basic_block(self.func, "reduce.arrive");
+        let sum = self.ctx.append_basic_block(self.func, "reduce.sum.rows");
         let up = self.ctx.append_basic_block(self.func, "reduce.run");
-        let arrived = self.ctx.append_basic_block(self.func, "reduce.arrived");
-        self.b.build_conditional_branch(alone, arrived, arrive)?;
+        let ready = self.ctx.append_basic_block(self.func, "reduce.ready");
+        self.b.build_conditional_branch(alone, ready, arrive)?;
         self.b.position_at_end(arrive);
-        let mine = partial(self, z)?;
-        for i in 0..len {
-            let v = self.registers[r][i as usize].unwrap_or(constant(self.ctx, Elem::F32, 0.0));
-            self.b.build_store(slot(self, mine, i)?, v)?;
+        let row = row_at(self, self.b.build_int_add(group_rows, z, "")?)?;
+        for (i, v) in mine.iter().enumerate() {
+            self.b.build_store(slot(self, row, i as u64)?, *v)?;
         }
         let run_counter = counter(self, self.b.build_int_add(c, int(1), "")?)?;
         let last_of_run = self.arrival(run_counter, in_run)?;
-        // Where the group has several runs, the run's last block sums the
-        // run into its row and arrives at the group's counter; the last
-        // there sums the runs (below). Otherwise the run's last sums all.
-        let summing = self.b.build_and(last_of_run, several, "")?;
+        // The rows the run's last block sums: its run's partials where
+        // the group has several runs, else all of the group's.
+        let first = self.b.build_select(several, run_first, int(0), "")?;
+        let first = self
+            .b
+            .build_int_add(group_rows, first.into_int_value(), "")?;
+        let n = self
+            .b
+            .build_select(several, in_run, s, "")?
+            .into_int_value();
         let arrive_end = self.b.get_insert_block().expect("positioned");
-        self.b.build_conditional_branch(summing, up, arrived)?;
-        self.b.position_at_end(up);
+        self.b.build_conditional_branch(last_of_run, sum, ready)?;
+        // One loop sums rows first..first + n, once for the run and, where
+        // there are several, again for the runs' rows in the group's last
+        // run-summing block: one copy of the loads in the kernel.
+        self.b.position_at_end(sum);
+        let second = self.b.build_phi(bool_t, "")?;
+        let from = self.b.build_phi(i64t, "")?;
+        let count = self.b.build_phi(i64t, "")?;
+        let from_v = from.as_basic_value().into_int_value();
         let sums = self.sum_partials(
             len,
-            in_run,
-            &|b, k| partial(b, b.b.build_int_add(run_first, k, "")?),
+            count.as_basic_value().into_int_value(),
+            &|b, k| row_at(b, b.b.build_int_add(from_v, k, "")?),
             &slot,
         )?;
-        let row = run_sum(self, c)?;
-        for (i, v) in sums.into_iter().enumerate() {
-            self.b.build_store(slot(self, row, i as u64)?, v)?;
+        let second_v = second.as_basic_value().into_int_value();
+        let first_pass = self.b.build_not(second_v, "")?;
+        let store_run = self.b.build_and(several, first_pass, "")?;
+        let sum_end = self.b.get_insert_block().expect("positioned");
+        self.b.build_conditional_branch(store_run, up, ready)?;
+        self.b.position_at_end(up);
+        let at = self.b.build_int_mul(g, run_stride, "")?;
+        let runs_from = self.b.build_int_add(partial_rows, at, "")?;
+        let row = row_at(self, self.b.build_int_add(runs_from, c, "")?)?;
+        for (i, v) in sums.iter().enumerate() {
+            self.b.build_store(slot(self, row, i as u64)?, *v)?;
         }
         let last_of_runs = self.arrival(counter(self, int(0))?, runs)?;
         let up_end = self.b.get_insert_block().expect("positioned");
-        self.b.build_unconditional_branch(arrived)?;
-        self.b.position_at_end(arrived);
-        let holds = self.b.build_phi(self.ctx.bool_type(), "holds")?;
+        self.b.build_conditional_branch(last_of_runs, sum, ready)?;
+        second.add_incoming(&[(&no, arrive_end), (&yes, up_end)]);
+        from.add_incoming(&[(&first, arrive_end), (&runs_from, up_end)]);
+        count.add_incoming(&[(&n, arrive_end), (&runs, up_end)]);
+        // The block holds the sum where it stood alone or finished a sum
+        // with nothing left to store; elsewhere the values are not read.
+        self.b.position_at_end(ready);
+        let holds = self.b.build_phi(bool_t, "holds")?;
         holds.add_incoming(&[
-            (&self.ctx.bool_type().const_all_ones(), before),
-            (&last_of_run, arrive_end),
-            (&last_of_runs, up_end),
+            (&yes, before),
+            (&no, arrive_end),
+            (&yes, sum_end),
+            (&no, up_end),
         ]);
+        for (i, v) in mine.iter().enumerate() {
+            let phi = self.b.build_phi(f32t, "")?;
+            phi.add_incoming(&[
+                (v, before),
+                (v, arrive_end),
+                (&sums[i], sum_end),
+                (&sums[i], up_end),
+            ]);
+            self.registers[r][i] = Some(phi.as_basic_value());
+        }
         let holds = holds.as_basic_value().into_int_value();
         self.branches(holds, &mut |b, taken| {
             if !taken {
                 return Ok(());
             }
-            b.branches(alone, &mut |b, alone| {
-                if alone {
-                    return Ok(());
-                }
-                b.branches(several, &mut |b, several| {
-                    let sums = match several {
-                        true => b.sum_partials(len, runs, &run_sum, &slot)?,
-                        false => b.sum_partials(len, s, &partial, &slot)?,
-                    };
-                    for (i, v) in sums.into_iter().enumerate() {
-                        b.registers[r][i] = Some(v);
-                    }
-                    Ok(())
-                })
-            })?;
             b.values_for(body)?;
             b.insts(body)
         })
