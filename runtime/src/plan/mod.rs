@@ -144,8 +144,8 @@ impl LaunchPlan {
             // Planned without its bounds: no workspace can be right.
             (ReduceGroups::Parts(_), None) => (None, usize::MAX, usize::MAX),
         };
-        // Each group's runs: a sum's row each after the partials, and a
-        // counter each after the group's own.
+        // Each group's runs: a sum's row each after the group's partials,
+        // and a counter each after the group's own.
         let runs = stride.div_ceil(usize::try_from(r.runs.max(1)).unwrap_or(1));
         let rows = groups
             .checked_mul(runs)

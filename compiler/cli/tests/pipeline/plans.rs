@@ -167,8 +167,21 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
         p.block_reduce_sizes(m.block_reduce.as_ref()),
         Some(((128 + 16) * 256 * 64, 16 * 2))
     );
-    // Sixty-four slices are eight runs a tile: their sums' rows and
-    // counters after the partials' and the tiles' own.
+    // Sixty-four slices are eight runs a tile: their sums' rows after each
+    // tile's partials, their counters after the tile's own. No row is
+    // placed by the launch's grid (`nctaid`): a plan may launch the grid
+    // in parts, each its own grid.
+    let f = root().join("examples/sgemm_splitk.tile");
+    let (code, ptx, err) = tilec(&[
+        "build",
+        f.to_str().unwrap(),
+        "--emit",
+        "ptx",
+        "--set",
+        "splits=64",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(ptx.contains("atom.relaxed.gpu.global.inc.u32") && !ptx.contains("nctaid"));
     let m = built_manifest_with(
         "examples/sgemm_splitk.tile",
         "sgemm_splitk",

@@ -98,27 +98,22 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let len = self.ir.registers[r].len as u64;
         let threads = self.ir.block_threads.max(1) as u64;
         let int = |v: u64| i64t.const_int(v, false);
-        // The workspace: rows of a thread's values, a row per partial (part
-        // z of group g: row g * stride + z), then a row per run's sum (run
-        // c of group g: row partial_rows + g * run_stride + c). The
-        // counters: per group, one for its runs' sums, then one per run.
-        let partial_rows = match bounds {
-            Some([groups, _]) => self.b.build_int_mul(groups, stride, "")?,
-            None => {
-                let mut blocks = int(1);
-                for d in ["x", "y", "z"] {
-                    let n = self.special(&format!("llvm.nvvm.read.ptx.sreg.nctaid.{d}"))?;
-                    blocks = self.b.build_int_mul(blocks, n, "")?;
-                }
-                blocks
-            }
-        };
+        // The workspace: rows of a thread's values, per group its parts'
+        // rows then its runs' (part z of group g: row g * (stride +
+        // run_stride) + z; run c: row g * (stride + run_stride) + stride +
+        // c), so that no row depends on the launch's grid (a plan may
+        // launch the grid in parts). The counters: per group, one for its
+        // runs' sums, then one per run.
         let ceil_runs = |b: &Self, n: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
             let n = b.b.build_int_add(n, int(REDUCE_RUN - 1), "")?;
             Ok(b.b.build_int_unsigned_div(n, int(REDUCE_RUN), "")?)
         };
         let run_stride = ceil_runs(self, stride)?;
         let runs = ceil_runs(self, s)?;
+        let group_rows = {
+            let per = self.b.build_int_add(stride, run_stride, "")?;
+            self.b.build_int_mul(g, per, "")?
+        };
         let c = self.b.build_int_unsigned_div(z, int(REDUCE_RUN), "")?;
         let run_first = self.b.build_int_mul(c, int(REDUCE_RUN), "")?;
         let in_run = self.b.build_int_sub(s, run_first, "")?;
@@ -135,9 +130,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let at = b.b.build_int_mul(at, int(len * threads), "")?;
             let at = b.b.build_int_add(at, tid, "")?;
             // Safety (of the address): the runtime sizes the workspace for
-            // every block of the grid, or for `groups * most` partials
-            // (across parts, whose bounds are checked above), and their
-            // groups' runs.
+            // every group of the grid (across parts, `groups` of them, whose
+            // bounds are checked above), `stride + run_stride` rows each.
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, ws, &[at], "")? })
         };
         let slot = |b: &Self, row: PointerValue<'ctx>, i: u64| -> Result<PointerValue<'ctx>> {
@@ -162,7 +156,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let several = self
             .b
             .build_int_compare(IntPredicate::UGT, runs, int(1), "")?;
-        let group_rows = self.b.build_int_mul(g, stride, "")?;
         let before = self.b.get_insert_block().expect("positioned");
         let arrive = self.ctx.append_basic_block(self.func, "reduce.arrive");
         let sum = self.ctx.append_basic_block(self.func, "reduce.sum.rows");
@@ -208,8 +201,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let sum_end = self.b.get_insert_block().expect("positioned");
         self.b.build_conditional_branch(store_run, up, ready)?;
         self.b.position_at_end(up);
-        let at = self.b.build_int_mul(g, run_stride, "")?;
-        let runs_from = self.b.build_int_add(partial_rows, at, "")?;
+        let runs_from = self.b.build_int_add(group_rows, stride, "")?;
         let row = row_at(self, self.b.build_int_add(runs_from, c, "")?)?;
         for (i, v) in sums.iter().enumerate() {
             self.b.build_store(slot(self, row, i as u64)?, *v)?;
