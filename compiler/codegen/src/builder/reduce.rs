@@ -213,7 +213,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         from.add_incoming(&[(&first, arrive_end), (&runs_from, up_end)]);
         count.add_incoming(&[(&n, arrive_end), (&runs, up_end)]);
         // The block holds the sum where it stood alone or finished a sum
-        // with nothing left to store; elsewhere the values are not read.
+        // with nothing left to store; elsewhere it keeps its own partial
+        // (as on the executor), a run's sum included.
         self.b.position_at_end(ready);
         let holds = self.b.build_phi(bool_t, "holds")?;
         holds.add_incoming(&[
@@ -228,7 +229,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 (v, before),
                 (v, arrive_end),
                 (&sums[i], sum_end),
-                (&sums[i], up_end),
+                (v, up_end),
             ]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
