@@ -165,6 +165,11 @@ pub struct BlockReduce {
     pub runs: i64,
 }
 
+/// The parts a run of a `reduce` across blocks adds before the runs' sums
+/// are added: the compiler's `tilec::ir::REDUCE_RUN`, which its kernels'
+/// workspace layout follows.
+pub const REDUCE_RUN: i64 = 8;
+
 /// How a `reduce` across blocks' partials and groups are counted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ReduceGroups {
@@ -331,11 +336,14 @@ impl Manifest {
         for x in self.grid.iter().chain(&self.block) {
             known(x, &[], "the launch")?;
         }
+        // The kernel's rows and counters are laid out for the compiler's
+        // runs (`tilec::ir::REDUCE_RUN`); sized for others, the workspace
+        // would not hold them.
         if let Some(r) = &self.block_reduce
-            && !(1..=1024).contains(&r.runs)
+            && r.runs != REDUCE_RUN
         {
             return Err(format!(
-                "a reduce across blocks in runs of {} parts",
+                "a reduce across blocks in runs of {} parts (this runtime knows runs of {REDUCE_RUN})",
                 r.runs
             ));
         }

@@ -128,7 +128,7 @@ fn tma_stores_write_rows_that_are_not_whole_16_bytes_through_a_copy_copied_back(
 /// fences them, thread 0 counts the arrival, the block learns whether it
 /// was the last through the barrier's reduction, and that block sums the
 /// partials with loads that bypass L1, several partials' at once. The runtime sizes the workspace for
-/// the whole grid and a counter per group.
+/// the whole grid and each group's runs, and a counter per group and run.
 #[test]
 fn a_reduce_across_blocks_fences_counts_and_sums() {
     let ptx = emitted("tests/run/split_k.tile", "ptx");

@@ -27,8 +27,9 @@ use tilec::ir::{Inst, IntDef, REDUCE_RUN};
 type Sums<'ctx> = (IntValue<'ctx>, Vec<FloatValue<'ctx>>);
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
-    /// The workspace (f32, a thread's values per partial) and the arrival
-    /// counters (u32, one per group), then across parts the runtime's
+    /// The workspace (f32, a thread's values per partial and per run's
+    /// sum) and the arrival counters (u32, per group one and one a run),
+    /// then across parts the runtime's
     /// `groups` and `most`: the kernel's last parameters.
     fn reduction_params(
         &self,

@@ -499,9 +499,9 @@ pub enum Op {
     },
     /// `reduce R across block.z { body }` or `across parts(...)`: register
     /// array `registers` (f32) summed over the blocks of a group (`across`
-    /// says which), in the order of their part index (the same bits
-    /// whichever block arrives last); the group's last block to arrive
-    /// holds the sum and runs `body`, the others skip it.
+    /// says which), in the order of their part index, in runs (the same
+    /// bits whichever block arrives last); the block that finishes the
+    /// group's sum holds it and runs `body`, the others skip it.
     ReduceBlocks {
         registers: usize,
         across: Across,

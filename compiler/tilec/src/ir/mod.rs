@@ -308,9 +308,9 @@ pub enum InstKind {
     },
     /// `reduce` across blocks (split-K, stream-K): each thread's register
     /// array `registers` (f32, whole) is added up over the `count` blocks
-    /// of its `group` (this one part `index` of them), in `index` order;
-    /// the group's last block to arrive holds the sums and runs `body`,
-    /// the others skip it. Every thread of the block reaches it (the
+    /// of its `group` (this one part `index` of them), in `index` order
+    /// by runs ([`REDUCE_RUN`]); the block that finishes the group's sum
+    /// holds it and runs `body`, the others skip it. Every thread of the block reaches it (the
     /// kernel's top level across a grid dimension; across parts, in uniform
     /// loops and branches too, its group, part and count checked against
     /// the launch's bounds where it runs).
