@@ -28,17 +28,14 @@ fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
 
 /// `tilec build FILE`'s manifest of `kernel`.
 fn built_manifest(file: &str, kernel: &str) -> tilec_runtime::manifest::Manifest {
-    built_manifest_with(file, kernel, &[])
+    manifest_in(&built(file, &[]), kernel)
 }
 
-/// `tilec build FILE ARGS..`'s manifest of `kernel`.
-fn built_manifest_with(
-    file: &str,
-    kernel: &str,
-    args: &[&str],
-) -> tilec_runtime::manifest::Manifest {
+/// The folder `tilec build FILE ARGS..` wrote its PTX and manifests to.
+fn built(file: &str, args: &[&str]) -> PathBuf {
+    let name = Path::new(file).file_stem().unwrap().to_str().unwrap();
     let dir = std::env::temp_dir().join(format!(
-        "tilec-manifest-{kernel}-{}-{}",
+        "tilec-manifest-{name}-{}-{}",
         args.join(""),
         std::process::id()
     ));
@@ -47,6 +44,11 @@ fn built_manifest_with(
     let build = [&["build", f.to_str().unwrap()], args, &out].concat();
     let (code, _, err) = tilec(&build);
     assert_eq!(code, 0, "{file}: {err}");
+    dir
+}
+
+/// The manifest of `kernel` in a build's folder.
+fn manifest_in(dir: &Path, kernel: &str) -> tilec_runtime::manifest::Manifest {
     let json = std::fs::read_to_string(dir.join(format!("{kernel}.json"))).unwrap();
     tilec_runtime::manifest::Manifest::from_json(&json).unwrap()
 }
@@ -127,8 +129,9 @@ fn tma_stores_write_rows_that_are_not_whole_16_bytes_through_a_copy_copied_back(
 /// A reduce across blocks (split-K): each block stores its partials and
 /// fences them, thread 0 counts the arrival, the block learns whether it
 /// was the last through the barrier's reduction, and that block sums the
-/// partials with loads that bypass L1, several partials' at once. The runtime sizes the workspace for
-/// the whole grid and each group's runs, and a counter per group and run.
+/// partials with loads that bypass L1, several partials' at once. The
+/// runtime sizes the workspace for the whole grid and each group's runs,
+/// and a counter per group and run.
 #[test]
 fn a_reduce_across_blocks_fences_counts_and_sums() {
     let ptx = emitted("tests/run/split_k.tile", "ptx");
@@ -171,22 +174,10 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
     // tile's partials, their counters after the tile's own. No row is
     // placed by the launch's grid (`nctaid`): a plan may launch the grid
     // in parts, each its own grid.
-    let f = root().join("examples/sgemm_splitk.tile");
-    let (code, ptx, err) = tilec(&[
-        "build",
-        f.to_str().unwrap(),
-        "--emit",
-        "ptx",
-        "--set",
-        "splits=64",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let dir = built("examples/sgemm_splitk.tile", &["--set", "splits=64"]);
+    let ptx = std::fs::read_to_string(dir.join("sgemm_splitk.ptx")).unwrap();
     assert!(ptx.contains("atom.relaxed.gpu.global.inc.u32") && !ptx.contains("nctaid"));
-    let m = built_manifest_with(
-        "examples/sgemm_splitk.tile",
-        "sgemm_splitk",
-        &["--set", "splits=64"],
-    );
+    let m = manifest_in(&dir, "sgemm_splitk");
     let p = plan(&m, &Dims::parse("M=512,N=512,K=8192").unwrap()).unwrap();
     assert_eq!(
         p.block_reduce_sizes(m.block_reduce.as_ref()),

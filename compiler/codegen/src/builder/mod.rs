@@ -425,34 +425,40 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 };
                 self.b.build_xor(x, moved, "")?
             }
-            IntDef::Bin(op, a, c) => {
-                let (x, y) = (self.ints[a], self.ints[c]);
-                // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
-                match op {
-                    IntOp::Add => self.b.build_int_nsw_add(x, y, "")?,
-                    IntOp::Sub => self.b.build_int_nsw_sub(x, y, "")?,
-                    IntOp::Mul => self.b.build_int_nsw_mul(x, y, "")?,
-                    IntOp::Div => self.b.build_int_unsigned_div(x, y, "")?,
-                    IntOp::Mod => self.b.build_int_unsigned_rem(x, y, "")?,
-                    IntOp::CeilDiv => {
-                        let one = i64t.const_int(1, false);
-                        let t = self.b.build_int_nsw_add(
-                            x,
-                            self.b.build_int_nsw_sub(y, one, "")?,
-                            "",
-                        )?;
-                        self.b.build_int_unsigned_div(t, y, "")?
-                    }
-                    IntOp::Min | IntOp::Max => {
-                        let pred = if *op == IntOp::Min {
-                            IntPredicate::SLT
-                        } else {
-                            IntPredicate::SGT
-                        };
-                        let c = self.b.build_int_compare(pred, x, y, "")?;
-                        self.b.build_select(c, x, y, "")?.into_int_value()
-                    }
-                }
+            IntDef::Bin(op, a, c) => self.int_bin(*op, self.ints[a], self.ints[c])?,
+        })
+    }
+
+    /// The IR's integer operation `op` on two i64 values.
+    pub(super) fn int_bin(
+        &self,
+        op: IntOp,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
+        Ok(match op {
+            IntOp::Add => self.b.build_int_nsw_add(x, y, "")?,
+            IntOp::Sub => self.b.build_int_nsw_sub(x, y, "")?,
+            IntOp::Mul => self.b.build_int_nsw_mul(x, y, "")?,
+            IntOp::Div => self.b.build_int_unsigned_div(x, y, "")?,
+            IntOp::Mod => self.b.build_int_unsigned_rem(x, y, "")?,
+            IntOp::CeilDiv => {
+                let one = i64t.const_int(1, false);
+                let t = self
+                    .b
+                    .build_int_nsw_add(x, self.b.build_int_nsw_sub(y, one, "")?, "")?;
+                self.b.build_int_unsigned_div(t, y, "")?
+            }
+            IntOp::Min | IntOp::Max => {
+                let pred = if op == IntOp::Min {
+                    IntPredicate::SLT
+                } else {
+                    IntPredicate::SGT
+                };
+                let c = self.b.build_int_compare(pred, x, y, "")?;
+                self.b.build_select(c, x, y, "")?.into_int_value()
             }
         })
     }

@@ -22,6 +22,7 @@ use inkwell::values::{
 };
 use tilec::check::program::Elem;
 use tilec::ir::{Inst, IntDef, REDUCE_RUN};
+use tilec_layout::int::Op as IntOp;
 
 /// The partial a sum has reached, and its values so far.
 type Sums<'ctx> = (IntValue<'ctx>, Vec<FloatValue<'ctx>>);
@@ -105,20 +106,17 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // c), so that no row depends on the launch's grid (a plan may
         // launch the grid in parts). The counters: per group, one for its
         // runs' sums, then one per run.
-        let ceil_runs = |b: &Self, n: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
-            let n = b.b.build_int_add(n, int(REDUCE_RUN - 1), "")?;
-            Ok(b.b.build_int_unsigned_div(n, int(REDUCE_RUN), "")?)
-        };
-        let run_stride = ceil_runs(self, stride)?;
-        let runs = ceil_runs(self, s)?;
+        let run = int(REDUCE_RUN);
+        let run_stride = self.int_bin(IntOp::CeilDiv, stride, run)?;
+        let runs = self.int_bin(IntOp::CeilDiv, s, run)?;
         let group_rows = {
             let per = self.b.build_int_add(stride, run_stride, "")?;
             self.b.build_int_mul(g, per, "")?
         };
-        let c = self.b.build_int_unsigned_div(z, int(REDUCE_RUN), "")?;
-        let run_first = self.b.build_int_mul(c, int(REDUCE_RUN), "")?;
+        let c = self.b.build_int_unsigned_div(z, run, "")?;
+        let run_first = self.b.build_int_mul(c, run, "")?;
         let in_run = self.b.build_int_sub(s, run_first, "")?;
-        let in_run = self.min_u64(in_run, int(REDUCE_RUN))?;
+        let in_run = self.int_bin(IntOp::Min, in_run, run)?;
         let counters_at = {
             let per = self.b.build_int_add(run_stride, int(1), "")?;
             self.b.build_int_mul(g, per, "")?
@@ -281,12 +279,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(self
             .b
             .build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "")?)
-    }
-
-    /// The lesser of two unsigned values.
-    fn min_u64(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
-        let less = self.b.build_int_compare(IntPredicate::ULT, a, b, "")?;
-        Ok(self.b.build_select(less, a, b, "")?.into_int_value())
     }
 
     /// Whether `v` (an i32) is non-zero on any of the threads that reduce,

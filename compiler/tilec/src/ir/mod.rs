@@ -310,10 +310,10 @@ pub enum InstKind {
     /// array `registers` (f32, whole) is added up over the `count` blocks
     /// of its `group` (this one part `index` of them), in `index` order
     /// by runs ([`REDUCE_RUN`]); the block that finishes the group's sum
-    /// holds it and runs `body`, the others skip it. Every thread of the block reaches it (the
-    /// kernel's top level across a grid dimension; across parts, in uniform
-    /// loops and branches too, its group, part and count checked against
-    /// the launch's bounds where it runs).
+    /// holds it and runs `body`, the others skip it. Every thread of the
+    /// block reaches it (the kernel's top level across a grid dimension;
+    /// across parts, in uniform loops and branches too, its group, part and
+    /// count checked against the launch's bounds where it runs).
     ReduceBlocks {
         registers: usize,
         across: Groups,
