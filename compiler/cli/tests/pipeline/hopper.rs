@@ -381,6 +381,47 @@ fn the_producer_prefetches_the_tile_of_c_into_l2_after_its_last_load() {
     assert!(!plain.contains("prefetch"), "{plain}");
 }
 
+/// `prefetch(tile)` in a pipeline body: one box of an unswizzled map of
+/// its own (the 128 x 256 tile of C whole), issued in the consumers' code
+/// by thread 0 under the body's `if`, after the trip's wgmma, with no
+/// barrier of its own.
+#[test]
+fn a_prefetch_statement_is_one_box_issued_by_thread_zero() {
+    let ir = emitted("tests/run/persistent_subtile_epilogue.tile", "ir");
+    let entry = part(&ir, "kernel persistent_subtile_epilogue(");
+    let map = entry
+        .lines()
+        .find(|l| l.contains(": C, box (128, 256)"))
+        .expect("a map of the prefetched tile");
+    assert!(map.trim_end().ends_with("swizzle 0"), "{map}");
+    let t = map
+        .trim()
+        .split(':')
+        .next()
+        .unwrap()
+        .replace("tensor_map ", "");
+    let l2: Vec<&str> = entry.lines().filter(|l| l.ends_with("-> L2")).collect();
+    assert_eq!(l2.len(), 1, "{entry}");
+    assert!(l2[0].trim().starts_with(&format!("tma {t} (")), "{l2:?}");
+    let ptx = emitted("tests/run/persistent_subtile_epilogue.tile", "ptx");
+    let code = part(&ptx, ".entry persistent_subtile_epilogue(");
+    let prefetch = "cp.async.bulk.prefetch.tensor.2d.L2.global.tile";
+    assert_eq!(code.matches(prefetch).count(), 1, "{code}");
+    let at = position(code, prefetch);
+    // After the consumers' first wgmma, not in the producer's loop.
+    assert!(position(code, "wgmma.mma_async") < at);
+    let branch = code[..at].rfind("setp.").expect("thread 0's test");
+    assert!(
+        !code[branch..at].contains("bar.sync"),
+        "{}",
+        &code[branch..at]
+    );
+    assert!(
+        perf_notes("tests/run/persistent_subtile_epilogue.tile")
+            .contains("prefetch into L2 by thread 0: 1 box(es) of 128x256 bf16")
+    );
+}
+
 /// A TMA store's reads of its tile are waited for where the tile is next
 /// written: in a persistent kernel's body, after the next subtile's loads
 /// of C, not right after the store; once more before the kernel's end. At

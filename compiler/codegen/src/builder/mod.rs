@@ -652,11 +652,8 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                         "a TMA store's box outside its block (the verifier's rule)".into(),
                     ));
                 }
-                InstKind::TmaPrefetch { .. } => {
-                    return Err(CodegenError::Llvm(
-                        "a TMA prefetch outside its pipeline's prefetch block (the verifier's rule)"
-                            .into(),
-                    ));
+                InstKind::TmaPrefetch { map, origin } => {
+                    self.tma_prefetch_by_thread_zero(inst, *map, origin)?
                 }
             }
         }

@@ -527,6 +527,21 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.ptx(&text, &constraints.join(","), &args)
     }
 
+    /// `prefetch(tile)`'s box ([`InstKind::TmaPrefetch`] `inst`) outside a
+    /// pipeline's prefetch block: thread 0 issues it, no barrier (it
+    /// touches no shared memory).
+    pub(super) fn tma_prefetch_by_thread_zero(
+        &mut self,
+        inst: &Inst,
+        map: usize,
+        origin: &[usize],
+    ) -> Result<()> {
+        self.on_thread_zero(&mut |b| {
+            b.values_for(std::slice::from_ref(inst))?;
+            b.tma_prefetch(map, origin)
+        })
+    }
+
     /// The box of tensor map `map` at `origin` fetched into L2.
     fn tma_prefetch(&mut self, map: usize, origin: &[usize]) -> Result<()> {
         let i32t = self.ctx.i32_type();

@@ -497,6 +497,14 @@ pub enum Op {
         tma: tilec_layout::TmaCopy,
         stage: bool,
     },
+    /// `prefetch(tile)`: a global tile fetched into L2 as the TMA boxes of
+    /// `tma` (a map of its own, unswizzled) by one thread of the block: a
+    /// hint that writes nothing, reads nothing the kernel sees and that
+    /// nothing waits for.
+    Prefetch {
+        src: View,
+        tma: tilec_layout::TmaCopy,
+    },
     /// `reduce R across block.z { body }` or `across parts(...)`: register
     /// array `registers` (f32) summed over the blocks of a group (`across`
     /// says which), in the order of their part index, in runs (the same

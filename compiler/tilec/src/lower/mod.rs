@@ -616,6 +616,7 @@ impl Lowerer<'_> {
                 ..
             } => self.copy_tma(dst, tma, s.span, out)?,
             Op::CopyTma { dst, tma, .. } => self.tma_block_load(dst, tma, s.span, out)?,
+            Op::Prefetch { tma, .. } => self.tma_prefetch(tma, s.span, out)?,
             Op::For {
                 var,
                 start,
@@ -712,7 +713,9 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
             indexes_registers(load, var) || indexes_registers(body, var)
         }
         Op::ReduceBlocks { body, .. } => indexes_registers(body, var),
-        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } => false,
+        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } | Op::Prefetch { .. } => {
+            false
+        }
     })
 }
 

@@ -197,6 +197,41 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `prefetch(tile)`: a [`InstKind::TmaPrefetch`] per box of `tma`.
+    pub(super) fn tma_prefetch(
+        &mut self,
+        tma: &tilec_layout::TmaCopy,
+        span: Span,
+        out: &mut Vec<Inst>,
+    ) -> Result<(), Problem> {
+        self.spend(tma.boxes.len() as i64)?;
+        let map = self.tensor_map(&tma.map)?;
+        self.note(
+            span,
+            format!("prefetch into L2 by thread 0: {}", box_summary(tma)),
+        );
+        for piece in &tma.boxes {
+            let origin = self.box_origin(tma, piece)?;
+            out.push(Inst::at(span, InstKind::TmaPrefetch { map, origin }));
+        }
+        Ok(())
+    }
+
+    /// Where box `piece` of `tma` starts in its map, per dimension.
+    fn box_origin(
+        &mut self,
+        tma: &tilec_layout::TmaCopy,
+        piece: &tilec_layout::TmaPiece,
+    ) -> Result<Vec<crate::ir::IntId>, Problem> {
+        let origin = tma
+            .origin
+            .iter()
+            .zip(&piece.coords)
+            .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
+            .collect::<Result<_, _>>()?;
+        Ok(origin)
+    }
+
     /// A block's own TMA copy of `tma` to or from the shared tile `tile`:
     /// its map's index and its boxes ([`Self::boxes`]), with `check
     /// --perf`'s note (`what`, then the boxes; once per statement).
@@ -233,12 +268,7 @@ impl Lowerer<'_> {
         for piece in &tma.boxes {
             let first = self.fix(&tile.offset).add(&Int::Static(piece.smem));
             self.within_shared(&first, [0, elems - 1], self.k.shared[b].len)?;
-            let origin = tma
-                .origin
-                .iter()
-                .zip(&piece.coords)
-                .map(|(o, &c)| self.int(&self.fix(o).add(&Int::Static(c))))
-                .collect::<Result<_, _>>()?;
+            let origin = self.box_origin(tma, piece)?;
             let index = self.int(&first)?;
             out.push((
                 origin,

@@ -1,4 +1,4 @@
-//! Operation statements: `copy`, `copy_async`, `cp_async_fence`,
+//! Operation statements: `copy`, `copy_async`, `prefetch`, `cp_async_fence`,
 //! `cp_async_wait`, `gemm`, `axpby`, `fill`, `clear` and `sync`, with their
 //! operands' element types, shapes and memory spaces checked.
 
@@ -22,6 +22,10 @@ pub(super) const STATEMENTS: &[Known] = &[
     (
         "copy_tma",
         "copy_tma(src, dst)  in a pipeline's load block: a global tile into a shared stage, as TMA boxes; elsewhere the whole block's TMA load (global to shared) or store (shared to global)",
+    ),
+    (
+        "prefetch",
+        "prefetch(tile)  a global tile into L2 ahead of its use, as TMA boxes issued by one thread (a hint: nothing waits for it)",
     ),
     ("cp_async_fence", "cp_async_fence()"),
     (
@@ -116,6 +120,11 @@ impl KernelChecker {
                 self.same_elem(&src, &args[0], &dst, &args[1])?;
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 self.copy_tma(src, &args[0], dst, &args[1], e.span)
+            }
+            "prefetch" => {
+                arity(1)?;
+                let src = self.tensor_operand(&args[0], name)?;
+                self.prefetch(src, &args[0])
             }
             "cp_async_fence" => {
                 arity(0)?;

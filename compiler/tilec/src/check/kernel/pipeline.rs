@@ -18,7 +18,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, Expr, StmtKind};
-use tilec_layout::{Builtin, Int};
+use tilec_layout::{Builtin, Int, IntTuple, Layout};
 
 /// The most stages a pipeline may have (two mbarriers each).
 pub const MAX_STAGES: i64 = 16;
@@ -205,33 +205,10 @@ impl KernelChecker {
             )
             .with_help("the block waits for its boxes on a barrier whose phases the compiler counts in program order; load tiles in a loop through a `pipeline`"));
         }
-        for (v, e) in [(&src, se), (&dst, de)] {
-            let mut names = Vec::new();
-            v.offset.names(&mut names);
-            for c in &v.coords {
-                c.offset.names(&mut names);
-            }
-            if names
-                .iter()
-                .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
-            {
-                return Err(Diagnostic::new(
-                    "a TMA box is issued by one thread: its tiles cannot depend on thread.x",
-                    e.span,
-                )
-                .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
-            }
-        }
+        issued_by_one_thread(&src, se)?;
+        issued_by_one_thread(&dst, de)?;
         let ((p, gv), (b, sv)) = (global, shared);
-        let tensor = match &self.params[p].kind {
-            crate::check::program::ParamKind::Tensor { layout, .. } => layout.clone(),
-            crate::check::program::ParamKind::Scalar(_) => unreachable!("a view of a tensor"),
-        };
-        let coords: Vec<_> = gv
-            .coords
-            .iter()
-            .map(|c| (c.layout.clone(), c.offset.clone()))
-            .collect();
+        let (tensor, coords) = self.tensor_and_coords(p, gv);
         self.state.shared[b].tma = true;
         let swizzle = self.state.shared[b].swizzle;
         let mut tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &sv.layout, &sv.offset, swizzle)
@@ -247,6 +224,49 @@ impl KernelChecker {
             tma,
             stage,
         })
+    }
+
+    /// The parameter `p`'s layout, and per mode of it the coordinate
+    /// function of the global view `v` (what [`tilec_layout::tma_copy`] takes).
+    fn tensor_and_coords(&self, p: usize, v: &View) -> (Layout, Vec<(Layout, Int)>) {
+        let tensor = match &self.params[p].kind {
+            crate::check::program::ParamKind::Tensor { layout, .. } => layout.clone(),
+            crate::check::program::ParamKind::Scalar(_) => unreachable!("a view of a tensor"),
+        };
+        let coords = v
+            .coords
+            .iter()
+            .map(|c| (c.layout.clone(), c.offset.clone()))
+            .collect();
+        (tensor, coords)
+    }
+
+    /// `prefetch(tile)`: the global tile as the TMA boxes of an unswizzled
+    /// map of its own, the largest that tile it (the tensor's stride-1
+    /// mode first, at most 256 elements a dimension). The boxes land
+    /// nowhere, so the tile is laid out densely in their order for
+    /// [`tilec_layout::tma_copy`]'s sake.
+    pub(super) fn prefetch(&mut self, src: View, se: &Expr) -> Result<Op, Diagnostic> {
+        let Base::Param(p) = src.base else {
+            return Err(Diagnostic::new(
+                "`prefetch` fetches a global tile into L2",
+                se.span,
+            )
+            .with_label(format!("this is in {}", src.base.space()))
+            .with_help("prefetch a tile of a tensor parameter (local_tile(C, ...)) some loads of the block read later"));
+        };
+        issued_by_one_thread(&src, se)?;
+        let (tensor, coords) = self.tensor_and_coords(p, &src);
+        let boxes = box_order(&tensor, &coords, &src.layout)
+            .and_then(|dense| {
+                tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &dense, &Int::Static(0), None)
+            })
+            .map_err(|why| {
+                Diagnostic::new(format!("this tile is not TMA boxes: {why}"), se.span)
+                    .with_label(format!("{}", src.layout))
+                    .with_help("a prefetch is a tile of whole rows of the tensor (local_tile, slices by loop counters), its rows a multiple of 16 bytes")
+            })?;
+        Ok(Op::Prefetch { src, tma: boxes })
     }
 
     /// The tensors a block's own TMA loads and stores reach: where their
@@ -269,6 +289,11 @@ impl KernelChecker {
                 stage: false,
             } => match (src.base, dst.base) {
                 (Base::Param(p), _) | (_, Base::Param(p)) => Some((p, tma.map.store)),
+                _ => None,
+            },
+            // Through a map of its own, which an aligned copy would serve.
+            Op::Prefetch { src, .. } => match src.base {
+                Base::Param(p) => Some((p, false)),
                 _ => None,
             },
             _ => None,
@@ -310,7 +335,7 @@ impl KernelChecker {
         walk(body, &mut |s| {
             if let Op::ReduceBlocks { body: inner, .. } = &s.op {
                 walk(inner, &mut |t| {
-                    if let Some((_, false)) = global(&t.op) {
+                    if let (Some((_, false)), Op::CopyTma { .. }) = (global(&t.op), &t.op) {
                         problems.push((
                             "a TMA load outside a pipeline, in a `reduce` body".to_string(),
                             t.span,
@@ -517,4 +542,92 @@ impl KernelChecker {
             }
         }
     }
+}
+
+/// A TMA box is issued by one thread, so its tile must not depend on
+/// `thread.x`.
+fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
+    let mut names = Vec::new();
+    v.offset.names(&mut names);
+    for c in &v.coords {
+        c.offset.names(&mut names);
+    }
+    if names
+        .iter()
+        .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
+    {
+        return Err(Diagnostic::new(
+            "a TMA box is issued by one thread: its tiles cannot depend on thread.x",
+            e.span,
+        )
+        .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
+    }
+    Ok(())
+}
+
+/// A dense layout of `tile`'s shape in the order TMA's boxes fill it: per
+/// tensor mode (the stride-1 one first) the tile mode walking it, cut
+/// into its box (the largest divisor of its size up to 256) and the
+/// box's repeats, which come after every box dimension. Tile modes that
+/// walk nothing (size 1) get stride 0; a tile mode walking several
+/// tensor modes is [`tilec_layout::tma_copy`]'s to refuse.
+fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result<Layout, String> {
+    let inner = tensor
+        .modes()
+        .iter()
+        .position(|m| m.stride().leaves()[0].is_const(1));
+    let order: Vec<usize> = inner
+        .into_iter()
+        .chain((0..coords.len()).filter(|&j| Some(j) != inner))
+        .collect();
+    let mut modes: Vec<(i64, i64, Option<usize>)> = Vec::new(); // (box, repeats, tensor mode)
+    for i in 0..tile.rank() {
+        let size = tile
+            .mode(i)
+            .map_err(|e| e.to_string())?
+            .size()
+            .as_static()
+            .ok_or("the tile needs a static shape")?;
+        let walks = coords.iter().position(|(c, _)| {
+            c.mode(i)
+                .is_ok_and(|m| !m.stride().leaves().iter().all(|d| d.is_const(0)))
+        });
+        let b = (1..=size.min(tilec_layout::MAX_BOX))
+            .rev()
+            .find(|b| size % b == 0)
+            .unwrap_or(1);
+        modes.push((b, size / b, walks.filter(|_| size > 1)));
+    }
+    let rank = |i: usize| {
+        modes[i]
+            .2
+            .and_then(|j| order.iter().position(|&o| o == j))
+            .unwrap_or(usize::MAX)
+    };
+    let mut by_order: Vec<usize> = (0..modes.len()).collect();
+    by_order.sort_by_key(|&i| rank(i));
+    let mut strides = vec![(0i64, 0i64); modes.len()];
+    let mut dense = 1;
+    for &i in &by_order {
+        strides[i].0 = dense;
+        dense *= modes[i].0;
+    }
+    for &i in &by_order {
+        strides[i].1 = dense;
+        dense *= modes[i].1;
+    }
+    let int = |v: i64| IntTuple::Int(Int::Static(v));
+    let (shape, stride): (Vec<IntTuple>, Vec<IntTuple>) = modes
+        .iter()
+        .zip(&strides)
+        .map(|(&(b, r, walks), &(s0, s1))| match (walks, r) {
+            (None, _) => (int(b * r), int(0)),
+            (_, 1) => (int(b), int(s0)),
+            _ => (
+                IntTuple::Tuple(vec![int(b), int(r)]),
+                IntTuple::Tuple(vec![int(s0), int(s1)]),
+            ),
+        })
+        .unzip();
+    Layout::new(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|e| e.to_string())
 }

@@ -153,6 +153,10 @@ impl KernelChecker {
                 UNIFORM,
                 "a TMA store, which every thread of the block takes part in (a barrier before it and after)",
             ),
+            Op::Prefetch { .. } => (
+                UNIFORM,
+                "a prefetch, which thread 0 of the block issues for it",
+            ),
             Op::ReduceBlocks { .. } => (
                 UNIFORM,
                 "a reduce across blocks, which every thread of the block takes part in",

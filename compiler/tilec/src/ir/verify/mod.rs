@@ -154,6 +154,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
             InstKind::TmaWait { .. } => (UNIFORM, "a wait for TMA loads"),
+            InstKind::TmaPrefetch { .. } => (UNIFORM, "a prefetch (thread 0 issues it)"),
             InstKind::Wgmma { .. }
             | InstKind::WgmmaFence
             | InstKind::WgmmaCommit
@@ -367,8 +368,8 @@ fn insts(
             InstKind::TmaLoad { .. } => {
                 return Err("a TMA load outside a pipeline's load block".into());
             }
-            InstKind::TmaPrefetch { .. } => {
-                return Err("a TMA prefetch outside a pipeline's prefetch block".into());
+            InstKind::TmaPrefetch { map, origin } => {
+                pipeline::prefetch_box(ir, *map, origin, open)?
             }
             InstKind::TmaStore { .. } => {
                 return Err("a TMA store's box outside its `tma_store` block".into());

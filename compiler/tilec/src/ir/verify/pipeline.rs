@@ -114,16 +114,28 @@ pub(super) fn prefetches(ir: &KernelIr, prefetch: &[Inst], open: &[usize]) -> Re
         let InstKind::TmaPrefetch { map, origin } = &inst.kind else {
             return Err("a pipeline's prefetch block holds only TMA prefetches".into());
         };
-        let m = ir
-            .tensor_maps
-            .get(*map)
-            .ok_or(format!("no tensor map t{map}"))?;
-        if origin.len() != m.dims.len() {
-            return Err(format!("a box of t{map} with {} coordinates", origin.len()));
-        }
-        for &o in origin {
-            visible(ir, o, open)?;
-        }
+        prefetch_box(ir, *map, origin, open)?;
+    }
+    Ok(())
+}
+
+/// One prefetched box: of a map of the kernel, at as many coordinates as
+/// the map has dimensions, each visible here.
+pub(super) fn prefetch_box(
+    ir: &KernelIr,
+    map: usize,
+    origin: &[IntId],
+    open: &[usize],
+) -> Result<(), String> {
+    let m = ir
+        .tensor_maps
+        .get(map)
+        .ok_or(format!("no tensor map t{map}"))?;
+    if origin.len() != m.dims.len() {
+        return Err(format!("a box of t{map} with {} coordinates", origin.len()));
+    }
+    for &o in origin {
+        visible(ir, o, open)?;
     }
     Ok(())
 }
