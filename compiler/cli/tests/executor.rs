@@ -85,6 +85,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/persistent_subtile_epilogue.tile",
             "M=200,N=300,K=72",
         ),
+        ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),

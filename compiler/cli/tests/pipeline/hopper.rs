@@ -254,8 +254,8 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
         ir.contains("  shared s2: bf16[32768] align 1024 at 0\n"),
         "{ir}"
     );
-    assert!(at("  pipeline 0 ") < at("  barrier\n  tma_load phase 0 bytes 65536 {"));
-    assert!(at("  tma_load phase 0") < at("  tma_wait phase 0\n  ldmatrix"));
+    assert!(at("  pipeline 0 ") < at("  barrier\n  tma_load bytes 65536 {"));
+    assert!(at("  tma_load bytes") < at("  tma_wait\n  ldmatrix"));
     assert_eq!(m.variants.len(), 1);
     // The mbarriers: two a stage and the block's own.
     assert_eq!(

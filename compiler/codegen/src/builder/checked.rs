@@ -100,17 +100,7 @@ impl KernelBuilder<'_, '_> {
         self.b.build_conditional_branch(printed, stop, wait)?;
         self.b.position_at_end(report);
         let args_ty = self.ctx.struct_type(&[i32t.into(); 4], false);
-        // In the entry block: an alloca elsewhere would be a dynamic one.
-        let here = self.b.get_insert_block();
-        let entry = self.func.get_first_basic_block().expect("a body");
-        match entry.get_first_instruction() {
-            Some(first) => self.b.position_before(&first),
-            None => self.b.position_at_end(entry),
-        }
-        let args = self.b.build_alloca(args_ty, "")?;
-        if let Some(b) = here {
-            self.b.position_at_end(b);
-        }
+        let args = self.entry_alloca(args_ty.into())?;
         // The block as the kernel sees it (with an edge launch's offset).
         let who = [
             IntDef::BlockIdx(0),

@@ -77,7 +77,7 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     ring: Option<pipeline::Ring<'ctx>>,
     /// The 32-bit shared address of the kernel's own mbarrier for its TMA
     /// loads outside a pipeline, if it has any.
-    loads_barrier: Option<IntValue<'ctx>>,
+    loads_barrier: Option<(IntValue<'ctx>, PointerValue<'ctx>)>,
     /// In a pipeline iteration: its stage's barriers and its trip.
     stage: Option<pipeline::Stage<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
@@ -429,6 +429,22 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         })
     }
 
+    /// A stack slot of type `ty` in the entry block, where LLVM promotes
+    /// it to registers (an alloca elsewhere would be a dynamic one).
+    pub(super) fn entry_alloca(&mut self, ty: BasicTypeEnum<'ctx>) -> Result<PointerValue<'ctx>> {
+        let here = self.b.get_insert_block();
+        let entry = self.func.get_first_basic_block().expect("a body");
+        match entry.get_first_instruction() {
+            Some(first) => self.b.position_before(&first),
+            None => self.b.position_at_end(entry),
+        }
+        let slot = self.b.build_alloca(ty, "")?;
+        if let Some(b) = here {
+            self.b.position_at_end(b);
+        }
+        Ok(slot)
+    }
+
     /// The IR's integer operation `op` on two i64 values.
     pub(super) fn int_bin(
         &self,
@@ -644,7 +660,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     self.tma_load(*map, origin, dst, *parts, full)?
                 }
                 InstKind::TmaLoads { bytes, loads, .. } => self.tma_block_loads(*bytes, loads)?,
-                InstKind::TmaWait { phase } => self.tma_wait(*phase)?,
+                InstKind::TmaWait => self.tma_wait()?,
                 InstKind::TmaStores { stores, ordered } => self.tma_stores(stores, *ordered)?,
                 InstKind::TmaStoreWait => self.tma_store_wait()?,
                 InstKind::TmaStore { .. } => {

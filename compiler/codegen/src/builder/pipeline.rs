@@ -389,13 +389,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// The kernel's own mbarrier for its TMA loads outside a pipeline,
     /// initialised by thread 0 at the start (one arrival: its
-    /// `expect_tx`), before the block splits into roles.
+    /// `expect_tx`), before the block splits into roles; and each
+    /// thread's parity of the phase it waits for next, 0.
     pub(super) fn init_block_loads(&mut self) -> Result<()> {
         let i64t = self.ctx.i64_type();
         let bar = self.shared_global(i64t.into(), "loads", 8);
         let i32t = self.ctx.i32_type();
         let addr = self.b.build_ptr_to_int(bar, i32t, "")?;
-        self.loads_barrier = Some(addr);
+        let slot = self.entry_alloca(i32t.into())?;
+        self.b.build_store(slot, i32t.const_zero())?;
+        self.loads_barrier = Some((addr, slot));
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let first = self
             .b
@@ -418,7 +421,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// barrier); thread 0 expects the bytes on the kernel's own barrier
     /// and issues the boxes. Their [`InstKind::TmaWait`] comes later.
     pub(super) fn tma_block_loads(&mut self, bytes: i64, loads: &[Inst]) -> Result<()> {
-        let bar = self.loads_barrier.expect("initialised at the start");
+        let (bar, _) = self.loads_barrier.expect("initialised at the start");
         let bytes = self.ctx.i32_type().const_int(bytes as u64, false);
         self.by_thread_zero(loads, &mut |b| {
             b.ptx(
@@ -438,12 +441,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })
     }
 
-    /// Every thread waits for phase `phase` of the kernel's own barrier
-    /// ([`InstKind::TmaWait`]).
-    pub(super) fn tma_wait(&mut self, phase: u32) -> Result<()> {
-        let bar = self.loads_barrier.expect("initialised at the start");
-        let phase = self.ctx.i32_type().const_int(phase as u64, false);
-        self.ptx(WAIT, "r,r", &[bar, phase])
+    /// Every thread waits for the kernel's own barrier to complete the
+    /// phase it holds, then flips it ([`InstKind::TmaWait`]): loads and
+    /// waits alternate on every path (the verifier's rule), so the waits
+    /// before are the phases completed.
+    pub(super) fn tma_wait(&mut self) -> Result<()> {
+        let (bar, slot) = self.loads_barrier.expect("initialised at the start");
+        let i32t = self.ctx.i32_type();
+        let phase = self.b.build_load(i32t, slot, "phase")?.into_int_value();
+        self.ptx(WAIT, "r,r", &[bar, phase])?;
+        let next = self.b.build_xor(phase, i32t.const_int(1, false), "")?;
+        self.b.build_store(slot, next)?;
+        Ok(())
     }
 
     /// A TMA store ([`InstKind::TmaStores`]): the tile's writes fenced for

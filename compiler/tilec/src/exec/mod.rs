@@ -518,7 +518,7 @@ impl<'a> Block<'a> {
             | InstKind::TmaStore { .. }
             // Its loads landed where they were issued: nothing touched
             // their tiles in between (the verifier's rule).
-            | InstKind::TmaWait { .. }
+            | InstKind::TmaWait
             // Each group is waited for before its accumulators are touched
             // (the verifier's rule), so the executor runs wgmmas at once.
             | InstKind::WgmmaFence

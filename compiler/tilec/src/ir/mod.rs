@@ -190,7 +190,7 @@ impl Inst {
             | InstKind::TmaLoad { .. }
             | InstKind::TmaPrefetch { .. }
             | InstKind::TmaLoads { .. }
-            | InstKind::TmaWait { .. }
+            | InstKind::TmaWait
             | InstKind::TmaStores { .. }
             | InstKind::TmaStoreWait
             | InstKind::TmaStore { .. }
@@ -382,20 +382,18 @@ pub enum InstKind {
     /// accesses to shared memory finished (a proxy fence and a barrier),
     /// then one thread expects `bytes` on the kernel's own mbarrier and
     /// issues `loads` (each an [`InstKind::TmaLoad`] of one box), which
-    /// complete phase `phase` of that barrier (the loads before it in
-    /// program order, mod 2). Nothing touches their tiles until the
-    /// [`InstKind::TmaWait`] of that phase, which comes before the next
-    /// such load.
+    /// complete the barrier's next phase. Nothing touches their tiles
+    /// until its [`InstKind::TmaWait`], which stands in the same list,
+    /// before the next such load: so loads and waits alternate on every
+    /// path, in a loop's body too, and the phase a wait waits for is the
+    /// number of waits before it, mod 2 (a bit the threads flip at each).
     TmaLoads {
-        phase: u32,
         bytes: i64,
         loads: Vec<Inst>,
     },
-    /// Every thread waits for phase `phase` of the kernel's own barrier:
-    /// the [`InstKind::TmaLoads`] before it have landed.
-    TmaWait {
-        phase: u32,
-    },
+    /// Every thread waits for the kernel's own barrier to complete the
+    /// phase of the [`InstKind::TmaLoads`] before it: they have landed.
+    TmaWait,
     /// A TMA store, by the whole block: the threads' writes to shared
     /// memory made visible to TMA (`fence.proxy.async`) and finished (a
     /// barrier), then thread 0 issues `stores` (each an

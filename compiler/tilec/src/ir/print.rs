@@ -357,16 +357,12 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
-                InstKind::TmaLoads {
-                    phase,
-                    bytes,
-                    loads,
-                } => {
-                    let _ = writeln!(out, "{pad}tma_load phase {phase} bytes {bytes} {{");
+                InstKind::TmaLoads { bytes, loads } => {
+                    let _ = writeln!(out, "{pad}tma_load bytes {bytes} {{");
                     self.write_insts(out, loads, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
-                InstKind::TmaWait { phase } => writeln!(out, "{pad}tma_wait phase {phase}"),
+                InstKind::TmaWait => writeln!(out, "{pad}tma_wait"),
                 InstKind::TmaStores { stores, ordered } => {
                     let unordered = if *ordered { "" } else { " unordered" };
                     let _ = writeln!(out, "{pad}tma_store{unordered} {{");

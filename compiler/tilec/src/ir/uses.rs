@@ -140,7 +140,7 @@ impl Inst {
                     .for_each(|i| i.ints_named(out, reach));
             }
             InstKind::MmaSync { .. }
-            | InstKind::TmaWait { .. }
+            | InstKind::TmaWait
             | InstKind::Barrier
             | InstKind::TmaStoreWait
             | InstKind::AsyncFence

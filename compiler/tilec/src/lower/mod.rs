@@ -152,7 +152,6 @@ fn lower_with(
         counters: Vec::new(),
         active: Vec::new(),
         unrolled: Vec::new(),
-        block_loads: 0,
         checks,
         atoms: 0,
         accesses: Vec::new(),
@@ -425,9 +424,6 @@ struct Lowerer<'k> {
     /// Counters of the unrolled loops enclosing it, with their value in
     /// the copy of the body being lowered.
     unrolled: Vec<(String, i64)>,
-    /// TMA loads outside a pipeline so far: the next one waits for its
-    /// barrier's phase of this parity.
-    block_loads: u32,
     /// For a `--checked` build, the source's lines.
     checks: Option<&'k SourceLines>,
     /// Atoms made so far, against [`MAX_ATOMS`].

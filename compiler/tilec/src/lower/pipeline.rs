@@ -156,17 +156,8 @@ impl Lowerer<'_> {
                 Inst::at(span, kind)
             })
             .collect();
-        let phase = self.block_loads % 2;
-        self.block_loads += 1;
         let bytes = tma.bytes();
-        out.push(Inst::at(
-            span,
-            InstKind::TmaLoads {
-                phase,
-                bytes,
-                loads,
-            },
-        ));
+        out.push(Inst::at(span, InstKind::TmaLoads { bytes, loads }));
         Ok(())
     }
 
@@ -409,37 +400,40 @@ impl Lowerer<'_> {
 /// Places the waits of the block's own TMA loads: each load is waited for
 /// right before the first statement after it that touches its tiles (the
 /// pipeline between, say: a tile of C loaded before the main loop lands
-/// during it), or before the next such load (the barrier tracks one
-/// phase at a time), or at the end of its list. Within a list, what a
-/// statement nests counts as the statement's; the branches of an `if`
-/// (lowering's test of the grid's end on clusters) are lists of their own.
+/// during it), or before the next such load, or one nesting some (the
+/// barrier tracks one phase at a time), or at the end of its list. Within
+/// a list, what a statement nests counts as the statement's; the bodies
+/// it nests (an `if`'s branches, a loop's or a pipeline's body) are lists
+/// of their own, so a loop's trip ends with its loads landed.
 pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
     let mut out = Vec::with_capacity(body.len() + 2);
-    let mut pending: Option<(u32, Vec<usize>, Span)> = None;
+    let mut pending: Option<(Vec<usize>, Span)> = None;
     for mut inst in body {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         let next = match &inst.kind {
-            InstKind::TmaLoads { phase, .. } => Some((*phase, touched.clone(), inst.span)),
+            InstKind::TmaLoads { .. } => Some((touched.clone(), inst.span)),
             _ => None,
         };
-        if let Some((phase, _, span)) = pending
-            .take_if(|(_, tiles, _)| next.is_some() || touched.iter().any(|b| tiles.contains(b)))
-        {
-            out.push(Inst::at(span, InstKind::TmaWait { phase }));
+        let mut nested = false;
+        if !matches!(inst.kind, InstKind::TmaLoads { .. }) {
+            for body in inst.kind.bodies_mut() {
+                crate::ir::for_each_inst(body, &mut |i| {
+                    nested |= matches!(i.kind, InstKind::TmaLoads { .. });
+                });
+                *body = tma_waits(std::mem::take(body));
+            }
         }
-        if let InstKind::If {
-            then, otherwise, ..
-        } = &mut inst.kind
-        {
-            *then = tma_waits(std::mem::take(then));
-            *otherwise = tma_waits(std::mem::take(otherwise));
+        if let Some((_, span)) = pending.take_if(|(tiles, _)| {
+            next.is_some() || nested || touched.iter().any(|b| tiles.contains(b))
+        }) {
+            out.push(Inst::at(span, InstKind::TmaWait));
         }
         pending = next.or(pending);
         out.push(inst);
     }
-    if let Some((phase, _, span)) = pending {
-        out.push(Inst::at(span, InstKind::TmaWait { phase }));
+    if let Some((_, span)) = pending {
+        out.push(Inst::at(span, InstKind::TmaWait));
     }
     out
 }
@@ -570,13 +564,17 @@ fn trips(
     }
 }
 
-/// Block TMA loads one after the other (a tile of C and a bias vector)
-/// become one, on one phase of the kernel's barrier: their boxes fly
-/// together and one wait covers them. Such loads stand at the top level
-/// alone (the checker's rule), where the phases are then counted afresh.
+/// Block TMA loads one after the other in a list (a tile of C and a bias
+/// vector) become one, on one phase of the kernel's barrier: their boxes
+/// fly together and one wait covers them.
 pub(super) fn merge_block_loads(body: Vec<Inst>) -> Vec<Inst> {
     let mut out: Vec<Inst> = Vec::with_capacity(body.len());
-    for inst in body {
+    for mut inst in body {
+        if !matches!(inst.kind, InstKind::TmaLoads { .. }) {
+            for body in inst.kind.bodies_mut() {
+                *body = merge_block_loads(std::mem::take(body));
+            }
+        }
         if let (
             Some(InstKind::TmaLoads { bytes, loads, .. }),
             InstKind::TmaLoads {
@@ -591,13 +589,6 @@ pub(super) fn merge_block_loads(body: Vec<Inst>) -> Vec<Inst> {
             continue;
         }
         out.push(inst);
-    }
-    let mut count = 0;
-    for inst in &mut out {
-        if let InstKind::TmaLoads { phase, .. } = &mut inst.kind {
-            *phase = count % 2;
-            count += 1;
-        }
     }
     out
 }

@@ -129,7 +129,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             | InstKind::TmaLoad { .. }
             | InstKind::TmaPrefetch { .. }
             | InstKind::TmaLoads { .. }
-            | InstKind::TmaWait { .. }
+            | InstKind::TmaWait
             | InstKind::TmaStores { .. }
             | InstKind::TmaStore { .. }
             | InstKind::Loop { .. }

@@ -198,13 +198,6 @@ impl KernelChecker {
                 .with_label(format!("this is in {}", v.base.space())));
             }
         };
-        if !stage && !store && (self.loop_depth > 0 || !self.enclosing.is_empty()) {
-            return Err(Diagnostic::new(
-                "a TMA load outside a pipeline stands at the top of the kernel, not inside a loop or an if",
-                span,
-            )
-            .with_help("the block waits for its boxes on a barrier whose phases the compiler counts in program order; load tiles in a loop through a `pipeline`"));
-        }
         issued_by_one_thread(&src, se)?;
         issued_by_one_thread(&dst, de)?;
         let ((p, gv), (b, sv)) = (global, shared);
@@ -276,9 +269,7 @@ impl KernelChecker {
     /// load would not see it), and nothing reads a tensor after a TMA
     /// store wrote it (the store's global writes complete on their own
     /// time, and a staged tensor gets them only after the launch): reads
-    /// before it see the launch's input. A block's TMA load stands outside
-    /// a `reduce` body too, which only some blocks run: their barrier's
-    /// phases would differ.
+    /// before it see the launch's input.
     pub(super) fn check_tma_tensors(&mut self, body: &[Stmt]) {
         // The tensor a block's own TMA copy reaches, and whether it stores.
         let global = |op: &Op| match op {
@@ -330,20 +321,6 @@ impl KernelChecker {
                     (at, "the TMA copy"),
                     "a tensor a block's TMA loads or stores reach is written by its TMA stores alone (the runtime may give TMA an aligned copy of it): stage the other results in the shared tile a store copies out",
                 ));
-            }
-        });
-        walk(body, &mut |s| {
-            if let Op::ReduceBlocks { body: inner, .. } = &s.op {
-                walk(inner, &mut |t| {
-                    if let (Some((_, false)), Op::CopyTma { .. }) = (global(&t.op), &t.op) {
-                        problems.push((
-                            "a TMA load outside a pipeline, in a `reduce` body".to_string(),
-                            t.span,
-                            (s.span, "the reduce, whose body the last block of a group runs"),
-                            "only the group's last block runs the body, and the block's own TMA loads count their barrier's phases in program order: load the tile before the reduce",
-                        ));
-                    }
-                });
             }
         });
         for (message, span, (at, label), help) in problems {

@@ -153,6 +153,10 @@ impl KernelChecker {
                 UNIFORM,
                 "a TMA store, which every thread of the block takes part in (a barrier before it and after)",
             ),
+            Op::CopyTma { stage: false, .. } => (
+                UNIFORM,
+                "a TMA load by the block, which every thread of it takes part in (a barrier before it, a wait after)",
+            ),
             Op::Prefetch { .. } => (
                 UNIFORM,
                 "a prefetch, which thread 0 of the block issues for it",

@@ -597,23 +597,19 @@ impl Parser<'_> {
                 stores: Vec::new(),
                 ordered: rest == "{",
             },
-            "tma_wait" => match rest.strip_prefix("phase ").map(|p| p.trim().parse()) {
-                Some(Ok(phase)) => InstKind::TmaWait { phase },
-                _ => return self.fail("expected `tma_wait phase P`"),
-            },
+            "tma_wait" if rest.is_empty() => InstKind::TmaWait,
             "tma_load" => {
-                // `tma_load phase P bytes B {`
+                // `tma_load bytes B {`
                 let words: Vec<&str> = rest.split_whitespace().collect();
-                let ["phase", p, "bytes", b, "{"] = words[..] else {
-                    return self.fail("expected `tma_load phase P bytes B {`");
+                let ["bytes", b, "{"] = words[..] else {
+                    return self.fail("expected `tma_load bytes B {`");
                 };
-                match (p.parse(), b.parse()) {
-                    (Ok(phase), Ok(bytes)) => InstKind::TmaLoads {
-                        phase,
+                match b.parse() {
+                    Ok(bytes) => InstKind::TmaLoads {
                         bytes,
                         loads: Vec::new(),
                     },
-                    _ => return self.fail("bad phase or byte count"),
+                    _ => return self.fail("bad byte count"),
                 }
             }
             _ if op.starts_with("ldmatrix.x") || op.starts_with("stmatrix.x") => {

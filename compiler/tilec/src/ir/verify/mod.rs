@@ -123,21 +123,6 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     insts(ir, &ir.body, &mut Vec::new(), &mut seen_loops, 0)?;
     super::shared::check_placement(ir)?;
     super::shared::check_proxy_fences(ir)?;
-    // The block's own TMA loads complete their barrier's phases in turn.
-    let mut count = 0;
-    let mut phases = Ok(());
-    super::for_each_inst(&ir.body, &mut |i| {
-        if let InstKind::TmaLoads { phase, .. } = i.kind {
-            if phase != count % 2 && phases.is_ok() {
-                phases = Err(format!(
-                    "TMA load {count} outside a pipeline waits for phase {phase}, not {}",
-                    count % 2
-                ));
-            }
-            count += 1;
-        }
-    });
-    phases?;
     pipeline::block_load_waits(&ir.body)?;
     pipeline::tma_store_waits(ir)?;
     pipeline::tma_store_order(ir)?;
@@ -153,7 +138,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
             InstKind::TmaStoreWait => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
-            InstKind::TmaWait { .. } => (UNIFORM, "a wait for TMA loads"),
+            InstKind::TmaWait => (UNIFORM, "a wait for TMA loads"),
             InstKind::TmaPrefetch { .. } => (UNIFORM, "a prefetch (thread 0 issues it)"),
             InstKind::Wgmma { .. }
             | InstKind::WgmmaFence
@@ -375,13 +360,7 @@ fn insts(
                 return Err("a TMA store's box outside its `tma_store` block".into());
             }
             InstKind::TmaStores { stores, .. } => tma_stores(ir, stores, open)?,
-            InstKind::TmaLoads { bytes, loads, .. } => {
-                // Its phase is counted in program order: no loop repeats it.
-                if open.iter().any(|&o| o != usize::MAX) {
-                    return Err("a TMA load outside a pipeline, inside a loop".into());
-                }
-                block_loads(ir, loads, *bytes, open)?
-            }
+            InstKind::TmaLoads { bytes, loads } => block_loads(ir, loads, *bytes, open)?,
             InstKind::Pipeline {
                 id,
                 start,
@@ -421,10 +400,7 @@ fn insts(
                 insts(ir, body, open, seen, *lag)?;
                 open.pop();
             }
-            InstKind::TmaWait { phase } if *phase > 1 => {
-                return Err(format!("a wait for phase {phase} of a barrier"));
-            }
-            InstKind::TmaWait { .. }
+            InstKind::TmaWait
             | InstKind::Barrier
             | InstKind::TmaStoreWait
             | InstKind::AsyncFence

@@ -172,58 +172,46 @@ pub(super) fn block_loads(
 
 /// Each of a list's TMA loads outside a pipeline is waited for in the same
 /// list before its next one, before anything touches its tiles, and
-/// before the list ends; an `if`'s branches are lists of their own.
+/// before the list ends; the bodies an instruction nests (an `if`'s
+/// branches, a loop's or a pipeline's body) are lists of their own. So on
+/// every path loads and waits alternate, a loop's trip leaves none in
+/// flight, and a wait's phase is the count of waits before it, mod 2.
 pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
-    let mut pending: Option<(u32, Vec<usize>)> = None;
+    let mut pending: Option<Vec<usize>> = None;
     for inst in body {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
-        // Loads nested in it: in an `if`'s branches, checked below; in any
-        // other statement's body, refused (its phases would not be counted).
         let mut nested = 0;
         for body in inst.kind.bodies() {
             crate::ir::for_each_inst(body, &mut |i| {
                 nested += usize::from(matches!(i.kind, InstKind::TmaLoads { .. }));
             });
         }
-        if nested > 0 && !matches!(inst.kind, InstKind::If { .. }) {
-            return Err(
-                "a TMA load outside a pipeline, nested in a loop, a pipeline or a reduce".into(),
-            );
-        }
         if nested > 0 && pending.is_some() {
             return Err("a TMA load outside a pipeline before the last one is waited for".into());
         }
         match (&inst.kind, &pending) {
-            (InstKind::TmaWait { phase }, Some((p, _))) if phase == p => pending = None,
-            (InstKind::TmaWait { phase }, _) => {
-                return Err(format!(
-                    "a wait for phase {phase}, which no TMA load before it completes"
-                ));
+            (InstKind::TmaWait, Some(_)) => pending = None,
+            (InstKind::TmaWait, None) => {
+                return Err("a wait for TMA loads with none in flight".into());
             }
-            (InstKind::TmaLoads { phase, .. }, None) => pending = Some((*phase, touched)),
+            (InstKind::TmaLoads { .. }, None) => pending = Some(touched),
             (InstKind::TmaLoads { .. }, Some(_)) => {
                 return Err(
                     "a TMA load outside a pipeline before the last one is waited for".into(),
                 );
             }
-            (_, Some((_, tiles))) if touched.iter().any(|b| tiles.contains(b)) => {
+            (_, Some(tiles)) if touched.iter().any(|b| tiles.contains(b)) => {
                 return Err("an access to a TMA load's tile before the load is waited for".into());
             }
             _ => {}
         }
-        if let InstKind::If {
-            then, otherwise, ..
-        } = &inst.kind
-        {
-            block_load_waits(then)?;
-            block_load_waits(otherwise)?;
+        for body in inst.kind.bodies() {
+            block_load_waits(body)?;
         }
     }
     match pending {
-        Some((phase, _)) => Err(format!(
-            "a TMA load of phase {phase} that is never waited for"
-        )),
+        Some(_) => Err("a TMA load outside a pipeline that is never waited for".into()),
         None => Ok(()),
     }
 }
