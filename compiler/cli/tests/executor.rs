@@ -86,6 +86,14 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=200,N=300,K=72",
         ),
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
+        (
+            "examples/bgemm_tn_sm90_persistent.tile",
+            "M=200,N=300,K=72,sm_count=2",
+        ),
+        (
+            "examples/gemm_batched_persistent.tile",
+            "M=136,N=300,K=72,L=3,sm_count=5",
+        ),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),

@@ -422,6 +422,46 @@ fn a_prefetch_statement_is_one_box_issued_by_thread_zero() {
     );
 }
 
+/// The persistent GEMM's epilogue: its first two subtiles of C come in as
+/// one block load (both buffers), then each later subtile's load is issued
+/// after the store before it and waited for only after the next store,
+/// so it flies while a subtile is computed and sent; the stores after
+/// the first are proven apart from those in flight.
+#[test]
+fn the_persistent_epilogue_loads_a_subtile_while_it_stores_the_one_before() {
+    let ir = emitted("examples/bgemm_tn_sm90_persistent.tile", "ir");
+    let entry = part(&ir, "kernel bgemm_tn_sm90_persistent(");
+    let lines: Vec<&str> = entry.lines().map(str::trim).collect();
+    let loads: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("tma_load bytes"))
+        .collect();
+    assert_eq!(
+        loads.iter().map(|&i| lines[i]).collect::<Vec<_>>(),
+        [
+            "tma_load bytes 32768 {",
+            "tma_load bytes 16384 {",
+            "tma_load bytes 16384 {"
+        ]
+    );
+    let waits: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i] == "tma_wait")
+        .collect();
+    assert_eq!(waits.len(), 3, "{entry}");
+    for (&l, &w) in loads[1..].iter().zip(&waits[1..]) {
+        let between = &lines[l..w];
+        assert!(
+            between.iter().any(|s| s.starts_with("ldmatrix")),
+            "{between:?}"
+        );
+        assert!(between.contains(&"tma_store unordered {"), "{between:?}");
+    }
+    assert_eq!(
+        lines.iter().filter(|s| **s == "tma_store {").count(),
+        1,
+        "{entry}"
+    );
+}
+
 /// A TMA store's reads of its tile are waited for where the tile is next
 /// written: in a persistent kernel's body, after the next subtile's loads
 /// of C, not right after the store; once more before the kernel's end. At

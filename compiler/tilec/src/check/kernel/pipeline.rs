@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Launch, Op, Stmt, View, shared_placement, walk};
+use crate::check::program::{Base, CoordFn, Launch, Op, Stmt, View, shared_placement, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -266,10 +266,12 @@ impl KernelChecker {
     /// rows are not whole 16-byte units the runtime gives TMA an aligned
     /// copy (copied back after the launch where a store writes it), so no
     /// other statement writes them (a store's copy back would undo it; a
-    /// load would not see it), and nothing reads a tensor after a TMA
-    /// store wrote it (the store's global writes complete on their own
-    /// time, and a staged tensor gets them only after the launch): reads
-    /// before it see the launch's input.
+    /// load would not see it), and nothing reads a tile of a tensor after
+    /// a TMA store that may have written it (the store's global writes
+    /// complete on their own time, and a staged tensor gets them only
+    /// after the launch): reads before it, or of tiles proven apart from
+    /// it (a subtile of C after the one before it went out), see the
+    /// launch's input.
     pub(super) fn check_tma_tensors(&mut self, body: &[Stmt]) {
         // The tensor a block's own TMA copy reaches, and whether it stores.
         let global = |op: &Op| match op {
@@ -295,13 +297,18 @@ impl KernelChecker {
         });
         let name = |p: usize| self.params[p].name.clone();
         let mut problems: Vec<(String, Span, (Span, &str), &str)> = Vec::new();
-        let mut stored: Vec<(usize, Span)> = Vec::new();
+        let mut stored: Vec<(View, Span)> = Vec::new();
         walk(body, &mut |s| {
-            if let Some((p, true)) = global(&s.op) {
-                return stored.push((p, s.span));
+            if let Op::CopyTma { dst, tma, .. } = &s.op
+                && tma.map.store
+            {
+                return stored.push((dst.clone(), s.span));
             }
             let read = s.op.read().into_iter().find_map(|v| match v.base {
-                Base::Param(p) => stored.iter().find(|(q, _)| *q == p).map(|&(_, at)| (p, at)),
+                Base::Param(p) => stored
+                    .iter()
+                    .find(|(w, _)| w.base == v.base && !apart(w, v))
+                    .map(|&(_, at)| (p, at)),
                 _ => None,
             });
             if let Some((p, at)) = read {
@@ -309,7 +316,7 @@ impl KernelChecker {
                     format!("this reads `{}` after a TMA store wrote it", name(p)),
                     s.span,
                     (at, "the TMA store"),
-                    "the store's writes complete on their own time: read the tile before the store, or keep it in shared memory",
+                    "the store's writes complete on their own time: read the tile before the store, keep it in shared memory, or read a tile whose coordinates along some mode start past the stored one's",
                 ));
             } else if global(&s.op).is_none()
                 && let Some(Base::Param(p)) = s.op.written().map(|v| v.base)
@@ -607,4 +614,26 @@ fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result
         })
         .unzip();
     Layout::new(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|e| e.to_string())
+}
+
+/// Whether two views of one tensor are proven apart: along some mode of
+/// the tensor, the coordinates of one all lie before the other's (their
+/// offsets differ by a constant at least the earlier one's span there).
+fn apart(a: &View, b: &View) -> bool {
+    // The coordinates' span along a mode: static, from a start upwards.
+    let span = |c: &CoordFn| {
+        let upwards = c
+            .layout
+            .stride()
+            .leaves()
+            .iter()
+            .all(|d| d.as_static().is_some_and(|d| d >= 0));
+        upwards.then(|| c.layout.cosize().as_static()).flatten()
+    };
+    a.coords.iter().zip(&b.coords).any(|(x, y)| {
+        match (y.offset.constant_difference(&x.offset), span(x), span(y)) {
+            (Some(d), Some(ex), Some(ey)) => d >= ex || -d >= ey,
+            _ => false,
+        }
+    })
 }
