@@ -322,7 +322,7 @@ pub fn bench(
     iters: usize,
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
-    let (mut results, _) = race(gpu, &[(ptx, m)], dims, seed, iters, false, expect)?;
+    let (mut results, _) = race(gpu, &[(ptx, m)], dims, seed, iters, Pruning::None, expect)?;
     results.remove(0)
 }
 
@@ -356,6 +356,40 @@ fn tensor_bytes(m: &Manifest, p: &LaunchPlan, keep: impl Fn(usize) -> bool) -> u
         .sum()
 }
 
+/// The builds a cut of a pruned race keeps, fastest first, from their
+/// (median, build) so far: the faster half, and of it only those within
+/// [`FAR_BEHIND`] of the best (a build that far behind after a few runs
+/// does not catch up), at least two; and `keep` if it was running.
+fn survivors(mut medians: Vec<(f64, usize)>, keep: Option<usize>) -> Vec<usize> {
+    medians.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let best = medians.first().map_or(0.0, |m| m.0);
+    let close = medians
+        .iter()
+        .take_while(|(t, _)| *t <= FAR_BEHIND * best)
+        .count();
+    let mut running: Vec<usize> = medians.iter().map(|(_, b)| *b).collect();
+    running.truncate(running.len().div_ceil(2).min(close).max(2));
+    if let Some(k) = keep.filter(|k| medians.iter().any(|(_, b)| b == k))
+        && !running.contains(&k)
+    {
+        running.push(k);
+    }
+    running
+}
+
+/// Whether a race stops its slower builds early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pruning {
+    /// Every build runs every run (a bench).
+    None,
+    /// Successive halving (a search); build `keep`, if it matched the
+    /// reference, runs to the end whatever its times (the declared
+    /// defaults: on a GPU whose clocks drift within a call, the winner is
+    /// then measured against them in the same runs, not against a median
+    /// from the race's start).
+    Halving { keep: Option<usize> },
+}
+
 /// Runs a build takes between two cuts of a pruned race, and how much
 /// slower than the best a build may be and still run after a cut.
 const RUNS_PER_CUT: usize = 2;
@@ -367,21 +401,25 @@ const FAR_BEHIND: f64 = 1.5;
 /// run, on the same inputs: one result per build, in order. Beside a copy,
 /// the L2 is settled before every timed run (`settle.rs`).
 ///
-/// With `prune`, a successive-halving race: every [`RUNS_PER_CUT`] runs,
-/// the slower half of the builds still running (by their median so far)
-/// stops, and any [`FAR_BEHIND`] the best, down to two, which run to
-/// `iters`. A search of 56 variants at
-/// 20 runs then costs about 240 runs instead of 1120; a stopped build
-/// reports the runs it had.
+/// Pruned ([`Pruning::Halving`]), a successive-halving race: every
+/// [`RUNS_PER_CUT`] runs, the slower half of the builds still running (by
+/// their median so far) stops, and any [`FAR_BEHIND`] the best, down to
+/// two, which run to `iters`. A search of 56 variants at 20 runs then
+/// costs about 240 runs instead of 1120; a stopped build reports the runs
+/// it had.
 pub fn race(
     gpu: &Gpu,
     builds: &[(&str, &Manifest)],
     dims: &Dims,
     seed: u64,
     iters: usize,
-    prune: bool,
+    pruning: Pruning,
     expect: &Expect,
 ) -> Result<(Vec<Result<BenchResult, RuntimeError>>, Phases), RuntimeError> {
+    let (prune, keep) = match pruning {
+        Pruning::None => (false, None),
+        Pruning::Halving { keep } => (true, keep),
+    };
     let Some(&(_, m)) = builds.first() else {
         return Ok((Vec::new(), Phases::default()));
     };
@@ -543,21 +581,11 @@ pub fn race(
         }
         if prune && running.len() > 2 && (i + 1) % RUNS_PER_CUT == 0 {
             watch.read()?;
-            let mut medians: Vec<(f64, usize)> = running
+            let medians: Vec<(f64, usize)> = running
                 .iter()
                 .map(|&b| (Timing::of(watch.device_ms[b].clone()).median, b))
                 .collect();
-            medians.sort_by(|x, y| x.0.total_cmp(&y.0));
-            running = medians.iter().map(|(_, b)| *b).collect();
-            // The faster half, and of it only those within FAR_BEHIND of
-            // the best: a build that far behind after a few runs does not
-            // catch up.
-            let best = medians[0].0;
-            let close = medians
-                .iter()
-                .take_while(|(t, _)| *t <= FAR_BEHIND * best)
-                .count();
-            running.truncate(running.len().div_ceil(2).min(close).max(2));
+            running = survivors(medians, keep);
             // The stream is idle after the read: an untimed launch keeps
             // the GPU busy while the next timed one is prepared.
             if let (Ok(f), q) = (&loaded[running[0]], &plans[running[0]]) {
@@ -604,4 +632,23 @@ pub fn race(
         })
         .collect();
     Ok((results, phases))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut keeps the faster half, drops what is far behind, keeps two
+    /// at least, and keeps the declared defaults however slow, unless
+    /// they were not running.
+    #[test]
+    fn a_cut_keeps_the_faster_half_and_the_defaults() {
+        let medians = vec![(1.3, 0), (1.0, 1), (1.1, 2), (1.2, 3), (1.05, 4), (9.0, 5)];
+        assert_eq!(survivors(medians.clone(), None), [1, 4, 2]);
+        assert_eq!(survivors(medians.clone(), Some(0)), [1, 4, 2, 0]);
+        assert_eq!(survivors(medians.clone(), Some(4)), [1, 4, 2]);
+        assert_eq!(survivors(medians.clone(), Some(7)), [1, 4, 2]);
+        let far = vec![(1.0, 0), (2.0, 1), (3.0, 2), (4.0, 3)];
+        assert_eq!(survivors(far, Some(3)), [0, 1, 3]);
+    }
 }

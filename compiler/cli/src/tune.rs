@@ -3,7 +3,10 @@
 //! open) is compiled, in parallel, each one checked; on the GPU, each is
 //! checked against the reference and all are timed against each other,
 //! interleaved run by run, the slower half stopping every two runs until
-//! two remain (successive halving). The fastest goes into the tune cache
+//! two remain (successive halving), the declared defaults running to the
+//! end whatever their times (a GPU's clocks drift within a call: the
+//! winner is timed against them in the same runs). The fastest goes into
+//! the tune cache
 //! for this device, source and shape class, where `tilec run`, `tilec
 //! bench` and `tilec-run` find it. Without a GPU it says so, and the
 //! defaults stay.
@@ -16,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tilec::check::program::{Kernel, Settings, setting};
 use tilec_codegen::Output;
-use tilec_runtime::bench::{BenchResult, race};
+use tilec_runtime::bench::{BenchResult, Pruning, race};
 use tilec_runtime::gpu::Gpu;
 use tilec_runtime::plan::{Dims, assignments, plan, plan_on_gpu};
 use tilec_runtime::tuning::{self, Entry, TuneCache};
@@ -25,9 +28,9 @@ use tilec_runtime::tuning::{self, Entry, TuneCache};
 pub struct Args {
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Timed runs of the last two variants standing: every two runs the
-    /// slower half of those still running stops (successive halving); the
-    /// median decides.
+    /// Timed runs of the last two variants standing and of the defaults:
+    /// every two runs the slower half of those still running stops
+    /// (successive halving); the median decides.
     #[arg(long, default_value_t = 20)]
     iters: usize,
 }
@@ -143,7 +146,8 @@ pub fn run(a: Args) -> ExitCode {
             continue;
         };
         refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
-        let timed = match time_all(gpu, &mut variants, &k.name, &dims, a.launch.seed, a.iters) {
+        let how = (a.launch.seed, a.iters, defaults.as_slice());
+        let timed = match time_all(gpu, &mut variants, &k.name, &dims, how) {
             Ok(t) => t,
             Err(code) => return code,
         };
@@ -301,18 +305,19 @@ fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, d
     }
 }
 
-/// Checks and times the built variants against each other: (index,
-/// result). A variant the driver refuses to load (its PTX compile: ptxas
-/// cannot fit a wgmma's accumulators in the registers `min_blocks` leaves)
-/// is refused with the driver's message, as the checker's refusals are.
+/// Checks and times the built variants against each other (`race`: the
+/// inputs' seed, the runs, the declared defaults): (index, result). A
+/// variant the driver refuses to load (its PTX compile: ptxas cannot fit
+/// a wgmma's accumulators in the registers `min_blocks` leaves) is
+/// refused with the driver's message, as the checker's refusals are.
 fn time_all(
     gpu: &Gpu,
     variants: &mut [Variant],
     kernel: &str,
     dims: &Dims,
-    seed: u64,
-    iters: usize,
+    race_of: (u64, usize, &[i64]),
 ) -> Result<Vec<(usize, BenchResult)>, ExitCode> {
+    let (seed, iters, defaults) = race_of;
     let built: Vec<(usize, &Vec<Compiled>, &Compiled)> = variants
         .iter()
         .enumerate()
@@ -336,7 +341,20 @@ fn time_all(
         builds.len()
     ));
     let expect = |p: &_, args: &[_]| crate::expect::expected(all, first, p, args);
-    let raced = race(gpu, &builds, dims, seed, iters, true, &expect);
+    // The defaults run to the end: the winner is timed against them in
+    // the same runs.
+    let keep = built
+        .iter()
+        .position(|(i, _, _)| variants[*i].values == defaults);
+    let raced = race(
+        gpu,
+        &builds,
+        dims,
+        seed,
+        iters,
+        Pruning::Halving { keep },
+        &expect,
+    );
     waiting.finish_and_clear();
     match raced {
         Ok((rs, phases)) => {
