@@ -6,10 +6,9 @@
 //! two remain (successive halving), the declared defaults running to the
 //! end whatever their times (a GPU's clocks drift within a call: the
 //! winner is timed against them in the same runs). The fastest goes into
-//! the tune cache
-//! for this device, source and shape class, where `tilec run`, `tilec
-//! bench` and `tilec-run` find it. Without a GPU it says so, and the
-//! defaults stay.
+//! the tune cache for this device, source and shape class, where `tilec
+//! run`, `tilec bench` and `tilec-run` find it. Without a GPU it says so,
+//! and the defaults stay.
 
 use crate::compile::{Compiled, Failure, LaunchArgs, fail, report};
 use indicatif::{ProgressBar, ProgressStyle};
