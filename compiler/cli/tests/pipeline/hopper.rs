@@ -423,22 +423,24 @@ fn a_prefetch_statement_is_one_box_issued_by_thread_zero() {
 }
 
 /// The persistent GEMM's epilogue: its first two subtiles of C come in as
-/// one block load (both buffers), then each later subtile's load is issued
-/// after the store before it and waited for only after the next store,
-/// so it flies while a subtile is computed and sent; the stores after
-/// the first are proven apart from those in flight.
+/// one block load (both buffers), after the previous tile's stores have
+/// written C (they are a trip old: never proven apart); then each later
+/// subtile's load is issued after the store before it, without waiting
+/// for it (proven apart), and waited for only after the next store, so it
+/// flies while a subtile is computed and sent. No store waits for another.
+/// Two loads in a row into one buffer stay two, each waited for.
 #[test]
 fn the_persistent_epilogue_loads_a_subtile_while_it_stores_the_one_before() {
     let ir = emitted("examples/bgemm_tn_sm90_persistent.tile", "ir");
     let entry = part(&ir, "kernel bgemm_tn_sm90_persistent(");
     let lines: Vec<&str> = entry.lines().map(str::trim).collect();
     let loads: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i].starts_with("tma_load bytes"))
+        .filter(|&i| lines[i].starts_with("tma_load "))
         .collect();
     assert_eq!(
         loads.iter().map(|&i| lines[i]).collect::<Vec<_>>(),
         [
-            "tma_load bytes 32768 {",
+            "tma_load after_stores bytes 32768 {",
             "tma_load bytes 16384 {",
             "tma_load bytes 16384 {"
         ]
@@ -455,10 +457,30 @@ fn the_persistent_epilogue_loads_a_subtile_while_it_stores_the_one_before() {
         );
         assert!(between.contains(&"tma_store unordered {"), "{between:?}");
     }
+    assert!(!lines.contains(&"tma_store {"), "{entry}");
+    let ptx = emitted("examples/bgemm_tn_sm90_persistent.tile", "ptx");
+    let code = part(&ptx, ".entry bgemm_tn_sm90_persistent(");
+    // Thread 0 waits for the stores' writes, then expects the bytes and
+    // issues the boxes.
+    let after = &code[position(code, "cp.async.bulk.wait_group 0;")..];
+    assert!(
+        position(after, "mbarrier.arrive.expect_tx.shared::cta.b64 _,")
+            < position(after, "cp.async.bulk.tensor.2d.shared::cluster.global")
+    );
+    assert_eq!(code.matches("cp.async.bulk.wait_group 0;").count(), 1);
+    let two = emitted("tests/codegen/two_loads_into_one_buffer.tile", "ir");
+    let lines: Vec<&str> = two.lines().map(str::trim).collect();
+    let at = |l: &str| lines.iter().position(|s| *s == l).expect(l);
     assert_eq!(
-        lines.iter().filter(|s| **s == "tma_store {").count(),
-        1,
-        "{entry}"
+        lines.iter().filter(|s| s.starts_with("tma_load ")).count(),
+        2
+    );
+    assert!(
+        at("tma_wait")
+            < lines
+                .iter()
+                .rposition(|s| s.starts_with("tma_load "))
+                .unwrap()
     );
 }
 

@@ -659,7 +659,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     let full = self.stage.expect("in a pipeline iteration").full;
                     self.tma_load(*map, origin, dst, *parts, full)?
                 }
-                InstKind::TmaLoads { bytes, loads, .. } => self.tma_block_loads(*bytes, loads)?,
+                InstKind::TmaLoads {
+                    bytes,
+                    after_stores,
+                    loads,
+                } => self.tma_block_loads(*bytes, *after_stores, loads)?,
                 InstKind::TmaWait => self.tma_wait()?,
                 InstKind::TmaStores { stores, ordered } => self.tma_stores(stores, *ordered)?,
                 InstKind::TmaStoreWait => self.tma_store_wait()?,

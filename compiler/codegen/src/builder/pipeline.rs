@@ -420,10 +420,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// done with the tiles (its accesses fenced for the async proxy, a
     /// barrier); thread 0 expects the bytes on the kernel's own barrier
     /// and issues the boxes. Their [`InstKind::TmaWait`] comes later.
-    pub(super) fn tma_block_loads(&mut self, bytes: i64, loads: &[Inst]) -> Result<()> {
+    pub(super) fn tma_block_loads(
+        &mut self,
+        bytes: i64,
+        after_stores: bool,
+        loads: &[Inst],
+    ) -> Result<()> {
         let (bar, _) = self.loads_barrier.expect("initialised at the start");
         let bytes = self.ctx.i32_type().const_int(bytes as u64, false);
         self.by_thread_zero(loads, &mut |b| {
+            // A store's global writes, which the boxes may read.
+            if after_stores {
+                b.ptx_statement("cp.async.bulk.wait_group 0;")?;
+            }
             b.ptx(
                 "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
                 "r,r",

@@ -359,59 +359,6 @@ impl Int {
         }
     }
 
-    /// `self - o` where the two are sums of the same terms times the same
-    /// constants, plus constants: the constants' difference. Sums,
-    /// differences and products by constants are looked through (so
-    /// `64 * (4 * t + 2) - 64 * (4 * t)` is 128); anything else is a term
-    /// as it stands. `None` where terms are left, on an overflow, or for
-    /// values of more than 4096 nodes (a walk visits a shared one at each
-    /// use).
-    pub fn constant_difference(&self, o: &Int) -> Option<i64> {
-        if self.larger_than(4096) || o.larger_than(4096) {
-            return None;
-        }
-        let mut terms: Vec<(Int, i64)> = Vec::new();
-        let mut constant = 0;
-        self.linear(1, &mut terms, &mut constant)?;
-        o.linear(-1, &mut terms, &mut constant)?;
-        terms.iter().all(|(_, k)| *k == 0).then_some(constant)
-    }
-
-    /// Adds `k * self` to the sum of `terms` and `constant`.
-    fn linear(&self, k: i64, terms: &mut Vec<(Int, i64)>, constant: &mut i64) -> Option<()> {
-        let sym = match self {
-            Int::Static(v) => {
-                *constant = constant.checked_add(v.checked_mul(k)?)?;
-                return Some(());
-            }
-            Int::Dynamic(sym) => &**sym,
-        };
-        match sym {
-            Sym::Bin(Op::Add, a, b) => {
-                a.linear(k, terms, constant)?;
-                b.linear(k, terms, constant)
-            }
-            Sym::Bin(Op::Sub, a, b) => {
-                a.linear(k, terms, constant)?;
-                b.linear(k.checked_neg()?, terms, constant)
-            }
-            Sym::Bin(Op::Mul, a, b) if a.as_static().is_some() || b.as_static().is_some() => {
-                let (c, x) = match a.as_static() {
-                    Some(c) => (c, b),
-                    None => (b.as_static()?, a),
-                };
-                x.linear(k.checked_mul(c)?, terms, constant)
-            }
-            _ => {
-                match terms.iter_mut().find(|(t, _)| t == self) {
-                    Some((_, c)) => *c = c.checked_add(k)?,
-                    None => terms.push((self.clone(), k)),
-                }
-                Some(())
-            }
-        }
-    }
-
     /// `b` for `(b + o)` or `(o + b)`: so that a loop counter less its
     /// start, `(start + i) - start`, is `i` again.
     fn sum_without(&self, o: &Int) -> Option<Int> {
@@ -610,26 +557,6 @@ mod tests {
                 .eval(&|n: &str| Some(if n == "z" { 3 } else { 5 })),
             Some(15)
         );
-    }
-
-    /// Two sums of the same terms times the same constants differ by the
-    /// constants' difference, through products by constants; other terms
-    /// that differ leave none.
-    #[test]
-    fn sums_of_the_same_terms_differ_by_a_constant() {
-        let t = Int::var("t").div(&Int::var("tm"));
-        let j = |j: i64| Int::from(64).mul(&Int::from(4).mul(&t).add(&Int::from(j)));
-        assert_eq!(j(2).constant_difference(&j(0)), Some(128));
-        assert_eq!(j(0).constant_difference(&j(3)), Some(-192));
-        let other = Int::from(64).mul(&Int::from(4).mul(&Int::var("u")));
-        assert_eq!(j(2).constant_difference(&other), None);
-        let twice = t.add(&t).sub(&Int::from(2).mul(&t));
-        assert_eq!(twice.constant_difference(&Int::from(-5)), Some(5));
-        let mut n = Int::var("M");
-        for _ in 0..60 {
-            n = n.add(&n);
-        }
-        assert_eq!(n.constant_difference(&n.add(&Int::from(1))), None);
     }
 
     /// A value shared by both operands is counted at each use, as a walk

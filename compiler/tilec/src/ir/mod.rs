@@ -387,8 +387,13 @@ pub enum InstKind {
     /// before the next such load: so loads and waits alternate on every
     /// path, in a loop's body too, and the phase a wait waits for is the
     /// number of waits before it, mod 2 (a bit the threads flip at each).
+    /// `after_stores`: thread 0 first waits until its TMA stores have
+    /// written global memory (`cp.async.bulk.wait_group 0`), as a store
+    /// does, where a store in flight may have written what the boxes read
+    /// ([`stores`]).
     TmaLoads {
         bytes: i64,
+        after_stores: bool,
         loads: Vec<Inst>,
     },
     /// Every thread waits for the kernel's own barrier to complete the

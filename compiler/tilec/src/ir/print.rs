@@ -357,8 +357,13 @@ impl KernelIr {
                     self.write_insts(out, body, depth + 1);
                     writeln!(out, "{pad}}}")
                 }
-                InstKind::TmaLoads { bytes, loads } => {
-                    let _ = writeln!(out, "{pad}tma_load bytes {bytes} {{");
+                InstKind::TmaLoads {
+                    bytes,
+                    after_stores,
+                    loads,
+                } => {
+                    let after = if *after_stores { " after_stores" } else { "" };
+                    let _ = writeln!(out, "{pad}tma_load{after} bytes {bytes} {{");
                     self.write_insts(out, loads, depth + 1);
                     writeln!(out, "{pad}}}")
                 }

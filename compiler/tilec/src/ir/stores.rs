@@ -4,12 +4,15 @@
 //! before it (`cp.async.bulk.wait_group 0`), which also retires them all.
 //! One whose boxes provably miss those of every store that may still be in
 //! flight need not: the column subtiles of a tile's epilogue, each 64
-//! columns past the last. In: a kernel's instructions. Out: per
-//! [`InstKind::TmaStores`], in the order [`super::for_each_inst`] visits
-//! them, whether it may go out without the wait. Lowering marks the
-//! stores (`ordered`), the verifier checks the marks. Also what the
-//! placing and the checking of the stores' waits share (`any`, `stages`,
-//! `union`).
+//! columns past the last. A block's TMA load reads global memory that a
+//! store in flight may be writing: it waits as well, unless its boxes
+//! miss those of every store in flight (the next subtile of C after this
+//! one went out). In: a kernel's instructions. Out: per
+//! [`InstKind::TmaStores`] and [`InstKind::TmaLoads`], in the order
+//! [`super::for_each_inst`] visits them, whether it may go without the
+//! wait. Lowering marks them (`ordered`, `after_stores`), the verifier
+//! checks the marks. Also what the placing and the checking of the
+//! stores' waits share (`any`, `stages`, `union`).
 
 use super::{Inst, InstKind, IntDef, IntId, IntValue, TensorMapIr};
 use std::collections::BTreeMap;
@@ -44,10 +47,10 @@ pub fn union(set: &mut Vec<usize>, more: &[usize]) {
     }
 }
 
-/// Per TMA store of `body`, in visiting order, whether its boxes miss
-/// those of every store that may be in flight when it is issued: with
-/// `decide`, where each store waits exactly when they may not (what
-/// lowering marks); otherwise where the stores wait as marked (what the
+/// Per TMA store and block TMA load of `body`, in visiting order, whether
+/// its boxes miss those of every store that may be in flight when it is
+/// issued: with `decide`, where each waits exactly when they may not
+/// (what lowering marks); otherwise where they wait as marked (what the
 /// verifier checks an unmarked one against).
 pub fn may_go_unordered(
     ints: &[IntValue],
@@ -57,7 +60,7 @@ pub fn may_go_unordered(
 ) -> Vec<bool> {
     let mut numbers = BTreeMap::new();
     super::for_each_inst(body, &mut |i| {
-        if matches!(i.kind, InstKind::TmaStores { .. }) {
+        if ordered(i).is_some() {
             let n = numbers.len();
             numbers.insert(i as *const Inst, n);
         }
@@ -75,8 +78,9 @@ pub fn may_go_unordered(
     free
 }
 
-/// Marks the TMA stores of `body` that [`may_go_unordered`] (deciding)
-/// proves apart from every store in flight: they go out without waiting.
+/// Marks the TMA stores and block TMA loads of `body` that
+/// [`may_go_unordered`] (deciding) proves apart from every store in
+/// flight: they go without waiting.
 pub fn mark_unordered(ints: &[IntValue], maps: &[TensorMapIr], body: &mut [Inst]) {
     let free = may_go_unordered(ints, maps, body, true);
     let mut next = 0;
@@ -86,13 +90,28 @@ pub fn mark_unordered(ints: &[IntValue], maps: &[TensorMapIr], body: &mut [Inst]
 /// In [`super::for_each_inst`]'s order.
 fn mark(list: &mut [Inst], free: &[bool], next: &mut usize) {
     for inst in list {
-        if let InstKind::TmaStores { ordered, .. } = &mut inst.kind {
-            *ordered = !free[*next];
+        if let InstKind::TmaStores { ordered: waits, .. }
+        | InstKind::TmaLoads {
+            after_stores: waits,
+            ..
+        } = &mut inst.kind
+        {
+            *waits = !free[*next];
             *next += 1;
         }
         for body in inst.kind.bodies_mut() {
             mark(body, free, next);
         }
+    }
+}
+
+/// Whether `i` waits for the stores in flight, if it is one that may: a
+/// TMA store (`ordered`) or a block's TMA load (`after_stores`).
+pub fn ordered(i: &Inst) -> Option<bool> {
+    match i.kind {
+        InstKind::TmaStores { ordered, .. } => Some(ordered),
+        InstKind::TmaLoads { after_stores, .. } => Some(after_stores),
+        _ => None,
     }
 }
 
@@ -117,17 +136,24 @@ impl<'a> Flow<'a, '_> {
     fn list(&mut self, list: &'a [Inst], mut flight: InFlight<'a>) -> InFlight<'a> {
         for inst in list {
             match &inst.kind {
-                InstKind::TmaStores { ordered, .. } => {
+                InstKind::TmaStores { ordered: waits, .. }
+                | InstKind::TmaLoads {
+                    after_stores: waits,
+                    ..
+                } => {
                     let n = self.numbers[&(inst as *const Inst)];
                     let free = flight
                         .iter()
-                        .all(|&(earlier, old)| !old && self.disjoint(earlier, inst));
+                        .all(|&(earlier, old)| self.disjoint(earlier, inst, old));
                     self.free[n] = free;
-                    if if self.decide { !free } else { *ordered } {
+                    if if self.decide { !free } else { *waits } {
                         // Its wait retires every group before it.
                         flight.clear();
                     }
-                    add(&mut flight, &[(inst, false)]);
+                    // A load writes no global memory.
+                    if matches!(inst.kind, InstKind::TmaStores { .. }) {
+                        add(&mut flight, &[(inst, false)]);
+                    }
                 }
                 InstKind::If {
                     then, otherwise, ..
@@ -163,52 +189,60 @@ impl<'a> Flow<'a, '_> {
         flight
     }
 
-    /// Whether every box of store `a` misses every box of store `b`, both
-    /// of one trip of every loop around them: of different tensors, or of
-    /// one map and apart along some dimension by at least the box there.
-    fn disjoint(&self, a: &Inst, b: &Inst) -> bool {
-        let (InstKind::TmaStores { stores: sa, .. }, InstKind::TmaStores { stores: sb, .. }) =
-            (&a.kind, &b.kind)
-        else {
+    /// Whether every box of store `a` misses every box of `b` (a store or
+    /// a block's TMA load): of different tensors, or, both of one trip of
+    /// every loop around them (`a` not `old`), apart along some dimension
+    /// of the tensor by at least the box that comes first there.
+    fn disjoint(&self, a: &Inst, b: &Inst, old: bool) -> bool {
+        let (Some(sa), Some(sb)) = (boxes(a), boxes(b)) else {
             return false;
         };
-        sa.iter().all(|x| sb.iter().all(|y| self.boxes_apart(x, y)))
+        sa.iter()
+            .all(|x| sb.iter().all(|y| self.boxes_apart(x, y, old)))
     }
 
-    fn boxes_apart(&self, x: &Inst, y: &Inst) -> bool {
-        let (
-            InstKind::TmaStore {
-                map: mx,
-                origin: ox,
-                ..
-            },
-            InstKind::TmaStore {
-                map: my,
-                origin: oy,
-                ..
-            },
-        ) = (&x.kind, &y.kind)
-        else {
+    fn boxes_apart(&self, x: &Inst, y: &Inst, old: bool) -> bool {
+        let (Some((mx, ox)), Some((my, oy))) = (place(x), place(y)) else {
             return false;
         };
-        let maps = self.maps;
-        if maps[*mx].param != maps[*my].param {
+        let (mx, my) = (&self.maps[mx], &self.maps[my]);
+        if mx.param != my.param {
             return true;
         }
-        mx == my
+        // Two maps of one tensor have its dimensions in one order.
+        !old && mx.dims.len() == my.dims.len()
             && ox
                 .iter()
                 .zip(oy)
-                .zip(&maps[*mx].dims)
-                .any(|((&a, &b), dim)| {
+                .zip(mx.dims.iter().zip(&my.dims))
+                .any(|((&a, &b), (dx, dy))| {
                     let (la, lb) = (linear(self.ints, a), linear(self.ints, b));
                     match (la, lb) {
-                        (Some(la), Some(lb)) => la
-                            .difference(&lb)
-                            .is_some_and(|d| d.unsigned_abs() >= dim.2.unsigned_abs()),
+                        // x starts past y's box, or y past x's.
+                        (Some(la), Some(lb)) => la.difference(&lb).is_some_and(|d| {
+                            d >= dy.2.abs() || d.checked_neg().is_some_and(|n| n >= dx.2.abs())
+                        }),
                         _ => false,
                     }
                 })
+    }
+}
+
+/// The boxes of a TMA store or of a block's TMA load.
+fn boxes(i: &Inst) -> Option<&Vec<Inst>> {
+    match &i.kind {
+        InstKind::TmaStores { stores: x, .. } | InstKind::TmaLoads { loads: x, .. } => Some(x),
+        _ => None,
+    }
+}
+
+/// A box's map and origin.
+fn place(i: &Inst) -> Option<(usize, &Vec<IntId>)> {
+    match &i.kind {
+        InstKind::TmaStore { map, origin, .. } | InstKind::TmaLoad { map, origin, .. } => {
+            Some((*map, origin))
+        }
+        _ => None,
     }
 }
 

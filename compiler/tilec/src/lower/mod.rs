@@ -203,7 +203,8 @@ fn lower_with(
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;
     }
-    let mut body = pipeline::merge_block_loads(placed.body);
+    let sharers = crate::ir::shared::byte_sharers(&shared);
+    let mut body = pipeline::merge_block_loads(placed.body, &sharers);
     if let Some((span, n)) = pipeline::prefetch_block_loads(&mut body, &l.ints) {
         l.notes.push(Note {
             span,
@@ -244,7 +245,6 @@ fn lower_with(
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
     }
     let granules = crate::ir::granules(&l.ints);
-    let sharers = crate::ir::shared::byte_sharers(&shared);
     let mut body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules, &sharers);
     crate::ir::stores::mark_unordered(&l.ints, &l.map_irs, &mut body);
     // The full-tile entry needs a tensor's tiles full only where it touches

@@ -157,7 +157,17 @@ impl Lowerer<'_> {
             })
             .collect();
         let bytes = tma.bytes();
-        out.push(Inst::at(span, InstKind::TmaLoads { bytes, loads }));
+        // Unordered until `stores::may_go_unordered` finds a store in
+        // flight it may read.
+        let after_stores = false;
+        out.push(Inst::at(
+            span,
+            InstKind::TmaLoads {
+                bytes,
+                after_stores,
+                loads,
+            },
+        ));
         Ok(())
     }
 
@@ -566,23 +576,34 @@ fn trips(
 
 /// Block TMA loads one after the other in a list (a tile of C and a bias
 /// vector) become one, on one phase of the kernel's barrier: their boxes
-/// fly together and one wait covers them.
-pub(super) fn merge_block_loads(body: Vec<Inst>) -> Vec<Inst> {
+/// fly together and one wait covers them. Not loads into buffers that
+/// share bytes (`sharers`: which box would land last?); so the bytes one
+/// phase counts stay within shared memory's, far below the mbarrier's
+/// 2^20.
+pub(super) fn merge_block_loads(body: Vec<Inst>, sharers: &[Vec<usize>]) -> Vec<Inst> {
     let mut out: Vec<Inst> = Vec::with_capacity(body.len());
     for mut inst in body {
         if !matches!(inst.kind, InstKind::TmaLoads { .. }) {
             for body in inst.kind.bodies_mut() {
-                *body = merge_block_loads(std::mem::take(body));
+                *body = merge_block_loads(std::mem::take(body), sharers);
             }
         }
-        if let (
-            Some(InstKind::TmaLoads { bytes, loads, .. }),
-            InstKind::TmaLoads {
-                bytes: more,
-                loads: next,
-                ..
-            },
-        ) = (out.last_mut().map(|l| &mut l.kind), &inst.kind)
+        let apart = |a: &Inst, b: &Inst| {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            a.shared_buffers(&mut x);
+            b.shared_buffers(&mut y);
+            x.iter().all(|&p| y.iter().all(|q| !sharers[p].contains(q)))
+        };
+        if let Some(last) = out.last_mut()
+            && apart(last, &inst)
+            && let (
+                InstKind::TmaLoads { bytes, loads, .. },
+                InstKind::TmaLoads {
+                    bytes: more,
+                    loads: next,
+                    ..
+                },
+            ) = (&mut last.kind, &inst.kind)
         {
             *bytes += more;
             loads.extend(next.iter().cloned());

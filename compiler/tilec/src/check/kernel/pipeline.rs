@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, CoordFn, Launch, Op, Stmt, View, shared_placement, walk};
+use crate::check::program::{Base, Launch, Op, Stmt, View, shared_placement, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -250,7 +250,7 @@ impl KernelChecker {
         };
         issued_by_one_thread(&src, se)?;
         let (tensor, coords) = self.tensor_and_coords(p, &src);
-        let boxes = box_order(&tensor, &coords, &src.layout)
+        let boxes = box_order(&tensor, &coords, &src.layout, src.elem)
             .and_then(|dense| {
                 tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &dense, &Int::Static(0), None)
             })
@@ -266,12 +266,12 @@ impl KernelChecker {
     /// rows are not whole 16-byte units the runtime gives TMA an aligned
     /// copy (copied back after the launch where a store writes it), so no
     /// other statement writes them (a store's copy back would undo it; a
-    /// load would not see it), and nothing reads a tile of a tensor after
-    /// a TMA store that may have written it (the store's global writes
+    /// load would not see it), and nothing but a block's TMA load reads a
+    /// tensor after a TMA store wrote it (the store's global writes
     /// complete on their own time, and a staged tensor gets them only
-    /// after the launch): reads before it, or of tiles proven apart from
-    /// it (a subtile of C after the one before it went out), see the
-    /// launch's input.
+    /// after the launch): reads before it see the launch's input; a TMA
+    /// load reads what TMA writes, after the stores that may overlap it
+    /// have written global memory (lowering's `after_stores`).
     pub(super) fn check_tma_tensors(&mut self, body: &[Stmt]) {
         // The tensor a block's own TMA copy reaches, and whether it stores.
         let global = |op: &Op| match op {
@@ -297,18 +297,20 @@ impl KernelChecker {
         });
         let name = |p: usize| self.params[p].name.clone();
         let mut problems: Vec<(String, Span, (Span, &str), &str)> = Vec::new();
-        let mut stored: Vec<(View, Span)> = Vec::new();
+        let mut stored: Vec<(usize, Span)> = Vec::new();
         walk(body, &mut |s| {
-            if let Op::CopyTma { dst, tma, .. } = &s.op
-                && tma.map.store
+            if let Some((p, true)) = global(&s.op) {
+                return stored.push((p, s.span));
+            }
+            // A block's TMA load waits for the stores in flight that may
+            // have written its boxes (lowering's `after_stores`).
+            if let Some((_, false)) = global(&s.op)
+                && matches!(s.op, Op::CopyTma { .. })
             {
-                return stored.push((dst.clone(), s.span));
+                return;
             }
             let read = s.op.read().into_iter().find_map(|v| match v.base {
-                Base::Param(p) => stored
-                    .iter()
-                    .find(|(w, _)| w.base == v.base && !apart(w, v))
-                    .map(|&(_, at)| (p, at)),
+                Base::Param(p) => stored.iter().find(|(q, _)| *q == p).map(|&(_, at)| (p, at)),
                 _ => None,
             });
             if let Some((p, at)) = read {
@@ -316,7 +318,7 @@ impl KernelChecker {
                     format!("this reads `{}` after a TMA store wrote it", name(p)),
                     s.span,
                     (at, "the TMA store"),
-                    "the store's writes complete on their own time: read the tile before the store, keep it in shared memory, or read a tile whose coordinates along some mode start past the stored one's",
+                    "the store's writes complete on their own time: read the tile before the store, keep it in shared memory, or read it with a block's TMA load (copy_tma), which waits for them",
                 ));
             } else if global(&s.op).is_none()
                 && let Some(Base::Param(p)) = s.op.written().map(|v| v.base)
@@ -549,13 +551,20 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// A dense layout of `tile`'s shape in the order TMA's boxes fill it: per
-/// tensor mode (the stride-1 one first) the tile mode walking it, cut
-/// into its box (the largest divisor of its size up to 256) and the
-/// box's repeats, which come after every box dimension. Tile modes that
-/// walk nothing (size 1) get stride 0; a tile mode walking several
-/// tensor modes is [`tilec_layout::tma_copy`]'s to refuse.
-fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result<Layout, String> {
+/// A layout of `tile`'s shape in the order TMA's boxes of `elem` fill it:
+/// per tensor mode (the stride-1 one first) the tile mode walking it, cut
+/// into its box (the largest divisor of its size up to 256, whole 16
+/// bytes along the stride-1 mode) and the box's repeats, which come after
+/// every box dimension, each box 128-byte aligned (the boxes land
+/// nowhere: only [`tilec_layout::tma_copy`]'s rules for shared memory
+/// need meeting). Tile modes that walk nothing (size 1) get stride 0; a
+/// tile mode walking several tensor modes is `tma_copy`'s to refuse.
+fn box_order(
+    tensor: &Layout,
+    coords: &[(Layout, Int)],
+    tile: &Layout,
+    elem: tilec_layout::Elem,
+) -> Result<Layout, String> {
     let inner = tensor
         .modes()
         .iter()
@@ -576,10 +585,11 @@ fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result
             c.mode(i)
                 .is_ok_and(|m| !m.stride().leaves().iter().all(|d| d.is_const(0)))
         });
+        let rows = |b: i64| walks != inner || (b * elem.bytes()) % 16 == 0;
         let b = (1..=size.min(tilec_layout::MAX_BOX))
             .rev()
-            .find(|b| size % b == 0)
-            .unwrap_or(1);
+            .find(|&b| size % b == 0 && rows(b))
+            .unwrap_or(size.min(tilec_layout::MAX_BOX));
         modes.push((b, size / b, walks.filter(|_| size > 1)));
     }
     let rank = |i: usize| {
@@ -596,6 +606,8 @@ fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result
         strides[i].0 = dense;
         dense *= modes[i].0;
     }
+    let align = 128 / elem.bytes();
+    dense = (dense + align - 1) / align * align;
     for &i in &by_order {
         strides[i].1 = dense;
         dense *= modes[i].1;
@@ -614,26 +626,4 @@ fn box_order(tensor: &Layout, coords: &[(Layout, Int)], tile: &Layout) -> Result
         })
         .unzip();
     Layout::new(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|e| e.to_string())
-}
-
-/// Whether two views of one tensor are proven apart: along some mode of
-/// the tensor, the coordinates of one all lie before the other's (their
-/// offsets differ by a constant at least the earlier one's span there).
-fn apart(a: &View, b: &View) -> bool {
-    // The coordinates' span along a mode: static, from a start upwards.
-    let span = |c: &CoordFn| {
-        let upwards = c
-            .layout
-            .stride()
-            .leaves()
-            .iter()
-            .all(|d| d.as_static().is_some_and(|d| d >= 0));
-        upwards.then(|| c.layout.cosize().as_static()).flatten()
-    };
-    a.coords.iter().zip(&b.coords).any(|(x, y)| {
-        match (y.offset.constant_difference(&x.offset), span(x), span(y)) {
-            (Some(d), Some(ex), Some(ey)) => d >= ex || -d >= ey,
-            _ => false,
-        }
-    })
 }

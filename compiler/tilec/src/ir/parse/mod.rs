@@ -599,14 +599,17 @@ impl Parser<'_> {
             },
             "tma_wait" if rest.is_empty() => InstKind::TmaWait,
             "tma_load" => {
-                // `tma_load bytes B {`
+                // `tma_load [after_stores] bytes B {`
                 let words: Vec<&str> = rest.split_whitespace().collect();
-                let ["bytes", b, "{"] = words[..] else {
-                    return self.fail("expected `tma_load bytes B {`");
+                let (after_stores, b) = match words[..] {
+                    ["bytes", b, "{"] => (false, b),
+                    ["after_stores", "bytes", b, "{"] => (true, b),
+                    _ => return self.fail("expected `tma_load [after_stores] bytes B {`"),
                 };
                 match b.parse() {
                     Ok(bytes) => InstKind::TmaLoads {
                         bytes,
+                        after_stores,
                         loads: Vec::new(),
                     },
                     _ => return self.fail("bad byte count"),

@@ -360,7 +360,7 @@ fn insts(
                 return Err("a TMA store's box outside its `tma_store` block".into());
             }
             InstKind::TmaStores { stores, .. } => tma_stores(ir, stores, open)?,
-            InstKind::TmaLoads { bytes, loads } => block_loads(ir, loads, *bytes, open)?,
+            InstKind::TmaLoads { bytes, loads, .. } => block_loads(ir, loads, *bytes, open)?,
             InstKind::Pipeline {
                 id,
                 start,

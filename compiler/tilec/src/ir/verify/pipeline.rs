@@ -309,23 +309,29 @@ fn store_reads(
 }
 
 /// A TMA store that goes out without waiting for the bulk groups before it
-/// (`unordered`) has boxes that miss those of every store that may still
-/// be writing ([`crate::ir::stores`]).
+/// (`unordered`), or a block's TMA load issued without (not
+/// `after_stores`), has boxes that miss those of every store that may
+/// still be writing ([`crate::ir::stores`]).
 pub(super) fn tma_store_order(ir: &KernelIr) -> Result<(), String> {
     let free = crate::ir::stores::may_go_unordered(&ir.ints, &ir.tensor_maps, &ir.body, false);
     let mut n = 0;
-    let mut overlapping = false;
+    let mut overlapping = None;
     crate::ir::for_each_inst(&ir.body, &mut |i| {
-        if let InstKind::TmaStores { ordered, .. } = i.kind {
-            overlapping |= !ordered && !free[n];
+        if let Some(waits) = crate::ir::stores::ordered(i) {
+            if !waits && !free[n] && overlapping.is_none() {
+                overlapping = Some(match i.kind {
+                    InstKind::TmaStores { .. } => "an unordered TMA store",
+                    _ => "a TMA load not after the stores",
+                });
+            }
             n += 1;
         }
     });
     match overlapping {
-        true => {
-            Err("an unordered TMA store whose boxes may overlap a store still in flight".into())
-        }
-        false => Ok(()),
+        Some(what) => Err(format!(
+            "{what} whose boxes may overlap a store still in flight"
+        )),
+        None => Ok(()),
     }
 }
 
