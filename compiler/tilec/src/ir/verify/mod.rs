@@ -354,7 +354,7 @@ fn insts(
                 return Err("a TMA load outside a pipeline's load block".into());
             }
             InstKind::TmaPrefetch { map, origin } => {
-                pipeline::prefetch_box(ir, *map, origin, open)?
+                pipeline::map_box(ir, *map, origin, open)?;
             }
             InstKind::TmaStore { .. } => {
                 return Err("a TMA store's box outside its `tma_store` block".into());

@@ -114,19 +114,19 @@ pub(super) fn prefetches(ir: &KernelIr, prefetch: &[Inst], open: &[usize]) -> Re
         let InstKind::TmaPrefetch { map, origin } = &inst.kind else {
             return Err("a pipeline's prefetch block holds only TMA prefetches".into());
         };
-        prefetch_box(ir, *map, origin, open)?;
+        map_box(ir, *map, origin, open)?;
     }
     Ok(())
 }
 
-/// One prefetched box: of a map of the kernel, at as many coordinates as
-/// the map has dimensions, each visible here.
-pub(super) fn prefetch_box(
-    ir: &KernelIr,
+/// A box of a map of the kernel, at as many coordinates as the map has
+/// dimensions, each visible here: the map.
+pub(super) fn map_box<'a>(
+    ir: &'a KernelIr,
     map: usize,
     origin: &[IntId],
     open: &[usize],
-) -> Result<(), String> {
+) -> Result<&'a crate::ir::TensorMapIr, String> {
     let m = ir
         .tensor_maps
         .get(map)
@@ -137,7 +137,7 @@ pub(super) fn prefetch_box(
     for &o in origin {
         visible(ir, o, open)?;
     }
-    Ok(())
+    Ok(m)
 }
 
 /// A block's own TMA loads: boxes of its maps into shared memory, one
@@ -359,16 +359,7 @@ fn tma_box(
     parts: u32,
     open: &[usize],
 ) -> Result<(crate::check::program::Elem, i64), String> {
-    let m = ir
-        .tensor_maps
-        .get(map)
-        .ok_or(format!("no tensor map t{map}"))?;
-    if origin.len() != m.dims.len() {
-        return Err(format!("a box of t{map} with {} coordinates", origin.len()));
-    }
-    for &o in origin {
-        visible(ir, o, open)?;
-    }
+    let m = map_box(ir, map, origin, open)?;
     addr(ir, place, open)?;
     let Space::Shared(s) = place.space else {
         return Err("a TMA box in global memory or registers, not shared memory".into());
