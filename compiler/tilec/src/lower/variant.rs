@@ -114,21 +114,39 @@ pub fn lower_variants_each(
     if full.conditions.is_empty() && full.block_conditions.is_empty() {
         return Ok(vec![full]);
     }
-    let vectors = lower(Variant::GuardedVectors)?;
-    let mut wide = false;
-    crate::ir::for_each_atom(&vectors.ir.body, &mut |i| {
-        if let InstKind::Copy { atom, src, dst } = &i.kind {
-            wide |= atom.width() > 1 && (src.guard.is_some() || dst.guard.is_some());
-        }
-    });
+    // Whether `l` has a copy wider than an element (`guarded`: one with a
+    // guard).
+    let wide_copies = |l: &Lowered, guarded: bool| {
+        let mut wide = false;
+        crate::ir::for_each_atom(&l.ir.body, &mut |i| {
+            if let InstKind::Copy { atom, src, dst } = &i.kind {
+                wide |=
+                    atom.width() > 1 && (!guarded || src.guard.is_some() || dst.guard.is_some());
+            }
+        });
+        wide
+    };
+    // The guarded variants and `Unaligned` keep at most the full variant's
+    // copy widths: where it copies element by element, `GuardedVectors` is
+    // `Guarded` with conditions, and `Unaligned` is `KResidue` (neither is
+    // lowered: 6 of sgemm_tn_streamk's 19 ms of lowering).
+    let full_wide = wide_copies(&full, false);
+    let vectors = match full_wide {
+        true => Some(lower(Variant::GuardedVectors)?),
+        false => None,
+    };
+    let wide = vectors.as_ref().is_some_and(|v| wide_copies(v, true));
     // Where aligned copies make every condition of the guarded entry with
     // vectors hold (docs/design/strides.md), it runs every extent, faster
     // than the per-element entries, which would then never launch, and
     // than a tested full entry on the full blocks where the full one
     // cannot run (sgemm_nt_sm80 at K = 4100: 0.92 of cuBLAS, tested 0.83).
-    if wide && vectors.conditions.iter().all(|c| k.stageable(&c.fact)) {
-        ready(&vectors);
-        return Ok(vec![full, vectors]);
+    if wide
+        && let Some(v) = &vectors
+        && v.conditions.iter().all(|c| k.stageable(&c.fact))
+    {
+        ready(v);
+        return Ok(vec![full, vectors.expect("just matched")]);
     }
     let guarded = lower(Variant::Guarded)?;
     ready(&guarded);
@@ -177,10 +195,11 @@ pub fn lower_variants_each(
     {
         keep(r, &mut out);
     }
-    if wide {
-        keep(vectors, &mut out);
+    if let Some(v) = vectors.filter(|_| wide) {
+        keep(v, &mut out);
     }
-    if open(&out)
+    if full_wide
+        && open(&out)
         && let Ok(u) = lower(Variant::Unaligned)
         && earns(&u, &out)
         && !covered(&u, &out[0])
