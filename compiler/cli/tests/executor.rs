@@ -86,6 +86,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=200,N=300,K=72",
         ),
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
+        ("tests/run/tma_load_in_a_reduce.tile", "M=136,N=200,K=264"),
         (
             "examples/bgemm_tn_sm90_persistent.tile",
             "M=200,N=300,K=72,sm_count=2",

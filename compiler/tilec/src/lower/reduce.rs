@@ -216,6 +216,8 @@ fn state_of_the_block(body: &[Inst], summed: usize) -> Option<(Space, Span)> {
                 writes.push(to);
             }
             InstKind::TmaStore { src, .. } => reads.push(src.space),
+            // A block's TMA load in the body fills its tile.
+            InstKind::TmaLoad { dst, .. } => writes.push(dst.space),
             _ => {}
         }
         if found.is_none() {
