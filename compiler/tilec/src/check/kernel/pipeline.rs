@@ -89,7 +89,16 @@ impl KernelChecker {
                 return None;
             }
         };
-        let (load, rest) = match p.body.split_first() {
+        // `let`s before the load block name values of the trip that the
+        // load block and the rest of the body share (a persistent kernel's
+        // tile coordinates): definitions only, no statements.
+        let lets = p
+            .body
+            .iter()
+            .take_while(|s| matches!(s.kind, StmtKind::Let(..)))
+            .count();
+        let (lead, after) = p.body.split_at(lets);
+        let (load, rest) = match after.split_first() {
             Some((
                 ast::Stmt {
                     kind: StmtKind::Load(l),
@@ -100,7 +109,7 @@ impl KernelChecker {
             _ => {
                 self.diags.push(
                     Diagnostic::new(
-                        "a pipeline's body starts with its `load { ... }` block",
+                        "a pipeline's body starts with its `load { ... }` block (after the `let`s it shares with the body)",
                         span,
                     )
                     .with_help("e.g. load { copy_tma(gA[_, _, k], smA[_, _, s]); }"),
@@ -120,6 +129,9 @@ impl KernelChecker {
         self.define(&p.var, Some(Value::Int(counter.clone())));
         let stage = counter.sub(&start).rem(&Int::Static(stages));
         self.define(&p.stage, Some(Value::Int(stage)));
+        for s in lead {
+            self.stmt(s);
+        }
         self.in_load = true;
         let load = self.scoped_block(load);
         self.in_load = false;
