@@ -45,6 +45,6 @@ pub use tiler::Tiler;
 pub use tiling::{
     Grouping, Interleave, divide, ordered_layout, product, rank_product, tile_to_shape,
 };
-pub use tma::{MAX_BOX, TensorMap, TmaCopy, TmaDim, TmaPiece, tma_copy};
+pub use tma::{TensorMap, TmaCopy, TmaDim, TmaPiece, tma_copy, tma_prefetch};
 pub use tuple::IntTuple;
 pub use vector::{max_common_layout, max_common_vector};

@@ -15,6 +15,7 @@ use crate::elem::Elem;
 use crate::int::Int;
 use crate::layout::Layout;
 use crate::swizzle::Swizzle;
+use crate::tuple::IntTuple;
 
 /// One dimension of a tensor map, innermost first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -82,29 +83,16 @@ pub const MAX_RANK: usize = 5;
 /// The most boxes one copy is cut into.
 pub const MAX_BOXES: usize = 64;
 
-/// The TMA boxes that copy the tile whose coordinates in mode `j` of the
-/// tensor are `coords[j].1 + coords[j].0(c)` into shared memory at
-/// `smem_offset + smem(c)` (then swizzled by `swizzle`), or why there are
-/// none. `tensor` is the parameter's layout. The box is the largest that
-/// lands densely: per dimension (the tensor's stride-1 mode first) the
-/// first run of the destination's mode that steps by the box elements
-/// before it, at most 256 elements (the swizzle's span for the first
-/// dimension of a swizzled buffer); the rest of the mode repeats it.
-pub fn tma_copy(
-    param: usize,
-    elem: Elem,
+/// Per mode of `tensor` (a single extent each), the mode of the tile
+/// (shaped as `tile`) that walks it, with stride 1 and alone, if one does;
+/// and the tensor's modes in map order, its stride-1 mode first (which
+/// the tile must walk: a box's rows).
+fn walked_modes(
     tensor: &Layout,
     coords: &[(Layout, Int)],
-    smem: &Layout,
-    smem_offset: &Int,
-    swizzle: Option<Swizzle>,
-) -> Result<TmaCopy, String> {
+    tile: &Layout,
+) -> Result<(Vec<Option<usize>>, Vec<usize>), String> {
     let modes = tensor.modes();
-    if modes.len() != coords.len() || modes.len() > MAX_RANK {
-        return Err(format!(
-            "a tensor map has at most {MAX_RANK} dimensions, one per mode of the tensor"
-        ));
-    }
     for (j, m) in modes.iter().enumerate() {
         if m.shape().is_tuple() {
             return Err(format!(
@@ -112,16 +100,9 @@ pub fn tma_copy(
             ));
         }
     }
-    // Which tensor mode each tile mode walks, with stride 1, alone.
     let mut walks: Vec<Option<usize>> = vec![None; modes.len()];
-    for i in 0..smem.rank() {
-        let size = smem
-            .mode(i)
-            .map_err(|e| e.to_string())?
-            .size()
-            .as_static()
-            .ok_or("the tile needs a static shape")?;
-        if size == 1 {
+    for i in 0..tile.rank() {
+        if static_size(tile, i)? == 1 {
             continue;
         }
         let mut found = None;
@@ -154,9 +135,102 @@ pub fn tma_copy(
             "the tile does not move along mode {inner} of the tensor, its stride-1 mode: a box's rows would be one element, and TMA takes rows of 16 bytes and more"
         ));
     }
-    let order: Vec<usize> = std::iter::once(inner)
+    let order = std::iter::once(inner)
         .chain((0..modes.len()).filter(|&j| j != inner))
         .collect();
+    Ok((walks, order))
+}
+
+/// The static size of mode `i` of a tile.
+fn static_size(tile: &Layout, i: usize) -> Result<i64, String> {
+    tile.mode(i)
+        .map_err(|e| e.to_string())?
+        .size()
+        .as_static()
+        .ok_or_else(|| "the tile needs a static shape".to_string())
+}
+
+/// The TMA boxes of an unswizzled map of its own that fetch the tile of
+/// `tensor` whose coordinates are `coords` (as [`tma_copy`]'s) into L2: a
+/// prefetch. Per dimension the box is the largest divisor of the tile's
+/// extent up to 256 elements, whole 16 bytes along the stride-1 mode. The
+/// boxes land nowhere, so they are laid out for [`tma_copy`] in a
+/// shared tile of their own making: densely, box dimensions first, each
+/// box 128-byte aligned.
+pub fn tma_prefetch(
+    param: usize,
+    elem: Elem,
+    tensor: &Layout,
+    coords: &[(Layout, Int)],
+    tile: &Layout,
+) -> Result<TmaCopy, String> {
+    let (walks, order) = walked_modes(tensor, coords, tile)?;
+    // Per tile mode: (box, repeats), in map order.
+    let mut modes: Vec<(i64, i64)> = Vec::with_capacity(tile.rank());
+    for i in 0..tile.rank() {
+        let size = static_size(tile, i)?;
+        let rows = |b: i64| walks[order[0]] != Some(i) || (b * elem.bytes()) % 16 == 0;
+        let b = (1..=size.min(MAX_BOX))
+            .rev()
+            .find(|&b| size % b == 0 && rows(b))
+            .unwrap_or(size.min(MAX_BOX));
+        modes.push((b, size / b));
+    }
+    let walkers: Vec<usize> = order.iter().filter_map(|&j| walks[j]).collect();
+    let mut strides = vec![(0i64, 0i64); modes.len()];
+    let mut dense = 1;
+    for &i in &walkers {
+        strides[i].0 = dense;
+        dense *= modes[i].0;
+    }
+    let align = 128 / elem.bytes();
+    dense = (dense + align - 1) / align * align;
+    for &i in &walkers {
+        strides[i].1 = dense;
+        dense *= modes[i].1;
+    }
+    let int = |v: i64| IntTuple::Int(Int::Static(v));
+    let (shape, stride): (Vec<IntTuple>, Vec<IntTuple>) = (0..modes.len())
+        .map(|i| match (walkers.contains(&i), modes[i]) {
+            // A mode of one element walks nothing.
+            (false, (b, r)) => (int(b * r), int(0)),
+            (true, (b, 1)) => (int(b), int(strides[i].0)),
+            (true, (b, r)) => (
+                IntTuple::Tuple(vec![int(b), int(r)]),
+                IntTuple::Tuple(vec![int(strides[i].0), int(strides[i].1)]),
+            ),
+        })
+        .unzip();
+    let boxes =
+        Layout::new(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|e| e.to_string())?;
+    tma_copy(param, elem, tensor, coords, &boxes, &Int::Static(0), None)
+}
+
+/// The TMA boxes that copy the tile whose coordinates in mode `j` of the
+/// tensor are `coords[j].1 + coords[j].0(c)` into shared memory at
+/// `smem_offset + smem(c)` (then swizzled by `swizzle`), or why there are
+/// none. `tensor` is the parameter's layout. The box is the largest that
+/// lands densely: per dimension (the tensor's stride-1 mode first) the
+/// first run of the destination's mode that steps by the box elements
+/// before it, at most 256 elements (the swizzle's span for the first
+/// dimension of a swizzled buffer); the rest of the mode repeats it.
+pub fn tma_copy(
+    param: usize,
+    elem: Elem,
+    tensor: &Layout,
+    coords: &[(Layout, Int)],
+    smem: &Layout,
+    smem_offset: &Int,
+    swizzle: Option<Swizzle>,
+) -> Result<TmaCopy, String> {
+    let modes = tensor.modes();
+    if modes.len() != coords.len() || modes.len() > MAX_RANK {
+        return Err(format!(
+            "a tensor map has at most {MAX_RANK} dimensions, one per mode of the tensor"
+        ));
+    }
+    let (walks, order) = walked_modes(tensor, coords, smem)?;
+    let inner = order[0];
     let swizzle_bytes = match swizzle {
         None => 0,
         Some(sw) => {
@@ -313,6 +387,39 @@ mod tests {
             (l(&[c(rows), c(64)], &[c(0), c(1)]), Int::var("k0")),
         ];
         (tensor, coords)
+    }
+
+    /// A prefetch cuts the tile into the largest boxes that tile it, rows
+    /// of whole 16 bytes: 128 x 256 of an M-major bf16 tensor is one box,
+    /// 264 x 300 six of 88 x 150 (132 rows would be 264 bytes), and every
+    /// box's origin is the tile's moved by whole boxes.
+    #[test]
+    fn a_prefetch_is_the_largest_boxes_of_whole_16_byte_rows() {
+        let (m, n) = (Int::var("M"), Int::var("N"));
+        let tensor = l(&[m.clone(), n], &[c(1), m]);
+        let tile = |rows: i64, cols: i64| {
+            let coords = [
+                (l(&[c(rows), c(cols)], &[c(1), c(0)]), Int::var("m0")),
+                (l(&[c(rows), c(cols)], &[c(0), c(1)]), Int::var("n0")),
+            ];
+            let t = l(&[c(rows), c(cols)], &[c(1), c(rows)]);
+            tma_prefetch(0, Elem::Bf16, &tensor, &coords, &t).expect("boxes")
+        };
+        let one = tile(128, 256);
+        let sizes = |p: &TmaCopy| p.map.dims.iter().map(|d| d.size).collect::<Vec<_>>();
+        assert_eq!(
+            (sizes(&one), one.boxes.len(), one.map.swizzle_bytes),
+            (vec![128, 256], 1, 0)
+        );
+        let six = tile(264, 300);
+        assert_eq!(sizes(&six), [88, 150]);
+        let mut at: Vec<Vec<i64>> = six.boxes.iter().map(|b| b.coords.clone()).collect();
+        at.sort();
+        assert_eq!(
+            at,
+            [[0, 0], [0, 150], [88, 0], [88, 150], [176, 0], [176, 150]]
+        );
+        assert!(six.boxes.iter().all(|b| b.smem % 64 == 0));
     }
 
     #[test]

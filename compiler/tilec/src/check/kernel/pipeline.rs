@@ -18,7 +18,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, Expr, StmtKind};
-use tilec_layout::{Builtin, Int, IntTuple, Layout};
+use tilec_layout::{Builtin, Int, Layout};
 
 /// The most stages a pipeline may have (two mbarriers each).
 pub const MAX_STAGES: i64 = 16;
@@ -247,10 +247,7 @@ impl KernelChecker {
     }
 
     /// `prefetch(tile)`: the global tile as the TMA boxes of an unswizzled
-    /// map of its own, the largest that tile it (the tensor's stride-1
-    /// mode first, at most 256 elements a dimension). The boxes land
-    /// nowhere, so the tile is laid out densely in their order for
-    /// [`tilec_layout::tma_copy`]'s sake.
+    /// map of its own ([`tilec_layout::tma_prefetch`]).
     pub(super) fn prefetch(&mut self, src: View, se: &Expr) -> Result<Op, Diagnostic> {
         let Base::Param(p) = src.base else {
             return Err(Diagnostic::new(
@@ -262,10 +259,7 @@ impl KernelChecker {
         };
         issued_by_one_thread(&src, se)?;
         let (tensor, coords) = self.tensor_and_coords(p, &src);
-        let boxes = box_order(&tensor, &coords, &src.layout, src.elem)
-            .and_then(|dense| {
-                tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &dense, &Int::Static(0), None)
-            })
+        let boxes = tilec_layout::tma_prefetch(p, src.elem, &tensor, &coords, &src.layout)
             .map_err(|why| {
                 Diagnostic::new(format!("this tile is not TMA boxes: {why}"), se.span)
                     .with_label(format!("{}", src.layout))
@@ -561,81 +555,4 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
         .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
     }
     Ok(())
-}
-
-/// A layout of `tile`'s shape in the order TMA's boxes of `elem` fill it:
-/// per tensor mode (the stride-1 one first) the tile mode walking it, cut
-/// into its box (the largest divisor of its size up to 256, whole 16
-/// bytes along the stride-1 mode) and the box's repeats, which come after
-/// every box dimension, each box 128-byte aligned (the boxes land
-/// nowhere: only [`tilec_layout::tma_copy`]'s rules for shared memory
-/// need meeting). Tile modes that walk nothing (size 1) get stride 0; a
-/// tile mode walking several tensor modes is `tma_copy`'s to refuse.
-fn box_order(
-    tensor: &Layout,
-    coords: &[(Layout, Int)],
-    tile: &Layout,
-    elem: tilec_layout::Elem,
-) -> Result<Layout, String> {
-    let inner = tensor
-        .modes()
-        .iter()
-        .position(|m| m.stride().leaves()[0].is_const(1));
-    let order: Vec<usize> = inner
-        .into_iter()
-        .chain((0..coords.len()).filter(|&j| Some(j) != inner))
-        .collect();
-    let mut modes: Vec<(i64, i64, Option<usize>)> = Vec::new(); // (box, repeats, tensor mode)
-    for i in 0..tile.rank() {
-        let size = tile
-            .mode(i)
-            .map_err(|e| e.to_string())?
-            .size()
-            .as_static()
-            .ok_or("the tile needs a static shape")?;
-        let walks = coords.iter().position(|(c, _)| {
-            c.mode(i)
-                .is_ok_and(|m| !m.stride().leaves().iter().all(|d| d.is_const(0)))
-        });
-        let rows = |b: i64| walks != inner || (b * elem.bytes()) % 16 == 0;
-        let b = (1..=size.min(tilec_layout::MAX_BOX))
-            .rev()
-            .find(|&b| size % b == 0 && rows(b))
-            .unwrap_or(size.min(tilec_layout::MAX_BOX));
-        modes.push((b, size / b, walks.filter(|_| size > 1)));
-    }
-    let rank = |i: usize| {
-        modes[i]
-            .2
-            .and_then(|j| order.iter().position(|&o| o == j))
-            .unwrap_or(usize::MAX)
-    };
-    let mut by_order: Vec<usize> = (0..modes.len()).collect();
-    by_order.sort_by_key(|&i| rank(i));
-    let mut strides = vec![(0i64, 0i64); modes.len()];
-    let mut dense = 1;
-    for &i in &by_order {
-        strides[i].0 = dense;
-        dense *= modes[i].0;
-    }
-    let align = 128 / elem.bytes();
-    dense = (dense + align - 1) / align * align;
-    for &i in &by_order {
-        strides[i].1 = dense;
-        dense *= modes[i].1;
-    }
-    let int = |v: i64| IntTuple::Int(Int::Static(v));
-    let (shape, stride): (Vec<IntTuple>, Vec<IntTuple>) = modes
-        .iter()
-        .zip(&strides)
-        .map(|(&(b, r, walks), &(s0, s1))| match (walks, r) {
-            (None, _) => (int(b * r), int(0)),
-            (_, 1) => (int(b), int(s0)),
-            _ => (
-                IntTuple::Tuple(vec![int(b), int(r)]),
-                IntTuple::Tuple(vec![int(s0), int(s1)]),
-            ),
-        })
-        .unzip();
-    Layout::new(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|e| e.to_string())
 }
