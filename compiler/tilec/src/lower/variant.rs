@@ -129,20 +129,19 @@ pub fn lower_variants_each(
     // The guarded variants and `Unaligned` keep at most the full variant's
     // copy widths: where it copies element by element, `GuardedVectors` is
     // `Guarded` with conditions, and `Unaligned` is `KResidue` (neither is
-    // lowered: 6 of sgemm_tn_streamk's 19 ms of lowering).
+    // lowered: 6 of sgemm_tn_streamk's 19 ms of lowering). `vectors`: the
+    // `GuardedVectors` variant where some guarded copy in it is wide.
     let full_wide = wide_copies(&full, false);
     let vectors = match full_wide {
-        true => Some(lower(Variant::GuardedVectors)?),
+        true => Some(lower(Variant::GuardedVectors)?).filter(|v| wide_copies(v, true)),
         false => None,
     };
-    let wide = vectors.as_ref().is_some_and(|v| wide_copies(v, true));
     // Where aligned copies make every condition of the guarded entry with
     // vectors hold (docs/design/strides.md), it runs every extent, faster
     // than the per-element entries, which would then never launch, and
     // than a tested full entry on the full blocks where the full one
     // cannot run (sgemm_nt_sm80 at K = 4100: 0.92 of cuBLAS, tested 0.83).
-    if wide
-        && let Some(v) = &vectors
+    if let Some(v) = &vectors
         && v.conditions.iter().all(|c| k.stageable(&c.fact))
     {
         ready(v);
@@ -187,7 +186,7 @@ pub fn lower_variants_each(
             .iter()
             .all(|c| k.stageable(&c.fact) || implied(v, c))
     };
-    if !wide
+    if vectors.is_none()
         && open(&out)
         && let Ok(r) = lower(Variant::KResidue)
         && earns(&r, &out)
@@ -195,7 +194,7 @@ pub fn lower_variants_each(
     {
         keep(r, &mut out);
     }
-    if let Some(v) = vectors.filter(|_| wide) {
+    if let Some(v) = vectors {
         keep(v, &mut out);
     }
     if full_wide
