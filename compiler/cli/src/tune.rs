@@ -145,8 +145,8 @@ pub fn run(a: Args) -> ExitCode {
             continue;
         };
         refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
-        let how = (a.launch.seed, a.iters, defaults.as_slice());
-        let timed = match time_all(gpu, &mut variants, &k.name, &dims, how) {
+        let (seed, iters) = (a.launch.seed, a.iters);
+        let timed = match time_all(gpu, &mut variants, &k.name, &dims, seed, iters, &defaults) {
             Ok(t) => t,
             Err(code) => return code,
         };
@@ -304,19 +304,20 @@ fn refuse_what_does_not_fit(gpu: &Gpu, variants: &mut [Variant], kernel: &str, d
     }
 }
 
-/// Checks and times the built variants against each other (`race`: the
-/// inputs' seed, the runs, the declared defaults): (index, result). A
-/// variant the driver refuses to load (its PTX compile: ptxas cannot fit
-/// a wgmma's accumulators in the registers `min_blocks` leaves) is
-/// refused with the driver's message, as the checker's refusals are.
+/// Checks and times the built variants against each other, the one at
+/// the declared `defaults` to the end: (index, result). A variant the
+/// driver refuses to load (its PTX compile: ptxas cannot fit a wgmma's
+/// accumulators in the registers `min_blocks` leaves) is refused with the
+/// driver's message, as the checker's refusals are.
 fn time_all(
     gpu: &Gpu,
     variants: &mut [Variant],
     kernel: &str,
     dims: &Dims,
-    race_of: (u64, usize, &[i64]),
+    seed: u64,
+    iters: usize,
+    defaults: &[i64],
 ) -> Result<Vec<(usize, BenchResult)>, ExitCode> {
-    let (seed, iters, defaults) = race_of;
     let built: Vec<(usize, &Vec<Compiled>, &Compiled)> = variants
         .iter()
         .enumerate()
