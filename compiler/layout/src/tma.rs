@@ -1,5 +1,6 @@
 //! TMA boxes: when a copy of a global tile into shared memory is one
-//! `cp.async.bulk.tensor`, and the tensor map that describes it.
+//! `cp.async.bulk.tensor`, and the tensor map that describes it; and the
+//! boxes that prefetch a global tile into L2 ([`tma_prefetch`]).
 //!
 //! In: the global tile as CuTe's identity tensor gives it (per mode of the
 //! tensor, the coordinate as a layout over the tile, plus the tile's
