@@ -88,12 +88,21 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
         ("tests/run/tma_load_in_a_reduce.tile", "M=136,N=200,K=264"),
         (
+            "tests/run/streamk_pipeline.tile",
+            "M=200,N=300,K=264,sm_count=6",
+        ),
+        ("tests/run/streamk_pipeline.tile", "M=130,N=70,K=72"),
+        (
             "examples/bgemm_tn_sm90_persistent.tile",
             "M=200,N=300,K=72,sm_count=2",
         ),
         (
             "examples/gemm_batched_persistent.tile",
             "M=136,N=300,K=72,L=3,sm_count=5",
+        ),
+        (
+            "examples/hgemm_tn_sm90_persistent.tile",
+            "M=200,N=300,K=72,sm_count=2",
         ),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),

@@ -18,6 +18,23 @@ impl KernelBuilder<'_, '_> {
         self.holds(ok, what, "tilec --checked")
     }
 
+    /// When `ok` is 0 the thread traps, which fails the launch, and
+    /// reports nothing: where `holds`'s printf, a call, would make ptxas
+    /// serialize every wgmma of the entry (C7510: in a pipeline's body).
+    pub(super) fn traps_unless(&mut self, ok: inkwell::values::IntValue<'_>) -> Result<()> {
+        let (fail, fine) = (
+            self.ctx.append_basic_block(self.func, "check_failed"),
+            self.ctx.append_basic_block(self.func, "checked"),
+        );
+        self.b.build_conditional_branch(ok, fine, fail)?;
+        self.b.position_at_end(fail);
+        let trap = self.intrinsic("llvm.trap", &[])?;
+        self.b.build_call(trap, &[], "")?;
+        self.b.build_unreachable()?;
+        self.b.position_at_end(fine);
+        Ok(())
+    }
+
     /// [`Self::assert`] of an i1 the builder computed.
     pub(super) fn holds(
         &mut self,

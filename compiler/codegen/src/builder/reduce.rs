@@ -93,7 +93,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     "{}: a reduce across parts(t < groups, p < n, n <= most) whose group, part or count breaks the launch's bounds",
                     self.ir.name
                 );
-                self.holds(ok, &what, "tilec")?;
+                // In a pipeline's body the kernel traps without a report:
+                // the report's printf, a call there, would make ptxas
+                // serialize every wgmma of the entry (C7510).
+                match self.stage.is_some() {
+                    true => self.traps_unless(ok)?,
+                    false => self.holds(ok, &what, "tilec")?,
+                }
                 most
             }
         };

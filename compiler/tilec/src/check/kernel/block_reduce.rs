@@ -4,7 +4,7 @@
 //! holds the sum. In: the statement. Out: [`Op::ReduceBlocks`], and the
 //! rules that keep it well defined: every thread of every block reaches
 //! it (across a grid dimension: the kernel's top level; across parts: a
-//! loop's body too, never a pipeline's), one per kernel, on a whole
+//! loop's or a pipeline's body too), one per kernel, on a whole
 //! register array of f32; a group's parts and count are the kernel's to
 //! get right, and their bounds are launch values the workspace is sized
 //! by.
@@ -185,9 +185,10 @@ impl KernelChecker {
     }
 
     /// Where the kernel's `reduce` statements stand: one at most; across
-    /// a grid dimension at the top level; across parts in loops and
-    /// branches too, but not in a pipeline's body (its producer takes no
-    /// part) nor a reduce's.
+    /// a grid dimension at the top level; across parts in loops, branches
+    /// and a pipeline's body too (the consumers reduce, at a barrier of
+    /// theirs, while the producer loads ahead; a load block holds TMA
+    /// copies alone), but not in a reduce's body.
     pub(super) fn check_block_reductions(&mut self, body: &[Stmt]) {
         let mut found = Vec::new();
         reductions(body, None, &mut found);
@@ -197,7 +198,7 @@ impl KernelChecker {
                     "`reduce` across a grid dimension stands at the kernel's top level, not in {}",
                     a.name()
                 )),
-                (Across::Parts { .. }, Some((_, a @ (Around::Pipeline | Around::Reduce)))) => {
+                (Across::Parts { .. }, Some((_, a @ Around::Reduce))) => {
                     Some(format!("`reduce` across parts stands outside {}", a.name()))
                 }
                 _ => None,

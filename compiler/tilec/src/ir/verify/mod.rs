@@ -92,8 +92,9 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     }
     // One workspace and set of counters a launch: one reduce across a grid
     // dimension, or reduces across parts of the same bounds (the copies of
-    // one that lowering unrolled); on the block's threads alone (not a
-    // pipeline's, whose producer has left).
+    // one that lowering unrolled); on the block's threads alone (in a
+    // pipeline's body, the consumers', not in its load block: the producer
+    // takes no part).
     let mut reduces = Vec::new();
     super::for_each_inst(&ir.body, &mut |i| {
         if let InstKind::ReduceBlocks { across, .. } = i.kind {
@@ -109,13 +110,13 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
         return Err("a kernel's reduces across blocks share one workspace: one reduce across a grid dimension, or reduces across parts of the same bounds".into());
     }
     for i in &ir.body {
-        if let InstKind::Pipeline { body, .. } = &i.kind {
+        if let InstKind::Pipeline { load, .. } = &i.kind {
             let mut inside = false;
-            super::for_each_inst(body, &mut |i| {
+            super::for_each_inst(load, &mut |i| {
                 inside |= matches!(i.kind, InstKind::ReduceBlocks { .. });
             });
             if inside {
-                return Err("a reduce across blocks inside a pipeline's body".into());
+                return Err("a reduce across blocks inside a pipeline's load block".into());
             }
         }
     }
