@@ -73,10 +73,22 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         self.b.position_at_end(join);
         self.ints.retain(|k, _| known.contains(k));
-        let [(then_end, then_regs), (else_end, else_regs)] = <[_; 2]>::try_from(ends)
+        let ends = <[_; 2]>::try_from(ends)
             .map_err(|_| CodegenError::Llvm("an if has two branches".into()))?;
-        self.registers = then_regs.clone();
-        for (r, (a, b)) in then_regs.iter().zip(&else_regs).enumerate() {
+        self.merge_registers(ends)?;
+        self.shared_loads.clear();
+        self.predicates.clear();
+        Ok(())
+    }
+
+    /// At a join of two ways in (each its last block and its registers):
+    /// the registers, a phi where the two differ.
+    fn merge_registers(
+        &mut self,
+        [(a_end, a_regs), (b_end, b_regs)]: [(inkwell::basic_block::BasicBlock<'ctx>, Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>); 2],
+    ) -> Result<()> {
+        self.registers = a_regs.clone();
+        for (r, (a, b)) in a_regs.iter().zip(&b_regs).enumerate() {
             for (k, (x, y)) in a.iter().zip(b).enumerate() {
                 if x == y {
                     continue;
@@ -85,10 +97,35 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let unset = constant(self.ctx, elem, 0.0);
                 let (x, y) = (x.unwrap_or(unset), y.unwrap_or(unset));
                 let p = self.b.build_phi(x.get_type(), "")?;
-                p.add_incoming(&[(&x, then_end), (&y, else_end)]);
+                p.add_incoming(&[(&x, a_end), (&y, b_end)]);
                 self.registers[r][k] = Some(p.as_basic_value());
             }
         }
+        Ok(())
+    }
+
+    /// `emit` from the current block, then a join that the block `other`
+    /// (positioned at its end, its registers `other_regs`) reaches too,
+    /// the registers either way writes meeting in phis there; `known`: the
+    /// integers computed before both ways (the only ones the join sees).
+    pub(super) fn join_after(
+        &mut self,
+        other: inkwell::basic_block::BasicBlock<'ctx>,
+        other_regs: Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>,
+        known: std::collections::HashSet<usize>,
+        emit: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let join = self.ctx.append_basic_block(self.func, "reduce.end");
+        self.shared_loads.clear();
+        self.predicates.clear();
+        emit(self)?;
+        self.b.build_unconditional_branch(join)?;
+        let end = self.b.get_insert_block().expect("positioned");
+        self.b.position_at_end(other);
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        self.ints.retain(|k, _| known.contains(k));
+        self.merge_registers([(end, self.registers.clone()), (other, other_regs)])?;
         self.shared_loads.clear();
         self.predicates.clear();
         Ok(())

@@ -166,6 +166,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let sum = self.ctx.append_basic_block(self.func, "reduce.sum.rows");
         let up = self.ctx.append_basic_block(self.func, "reduce.run");
         let ready = self.ctx.append_basic_block(self.func, "reduce.ready");
+        let skip = self.ctx.append_basic_block(self.func, "reduce.skip");
         self.b.build_conditional_branch(alone, ready, arrive)?;
         self.b.position_at_end(arrive);
         let row = row_at(self, self.b.build_int_add(group_rows, z, "")?)?;
@@ -185,7 +186,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .build_select(several, in_run, s, "")?
             .into_int_value();
         let arrive_end = self.b.get_insert_block().expect("positioned");
-        self.b.build_conditional_branch(last_of_run, sum, ready)?;
+        self.b.build_conditional_branch(last_of_run, sum, skip)?;
         // One loop sums rows first..first + n, once for the run and, where
         // there are several, again for the runs' rows in the group's last
         // run-summing block: one copy of the loads in the kernel.
@@ -213,36 +214,26 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         let last_of_runs = self.arrival(counter(self, int(0))?, runs)?;
         let up_end = self.b.get_insert_block().expect("positioned");
-        self.b.build_conditional_branch(last_of_runs, sum, ready)?;
+        self.b.build_conditional_branch(last_of_runs, sum, skip)?;
         second.add_incoming(&[(&no, arrive_end), (&yes, up_end)]);
         from.add_incoming(&[(&first, arrive_end), (&runs_from, up_end)]);
         count.add_incoming(&[(&n, arrive_end), (&runs, up_end)]);
         // The block holds the sum where it stood alone or finished a sum
-        // with nothing left to store; elsewhere it keeps its own partial
-        // (as on the executor), a run's sum included.
+        // with nothing left to store, and runs the body; elsewhere it
+        // keeps its own partial (as on the executor) and skips the body.
+        // Two ways in, not one joined by a flag: the body's registers then
+        // meet nothing but the sum (with the flag, ptxas held a 128 x 256
+        // tile's partial beside its sum and spilled in the main loop
+        // around a reduce in a pipeline's body).
+        let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
+        let kept = self.registers.clone();
         self.b.position_at_end(ready);
-        let holds = self.b.build_phi(bool_t, "holds")?;
-        holds.add_incoming(&[
-            (&yes, before),
-            (&no, arrive_end),
-            (&yes, sum_end),
-            (&no, up_end),
-        ]);
         for (i, v) in mine.iter().enumerate() {
             let phi = self.b.build_phi(f32t, "")?;
-            phi.add_incoming(&[
-                (v, before),
-                (v, arrive_end),
-                (&sums[i], sum_end),
-                (v, up_end),
-            ]);
+            phi.add_incoming(&[(v, before), (&sums[i], sum_end)]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
-        let holds = holds.as_basic_value().into_int_value();
-        self.branches(holds, &mut |b, taken| {
-            if !taken {
-                return Ok(());
-            }
+        self.join_after(skip, kept, known, &mut |b| {
             b.values_for(body)?;
             b.insts(body)
         })
