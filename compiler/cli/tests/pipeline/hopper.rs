@@ -595,6 +595,21 @@ fn a_target_whose_elements_share_places_is_not_stmatrix() {
     assert!(!emitted(file, "ir").contains("stmatrix.x"));
 }
 
+/// A reduce across parts in a pipeline's body checks its group, part and
+/// count by a trap alone: a printf there, a call in the loop of wgmmas,
+/// made ptxas serialize every wgmma of the entry (C7510). After a
+/// pipeline the check still reports the failing block.
+#[test]
+fn a_reduce_in_a_pipelines_body_checks_its_bounds_without_a_call() {
+    let ptx = emitted("tests/run/streamk_pipeline.tile", "ptx");
+    let code = part(&ptx, ".entry streamk_pipeline(");
+    assert!(code.contains("trap;"), "{code}");
+    assert!(!code.contains("call"), "{code}");
+    assert!(!ptx.contains("vprintf"));
+    let after = emitted("tests/run/too_few_parts.tile", "ptx");
+    assert!(after.contains("vprintf"), "{after}");
+}
+
 /// What `tilec check --perf` says of `file`.
 fn perf_notes(file: &str) -> String {
     let f = root().join(file);

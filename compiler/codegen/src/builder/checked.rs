@@ -22,12 +22,23 @@ impl KernelBuilder<'_, '_> {
     /// reports nothing: where `holds`'s printf, a call, would make ptxas
     /// serialize every wgmma of the entry (C7510: in a pipeline's body).
     pub(super) fn traps_unless(&mut self, ok: inkwell::values::IntValue<'_>) -> Result<()> {
+        self.stops_unless(ok, &mut |_| Ok(()))
+    }
+
+    /// When `ok` is 0: `report` (which leaves the builder where the thread
+    /// goes on), then a trap; the builder then continues where `ok` held.
+    fn stops_unless(
+        &mut self,
+        ok: inkwell::values::IntValue<'_>,
+        report: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let (fail, fine) = (
             self.ctx.append_basic_block(self.func, "check_failed"),
             self.ctx.append_basic_block(self.func, "checked"),
         );
         self.b.build_conditional_branch(ok, fine, fail)?;
         self.b.position_at_end(fail);
+        report(self)?;
         let trap = self.intrinsic("llvm.trap", &[])?;
         self.b.build_call(trap, &[], "")?;
         self.b.build_unreachable()?;
@@ -42,108 +53,99 @@ impl KernelBuilder<'_, '_> {
         what: &str,
         by: &str,
     ) -> Result<()> {
-        let (fail, fine) = (
-            self.ctx.append_basic_block(self.func, "check_failed"),
-            self.ctx.append_basic_block(self.func, "checked"),
-        );
-        self.b.build_conditional_branch(ok, fine, fail)?;
-        self.b.position_at_end(fail);
-        let ptr = self.ctx.ptr_type(AddressSpace::default());
-        let i32t = self.ctx.i32_type();
-        let vprintf = self.module.get_function("vprintf").unwrap_or_else(|| {
-            let ty = i32t.fn_type(&[ptr.into(), ptr.into()], false);
-            self.module.add_function("vprintf", ty, None)
-        });
-        let fmt = match self.messages.get(what) {
-            Some(p) => *p,
-            None => {
-                // Named after the entry: the variants' modules share one PTX file.
-                let text = format!("{what} by block (%d,%d,%d) thread %d ({by})\n");
-                let name = format!("{}_check{}", self.ir.name, self.messages.len());
-                let p = self
-                    .b
-                    .build_global_string_ptr(&text, &name)?
-                    .as_pointer_value();
-                self.messages.insert(what.to_string(), p);
-                p
+        self.stops_unless(ok, &mut |k| {
+            let ptr = k.ctx.ptr_type(AddressSpace::default());
+            let i32t = k.ctx.i32_type();
+            let vprintf = k.module.get_function("vprintf").unwrap_or_else(|| {
+                let ty = i32t.fn_type(&[ptr.into(), ptr.into()], false);
+                k.module.add_function("vprintf", ty, None)
+            });
+            let fmt = match k.messages.get(what) {
+                Some(p) => *p,
+                None => {
+                    // Named after the entry: the variants' modules share one PTX file.
+                    let text = format!("{what} by block (%d,%d,%d) thread %d ({by})\n");
+                    let name = format!("{}_check{}", k.ir.name, k.messages.len());
+                    let p =
+                        k.b.build_global_string_ptr(&text, &name)?
+                            .as_pointer_value();
+                    k.messages.insert(what.to_string(), p);
+                    p
+                }
+            };
+            // One report a launch: the thread that swaps the flag from 0 prints.
+            let flag = match k
+                .module
+                .get_global(&format!("{}_check_reported", k.ir.name))
+            {
+                Some(g) => g,
+                None => {
+                    let g = k.module.add_global(
+                        i32t,
+                        Some(AddressSpace::from(1u16)),
+                        &format!("{}_check_reported", k.ir.name),
+                    );
+                    g.set_initializer(&i32t.const_zero());
+                    g
+                }
+            };
+            // 0: nobody failed yet; 1: a thread is printing; 2: it printed
+            // (stored with release, polled with acquire: a waiter that sees 2
+            // sees the printed line in the buffer too).
+            let first = k.b.build_cmpxchg(
+                flag.as_pointer_value(),
+                i32t.const_zero(),
+                i32t.const_int(1, false),
+                inkwell::AtomicOrdering::Monotonic,
+                inkwell::AtomicOrdering::Monotonic,
+            )?;
+            let first = k.b.build_extract_value(first, 1, "")?.into_int_value();
+            let (report, wait, stop) = (
+                k.ctx.append_basic_block(k.func, "check_report"),
+                k.ctx.append_basic_block(k.func, "check_wait"),
+                k.ctx.append_basic_block(k.func, "check_stop"),
+            );
+            k.b.build_conditional_branch(first, report, wait)?;
+            k.b.position_at_end(wait);
+            let state = k.b.build_atomicrmw(
+                inkwell::AtomicRMWBinOp::Add,
+                flag.as_pointer_value(),
+                i32t.const_zero(),
+                inkwell::AtomicOrdering::Acquire,
+            )?;
+            let printed = k.b.build_int_compare(
+                inkwell::IntPredicate::EQ,
+                state,
+                i32t.const_int(2, false),
+                "",
+            )?;
+            k.b.build_conditional_branch(printed, stop, wait)?;
+            k.b.position_at_end(report);
+            let args_ty = k.ctx.struct_type(&[i32t.into(); 4], false);
+            let args = k.entry_alloca(args_ty.into())?;
+            // The block as the kernel sees it (with an edge launch's offset).
+            let who = [
+                IntDef::BlockIdx(0),
+                IntDef::BlockIdx(1),
+                IntDef::BlockIdx(2),
+                IntDef::ThreadIdx,
+            ];
+            for (i, def) in who.iter().enumerate() {
+                let v = k.int_value(def)?;
+                let v = k.b.build_int_truncate(v, i32t, "")?;
+                let at = k.b.build_struct_gep(args_ty, args, i as u32, "")?;
+                k.b.build_store(at, v)?;
             }
-        };
-        // One report a launch: the thread that swaps the flag from 0 prints.
-        let flag = match self
-            .module
-            .get_global(&format!("{}_check_reported", self.ir.name))
-        {
-            Some(g) => g,
-            None => {
-                let g = self.module.add_global(
-                    i32t,
-                    Some(AddressSpace::from(1u16)),
-                    &format!("{}_check_reported", self.ir.name),
-                );
-                g.set_initializer(&i32t.const_zero());
-                g
-            }
-        };
-        // 0: nobody failed yet; 1: a thread is printing; 2: it printed
-        // (stored with release, polled with acquire: a waiter that sees 2
-        // sees the printed line in the buffer too).
-        let first = self.b.build_cmpxchg(
-            flag.as_pointer_value(),
-            i32t.const_zero(),
-            i32t.const_int(1, false),
-            inkwell::AtomicOrdering::Monotonic,
-            inkwell::AtomicOrdering::Monotonic,
-        )?;
-        let first = self.b.build_extract_value(first, 1, "")?.into_int_value();
-        let (report, wait, stop) = (
-            self.ctx.append_basic_block(self.func, "check_report"),
-            self.ctx.append_basic_block(self.func, "check_wait"),
-            self.ctx.append_basic_block(self.func, "check_stop"),
-        );
-        self.b.build_conditional_branch(first, report, wait)?;
-        self.b.position_at_end(wait);
-        let state = self.b.build_atomicrmw(
-            inkwell::AtomicRMWBinOp::Add,
-            flag.as_pointer_value(),
-            i32t.const_zero(),
-            inkwell::AtomicOrdering::Acquire,
-        )?;
-        let printed = self.b.build_int_compare(
-            inkwell::IntPredicate::EQ,
-            state,
-            i32t.const_int(2, false),
-            "",
-        )?;
-        self.b.build_conditional_branch(printed, stop, wait)?;
-        self.b.position_at_end(report);
-        let args_ty = self.ctx.struct_type(&[i32t.into(); 4], false);
-        let args = self.entry_alloca(args_ty.into())?;
-        // The block as the kernel sees it (with an edge launch's offset).
-        let who = [
-            IntDef::BlockIdx(0),
-            IntDef::BlockIdx(1),
-            IntDef::BlockIdx(2),
-            IntDef::ThreadIdx,
-        ];
-        for (i, def) in who.iter().enumerate() {
-            let v = self.int_value(def)?;
-            let v = self.b.build_int_truncate(v, i32t, "")?;
-            let at = self.b.build_struct_gep(args_ty, args, i as u32, "")?;
-            self.b.build_store(at, v)?;
-        }
-        self.b.build_call(vprintf, &[fmt.into(), args.into()], "")?;
-        self.b.build_atomicrmw(
-            inkwell::AtomicRMWBinOp::Xchg,
-            flag.as_pointer_value(),
-            i32t.const_int(2, false),
-            inkwell::AtomicOrdering::Release,
-        )?;
-        self.b.build_unconditional_branch(stop)?;
-        self.b.position_at_end(stop);
-        let trap = self.intrinsic("llvm.trap", &[])?;
-        self.b.build_call(trap, &[], "")?;
-        self.b.build_unreachable()?;
-        self.b.position_at_end(fine);
-        Ok(())
+            k.b.build_call(vprintf, &[fmt.into(), args.into()], "")?;
+            k.b.build_atomicrmw(
+                inkwell::AtomicRMWBinOp::Xchg,
+                flag.as_pointer_value(),
+                i32t.const_int(2, false),
+                inkwell::AtomicOrdering::Release,
+            )?;
+            k.b.build_unconditional_branch(stop)?;
+            k.b.position_at_end(stop);
+            Ok(())
+        })
     }
 }

@@ -85,7 +85,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// the registers, a phi where the two differ.
     fn merge_registers(
         &mut self,
-        [(a_end, a_regs), (b_end, b_regs)]: [(inkwell::basic_block::BasicBlock<'ctx>, Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>); 2],
+        [(a_end, a_regs), (b_end, b_regs)]: [(
+            inkwell::basic_block::BasicBlock<'ctx>,
+            Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>,
+        ); 2],
     ) -> Result<()> {
         self.registers = a_regs.clone();
         for (r, (a, b)) in a_regs.iter().zip(&b_regs).enumerate() {
@@ -104,18 +107,20 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(())
     }
 
-    /// `emit` from the current block, then a join that the block `other`
-    /// (positioned at its end, its registers `other_regs`) reaches too,
-    /// the registers either way writes meeting in phis there; `known`: the
-    /// integers computed before both ways (the only ones the join sees).
+    /// `emit` from the block the builder is at, then a block `name` that
+    /// joins it with `other` (a block with no terminator yet, whose way in
+    /// left the registers `other_regs`), the registers the two ways wrote
+    /// meeting in phis there; `known`: the integers computed before both
+    /// ways (the only ones the join sees).
     pub(super) fn join_after(
         &mut self,
         other: inkwell::basic_block::BasicBlock<'ctx>,
         other_regs: Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>,
         known: std::collections::HashSet<usize>,
+        name: &str,
         emit: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<()> {
-        let join = self.ctx.append_basic_block(self.func, "reduce.end");
+        let join = self.ctx.append_basic_block(self.func, name);
         self.shared_loads.clear();
         self.predicates.clear();
         emit(self)?;

@@ -89,16 +89,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 let ok = self.b.build_and(tests[0], tests[1], "")?;
                 let ok = self.b.build_and(ok, tests[2], "")?;
-                let what = format!(
-                    "{}: a reduce across parts(t < groups, p < n, n <= most) whose group, part or count breaks the launch's bounds",
-                    self.ir.name
-                );
                 // In a pipeline's body the kernel traps without a report:
-                // the report's printf, a call there, would make ptxas
-                // serialize every wgmma of the entry (C7510).
-                match self.stage.is_some() {
-                    true => self.traps_unless(ok)?,
-                    false => self.holds(ok, &what, "tilec")?,
+                // the report's printf, a call inside the loop of wgmmas,
+                // made ptxas serialize every wgmma of the entry (C7510;
+                // after the pipeline, as in bgemm_tn_sm90_splitk, it does
+                // not).
+                if self.stage.is_some() {
+                    self.traps_unless(ok)?;
+                } else {
+                    let what = format!(
+                        "{}: a reduce across parts(t < groups, p < n, n <= most) whose group, part or count breaks the launch's bounds",
+                        self.ir.name
+                    );
+                    self.holds(ok, &what, "tilec")?;
                 }
                 most
             }
@@ -233,7 +236,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             phi.add_incoming(&[(v, before), (&sums[i], sum_end)]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
-        self.join_after(skip, kept, known, &mut |b| {
+        self.join_after(skip, kept, known, "reduce.end", &mut |b| {
             b.values_for(body)?;
             b.insts(body)
         })

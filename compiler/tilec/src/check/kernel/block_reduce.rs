@@ -279,8 +279,8 @@ impl Around {
 type Within = Option<(Span, Around)>;
 
 /// The `reduce` statements of `body`, in order: each with what it stands
-/// in (the outermost pipeline or reduce around it, else the innermost
-/// statement), if anything.
+/// in (the innermost reduce around it, else the outermost pipeline, else
+/// the innermost statement), if anything.
 fn reductions<'a>(body: &'a [Stmt], within: Within, out: &mut Vec<(Span, &'a Across, Within)>) {
     for s in body {
         if let Op::ReduceBlocks { across, .. } = &s.op {
@@ -289,9 +289,11 @@ fn reductions<'a>(body: &'a [Stmt], within: Within, out: &mut Vec<(Span, &'a Acr
         let Some(here) = Around::of(&s.op) else {
             continue;
         };
-        // A pipeline or reduce around it outranks what stands between.
-        let next = match within {
-            Some((_, Around::Pipeline | Around::Reduce)) => within,
+        // A pipeline or reduce around it outranks what stands between,
+        // and a reduce the pipeline around it.
+        let next = match (within, here) {
+            (Some((_, Around::Pipeline)), Around::Reduce) => Some((s.span, here)),
+            (Some((_, Around::Pipeline | Around::Reduce)), _) => within,
             _ => Some((s.span, here)),
         };
         for b in s.op.bodies() {

@@ -11,6 +11,17 @@ use crate::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 /// `past_the_grid`), and join no reduce across blocks.
 pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
     let d = ir.cluster_dim().expect("a cluster");
+    // Anywhere, a pipeline's body included: the pad blocks run it too.
+    let mut reduces = false;
+    crate::ir::for_each_inst(&ir.body, &mut |i| {
+        reduces |= matches!(i.kind, InstKind::ReduceBlocks { .. });
+    });
+    if reduces {
+        return Err(
+            "a kernel on clusters reduces across blocks (its pad blocks would join the groups)"
+                .into(),
+        );
+    }
     let mut after = false;
     for inst in &ir.body {
         if let InstKind::If { cond, .. } = &inst.kind
@@ -30,9 +41,6 @@ pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
                 wrong.get_or_insert("writes global memory");
             }
         });
-        if matches!(inst.kind, InstKind::ReduceBlocks { .. }) {
-            wrong = Some("reduces across blocks");
-        }
         if let Some(what) = wrong {
             return Err(format!(
                 "a kernel on clusters {what} where its pad blocks run (outside a test of block index {d} below the grid's extent, after the pipeline)"
