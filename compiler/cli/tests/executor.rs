@@ -93,6 +93,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ),
         ("tests/run/streamk_pipeline.tile", "M=130,N=70,K=72"),
         (
+            "tests/run/tma_load_across_ifs.tile",
+            "M=200,N=300,K=136,sm_count=5",
+        ),
+        (
             "examples/bgemm_tn_sm90_persistent.tile",
             "M=200,N=300,K=72,sm_count=2",
         ),

@@ -226,6 +226,38 @@ fn a_cp_async_target_is_handed_over_after_a_wait_for_all() {
     verify(&parse(text).unwrap()).unwrap();
 }
 
+/// A block's TMA load left in flight at the end of an `if`'s branch is
+/// waited for in the next `if` on the same condition (both take the same
+/// branch), with nothing between touching its tile or loading; the same
+/// load never waited for is refused.
+#[test]
+fn a_block_load_is_waited_for_in_the_next_if_on_its_condition() {
+    let text = |wait: &str| {
+        format!(
+            "kernel k(A: global bf16*, B: global bf16*, M: i64, K: i64) block 128
+  shared s0: bf16[4096] align 1024
+  %0 = thread.x
+  %1 = extent M
+  %2 = extent K
+  %3 = eq %1, %2
+  tensor_map t0: A, box (64, 64), extent (%2, %1), stride (1, %2), swizzle 128
+  if %3 {{
+    tma_load bytes 8192 {{
+      tma t0 (0, 0) -> s0[0]
+    }}
+  }}
+  copy.bf16 A[%0] -> B[%0]
+  if %3 {{
+{wait}    copy.bf16 s0[%0] -> B[%0]
+  }}
+"
+        )
+    };
+    verify(&parse(&text("    tma_wait\n")).unwrap()).unwrap();
+    let err = verify(&parse(&text("")).unwrap()).unwrap_err();
+    assert!(err.contains("before the load is waited for"), "{err}");
+}
+
 /// A reduce across more blocks than a run adds run by run, then the runs'
 /// sums (`ir::REDUCE_RUN`, as the GPU's blocks do): with part 0 at 1.0 and
 /// parts 8..15 at 2^-24, each run is exact and the sum is 1 + 2^-21; in

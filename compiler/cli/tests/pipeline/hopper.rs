@@ -610,6 +610,31 @@ fn a_reduce_in_a_pipelines_body_checks_its_bounds_without_a_call() {
     assert!(after.contains("vprintf"), "{after}");
 }
 
+/// A block's TMA load in one `if` is waited for in the next `if` on the
+/// same condition: tests/run/tma_load_across_ifs.tile's tile of C lands
+/// under the last k-tile's wgmmas.
+#[test]
+fn a_block_load_in_an_if_is_waited_for_in_the_next_on_its_condition() {
+    let ir = emitted("tests/run/tma_load_across_ifs.tile", "ir");
+    let lines: Vec<&str> = ir.lines().map(str::trim).collect();
+    let load = position_of(&lines, |l| l.starts_with("tma_load "));
+    let cond = lines[load - 2];
+    assert!(cond.starts_with("if %"), "{cond}");
+    let wgmma = position_of(&lines, |l| l == "wgmma.wait 0");
+    assert!(load < wgmma);
+    assert_eq!(lines[wgmma + 1], cond);
+    assert_eq!(lines[wgmma + 2], "tma_wait");
+    assert_eq!(lines.iter().filter(|l| **l == "tma_wait").count(), 1);
+}
+
+/// The index of the first line `f` holds for.
+fn position_of(lines: &[&str], f: impl Fn(&str) -> bool) -> usize {
+    lines
+        .iter()
+        .position(|l| f(l))
+        .unwrap_or_else(|| panic!("no such line in:\n{}", lines.join("\n")))
+}
+
 /// What `tilec check --perf` says of `file`.
 fn perf_notes(file: &str) -> String {
     let f = root().join(file);

@@ -414,11 +414,24 @@ impl Lowerer<'_> {
 /// barrier tracks one phase at a time), or at the end of its list. Within
 /// a list, what a statement nests counts as the statement's; the bodies
 /// it nests (an `if`'s branches, a loop's or a pipeline's body) are lists
-/// of their own, so a loop's trip ends with its loads landed.
+/// of their own, so a loop's trip ends with its loads landed. But a load
+/// that an `if`'s branch would wait for at its end is waited for in the
+/// next `if` on the same condition instead, where nothing between touches
+/// its tiles or loads (`if last { load C }; gemm; if last { use C }`: C
+/// lands under the gemm; the verifier's `block_load_waits` holds lowering
+/// to it).
 pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
+    waits_from(body, None)
+}
+
+/// A load in flight: its tiles and where it was written.
+type InFlight = (Vec<usize>, Span);
+
+/// [`tma_waits`] of a list entered with a load in flight.
+fn waits_from(body: Vec<Inst>, mut pending: Option<InFlight>) -> Vec<Inst> {
+    let carries = carried_loads(&body);
     let mut out = Vec::with_capacity(body.len() + 2);
-    let mut pending: Option<(Vec<usize>, Span)> = None;
-    for mut inst in body {
+    for (j, mut inst) in body.into_iter().enumerate() {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         let next = match &inst.kind {
@@ -427,11 +440,19 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
         };
         let mut nested = false;
         if !matches!(inst.kind, InstKind::TmaLoads { .. }) {
-            for body in inst.kind.bodies_mut() {
+            let into = carries.iter().find(|c| c.1 == j).map(|c| c.2.clone());
+            let out_of = carries.iter().any(|c| c.0 == j);
+            for (b, body) in inst.kind.bodies_mut().into_iter().enumerate() {
                 crate::ir::for_each_inst(body, &mut |i| {
                     nested |= matches!(i.kind, InstKind::TmaLoads { .. });
                 });
-                *body = tma_waits(std::mem::take(body));
+                // An `if`'s first body is its `then` branch.
+                let entered = into.clone().filter(|_| b == 0);
+                *body = waits_from(std::mem::take(body), entered);
+                if out_of && b == 0 {
+                    let wait = body.pop();
+                    debug_assert!(matches!(wait.map(|w| w.kind), Some(InstKind::TmaWait)));
+                }
             }
         }
         if let Some((_, span)) = pending.take_if(|(tiles, _)| {
@@ -446,6 +467,60 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
         out.push(Inst::at(span, InstKind::TmaWait));
     }
     out
+}
+
+/// The loads of `body` carried from one `if` to the next on the same
+/// condition: (the first `if`'s index, the second's, the load). The first
+/// `if`'s `then` ends with a load it would wait for at its end and its
+/// `otherwise` loads nothing; between the two, nothing touches the load's
+/// tiles or loads.
+fn carried_loads(body: &[Inst]) -> Vec<(usize, usize, InFlight)> {
+    let loads = |inst: &Inst| {
+        let mut any = false;
+        crate::ir::for_each_inst(std::slice::from_ref(inst), &mut |i| {
+            any |= matches!(i.kind, InstKind::TmaLoads { .. });
+        });
+        any
+    };
+    let touches = |inst: &Inst, tiles: &[usize]| {
+        let mut touched = Vec::new();
+        inst.shared_buffers(&mut touched);
+        touched.iter().any(|b| tiles.contains(b))
+    };
+    let mut pairs = Vec::new();
+    for (j, inst) in body.iter().enumerate() {
+        let InstKind::If {
+            cond,
+            then,
+            otherwise,
+        } = &inst.kind
+        else {
+            continue;
+        };
+        // The branch's last load, waited for at its end.
+        let Some(at) = then.iter().rposition(loads) else {
+            continue;
+        };
+        let InstKind::TmaLoads { .. } = then[at].kind else {
+            continue;
+        };
+        let mut tiles = Vec::new();
+        then[at].shared_buffers(&mut tiles);
+        if then[at + 1..].iter().any(|i| touches(i, &tiles)) || otherwise.iter().any(loads) {
+            continue;
+        }
+        for (k, later) in body.iter().enumerate().skip(j + 1) {
+            match &later.kind {
+                InstKind::If { cond: c, .. } if c == cond => {
+                    pairs.push((j, k, (tiles, then[at].span)));
+                    break;
+                }
+                _ if loads(later) || touches(later, &tiles) => break,
+                _ => {}
+            }
+        }
+    }
+    pairs
 }
 
 /// Places the waits of the block's TMA stores ([`InstKind::TmaStoreWait`]).

@@ -181,11 +181,26 @@ pub(super) fn block_loads(
 /// Each of a list's TMA loads outside a pipeline is waited for in the same
 /// list before its next one, before anything touches its tiles, and
 /// before the list ends; the bodies an instruction nests (an `if`'s
-/// branches, a loop's or a pipeline's body) are lists of their own. So on
-/// every path loads and waits alternate, a loop's trip leaves none in
-/// flight, and a wait's phase is the count of waits before it, mod 2.
+/// branches, a loop's or a pipeline's body) are lists of their own. One
+/// exception: a load left in flight at the end of an `if`'s branch (whose
+/// other branch loads nothing) may be waited for in the branch of the next
+/// `if` on the same condition, where nothing between touches its tiles or
+/// loads: the two take the same branch. So on every path loads and waits
+/// alternate, a loop's trip leaves none in flight, and a wait's phase is
+/// the count of waits before it, mod 2.
 pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
-    let mut pending: Option<Vec<usize>> = None;
+    match load_waits(body, None)? {
+        Some(_) => Err("a TMA load outside a pipeline that is never waited for".into()),
+        None => Ok(()),
+    }
+}
+
+/// [`block_load_waits`] of a list entered with a load in flight (its
+/// tiles): the load still in flight at the list's end, if any.
+fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<usize>>, String> {
+    let mut pending = entered;
+    // A load in flight where an earlier `if` on `cond` took its branch.
+    let mut carried: Option<(IntId, Vec<usize>)> = None;
     for inst in body {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
@@ -194,6 +209,48 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
             crate::ir::for_each_inst(body, &mut |i| {
                 nested += usize::from(matches!(i.kind, InstKind::TmaLoads { .. }));
             });
+        }
+        if let InstKind::If {
+            cond,
+            then,
+            otherwise,
+        } = &inst.kind
+            && pending.is_none()
+        {
+            let entered = match carried.take() {
+                Some((c, tiles)) if c == *cond => Some(tiles),
+                Some((c, tiles)) if nested == 0 && !touched.iter().any(|b| tiles.contains(b)) => {
+                    carried = Some((c, tiles));
+                    None
+                }
+                Some(_) => {
+                    return Err("an access to a TMA load's tile, or another load, before the load is waited for".into());
+                }
+                None => None,
+            };
+            let left = load_waits(then, entered)?;
+            if load_waits(otherwise, None)?.is_some() {
+                return Err("a TMA load outside a pipeline that is never waited for".into());
+            }
+            if let Some(tiles) = left {
+                if carried.is_some() {
+                    return Err(
+                        "a TMA load outside a pipeline before the last one is waited for".into(),
+                    );
+                }
+                carried = Some((*cond, tiles));
+            }
+            continue;
+        }
+        if let Some((_, tiles)) = &carried
+            && (nested > 0
+                || matches!(inst.kind, InstKind::TmaLoads { .. } | InstKind::TmaWait)
+                || touched.iter().any(|b| tiles.contains(b)))
+        {
+            return Err(
+                "an access to a TMA load's tile, or another load, before the load is waited for"
+                    .into(),
+            );
         }
         if nested > 0 && pending.is_some() {
             return Err("a TMA load outside a pipeline before the last one is waited for".into());
@@ -215,12 +272,14 @@ pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
             _ => {}
         }
         for body in inst.kind.bodies() {
-            block_load_waits(body)?;
+            if load_waits(body, None)?.is_some() {
+                return Err("a TMA load outside a pipeline that is never waited for".into());
+            }
         }
     }
-    match pending {
+    match carried {
         Some(_) => Err("a TMA load outside a pipeline that is never waited for".into()),
-        None => Ok(()),
+        None => Ok(pending),
     }
 }
 
