@@ -93,6 +93,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ),
         ("tests/run/streamk_pipeline.tile", "M=130,N=70,K=72"),
         (
+            "tests/run/streamk_persistent.tile",
+            "M=400,N=300,K=200,sm_count=3",
+        ),
+        (
             "tests/run/tma_load_across_ifs.tile",
             "M=200,N=300,K=136,sm_count=5",
         ),
