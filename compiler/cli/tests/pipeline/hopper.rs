@@ -610,6 +610,28 @@ fn a_reduce_in_a_pipelines_body_checks_its_bounds_without_a_call() {
     assert!(after.contains("vprintf"), "{after}");
 }
 
+/// A reduce in a pipeline's body on a 128 x 256 tile (128 accumulators
+/// a thread): the blocks that hold the sum reach the body by a way of
+/// their own, so ptxas keeps no partial beside the sum. Joined at one
+/// block by a flag, it spilled 1148 bytes, in the main loop too (ptxas
+/// 13.0; docs/performance.md, version 37).
+#[test]
+fn a_reduce_of_a_large_tile_in_a_pipelines_body_barely_spills() {
+    let ptx = emitted("tests/run/streamk_persistent.tile", "ptx");
+    let Some((ok, log)) = assembled(&ptx, "sm_90a") else {
+        eprintln!("SKIPPED spill count: no ptxas");
+        return;
+    };
+    assert!(ok, "{log}");
+    let spilled: u32 = log
+        .split(" bytes spill stores")
+        .next()
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no spill count in:\n{log}"));
+    assert!(spilled <= 64, "{spilled} bytes of spills:\n{log}");
+}
+
 /// A block's TMA load in one `if` is waited for in the next `if` on the
 /// same condition: tests/run/tma_load_across_ifs.tile's tile of C lands
 /// under the last k-tile's wgmmas.

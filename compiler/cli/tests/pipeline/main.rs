@@ -37,8 +37,14 @@ fn tilec(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// ptxas from $TILEC_PTXAS, the PATH, or the pip package in .venv-cuda.
+/// ptxas from $TILEC_PTXAS, the PATH, or the pip package in .venv-cuda
+/// (looked for once a test run).
 fn ptxas() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(find_ptxas).clone()
+}
+
+fn find_ptxas() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("TILEC_PTXAS") {
         return Some(PathBuf::from(p));
     }
@@ -60,8 +66,7 @@ fn ptxas() -> Option<PathBuf> {
 #[test]
 fn every_example_builds_to_ptx_that_ptxas_accepts() {
     let out = std::env::temp_dir().join(format!("tilec-build-{}", std::process::id()));
-    let ptxas = ptxas();
-    if ptxas.is_none() {
+    if ptxas().is_none() {
         eprintln!(
             "SKIPPED ptxas acceptance: no ptxas (set TILEC_PTXAS or install nvidia-cuda-nvcc in .venv-cuda)"
         );
@@ -81,29 +86,18 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
             text.contains(".target sm_90") && text.contains(&format!(".entry {name}(")),
             "{name}"
         );
-        if let Some(p) = &ptxas {
-            // sm_90a for kernels with wgmma, which plain sm_90 lacks.
-            let arch = if text.contains(".target sm_90a") {
-                "-arch=sm_90a"
-            } else {
-                "-arch=sm_90"
-            };
-            let o = Command::new(p)
-                .args([arch, ptx.to_str().unwrap(), "-o"])
-                .arg(out.join(format!("{name}.cubin")))
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "ptxas rejects {name}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+        // sm_90a for kernels with wgmma, which plain sm_90 lacks.
+        let arch = if text.contains(".target sm_90a") {
+            "sm_90a"
+        } else {
+            "sm_90"
+        };
+        if let Some((ok, log)) = assembled(&text, arch) {
+            assert!(ok, "ptxas rejects {name}: {log}");
         }
     }
 }
 
-/// The runtime's stage kernel (PTX written by hand, which fills the aligned
-/// copies TMA reads) assembles for the H200.
 /// A build is the same every time: a `--checked` build's variants call
 /// `vprintf` from their threads, and NVPTX numbers the call sequences from
 /// one counter of the process; their comments are renumbered in order.
@@ -122,26 +116,38 @@ fn a_checked_build_is_the_same_every_time() {
     }
 }
 
+/// `ptx` through ptxas `-v` for `arch`: whether it assembled, and what
+/// ptxas said (its resource report among it); `None` without a ptxas.
+fn assembled(ptx: &str, arch: &str) -> Option<(bool, String)> {
+    let p = ptxas()?;
+    let file = std::env::temp_dir().join(format!(
+        "tilec-assemble-{}-{:?}.ptx",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&file, ptx).unwrap();
+    let o = Command::new(p)
+        .args([&format!("-arch={arch}"), "-v", file.to_str().unwrap(), "-o"])
+        .arg(file.with_extension("cubin"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(file.with_extension("cubin"));
+    let _ = std::fs::remove_file(&file);
+    Some((
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    ))
+}
+
+/// The runtime's stage kernel (PTX written by hand, which fills the aligned
+/// copies TMA reads) assembles for the H200.
 #[test]
 fn the_runtime_stage_kernel_assembles() {
-    let Some(p) = ptxas() else {
+    let Some((ok, log)) = assembled(&tilec_runtime::stage::ptx(), "sm_90") else {
         eprintln!("SKIPPED stage kernel assembly: no ptxas");
         return;
     };
-    let ptx = std::env::temp_dir().join(format!("tilec-stage-{}.ptx", std::process::id()));
-    std::fs::write(&ptx, tilec_runtime::stage::ptx()).unwrap();
-    let o = Command::new(p)
-        .args(["-arch=sm_90", ptx.to_str().unwrap(), "-o"])
-        .arg(ptx.with_extension("cubin"))
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(ptx.with_extension("cubin"));
-    let _ = std::fs::remove_file(&ptx);
-    assert!(
-        o.status.success(),
-        "ptxas rejects the stage kernel: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(ok, "ptxas rejects the stage kernel: {log}");
 }
 
 /// `tilec build FILE --emit FORM` of a file of the repository, which must

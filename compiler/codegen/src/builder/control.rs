@@ -110,16 +110,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// `emit` from the block the builder is at, then a block `name` that
     /// joins it with `other` (a block with no terminator yet, whose way in
     /// left the registers `other_regs`), the registers the two ways wrote
-    /// meeting in phis there; `known`: the integers computed before both
-    /// ways (the only ones the join sees).
+    /// meeting in phis there. The integers computed so far dominate both
+    /// ways; those `emit` computes, not the join.
     pub(super) fn join_after(
         &mut self,
         other: inkwell::basic_block::BasicBlock<'ctx>,
         other_regs: Vec<Vec<Option<inkwell::values::BasicValueEnum<'ctx>>>>,
-        known: std::collections::HashSet<usize>,
         name: &str,
         emit: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<()> {
+        let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
         let join = self.ctx.append_basic_block(self.func, name);
         self.shared_loads.clear();
         self.predicates.clear();

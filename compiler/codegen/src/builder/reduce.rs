@@ -228,7 +228,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // meet nothing but the sum (with the flag, ptxas held a 128 x 256
         // tile's partial beside its sum and spilled in the main loop
         // around a reduce in a pipeline's body).
-        let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
         let kept = self.registers.clone();
         self.b.position_at_end(ready);
         for (i, v) in mine.iter().enumerate() {
@@ -236,7 +235,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             phi.add_incoming(&[(v, before), (&sums[i], sum_end)]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
-        self.join_after(skip, kept, known, "reduce.end", &mut |b| {
+        self.join_after(skip, kept, "reduce.end", &mut |b| {
             b.values_for(body)?;
             b.insts(body)
         })

@@ -438,20 +438,22 @@ fn waits_from(body: Vec<Inst>, mut pending: Option<InFlight>) -> Vec<Inst> {
             InstKind::TmaLoads { .. } => Some((touched.clone(), inst.span)),
             _ => None,
         };
-        let mut nested = false;
-        if !matches!(inst.kind, InstKind::TmaLoads { .. }) {
+        let nested = next.is_none() && holds_loads(&inst);
+        if next.is_none() {
             let into = carries.iter().find(|c| c.1 == j).map(|c| c.2.clone());
             let out_of = carries.iter().any(|c| c.0 == j);
             for (b, body) in inst.kind.bodies_mut().into_iter().enumerate() {
-                crate::ir::for_each_inst(body, &mut |i| {
-                    nested |= matches!(i.kind, InstKind::TmaLoads { .. });
-                });
                 // An `if`'s first body is its `then` branch.
                 let entered = into.clone().filter(|_| b == 0);
                 *body = waits_from(std::mem::take(body), entered);
-                if out_of && b == 0 {
-                    let wait = body.pop();
-                    debug_assert!(matches!(wait.map(|w| w.kind), Some(InstKind::TmaWait)));
+                // The carried load's wait, which `carried_loads` made sure
+                // ends the branch (were it anything else, the second `if`
+                // would wait again and the verifier refuse the kernel).
+                if out_of
+                    && b == 0
+                    && matches!(body.last().map(|w| &w.kind), Some(InstKind::TmaWait))
+                {
+                    body.pop();
                 }
             }
         }
@@ -475,13 +477,6 @@ fn waits_from(body: Vec<Inst>, mut pending: Option<InFlight>) -> Vec<Inst> {
 /// `otherwise` loads nothing; between the two, nothing touches the load's
 /// tiles or loads.
 fn carried_loads(body: &[Inst]) -> Vec<(usize, usize, InFlight)> {
-    let loads = |inst: &Inst| {
-        let mut any = false;
-        crate::ir::for_each_inst(std::slice::from_ref(inst), &mut |i| {
-            any |= matches!(i.kind, InstKind::TmaLoads { .. });
-        });
-        any
-    };
     let touches = |inst: &Inst, tiles: &[usize]| {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
@@ -498,7 +493,7 @@ fn carried_loads(body: &[Inst]) -> Vec<(usize, usize, InFlight)> {
             continue;
         };
         // The branch's last load, waited for at its end.
-        let Some(at) = then.iter().rposition(loads) else {
+        let Some(at) = then.iter().rposition(holds_loads) else {
             continue;
         };
         let InstKind::TmaLoads { .. } = then[at].kind else {
@@ -506,7 +501,7 @@ fn carried_loads(body: &[Inst]) -> Vec<(usize, usize, InFlight)> {
         };
         let mut tiles = Vec::new();
         then[at].shared_buffers(&mut tiles);
-        if then[at + 1..].iter().any(|i| touches(i, &tiles)) || otherwise.iter().any(loads) {
+        if then[at + 1..].iter().any(|i| touches(i, &tiles)) || otherwise.iter().any(holds_loads) {
             continue;
         }
         for (k, later) in body.iter().enumerate().skip(j + 1) {
@@ -515,12 +510,21 @@ fn carried_loads(body: &[Inst]) -> Vec<(usize, usize, InFlight)> {
                     pairs.push((j, k, (tiles, then[at].span)));
                     break;
                 }
-                _ if loads(later) || touches(later, &tiles) => break,
+                _ if holds_loads(later) || touches(later, &tiles) => break,
                 _ => {}
             }
         }
     }
     pairs
+}
+
+/// Whether `inst` is a block's TMA load or holds one.
+fn holds_loads(inst: &Inst) -> bool {
+    let mut any = false;
+    crate::ir::for_each_inst(std::slice::from_ref(inst), &mut |i| {
+        any |= matches!(i.kind, InstKind::TmaLoads { .. });
+    });
+    any
 }
 
 /// Places the waits of the block's TMA stores ([`InstKind::TmaStoreWait`]).

@@ -178,6 +178,12 @@ pub(super) fn block_loads(
     Ok(())
 }
 
+/// What [`block_load_waits`] refuses.
+const NEVER_WAITED: &str = "a TMA load outside a pipeline that is never waited for";
+const LOAD_BEFORE_WAIT: &str = "a TMA load outside a pipeline before the last one is waited for";
+const CARRIED_TOUCHED: &str =
+    "an access to a TMA load's tile, or another load, before the load is waited for";
+
 /// Each of a list's TMA loads outside a pipeline is waited for in the same
 /// list before its next one, before anything touches its tiles, and
 /// before the list ends; the bodies an instruction nests (an `if`'s
@@ -190,7 +196,7 @@ pub(super) fn block_loads(
 /// the count of waits before it, mod 2.
 pub(super) fn block_load_waits(body: &[Inst]) -> Result<(), String> {
     match load_waits(body, None)? {
-        Some(_) => Err("a TMA load outside a pipeline that is never waited for".into()),
+        Some(_) => Err(NEVER_WAITED.into()),
         None => Ok(()),
     }
 }
@@ -224,19 +230,17 @@ fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<u
                     None
                 }
                 Some(_) => {
-                    return Err("an access to a TMA load's tile, or another load, before the load is waited for".into());
+                    return Err(CARRIED_TOUCHED.into());
                 }
                 None => None,
             };
             let left = load_waits(then, entered)?;
             if load_waits(otherwise, None)?.is_some() {
-                return Err("a TMA load outside a pipeline that is never waited for".into());
+                return Err(NEVER_WAITED.into());
             }
             if let Some(tiles) = left {
                 if carried.is_some() {
-                    return Err(
-                        "a TMA load outside a pipeline before the last one is waited for".into(),
-                    );
+                    return Err(LOAD_BEFORE_WAIT.into());
                 }
                 carried = Some((*cond, tiles));
             }
@@ -247,13 +251,10 @@ fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<u
                 || matches!(inst.kind, InstKind::TmaLoads { .. } | InstKind::TmaWait)
                 || touched.iter().any(|b| tiles.contains(b)))
         {
-            return Err(
-                "an access to a TMA load's tile, or another load, before the load is waited for"
-                    .into(),
-            );
+            return Err(CARRIED_TOUCHED.into());
         }
         if nested > 0 && pending.is_some() {
-            return Err("a TMA load outside a pipeline before the last one is waited for".into());
+            return Err(LOAD_BEFORE_WAIT.into());
         }
         match (&inst.kind, &pending) {
             (InstKind::TmaWait, Some(_)) => pending = None,
@@ -262,9 +263,7 @@ fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<u
             }
             (InstKind::TmaLoads { .. }, None) => pending = Some(touched),
             (InstKind::TmaLoads { .. }, Some(_)) => {
-                return Err(
-                    "a TMA load outside a pipeline before the last one is waited for".into(),
-                );
+                return Err(LOAD_BEFORE_WAIT.into());
             }
             (_, Some(tiles)) if touched.iter().any(|b| tiles.contains(b)) => {
                 return Err("an access to a TMA load's tile before the load is waited for".into());
@@ -273,12 +272,12 @@ fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<u
         }
         for body in inst.kind.bodies() {
             if load_waits(body, None)?.is_some() {
-                return Err("a TMA load outside a pipeline that is never waited for".into());
+                return Err(NEVER_WAITED.into());
             }
         }
     }
     match carried {
-        Some(_) => Err("a TMA load outside a pipeline that is never waited for".into()),
+        Some(_) => Err(NEVER_WAITED.into()),
         None => Ok(pending),
     }
 }
