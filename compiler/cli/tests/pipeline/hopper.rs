@@ -670,3 +670,48 @@ fn position(text: &str, needle: &str) -> usize {
     text.find(needle)
         .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
 }
+
+/// A pipeline's trip divides by a run-time value only where it must: the
+/// producer's tile coordinates (of `i / kt` alone) are computed where the
+/// tile changes (`per_tile`) and carried between; any other division by a
+/// value fixed across the loop (stream-K's `at % kt`, `t / (group * tn)`)
+/// steps its last quotient and remainder and divides only on a jump
+/// (`divide`). The blocks every trip runs (the loops' bodies and where
+/// those blocks rejoin them) hold no such division.
+#[test]
+fn a_pipeline_trip_divides_only_where_its_tile_changes() {
+    for (file, divider) in [
+        ("examples/bgemm_tn_sm90_persistent.tile", "per_tile"),
+        ("tests/run/streamk_persistent.tile", "divide"),
+    ] {
+        let llvm = emitted(file, "llvm");
+        let mut blocks: Vec<(&str, Vec<&str>)> = Vec::new();
+        for line in llvm.lines() {
+            match line.split_once(':') {
+                Some((name, _)) if !line.starts_with(' ') && !name.contains(' ') => {
+                    blocks.push((name, Vec::new()))
+                }
+                _ => {
+                    if let Some((_, body)) = blocks.last_mut() {
+                        body.push(line)
+                    }
+                }
+            }
+        }
+        assert!(
+            blocks.iter().any(|(n, _)| n.starts_with(divider)),
+            "{file}: no {divider} block"
+        );
+        let every_trip = |n: &str| {
+            n.starts_with("i.body")
+                || (n.starts_with("per_tile") || n.starts_with("divide")) && n.contains(".join")
+        };
+        for (name, body) in blocks.iter().filter(|(n, _)| every_trip(n)) {
+            for l in body {
+                let by_value = (l.contains(" udiv i64 ") || l.contains(" urem i64 "))
+                    && l.rsplit(", ").next().is_some_and(|d| d.starts_with('%'));
+                assert!(!by_value, "{file}: {name} divides on every trip: {l}");
+            }
+        }
+    }
+}

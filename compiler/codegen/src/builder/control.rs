@@ -19,7 +19,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         insts
             .iter()
             .for_each(|i| i.ints_used_before_branches(&mut used));
-        for id in self.ir.with_operands(used) {
+        self.values(used)
+    }
+
+    /// Emits the values `used` (with their operands) that live in the open
+    /// loops, or at the entry, and are not emitted yet; an emitted value's
+    /// operands are not looked at (a trip's carried tile coordinates stand
+    /// for what they were computed from).
+    pub(super) fn values(&mut self, used: Vec<usize>) -> Result<()> {
+        let ints = &self.ints;
+        for id in self.ir.operands_beyond(used, |k| ints.contains_key(&k)) {
             let v = &self.ir.ints[id];
             let open = v.scope.is_none_or(|l| self.open_loops.contains(&l));
             if open && !matches!(v.def, IntDef::LoopVar(_)) && !self.ints.contains_key(&id) {
@@ -185,6 +194,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             pr.add_incoming(&[(&r0, pre)]);
             stepped.push((q, r, dv, pq, pr));
         }
+        // A pipeline's trips (producer's and consumers') compute their
+        // values with few divisions (`trip`).
+        let quotients: Vec<_> = stepped.iter().map(|(q, _, _, _, pr)| (*q, *pr)).collect();
+        let trip_plan = match role {
+            Some(r) => Some(self.plan_trip(id, body, &quotients, pre, r)?),
+            None => None,
+        };
         let mut carried = Vec::new();
         for (r, k) in written_registers(self.ir, body) {
             let elem = self.ir.registers[r].elem;
@@ -227,6 +243,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .filter(|k| ir.ints[**k].scope.is_none())
             .copied()
             .collect();
+        let trip_carried = match trip_plan {
+            Some(plan) => self.trip_values(plan)?,
+            None => Vec::new(),
+        };
         self.values_for(body)?;
         if let Some(role) = role {
             let trip = self.b.build_int_nsw_sub(counter, first, "")?;
@@ -241,6 +261,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .build_int_nsw_add(counter, i64t.const_int(1, false), "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
+        for (p, v) in trip_carried {
+            p.add_incoming(&[(&v, latch)]);
+        }
         let one = i64t.const_int(1, false);
         for (_, _, dv, pq, pr) in stepped {
             let (q, r) = (

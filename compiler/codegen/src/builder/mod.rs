@@ -22,6 +22,7 @@ pub(crate) use operands::linear;
 mod pipeline;
 mod reduce;
 mod tensor_core;
+mod trip;
 mod warpgroup;
 
 use crate::{CodegenError, Result, dynamic_shared_bytes, has_block_loads};

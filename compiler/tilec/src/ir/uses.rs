@@ -258,11 +258,7 @@ impl KernelIr {
 
     /// [`Self::with_operands`], stopping at the values `known`; visits
     /// the values it returns only, not every value of the kernel.
-    pub(crate) fn operands_beyond(
-        &self,
-        ids: Vec<IntId>,
-        known: impl Fn(IntId) -> bool,
-    ) -> Vec<IntId> {
+    pub fn operands_beyond(&self, ids: Vec<IntId>, known: impl Fn(IntId) -> bool) -> Vec<IntId> {
         let mut seen = vec![false; self.ints.len()];
         let mut out = Vec::new();
         let mut stack = ids;

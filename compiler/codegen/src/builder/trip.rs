@@ -1,0 +1,339 @@
+//! The integer work of a pipeline's trip: in: the loop and the block a
+//! role runs in it (the producer's loads, the consumers' body); out: its
+//! values computed with few divisions. The producer is one thread, and
+//! every trip's coordinates lie on its way from one stage's release to
+//! the next load: on the H200 the divisions of a persistent GEMM's tile
+//! walk kept it busy 70-90% of each trip, and it fell behind the
+//! consumers wherever a kernel added to them; the consumers' lie between
+//! one wgmma group's wait and the next group (docs/performance.md,
+//! version 38). Two ways out, for any expression:
+//! - values of the counter's quotient alone (`i / kt`: a tile's row and
+//!   column) are computed where the remainder is 0 and carried in phis
+//!   (the producer's alone: the consumers keep their registers for the
+//!   accumulators);
+//! - every other division by a run-time value remembers its last
+//!   quotient and remainder (and divisor, where that changes): the same
+//!   dividend reuses them, the next one steps the remainder (a stream-K
+//!   k-tile running on through its tile), and only a jump divides.
+
+use super::KernelBuilder;
+use super::pipeline::Role;
+use crate::Result;
+use inkwell::IntPredicate;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{IntValue, PhiValue};
+use tilec::ir::{Inst, IntDef, KernelIr};
+use tilec_layout::int::Op as IntOp;
+
+/// What a trip carries from the last: the phis made at the top of the
+/// loop's body, before its first instruction.
+pub(super) struct TripPlan<'ctx> {
+    per_tile: Vec<PerTile<'ctx>>,
+    divisions: Vec<Division<'ctx>>,
+}
+
+/// The values of one quotient, recomputed where remainder `r` is 0.
+struct PerTile<'ctx> {
+    r: IntValue<'ctx>,
+    /// Every value of the quotient alone, in definition order.
+    computed: Vec<usize>,
+    /// Those the rest of the trip reads, each with its carried value.
+    read: Vec<(usize, PhiValue<'ctx>)>,
+}
+
+/// `a / d` and `a % d` (their ids, where the kernel has them) with the
+/// last trip's quotient and remainder (its dividend is `q * d + r`).
+struct Division<'ctx> {
+    a: usize,
+    d: usize,
+    div: Option<usize>,
+    rem: Option<usize>,
+    last: [PhiValue<'ctx>; 2],
+    /// The last divisor, where it changes across the loop.
+    last_d: Option<PhiValue<'ctx>>,
+}
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// The phis of loop `id`'s producer trip over `load`, whose counter's
+    /// quotients (with their remainders' phis) are `quotients`; `pre` is
+    /// the block the loop is entered from.
+    pub(super) fn plan_trip(
+        &mut self,
+        id: usize,
+        load: &[Inst],
+        quotients: &[(Option<usize>, PhiValue<'ctx>)],
+        pre: BasicBlock<'ctx>,
+        role: Role,
+    ) -> Result<TripPlan<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        let mut per_tile = Vec::new();
+        let mut quotiented = vec![false; self.ir.ints.len()];
+        // The consumers keep their registers for the accumulators: a
+        // tile's values held across their loop made a stream-K kernel
+        // spill (28 bytes); a division's three are cheap beside them.
+        let producer = matches!(role, Role::Producer { .. });
+        for (q, r) in quotients.iter().filter(|_| producer) {
+            let Some(q) = *q else { continue };
+            let (computed, read) = per_quotient(self.ir, id, q, load);
+            computed.iter().for_each(|&k| quotiented[k] = true);
+            let read = read
+                .into_iter()
+                .map(|k| {
+                    let p = self.b.build_phi(i64t, "")?;
+                    p.add_incoming(&[(&i64t.get_poison(), pre)]);
+                    Ok((k, p))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if !read.is_empty() {
+                let r = r.as_basic_value().into_int_value();
+                per_tile.push(PerTile { r, computed, read });
+            }
+        }
+        let mut divisions: Vec<Division> = Vec::new();
+        for (k, a, d, op) in divisions_of(self.ir, id, load) {
+            if quotiented[k] {
+                continue;
+            }
+            let at = match divisions.iter().position(|v| v.a == a && v.d == d) {
+                Some(at) => at,
+                None => {
+                    // Quotient and remainder -1: their dividend and the
+                    // next are negative, which no index is, so the first
+                    // trip divides.
+                    let start = i64t.const_all_ones();
+                    let mut last = [None, None];
+                    for l in &mut last {
+                        let p = self.b.build_phi(i64t, "")?;
+                        p.add_incoming(&[(&start, pre)]);
+                        *l = Some(p);
+                    }
+                    let last = last.map(|l| l.expect("made"));
+                    // A divisor of -1, which none is, where it changes.
+                    let last_d = match fixed_across(self.ir, id, d) {
+                        true => None,
+                        false => {
+                            let p = self.b.build_phi(i64t, "")?;
+                            p.add_incoming(&[(&start, pre)]);
+                            Some(p)
+                        }
+                    };
+                    divisions.push(Division {
+                        a,
+                        d,
+                        div: None,
+                        rem: None,
+                        last,
+                        last_d,
+                    });
+                    divisions.len() - 1
+                }
+            };
+            match op {
+                IntOp::Div => divisions[at].div = Some(k),
+                _ => divisions[at].rem = Some(k),
+            }
+        }
+        Ok(TripPlan {
+            per_tile,
+            divisions,
+        })
+    }
+
+    /// Emits the plan's values at the top of a trip; returns each phi with
+    /// the value it carries to the next trip.
+    pub(super) fn trip_values(
+        &mut self,
+        plan: TripPlan<'ctx>,
+    ) -> Result<Vec<(PhiValue<'ctx>, IntValue<'ctx>)>> {
+        let mut carried = Vec::new();
+        for t in plan.per_tile {
+            carried.extend(self.per_tile(t)?);
+        }
+        for d in plan.divisions {
+            carried.extend(self.remembered_division(d)?);
+        }
+        Ok(carried)
+    }
+
+    fn per_tile(&mut self, t: PerTile<'ctx>) -> Result<Vec<(PhiValue<'ctx>, IntValue<'ctx>)>> {
+        let i64t = self.ctx.i64_type();
+        // What they are computed from, emitted ahead of the branch so that
+        // it dominates the rest of the trip.
+        let from = t
+            .computed
+            .iter()
+            .flat_map(|&k| self.ir.operands(k))
+            .filter(|o| !t.computed.contains(o))
+            .collect();
+        self.values(from)?;
+        let fresh = self
+            .b
+            .build_int_compare(IntPredicate::EQ, t.r, i64t.const_zero(), "")?;
+        let [compute_end, before] = self.beside(fresh, "per_tile", &mut |k| {
+            for &id in &t.computed {
+                let v = k.int_value(&k.ir.ints[id].def)?;
+                k.ints.insert(id, v);
+            }
+            Ok(())
+        })?;
+        let mut out = Vec::new();
+        for (id, carried) in &t.read {
+            let now = self.b.build_phi(i64t, "")?;
+            let old = carried.as_basic_value().into_int_value();
+            now.add_incoming(&[(&self.ints[id], compute_end), (&old, before)]);
+            out.push((*carried, now.as_basic_value().into_int_value()));
+        }
+        // Only the phis dominate the rest of the trip.
+        for id in &t.computed {
+            self.ints.remove(id);
+        }
+        for ((id, _), (_, now)) in t.read.iter().zip(&out) {
+            self.ints.insert(*id, *now);
+        }
+        Ok(out)
+    }
+
+    fn remembered_division(
+        &mut self,
+        v: Division<'ctx>,
+    ) -> Result<Vec<(PhiValue<'ctx>, IntValue<'ctx>)>> {
+        let i64t = self.ctx.i64_type();
+        let one = i64t.const_int(1, false);
+        self.values(vec![v.a, v.d])?;
+        let (a, d) = (self.ints[&v.a], self.ints[&v.d]);
+        let [lq, lr] = v.last.map(|p| p.as_basic_value().into_int_value());
+        let b = &self.b;
+        let ld = v.last_d.map_or(d, |p| p.as_basic_value().into_int_value());
+        // Wrapping arithmetic: the first trip's -1, -1 is no index.
+        let la = b.build_int_add(b.build_int_mul(lq, ld, "")?, lr, "")?;
+        let same_d = b.build_int_compare(IntPredicate::EQ, d, ld, "")?;
+        let same = b.build_int_compare(IntPredicate::EQ, a, la, "")?;
+        let same = b.build_and(same, same_d, "")?;
+        let next = b.build_int_compare(IntPredicate::EQ, a, b.build_int_add(la, one, "")?, "")?;
+        let next = b.build_and(next, same_d, "")?;
+        let r1 = b.build_int_add(lr, one, "")?;
+        let wrap = b.build_int_compare(IntPredicate::EQ, r1, d, "")?;
+        let stepped_q = b.build_select(wrap, b.build_int_add(lq, one, "")?, lq, "")?;
+        let stepped_r = b.build_select(wrap, i64t.const_zero(), r1, "")?;
+        let q_known = b.build_select(same, lq, stepped_q.into_int_value(), "")?;
+        let r_known = b.build_select(same, lr, stepped_r.into_int_value(), "")?;
+        let jump = b.build_not(b.build_or(same, next, "")?, "")?;
+        let mut divided = None;
+        let [divide_end, before] = self.beside(jump, "divide", &mut |k| {
+            let q = k.b.build_int_unsigned_div(a, d, "")?;
+            let r =
+                k.b.build_int_nsw_sub(a, k.b.build_int_nsw_mul(q, d, "")?, "")?;
+            divided = Some((q, r));
+            Ok(())
+        })?;
+        let (q, r) = divided.expect("emitted");
+        let meet =
+            |k: &Self, new: IntValue<'ctx>, known: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
+                let p = k.b.build_phi(i64t, "")?;
+                p.add_incoming(&[(&new, divide_end), (&known, before)]);
+                Ok(p.as_basic_value().into_int_value())
+            };
+        let q = meet(self, q, q_known.into_int_value())?;
+        let r = meet(self, r, r_known.into_int_value())?;
+        for (id, value) in [(v.div, q), (v.rem, r)] {
+            if let Some(id) = id {
+                self.ints.insert(id, value);
+            }
+        }
+        let mut carried: Vec<_> = v.last.into_iter().zip([q, r]).collect();
+        carried.extend(v.last_d.map(|p| (p, d)));
+        Ok(carried)
+    }
+
+    /// `emit` in a block of its own where `cond` holds; returns (the end of
+    /// that block, the block before it) with the builder where they meet.
+    fn beside(
+        &mut self,
+        cond: IntValue<'ctx>,
+        name: &str,
+        emit: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<[BasicBlock<'ctx>; 2]> {
+        let before = self.b.get_insert_block().expect("positioned");
+        let block = self.ctx.append_basic_block(self.func, name);
+        let join = self
+            .ctx
+            .append_basic_block(self.func, &format!("{name}.join"));
+        self.b.build_conditional_branch(cond, block, join)?;
+        self.b.position_at_end(block);
+        emit(self)?;
+        let end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        // Caches of values the branch may have computed.
+        self.predicates.clear();
+        self.shared_loads.clear();
+        Ok([end, before])
+    }
+}
+
+/// The values of loop `id` that `body` computes on every trip (before its
+/// branches) from the counter's quotient `q` and values fixed across the
+/// loop alone: (all of them, in definition order; those an instruction or
+/// another value reads).
+fn per_quotient(ir: &KernelIr, id: usize, q: usize, body: &[Inst]) -> (Vec<usize>, Vec<usize>) {
+    let (used, all) = trip_values(ir, body);
+    let mut inside = vec![false; ir.ints.len()];
+    let mut computed = Vec::new();
+    for &k in &all {
+        let v = &ir.ints[k];
+        if v.scope != Some(id) || k == q || matches!(v.def, IntDef::LoopVar(_)) {
+            continue;
+        }
+        let fixed = |o: usize| o == q || inside[o] || fixed_across(ir, id, o);
+        if ir.operands(k).into_iter().all(fixed) {
+            inside[k] = true;
+            computed.push(k);
+        }
+    }
+    let read = computed
+        .iter()
+        .copied()
+        .filter(|&k| {
+            used.contains(&k)
+                || all
+                    .iter()
+                    .any(|&u| !inside[u] && ir.operands(u).contains(&k))
+        })
+        .collect();
+    (computed, read)
+}
+
+/// The divisions and remainders `body` computes on every trip (before its
+/// branches) of a value of loop `id` by a run-time value: (the value,
+/// dividend, divisor, operation), in definition order. The counter's own
+/// are carried by the loop already.
+fn divisions_of(ir: &KernelIr, id: usize, body: &[Inst]) -> Vec<(usize, usize, usize, IntOp)> {
+    let (_, all) = trip_values(ir, body);
+    all.into_iter()
+        .filter(|&k| ir.ints[k].scope == Some(id))
+        .filter_map(|k| match ir.ints[k].def {
+            IntDef::Bin(op @ (IntOp::Div | IntOp::Mod), a, d)
+                if !matches!(ir.ints[a].def, IntDef::LoopVar(_))
+                    && !matches!(ir.ints[d].def, IntDef::Const(_)) =>
+            {
+                Some((k, a, d, op))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The values `body` reads before its branches, and those with every
+/// value they are computed from (in definition order).
+fn trip_values(ir: &KernelIr, body: &[Inst]) -> (Vec<usize>, Vec<usize>) {
+    let mut used = Vec::new();
+    body.iter()
+        .for_each(|i| i.ints_used_before_branches(&mut used));
+    let all = ir.with_operands(used.clone());
+    (used, all)
+}
+
+/// Whether value `o` is the same on every trip of loop `id`.
+fn fixed_across(ir: &KernelIr, id: usize, o: usize) -> bool {
+    ir.ints[o].scope != Some(id) && !matches!(ir.ints[o].def, IntDef::LoopVar(_))
+}
