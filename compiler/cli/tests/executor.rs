@@ -70,6 +70,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ),
         ("tests/run/persistent_gemm.tile", "M=200,N=300,K=72"),
         (
+            "tests/run/persistent_one_warpgroup.tile",
+            "M=200,N=300,K=136,sm_count=3",
+        ),
+        (
             "tests/run/persistent_shared_epilogue.tile",
             "M=256,N=512,K=128,sm_count=3",
         ),

@@ -24,15 +24,18 @@ fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
     assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 2);
     assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 2);
     assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 2);
-    // The wait returns the group's accumulators (64 f32s a thread here),
-    // so that no use of them can move above it.
+    // The group's accumulators (64 f32s a thread here) are tied through an
+    // empty statement just after the wait, so that no use of them can
+    // move above it, and a copy LLVM makes of one reads it after the wait.
     let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
     assert_eq!(code, 0, "{err}");
-    let wait = llvm
+    let mut lines = llvm
         .lines()
-        .find(|l| l.contains("wgmma.wait_group.sync.aligned 0;"))
-        .unwrap_or_else(|| panic!("no wait in {llvm}"));
-    assert_eq!(wait.matches("=f,").count(), 64, "{wait}");
+        .skip_while(|l| !l.contains("wgmma.wait_group.sync.aligned 0;"));
+    assert!(lines.next().is_some(), "no wait in {llvm}");
+    let tie = lines.next().unwrap_or_default();
+    assert!(tie.contains("asm sideeffect \"\", \"=f,"), "{tie}");
+    assert_eq!(tie.matches("=f,").count(), 64, "{tie}");
     for arch in ["sm_80", "sm_100"] {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", arch]);
         assert_eq!(code, 1);

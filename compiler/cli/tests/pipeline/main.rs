@@ -37,67 +37,6 @@ fn tilec(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// ptxas from $TILEC_PTXAS, the PATH, or the pip package in .venv-cuda
-/// (looked for once a test run).
-fn ptxas() -> Option<PathBuf> {
-    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    FOUND.get_or_init(find_ptxas).clone()
-}
-
-fn find_ptxas() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("TILEC_PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return Some(PathBuf::from("ptxas"));
-    }
-    let venv = root().join(".venv-cuda/lib");
-    std::fs::read_dir(venv)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
-        .find(|p| p.exists())
-}
-
-#[test]
-fn every_example_builds_to_ptx_that_ptxas_accepts() {
-    let out = std::env::temp_dir().join(format!("tilec-build-{}", std::process::id()));
-    if ptxas().is_none() {
-        eprintln!(
-            "SKIPPED ptxas acceptance: no ptxas (set TILEC_PTXAS or install nvidia-cuda-nvcc in .venv-cuda)"
-        );
-    }
-    for f in examples().into_iter().chain([
-        root().join("tests/codegen/fold.tile"),
-        root().join("tests/codegen/cp_async.tile"),
-        root().join("tests/run/split_k.tile"),
-        root().join("tests/run/tma_multicast.tile"),
-    ]) {
-        let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-        assert_eq!(code, 0, "{}: {err}", f.display());
-        let name = f.file_stem().unwrap().to_str().unwrap().to_string();
-        let ptx = out.join(format!("{name}.ptx"));
-        let text = std::fs::read_to_string(&ptx).unwrap();
-        assert!(
-            text.contains(".target sm_90") && text.contains(&format!(".entry {name}(")),
-            "{name}"
-        );
-        // sm_90a for kernels with wgmma, which plain sm_90 lacks.
-        let arch = if text.contains(".target sm_90a") {
-            "sm_90a"
-        } else {
-            "sm_90"
-        };
-        if let Some((ok, log)) = assembled(&text, arch) {
-            assert!(ok, "ptxas rejects {name}: {log}");
-        }
-    }
-}
-
 /// A build is the same every time: a `--checked` build's variants call
 /// `vprintf` from their threads, and NVPTX numbers the call sequences from
 /// one counter of the process; their comments are renumbered in order.
@@ -114,40 +53,6 @@ fn a_checked_build_is_the_same_every_time() {
     for _ in 0..3 {
         assert!(build() == first, "two --checked builds differ");
     }
-}
-
-/// `ptx` through ptxas `-v` for `arch`: whether it assembled, and what
-/// ptxas said (its resource report among it); `None` without a ptxas.
-fn assembled(ptx: &str, arch: &str) -> Option<(bool, String)> {
-    let p = ptxas()?;
-    let file = std::env::temp_dir().join(format!(
-        "tilec-assemble-{}-{:?}.ptx",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::write(&file, ptx).unwrap();
-    let o = Command::new(p)
-        .args([&format!("-arch={arch}"), "-v", file.to_str().unwrap(), "-o"])
-        .arg(file.with_extension("cubin"))
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(file.with_extension("cubin"));
-    let _ = std::fs::remove_file(&file);
-    Some((
-        o.status.success(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    ))
-}
-
-/// The runtime's stage kernel (PTX written by hand, which fills the aligned
-/// copies TMA reads) assembles for the H200.
-#[test]
-fn the_runtime_stage_kernel_assembles() {
-    let Some((ok, log)) = assembled(&tilec_runtime::stage::ptx(), "sm_90") else {
-        eprintln!("SKIPPED stage kernel assembly: no ptxas");
-        return;
-    };
-    assert!(ok, "ptxas rejects the stage kernel: {log}");
 }
 
 /// `tilec build FILE --emit FORM` of a file of the repository, which must
@@ -800,3 +705,6 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
 
 mod hopper;
 mod plans;
+mod ptxas;
+
+use ptxas::assembled;

@@ -5,7 +5,7 @@
 //! tiles, thread layouts and majors, through shared memory) and
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
 //! types; TMA pipelines, some split over block.z with a reduce, some on
-//! clusters), are checked, then run on the CPU executor at random extents (1, primes, tile
+//! clusters; persistent ones walking the tiles, some stream-K: `persistent.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
 //! read and the reference's result (`tilec run` exits 0).
@@ -15,10 +15,12 @@
 //! A failing program is written to `target/fuzz/program_gen/` with its extents
 //! (with `FUZZ_KEEP=1`, every program that ran, to run again on a GPU).
 
+use persistent::generate_persistent_gemm;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tensor_core::{generate_mma_gemm, generate_tma_gemm, generate_wgmma_gemm};
 
+mod persistent;
 mod tensor_core;
 
 /// A small deterministic generator (xorshift64*), so a seed reproduces a run.
@@ -207,8 +209,9 @@ fn generate(rng: &mut Rng) -> Program {
         0..25 => generate_gemm(rng),
         25..37 => generate_mma_gemm(rng),
         37..42 => generate_wgmma_gemm(rng),
-        42..47 => generate_tma_gemm(rng),
-        47..57 => generate_row_sums(rng),
+        42..46 => generate_tma_gemm(rng),
+        46..49 => generate_persistent_gemm(rng),
+        49..57 => generate_row_sums(rng),
         _ => generate_copy(rng),
     }
 }
@@ -392,7 +395,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
-    // FUZZ_KIND=mma, wgmma, tma or rows: one kind only (off-line runs).
+    // FUZZ_KIND=mma, wgmma, tma, persistent or rows: one kind only (off-line runs).
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
@@ -402,6 +405,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             "mma" => generate_mma_gemm(&mut rng),
             "wgmma" => generate_wgmma_gemm(&mut rng),
             "tma" => generate_tma_gemm(&mut rng),
+            "persistent" => generate_persistent_gemm(&mut rng),
             "rows" => generate_row_sums(&mut rng),
             _ => generate(&mut rng),
         };

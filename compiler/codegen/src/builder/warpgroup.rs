@@ -73,7 +73,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 self.registers[a][i].unwrap_or_else(|| self.ctx.f32_type().const_zero().into())
             })
             .collect();
-        let d = self.tied_f32_asm(text, &[], &values, ",~{memory}")?;
+        // After a wait for all, the accumulators are tied through an empty
+        // statement of their own just after it: where LLVM copies a tied
+        // register (it did for one of 64 in guarded entries), the copy
+        // then reads it after the wait, not before, where ptxas injected
+        // a wait of its own, in a divergent path, and serialized every
+        // wgmma of the entry (C7518; C7517 with two consumer warpgroups).
+        let d = match n {
+            0 => {
+                self.ptx_statement(&text)?;
+                self.tied_f32_asm(String::new(), &[], &values, ",~{memory}")?
+            }
+            _ => self.tied_f32_asm(text, &[], &values, ",~{memory}")?,
+        };
         for (x, &(a, i)) in d.into_iter().zip(&regs) {
             self.registers[a][i] = Some(x);
         }
