@@ -674,13 +674,13 @@ fn position(text: &str, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
 }
 
-/// A pipeline's trip divides by a run-time value only where it must: the
-/// producer's tile coordinates (of `i / kt` alone) are computed where the
-/// tile changes (`per_tile`) and carried between; any other division by a
-/// value fixed across the loop (stream-K's `at % kt`, `t / (group * tn)`)
+/// A TMA producer's trip divides by a run-time value only where it must:
+/// its tile coordinates (of `i / kt` alone) are computed where the tile
+/// changes (`per_tile`) and carried between; any other division by a
+/// run-time value (stream-K's `at % kt`, `t / (group * tn)`, `% rows`)
 /// steps its last quotient and remainder and divides only on a jump
-/// (`divide`). The blocks every trip runs (the loops' bodies and where
-/// those blocks rejoin them) hold no such division.
+/// (`divide`). The producer's loop body (the first `i.body`) and the
+/// blocks where those branches rejoin it hold no such division.
 #[test]
 fn a_pipeline_trip_divides_only_where_its_tile_changes() {
     for (file, divider) in [
@@ -706,7 +706,7 @@ fn a_pipeline_trip_divides_only_where_its_tile_changes() {
             "{file}: no {divider} block"
         );
         let every_trip = |n: &str| {
-            n.starts_with("i.body")
+            n == "i.body"
                 || (n.starts_with("per_tile") || n.starts_with("divide")) && n.contains(".join")
         };
         for (name, body) in blocks.iter().filter(|(n, _)| every_trip(n)) {

@@ -5,7 +5,8 @@
 //! tiles, thread layouts and majors, through shared memory) and
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
 //! types; TMA pipelines, some split over block.z with a reduce, some on
-//! clusters; persistent ones walking the tiles, some stream-K: `persistent.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
+//! clusters; persistent ones walking the tiles, some stream-K:
+//! `persistent.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
 //! read and the reference's result (`tilec run` exits 0).
@@ -449,6 +450,15 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             // And those whose guarded entry rolls its epilogue into a loop.
             let (_, ir) = tilec(&["build", f, "--emit", "ir"]);
             rolled += usize::from(ir.contains("rolled.group"));
+            // A pipeline through code generation too, to a module LLVM's
+            // verifier accepts (a producer's trip there has branches of
+            // its own: `builder/trip.rs`).
+            if p.source.contains("pipeline") {
+                let (code, text) = tilec(&["build", f, "--emit", "llvm"]);
+                if code != 0 {
+                    failures.push(format!("{f}: --emit llvm exited {code}:\n{text}"));
+                }
+            }
             // FUZZ_KEEP: keep the programs that ran, each with its extents
             // in `caseN.dims`, to run them again elsewhere (on a GPU with
             // `tilec run --check-cpu`).

@@ -25,13 +25,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// Emits the values `used` (with their operands) that live in the open
     /// loops, or at the entry, and are not emitted yet; an emitted value's
     /// operands are not looked at (a trip's carried tile coordinates stand
-    /// for what they were computed from).
+    /// for what they were computed from: an emitter that reads a value's
+    /// operands, as a guard's test does, emits them itself).
     pub(super) fn values(&mut self, used: Vec<usize>) -> Result<()> {
         let ints = &self.ints;
         for id in self.ir.operands_beyond(used, |k| ints.contains_key(&k)) {
             let v = &self.ir.ints[id];
             let open = v.scope.is_none_or(|l| self.open_loops.contains(&l));
-            if open && !matches!(v.def, IntDef::LoopVar(_)) && !self.ints.contains_key(&id) {
+            if open && !matches!(v.def, IntDef::LoopVar(_)) {
                 let value = self.int_value(&v.def)?;
                 self.ints.insert(id, value);
             }
@@ -194,12 +195,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             pr.add_incoming(&[(&r0, pre)]);
             stepped.push((q, r, dv, pq, pr));
         }
-        // A pipeline's trips (producer's and consumers') compute their
-        // values with few divisions (`trip`).
+        // The producer's trip computes its coordinates with few divisions
+        // (`trip`).
         let quotients: Vec<_> = stepped.iter().map(|(q, _, _, _, pr)| (*q, *pr)).collect();
         let trip_plan = match role {
-            Some(r) => Some(self.plan_trip(id, body, &quotients, pre, r)?),
-            None => None,
+            Some(pipeline::Role::Producer { .. }) => {
+                Some(self.plan_trip(id, body, &quotients, pre)?)
+            }
+            _ => None,
         };
         let mut carried = Vec::new();
         for (r, k) in written_registers(self.ir, body) {

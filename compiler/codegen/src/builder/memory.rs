@@ -63,7 +63,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let (px, py) = (self.positive(x)?, self.positive(y)?);
                 self.b.build_and(px, py, "")?
             }
-            IntDef::Below(a, e) => self.below(a, e)?,
+            IntDef::Below(a, e) => {
+                self.values(vec![a, e])?;
+                self.below(a, e)?
+            }
             _ => {
                 let zero = self.ctx.i64_type().const_zero();
                 self.b

@@ -52,12 +52,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// `wgmma.wait_group N`, with the accumulators of the wgmmas before it
-    /// tied through it (CUTLASS's `warpgroup_fence_operand`): their values
-    /// are those the wait returns, so LLVM cannot move a use of them above
-    /// the wait, where the registers are still being written. After a wait
-    /// that leaves a group in flight (a lagged pipeline's body) they stay
-    /// in flight: the registers that hold them at the loop's exit are tied
-    /// through the wait for all that follows the pipeline.
+    /// tied (CUTLASS's `warpgroup_fence_operand`): after a wait for all,
+    /// through an empty statement just after it; after a wait that leaves
+    /// a group in flight (a lagged pipeline's body), through the wait
+    /// itself, since they stay in flight: the registers that hold them at
+    /// the loop's exit are tied through it for all that follows the
+    /// pipeline. Their values are those the tie returns, so LLVM cannot
+    /// move a use of them above the wait, where the registers are still
+    /// being written.
     pub(super) fn wgmma_wait(&mut self, n: u32) -> Result<()> {
         let regs = match n {
             0 => std::mem::take(&mut self.in_flight),
