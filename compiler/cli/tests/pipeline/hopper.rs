@@ -674,18 +674,19 @@ fn position(text: &str, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
 }
 
-/// A TMA producer's trip divides by a run-time value only where it must:
-/// its tile coordinates (of `i / kt` alone) are computed where the tile
-/// changes (`per_tile`) and carried between; any other division by a
-/// run-time value (stream-K's `at % kt`, `t / (group * tn)`, `% rows`)
-/// steps its last quotient and remainder and divides only on a jump
-/// (`divide`). The producer's loop body (the first `i.body`) and the
-/// blocks where those branches rejoin it hold no such division.
+/// A TMA producer's trip divides by a run-time value fixed across its loop
+/// only where it must: its tile coordinates (of `i / kt` alone) are
+/// computed where the tile changes (`per_tile`) and carried between; any
+/// other such division (stream-K's `at / kt`, `at % kt`, `t % tm`) steps
+/// its last quotient and remainder and divides only on a jump (`divide`).
+/// The producer's loop body (the first `i.body`) and the blocks where those
+/// branches rejoin it hold no such division (these two kernels divide by
+/// no other kind).
 #[test]
 fn a_pipeline_trip_divides_only_where_its_tile_changes() {
     for (file, divider) in [
         ("examples/bgemm_tn_sm90_persistent.tile", "per_tile"),
-        ("tests/run/streamk_persistent.tile", "divide"),
+        ("tests/run/streamk_pipeline.tile", "divide"),
     ] {
         let llvm = emitted(file, "llvm");
         let mut blocks: Vec<(&str, Vec<&str>)> = Vec::new();

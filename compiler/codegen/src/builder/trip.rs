@@ -8,10 +8,12 @@
 //! expression:
 //! - values of the counter's quotient alone (`i / kt`: a tile's row and
 //!   column) are computed where the remainder is 0 and carried in phis;
-//! - every other division by a run-time value remembers its last quotient
-//!   and remainder (and divisor, where that changes): the same dividend
-//!   reuses them, the next one steps the remainder (a stream-K k-tile
-//!   running on through its tile), and only a jump divides.
+//! - every other division by a run-time value fixed across the loop
+//!   remembers its last quotient and remainder: the same dividend reuses
+//!   them, the next one steps the remainder (a stream-K k-tile running on
+//!   through its tile), and only a jump divides. (Not by a divisor that
+//!   changes, such as a grouped walk's rows in the last group: a third
+//!   value carried made stream-K's producer spill in its 40 registers.)
 //!
 //! Not the consumers': the remembered divisions in their trips (phis and
 //! a branch in the loop of wgmmas) took a kernel with stream-K's
@@ -49,8 +51,6 @@ struct Division<'ctx> {
     div: Option<usize>,
     rem: Option<usize>,
     last: [PhiValue<'ctx>; 2],
-    /// The last divisor, where it changes across the loop.
-    last_d: Option<PhiValue<'ctx>>,
 }
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
@@ -92,10 +92,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let at = match divisions.iter().position(|v| v.a == a && v.d == d) {
                 Some(at) => at,
                 None => {
-                    // Quotient and remainder -1: with a fixed divisor d
-                    // their dividend is -d - 1 and the next -d, which no
-                    // index is, so the first trip divides (a changing
-                    // divisor starts at 0, which none is).
+                    // Quotient and remainder -1: their dividend is -d - 1
+                    // and the next -d, which no index is, so the first
+                    // trip divides.
                     let start = i64t.const_all_ones();
                     let mut last = [None, None];
                     for l in &mut last {
@@ -104,21 +103,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                         *l = Some(p);
                     }
                     let last = last.map(|l| l.expect("made"));
-                    let last_d = match fixed_across(self.ir, id, d) {
-                        true => None,
-                        false => {
-                            let p = self.b.build_phi(i64t, "")?;
-                            p.add_incoming(&[(&i64t.const_zero(), pre)]);
-                            Some(p)
-                        }
-                    };
                     divisions.push(Division {
                         a,
                         d,
                         div: None,
                         rem: None,
                         last,
-                        last_d,
                     });
                     divisions.len() - 1
                 }
@@ -198,18 +188,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let (a, d) = (self.ints[&v.a], self.ints[&v.d]);
         let [lq, lr] = v.last.map(|p| p.as_basic_value().into_int_value());
         let b = &self.b;
-        let ld = v.last_d.map_or(d, |p| p.as_basic_value().into_int_value());
         // Wrapping arithmetic: the first trip's -1, -1 is no index.
-        let la = b.build_int_add(b.build_int_mul(lq, ld, "")?, lr, "")?;
-        let same_d = b.build_int_compare(IntPredicate::EQ, d, ld, "")?;
+        let la = b.build_int_add(b.build_int_mul(lq, d, "")?, lr, "")?;
         let same = b.build_int_compare(IntPredicate::EQ, a, la, "")?;
-        let same = b.build_and(same, same_d, "")?;
         // The step is exact for dividends that do not wrap from -1 to 0 (a
         // negative coordinate a guard masks may be divided).
         let la1 = b.build_int_add(la, one, "")?;
         let next = b.build_int_compare(IntPredicate::EQ, a, la1, "")?;
         let wraps = b.build_int_compare(IntPredicate::EQ, la1, i64t.const_zero(), "")?;
-        let next = b.build_and(b.build_and(next, same_d, "")?, b.build_not(wraps, "")?, "")?;
+        let next = b.build_and(next, b.build_not(wraps, "")?, "")?;
         let r1 = b.build_int_add(lr, one, "")?;
         let wrap = b.build_int_compare(IntPredicate::EQ, r1, d, "")?;
         let stepped_q = b.build_select(wrap, b.build_int_add(lq, one, "")?, lq, "")?;
@@ -239,9 +226,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 self.ints.insert(id, value);
             }
         }
-        let mut carried: Vec<_> = v.last.into_iter().zip([q, r]).collect();
-        carried.extend(v.last_d.map(|p| (p, d)));
-        Ok(carried)
+        Ok(v.last.into_iter().zip([q, r]).collect())
     }
 
     /// `emit` in a block of its own where `cond` holds; returns (the end of
@@ -300,9 +285,9 @@ fn per_quotient(ir: &KernelIr, id: usize, q: usize, body: &[Inst]) -> (Vec<usize
 }
 
 /// The divisions and remainders `body` computes on every trip (before its
-/// branches) of a value of loop `id` by a run-time value: (the value,
-/// dividend, divisor, operation), in definition order. The counter's own
-/// are carried by the loop already.
+/// branches) of a value of loop `id` by a run-time value fixed across it:
+/// (the value, dividend, divisor, operation), in definition order. The
+/// counter's own are carried by the loop already.
 fn divisions_of(ir: &KernelIr, id: usize, body: &[Inst]) -> Vec<(usize, usize, usize, IntOp)> {
     let (_, all) = trip_values(ir, body);
     all.into_iter()
@@ -310,7 +295,8 @@ fn divisions_of(ir: &KernelIr, id: usize, body: &[Inst]) -> Vec<(usize, usize, u
         .filter_map(|k| match ir.ints[k].def {
             IntDef::Bin(op @ (IntOp::Div | IntOp::Mod), a, d)
                 if !matches!(ir.ints[a].def, IntDef::LoopVar(_))
-                    && !matches!(ir.ints[d].def, IntDef::Const(_)) =>
+                    && !matches!(ir.ints[d].def, IntDef::Const(_))
+                    && fixed_across(ir, id, d) =>
             {
                 Some((k, a, d, op))
             }
