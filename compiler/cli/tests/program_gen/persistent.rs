@@ -109,11 +109,26 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
 "
             .to_string(),
             "steps + w1 - w0",
-            "        let sk_ = 1 - min(max(steps - i, 0), 1);
+            // The step's tile and k-tile from a running k-tile number
+            // divided again, or from the counter's stepped quotient and
+            // remainder (tests/run/streamk_persistent.tile's form).
+            match rng.chance(50) {
+                true => {
+                    "        let sk_ = 1 - min(max(steps - i, 0), 1);
         let at = (1 - sk_) * ((block.x + i / kt * grid) * kt + i % kt) + sk_ * (dp * kt + w0 + i - steps);
         let t = at / kt;
         let k = at % kt;
-",
+"
+                }
+                false => {
+                    "        let sk_ = 1 - min(max(steps - i, 0), 1);
+        let rc = i % kt + sk_ * (w0 % kt);
+        let wrap = min(max(rc - kt + 1, 0), 1);
+        let k = rc - kt * wrap;
+        let t = (1 - sk_) * (block.x + i / kt * grid) + sk_ * (dp + w0 / kt - steps / kt + i / kt + wrap);
+"
+                }
+            },
             "k == kt - 1 || i == steps + w1 - w0 - 1",
             format!(
                 "let ts = max(t - dp, 0);
