@@ -708,7 +708,7 @@ fn a_pipeline_trip_divides_only_where_its_tile_changes() {
         );
         let every_trip = |n: &str| {
             n == "i.body"
-                || (n.starts_with("per_tile") || n.starts_with("divide")) && n.contains(".join")
+                || (n.starts_with("per_tile") || n.starts_with("divide")) && n.contains(".done")
         };
         for (name, body) in blocks.iter().filter(|(n, _)| every_trip(n)) {
             for l in body {

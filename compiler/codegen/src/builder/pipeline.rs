@@ -26,6 +26,7 @@ use super::KernelBuilder;
 use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, CallSiteValue, IntValue, PointerValue};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
@@ -296,7 +297,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let f = k.intrinsic("llvm.trap", &[])?;
             k.b.build_call(f, &[], "")?;
             Ok(())
-        })
+        })?;
+        Ok(())
     }
 
     /// One TMA box into shared memory, completing on barrier `full` (a
@@ -617,13 +619,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(self.b.build_int_add(base, offset, "")?)
     }
 
-    /// Runs `f` where `cond` holds, then joins.
-    fn when(
+    /// Runs `f` in a block of its own where `cond` holds, then joins;
+    /// returns (the end of that block, the block before it), for phis
+    /// where they meet.
+    pub(super) fn when(
         &mut self,
         cond: IntValue<'ctx>,
         name: &str,
         f: impl FnOnce(&mut Self) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<[BasicBlock<'ctx>; 2]> {
+        let before = self.b.get_insert_block().expect("positioned");
         let then = self.ctx.append_basic_block(self.func, name);
         let join = self
             .ctx
@@ -631,9 +636,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.build_conditional_branch(cond, then, join)?;
         self.b.position_at_end(then);
         f(self)?;
+        let end = self.b.get_insert_block().expect("positioned");
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(join);
-        Ok(())
+        Ok([end, before])
     }
 
     /// Inline PTX on 32- and 64-bit integer operands, ordering memory.

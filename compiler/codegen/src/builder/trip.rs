@@ -154,7 +154,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let fresh = self
             .b
             .build_int_compare(IntPredicate::EQ, t.r, i64t.const_zero(), "")?;
-        let [compute_end, before] = self.beside(fresh, "per_tile", &mut |k| {
+        let [compute_end, before] = self.when(fresh, "per_tile", |k| {
             for &id in &t.computed {
                 let v = k.int_value(&k.ir.ints[id].def)?;
                 k.ints.insert(id, v);
@@ -205,7 +205,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let r_known = b.build_select(same, lr, stepped_r.into_int_value(), "")?;
         let jump = b.build_not(b.build_or(same, next, "")?, "")?;
         let mut divided = None;
-        let [divide_end, before] = self.beside(jump, "divide", &mut |k| {
+        let [divide_end, before] = self.when(jump, "divide", |k| {
             let q = k.b.build_int_unsigned_div(a, d, "")?;
             let r =
                 k.b.build_int_nsw_sub(a, k.b.build_int_nsw_mul(q, d, "")?, "")?;
@@ -227,28 +227,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         Ok(v.last.into_iter().zip([q, r]).collect())
-    }
-
-    /// `emit` in a block of its own where `cond` holds; returns (the end of
-    /// that block, the block before it) with the builder where they meet.
-    fn beside(
-        &mut self,
-        cond: IntValue<'ctx>,
-        name: &str,
-        emit: &mut dyn FnMut(&mut Self) -> Result<()>,
-    ) -> Result<[BasicBlock<'ctx>; 2]> {
-        let before = self.b.get_insert_block().expect("positioned");
-        let block = self.ctx.append_basic_block(self.func, name);
-        let join = self
-            .ctx
-            .append_basic_block(self.func, &format!("{name}.join"));
-        self.b.build_conditional_branch(cond, block, join)?;
-        self.b.position_at_end(block);
-        emit(self)?;
-        let end = self.b.get_insert_block().expect("positioned");
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
-        Ok([end, before])
     }
 }
 
