@@ -2,7 +2,7 @@
 //! remainder carried in phis), ifs (a branch each, registers meeting in
 //! phis), and the values each computes where it is first needed.
 
-use super::{KernelBuilder, constant, elem_type, pipeline};
+use super::{KernelBuilder, constant, elem_type, pipeline, trip};
 use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
 use tilec::ir::{Inst, InstKind, IntDef, KernelIr, Space, for_each_atom};
@@ -311,9 +311,7 @@ fn counter_divisions(ir: &KernelIr, id: usize) -> Vec<(Option<usize>, Option<usi
         let IntDef::Bin(op @ (IntOp::Div | IntOp::Mod), a, d) = v.def else {
             continue;
         };
-        // (LLVM divides by a constant with a multiply and shifts already.)
-        let fixed = ir.ints[d].scope != Some(id) && !matches!(ir.ints[d].def, IntDef::Const(_));
-        if ir.ints[a].def != IntDef::LoopVar(id) || !fixed {
+        if ir.ints[a].def != IntDef::LoopVar(id) || !trip::fixed_divisor(ir, id, d) {
             continue;
         }
         let at = match out.iter().position(|e| e.2 == d) {

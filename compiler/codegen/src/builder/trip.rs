@@ -65,11 +65,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         pre: BasicBlock<'ctx>,
     ) -> Result<TripPlan<'ctx>> {
         let i64t = self.ctx.i64_type();
+        let reads = TripReads::of(self.ir, load);
         let mut per_tile = Vec::new();
         let mut quotiented = vec![false; self.ir.ints.len()];
         for (q, r) in quotients {
             let Some(q) = *q else { continue };
-            let (computed, read) = per_quotient(self.ir, id, q, load);
+            let (computed, read) = per_quotient(self.ir, id, q, &reads);
             computed.iter().for_each(|&k| quotiented[k] = true);
             let read = read
                 .into_iter()
@@ -85,7 +86,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         let mut divisions: Vec<Division> = Vec::new();
-        for (k, a, d, op) in divisions_of(self.ir, id, load) {
+        for (k, a, d, op) in divisions_of(self.ir, id, &reads) {
             if quotiented[k] {
                 continue;
             }
@@ -230,15 +231,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 }
 
-/// The values of loop `id` that `body` computes on every trip (before its
-/// branches) from the counter's quotient `q` and values fixed across the
-/// loop alone: (all of them, in definition order; those an instruction or
-/// another value reads).
-fn per_quotient(ir: &KernelIr, id: usize, q: usize, body: &[Inst]) -> (Vec<usize>, Vec<usize>) {
-    let (used, all) = trip_values(ir, body);
+/// The values of loop `id` that its trip computes (`reads`) from the
+/// counter's quotient `q` and values fixed across the loop alone: (all of
+/// them, in definition order; those an instruction or another value reads).
+fn per_quotient(ir: &KernelIr, id: usize, q: usize, reads: &TripReads) -> (Vec<usize>, Vec<usize>) {
+    let TripReads { used, all } = reads;
     let mut inside = vec![false; ir.ints.len()];
     let mut computed = Vec::new();
-    for &k in &all {
+    for &k in all {
         let v = &ir.ints[k];
         if v.scope != Some(id) || k == q || matches!(v.def, IntDef::LoopVar(_)) {
             continue;
@@ -262,19 +262,19 @@ fn per_quotient(ir: &KernelIr, id: usize, q: usize, body: &[Inst]) -> (Vec<usize
     (computed, read)
 }
 
-/// The divisions and remainders `body` computes on every trip (before its
-/// branches) of a value of loop `id` by a run-time value fixed across it:
-/// (the value, dividend, divisor, operation), in definition order. The
-/// counter's own are carried by the loop already.
-fn divisions_of(ir: &KernelIr, id: usize, body: &[Inst]) -> Vec<(usize, usize, usize, IntOp)> {
-    let (_, all) = trip_values(ir, body);
-    all.into_iter()
+/// The divisions and remainders loop `id`'s trip computes (`reads`) of a
+/// value of the loop by a run-time value fixed across it: (the value,
+/// dividend, divisor, operation), in definition order. The counter's own
+/// are carried by the loop already.
+fn divisions_of(ir: &KernelIr, id: usize, reads: &TripReads) -> Vec<(usize, usize, usize, IntOp)> {
+    reads
+        .all
+        .iter()
+        .copied()
         .filter(|&k| ir.ints[k].scope == Some(id))
         .filter_map(|k| match ir.ints[k].def {
             IntDef::Bin(op @ (IntOp::Div | IntOp::Mod), a, d)
-                if !matches!(ir.ints[a].def, IntDef::LoopVar(_))
-                    && !matches!(ir.ints[d].def, IntDef::Const(_))
-                    && fixed_across(ir, id, d) =>
+                if !matches!(ir.ints[a].def, IntDef::LoopVar(_)) && fixed_divisor(ir, id, d) =>
             {
                 Some((k, a, d, op))
             }
@@ -283,17 +283,33 @@ fn divisions_of(ir: &KernelIr, id: usize, body: &[Inst]) -> Vec<(usize, usize, u
         .collect()
 }
 
-/// The values `body` reads before its branches, and those with every
-/// value they are computed from (in definition order).
-fn trip_values(ir: &KernelIr, body: &[Inst]) -> (Vec<usize>, Vec<usize>) {
-    let mut used = Vec::new();
-    body.iter()
-        .for_each(|i| i.ints_used_before_branches(&mut used));
-    let all = ir.with_operands(used.clone());
-    (used, all)
+/// The values a trip's instructions read before their branches (`used`),
+/// and those with every value they are computed from (`all`, in
+/// definition order).
+struct TripReads {
+    used: Vec<usize>,
+    all: Vec<usize>,
 }
 
-/// Whether value `o` is the same on every trip of loop `id`.
+impl TripReads {
+    fn of(ir: &KernelIr, body: &[Inst]) -> Self {
+        let mut used = Vec::new();
+        body.iter()
+            .for_each(|i| i.ints_used_before_branches(&mut used));
+        let all = ir.with_operands(used.clone());
+        TripReads { used, all }
+    }
+}
+
+/// Whether value `o` is the same on every trip of loop `id` (its own
+/// counter, scoped to it, is not).
 fn fixed_across(ir: &KernelIr, id: usize, o: usize) -> bool {
-    ir.ints[o].scope != Some(id) && !matches!(ir.ints[o].def, IntDef::LoopVar(_))
+    ir.ints[o].scope != Some(id)
+}
+
+/// Whether `d` is a divisor the loop steps or remembers rather than LLVM
+/// (which divides by a constant with a multiply and shifts): a run-time
+/// value fixed across loop `id`.
+pub(super) fn fixed_divisor(ir: &KernelIr, id: usize, d: usize) -> bool {
+    fixed_across(ir, id, d) && !matches!(ir.ints[d].def, IntDef::Const(_))
 }
