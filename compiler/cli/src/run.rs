@@ -171,6 +171,13 @@ pub fn run(a: Args) -> ExitCode {
                     Ok((r, _)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
+                        // The executor checks each access as it runs; a GPU
+                        // launch must be proved in bounds first. A kernel it
+                        // would refuse fails here too, not on the GPU alone.
+                        if let Err(e) = tilec_runtime::plan::plan(&c.manifest, &dims) {
+                            eprintln!("error: {}: on a GPU, {e}", c.kernel.name);
+                            all_ok = false;
+                        }
                     }
                     Err(CpuFailure::Runtime(e)) => return fail(&format!("{}: {e}", c.kernel.name)),
                     Err(CpuFailure::Kernel(e)) => {

@@ -4,6 +4,7 @@
 //! buffer.
 
 mod blocks;
+mod bounds;
 
 use crate::RuntimeError;
 use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind, ReduceGroups};
@@ -11,9 +12,10 @@ pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
+use bounds::check_bounds;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use tilec_layout::{AXES, BLOCK_MAX, Builtin, GRID_MAX, SM_COUNT};
+use tilec_layout::{AXES, BLOCK_MAX, GRID_MAX, SM_COUNT};
 
 /// The multiprocessors of the GPU opened in this process, for kernels that
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
@@ -253,50 +255,10 @@ fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPla
         for l in &p.launches {
             let whole: [(i64, i64); 3] =
                 std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
-            if let Err(e) = check_bounds(m, &p, l, &whole, &values) {
-                // Over the whole grid, a loop whose trip count depends on the
-                // block loses the tie between the two; block by block, each
-                // block's count bounds the tiles it reaches.
-                let count: u64 = l.grid.iter().map(|&g| g as u64).product();
-                if !trips_depend_on_block(m, l) || count > MAX_BLOCKS_ONE_BY_ONE {
-                    return Err(e);
-                }
-                for blocks in one_by_one(&whole) {
-                    check_bounds(m, &p, l, &blocks, &values)?;
-                }
-            }
+            check_bounds(m, &p, l, &whole, &values)?;
         }
     }
     Ok(p)
-}
-
-/// Most blocks a launch whose loop bounds depend on the block is bounded
-/// block by block for, where the whole grid at once fails (a persistent
-/// kernel's grid is a few hundred).
-const MAX_BLOCKS_ONE_BY_ONE: u64 = 1 << 16;
-
-/// Whether a loop's trip count in the launch's entry depends on the block.
-fn trips_depend_on_block(m: &Manifest, l: &Launch) -> bool {
-    m.variants[l.variant].loops.iter().any(|lp| {
-        let mut names = Vec::new();
-        lp.start.names(&mut names);
-        lp.end.names(&mut names);
-        names.iter().any(|n| Builtin::is_block(n))
-    })
-}
-
-/// Each block of the box `whole` (first and last index per dimension) as
-/// a box of its own.
-fn one_by_one(whole: &[(i64, i64); 3]) -> Vec<[(i64, i64); 3]> {
-    let mut boxes = Vec::new();
-    for z in whole[2].0..=whole[2].1 {
-        for y in whole[1].0..=whole[1].1 {
-            for x in whole[0].0..=whole[0].1 {
-                boxes.push([(x, x), (y, y), (z, z)]);
-            }
-        }
-    }
-    boxes
 }
 
 /// Plans without bounding the accesses ahead of time: for the CPU
@@ -631,82 +593,4 @@ fn reach(lens: &[Option<usize>], staged: &[Staging], p: usize) -> usize {
 /// parameter `p`, if any.
 fn whole_copy(staged: &[Staging], p: usize) -> Option<usize> {
     staged.iter().position(|s| s.whole && s.param == p)
-}
-
-/// Every global access of every thread of the `blocks` of one launch, in
-/// every loop iteration, is inside its parameter's buffer (interval
-/// arithmetic on the symbolic indices, with the launch's actual sizes).
-fn check_bounds(
-    m: &Manifest,
-    plan: &LaunchPlan,
-    launch: &Launch,
-    blocks: &[(i64, i64); 3],
-    values: &HashMap<&str, i64>,
-) -> Result<(), RuntimeError> {
-    let extent = |n: &str| values.get(n).map(|&v| (v, v));
-    let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
-    // A pipeline's producer warpgroup (the last threads) issues TMA loads
-    // alone: the listed accesses are the other threads'.
-    let threads = plan.block.iter().map(|&b| b as i64).product::<i64>() - m.producer_threads;
-    if threads < 1 {
-        return Err(RuntimeError::Manifest(format!(
-            "a block of {} threads has no thread besides its producer's {}",
-            threads + m.producer_threads,
-            m.producer_threads
-        )));
-    }
-    ranges.insert(Builtin::Thread.name(), (0, threads - 1));
-    for (i, &range) in blocks.iter().enumerate() {
-        ranges.insert(Builtin::Block(i as u8).name(), range);
-    }
-    let v = &m.variants[launch.variant];
-    let mut empty_loops = Vec::new();
-    // Loops are listed outer first: a loop's bounds may name the block and
-    // the counters of the loops around it.
-    for l in &v.loops {
-        // Inside a loop that does not run, neither does this one.
-        let mut names = Vec::new();
-        l.start.names(&mut names);
-        l.end.names(&mut names);
-        if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
-            empty_loops.push(l.name.as_str());
-            continue;
-        }
-        let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
-        let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
-            return Err(RuntimeError::Manifest(format!("loop {} bounds", l.name)));
-        };
-        if e <= s {
-            empty_loops.push(l.name.as_str());
-            continue;
-        }
-        let r = ranges.entry(&l.name).or_insert((s, e - 1));
-        *r = (r.0.min(s), r.1.max(e - 1));
-    }
-    for a in &v.accesses {
-        let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
-        let mut names = Vec::new();
-        a.index.names(&mut names);
-        if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
-            continue; // inside a loop that does not run
-        }
-        let p = &m.params[a.param];
-        let len = reach(&plan.lens, &plan.staged, a.param) as i64;
-        match a.index.range(&env) {
-            Some((lo, hi)) if lo >= 0 && hi < len => {}
-            Some((lo, hi)) => {
-                return Err(RuntimeError::Bounds(format!(
-                    "{} would be accessed at {lo}..={hi}, but its buffer has {len} elements (index {})",
-                    p.name, a.index
-                )));
-            }
-            None => {
-                return Err(RuntimeError::Bounds(format!(
-                    "the index {} of {} cannot be bounded",
-                    a.index, p.name
-                )));
-            }
-        }
-    }
-    Ok(())
 }

@@ -242,6 +242,36 @@ fn a_persistent_kernel_is_bounded_block_by_block() {
 }
 
 #[test]
+fn a_grouped_tile_walk_is_bounded_region_by_region() {
+    // Tiles walked two rows at a time, the last group of one row where the
+    // rows of tiles are odd, C written from the registers. Over whole
+    // ranges, the column in the group (`t - t / (2 * tn) * 2 * tn`) would
+    // seem to go below zero, and the last group's row past the end of C.
+    let m = built_manifest(
+        "tests/run/persistent_one_warpgroup.tile",
+        "persistent_one_warpgroup",
+    );
+    for dims in [
+        "M=256,N=512,K=128,sm_count=3",
+        "M=192,N=512,K=128,sm_count=3",
+        "M=192,N=512,K=128",
+        "M=4096,N=4096,K=4096",
+        "M=4160,N=4096,K=4096",
+        "M=8192,N=8192,K=8192,sm_count=131",
+    ] {
+        let p = plan(&m, &Dims::parse(dims).unwrap()).unwrap_or_else(|e| panic!("{dims}: {e}"));
+        // Whole tiles: the full-tile entry runs every block.
+        assert_eq!(p.launches.len(), 1, "{dims}");
+        assert!(
+            !m.variants[p.launches[0].variant]
+                .entry
+                .ends_with("_guarded"),
+            "{dims}"
+        );
+    }
+}
+
+#[test]
 fn a_loop_divides_only_in_the_branch_that_needs_it() {
     // The persistent GEMM's consumers test `i % kt` every k-tile and find
     // their tile (`t % tm`, `t / tm`) only in the epilogue's branch: the

@@ -252,6 +252,11 @@ impl Int {
         };
         match &**sym {
             Sym::Var(n) => env(n),
+            // `x - x / d * d` is `x % d`, which intervals of the two sides
+            // apart would not see (the grouped tile walks' column in the group).
+            Sym::Bin(Op::Sub, x, m) if let Some(d) = divisor_of_multiple(x, m) => {
+                remainder_range(x.range(env)?, d.range(env)?)
+            }
             Sym::Bin(op, a, b) => {
                 let ((al, ah), (bl, bh)) = (a.range(env)?, b.range(env)?);
                 match op {
@@ -270,13 +275,7 @@ impl Int {
                     Op::CeilDiv if al >= 0 && bl > 0 => {
                         Some(((al + bh - 1) / bh, (ah + bl - 1) / bl))
                     }
-                    Op::Mod if al >= 0 && bl > 0 => {
-                        if ah < bl {
-                            Some((al, ah))
-                        } else {
-                            Some((0, ah.min(bh - 1)))
-                        }
-                    }
+                    Op::Mod => remainder_range((al, ah), (bl, bh)),
                     Op::Min => Some((al.min(bl), ah.min(bh))),
                     Op::Max => Some((al.max(bl), ah.max(bh))),
                     _ => None,
@@ -527,6 +526,71 @@ fn bin(op: Op, a: &Int, b: &Int) -> Int {
 /// One operation on values, with C++ semantics (truncating division);
 /// `None` on division by zero or overflow. Generated code and the CPU
 /// executor compute indices exactly so.
+/// The range of `a % b` for `a` and `b` in the given ranges, where `a`
+/// is not negative and `b` is positive.
+fn remainder_range((al, ah): (i64, i64), (bl, bh): (i64, i64)) -> Option<(i64, i64)> {
+    match () {
+        _ if al < 0 || bl <= 0 => None,
+        _ if ah < bl => Some((al, ah)),
+        // One divisor, one quotient: the remainders run from the first.
+        _ if bl == bh && al / bl == ah / bl => Some((al % bl, ah % bl)),
+        _ => Some((0, ah.min(bh - 1))),
+    }
+}
+
+/// The factors of a product in any grouping: `a * (b * c)` gives `[a, b, c]`.
+fn factors<'a>(v: &'a Int, out: &mut Vec<&'a Int>) {
+    match v {
+        Int::Dynamic(sym) if let Sym::Bin(Op::Mul, a, b) = &**sym => {
+            factors(a, out);
+            factors(b, out);
+        }
+        _ => out.push(v),
+    }
+}
+
+/// `d` where `m` is `x / d * d`, its factors in any order and grouping
+/// (`2 * (x / (2 * n)) * n`).
+fn divisor_of_multiple<'a>(x: &Int, m: &'a Int) -> Option<&'a Int> {
+    let mut fs = Vec::new();
+    factors(m, &mut fs);
+    fs.iter().enumerate().find_map(|(i, f)| {
+        let Int::Dynamic(sym) = f else { return None };
+        let Sym::Bin(Op::Div, q, d) = &**sym else {
+            return None;
+        };
+        let mut ds = Vec::new();
+        factors(d, &mut ds);
+        let rest = fs
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, f)| *f);
+        (q == x && same_product(rest.collect(), ds)).then_some(d)
+    })
+}
+
+/// Whether two lists of factors have the same product: the same product of
+/// constants and the same symbolic factors, each as often.
+fn same_product(a: Vec<&Int>, b: Vec<&Int>) -> bool {
+    let constant = |v: &[&Int]| {
+        v.iter()
+            .filter_map(|f| f.as_static())
+            .try_fold(1i64, |p, c| p.checked_mul(c))
+    };
+    if constant(&a).is_none() || constant(&a) != constant(&b) {
+        return false;
+    }
+    let mut left: Vec<&Int> = b.into_iter().filter(|f| !f.is_static()).collect();
+    for f in a.iter().filter(|f| !f.is_static()) {
+        match left.iter().position(|g| g == f) {
+            Some(j) => drop(left.swap_remove(j)),
+            None => return false,
+        }
+    }
+    left.is_empty()
+}
+
 pub fn apply(op: Op, a: i64, b: i64) -> Option<i64> {
     match op {
         Op::Add => a.checked_add(b),
@@ -667,6 +731,37 @@ mod tests {
         assert_eq!(col.range(&env), Some((0, 7)));
         assert_eq!(off.range(&env), Some((0, 31 + 700)));
         assert_eq!(Int::var("x").range(&env), None);
+    }
+
+    #[test]
+    fn a_value_less_its_quotient_times_the_divisor_is_a_remainder() {
+        // The column in a group of tiles, `t - t / (2 * n) * 2 * n`:
+        // intervals of `t` and of the product apart go below zero.
+        let (t, n) = (Int::var("t"), Int::var("n"));
+        let group = Int::from(2).mul(&n);
+        let col = t.sub(&Int::from(2).mul(&t.div(&group)).mul(&n));
+        let env = |v: &str| match v {
+            "t" => Some((0, 1000)),
+            "n" => Some((3, 4)),
+            _ => None,
+        };
+        assert_eq!(col.range(&env), Some((0, 7)));
+        let point = |v: &str| {
+            if v == "t" {
+                Some((11, 13))
+            } else {
+                Some((4, 4))
+            }
+        };
+        assert_eq!(col.range(&point), Some((3, 5)));
+        // A product of other factors is not a multiple of the quotient.
+        let off = t.sub(&Int::from(3).mul(&t.div(&group)).mul(&n));
+        assert_eq!(off.range(&env), Some((-1992, 1000)));
+        let other = t.sub(&Int::from(2).mul(&Int::var("u").div(&group)).mul(&n));
+        assert_eq!(
+            other.range(&|v| env(v).or(Some((0, 1000)))),
+            Some((-1328, 1000))
+        );
     }
 
     #[test]

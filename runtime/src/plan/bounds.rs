@@ -1,0 +1,253 @@
+//! The proof that a launch stays inside its buffers. In: a launch of the
+//! plan (its entry, its box of blocks) and the run-time values. Out: `Ok`,
+//! or the access that cannot be shown in bounds and where.
+//!
+//! Interval arithmetic over the symbolic indices is sound but forgets ties
+//! between names: over a persistent grid, the last block's trip count is
+//! the smallest, but the intervals pair the largest block with the largest
+//! trip and find a tile past the end of C. Where a region of blocks and
+//! loop counters fails, it is cut in two along the widest name the failing
+//! access depends on, and each half is bounded on its own (each half's
+//! loop bounds are recomputed from its narrower names, which restores the
+//! tie). The regions always cover every block and every trip, so the
+//! proof stays sound; a budget bounds its cost.
+
+use super::{Launch, LaunchPlan, reach};
+use crate::RuntimeError;
+use crate::manifest::{LoopSpec, Manifest};
+use std::collections::HashMap;
+use tilec_layout::{Builtin, Int};
+
+/// Most regions one launch's proof bounds before it gives up: enough for
+/// a persistent grid of a few hundred blocks cut down to single blocks and
+/// trips where the last tiles are (tests/run/persistent_one_warpgroup at
+/// 4096^3 takes a few dozen).
+const MAX_REGIONS: usize = 1 << 14;
+
+/// Names narrowed from the launch's: block indices and loop counters.
+type Region<'a> = HashMap<&'a str, (i64, i64)>;
+
+/// Every global access of every thread of the `blocks` of one launch, in
+/// every loop iteration, is inside its parameter's buffer.
+pub(super) fn check_bounds(
+    m: &Manifest,
+    plan: &LaunchPlan,
+    launch: &Launch,
+    blocks: &[(i64, i64); 3],
+    values: &HashMap<&str, i64>,
+) -> Result<(), RuntimeError> {
+    // A pipeline's producer warpgroup (the last threads) issues TMA loads
+    // alone: the listed accesses are the other threads'.
+    let threads = plan.block.iter().map(|&b| b as i64).product::<i64>() - m.producer_threads;
+    if threads < 1 {
+        return Err(RuntimeError::Manifest(format!(
+            "a block of {} threads has no thread besides its producer's {}",
+            threads + m.producer_threads,
+            m.producer_threads
+        )));
+    }
+    let proof = Proof {
+        m,
+        plan,
+        launch,
+        values,
+        threads,
+    };
+    let whole: Region = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (Builtin::Block(i as u8).name(), r))
+        .collect();
+    let mut todo = vec![whole];
+    let mut bounded = 0;
+    while let Some(region) = todo.pop() {
+        let Err(failure) = proof.check(&region) else {
+            continue;
+        };
+        bounded += 1;
+        let widest = failure
+            .depends_on
+            .iter()
+            .filter_map(|&n| Some((n, *failure.ranges.get(n)?)))
+            .filter(|(_, (lo, hi))| hi > lo)
+            .max_by_key(|&(n, (lo, hi))| (hi - lo, std::cmp::Reverse(n)));
+        let Some((name, (lo, hi))) = widest.filter(|_| bounded < MAX_REGIONS) else {
+            return Err((*failure).error(&region, blocks));
+        };
+        let mid = lo + (hi - lo) / 2;
+        for half in [(lo, mid), (mid + 1, hi)] {
+            let mut r = region.clone();
+            r.insert(name, half);
+            todo.push(r);
+        }
+    }
+    Ok(())
+}
+
+/// What bounding one region needs.
+struct Proof<'a> {
+    m: &'a Manifest,
+    plan: &'a LaunchPlan,
+    launch: &'a Launch,
+    values: &'a HashMap<&'a str, i64>,
+    threads: i64,
+}
+
+/// An access that one region does not bound.
+struct Failure<'a> {
+    error: RuntimeError,
+    /// The region's ranges of every name, loop counters included.
+    ranges: HashMap<&'a str, (i64, i64)>,
+    /// The block indices and loop counters the access depends on, through
+    /// its index or the bounds of the loops around it.
+    depends_on: Vec<&'a str>,
+}
+
+impl Failure<'_> {
+    /// The failure's message, naming the region where it is narrower than
+    /// the launch.
+    fn error(self, region: &Region, blocks: &[(i64, i64); 3]) -> RuntimeError {
+        let mut narrowed: Vec<String> = region
+            .iter()
+            .filter(|(n, r)| {
+                let block = (0..3).find(|&i| Builtin::Block(i as u8).name() == **n);
+                block.is_none_or(|i| blocks[i] != **r)
+            })
+            .map(|(n, (lo, hi))| match lo == hi {
+                true => format!("{n} = {lo}"),
+                false => format!("{n} in {lo}..={hi}"),
+            })
+            .collect();
+        narrowed.sort();
+        match (self.error, narrowed.is_empty()) {
+            (RuntimeError::Bounds(why), false) => {
+                RuntimeError::Bounds(format!("{why} (where {})", narrowed.join(", ")))
+            }
+            (e, _) => e,
+        }
+    }
+}
+
+impl<'a> Proof<'a> {
+    /// Bounds every access over one region.
+    fn check(&self, region: &Region<'a>) -> Result<(), Box<Failure<'a>>> {
+        let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
+        let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
+        ranges.insert(Builtin::Thread.name(), (0, self.threads - 1));
+        for (i, _) in self.launch.grid.iter().enumerate() {
+            let b = Builtin::Block(i as u8).name();
+            ranges.insert(b, region[b]);
+        }
+        let v = &self.m.variants[self.launch.variant];
+        let mut empty_loops = Vec::new();
+        // The block indices and loop counters each loop's bounds depend on,
+        // its own counter included.
+        let mut loop_names: HashMap<&str, Vec<&str>> = HashMap::new();
+        // Loops are listed outer first: a loop's bounds may name the block and
+        // the counters of the loops around it.
+        for l in &v.loops {
+            let mut names = Vec::new();
+            l.start.names(&mut names);
+            l.end.names(&mut names);
+            let mut deps = vec![l.name.as_str()];
+            for n in &names {
+                depends(n, &v.loops, &loop_names, &mut deps);
+            }
+            let known = loop_names.entry(&l.name).or_default();
+            for d in deps {
+                if !known.contains(&d) {
+                    known.push(d);
+                }
+            }
+            // Inside a loop that does not run, neither does this one.
+            if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+                empty_loops.push(l.name.as_str());
+                continue;
+            }
+            let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+            let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
+                return Err(Box::new(Failure {
+                    error: RuntimeError::Manifest(format!("loop {} bounds", l.name)),
+                    ranges: HashMap::new(),
+                    depends_on: Vec::new(),
+                }));
+            };
+            // The region's narrower range of the counter, where it has one.
+            let (s, e) = match region.get(l.name.as_str()) {
+                Some(&(lo, hi)) => (s.max(lo), (e - 1).min(hi) + 1),
+                None => (s, e),
+            };
+            if e <= s {
+                empty_loops.push(l.name.as_str());
+                continue;
+            }
+            let r = ranges.entry(&l.name).or_insert((s, e - 1));
+            *r = (r.0.min(s), r.1.max(e - 1));
+        }
+        for a in &v.accesses {
+            let mut names = Vec::new();
+            a.index.names(&mut names);
+            if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+                continue; // inside a loop that does not run
+            }
+            let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+            let error = match self.bound(a.param, &a.index, &env) {
+                Ok(()) => continue,
+                Err(e) => e,
+            };
+            let mut depends_on: Vec<&str> = Vec::new();
+            for n in &names {
+                depends(n, &v.loops, &loop_names, &mut depends_on);
+            }
+            return Err(Box::new(Failure {
+                error,
+                ranges,
+                depends_on,
+            }));
+        }
+        Ok(())
+    }
+
+    /// One access of parameter `param` at `index`, over the ranges `env`.
+    fn bound(
+        &self,
+        param: usize,
+        index: &Int,
+        env: &dyn Fn(&str) -> Option<(i64, i64)>,
+    ) -> Result<(), RuntimeError> {
+        let p = &self.m.params[param];
+        let len = reach(&self.plan.lens, &self.plan.staged, param) as i64;
+        match index.range(env) {
+            Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
+            Some((lo, hi)) => Err(RuntimeError::Bounds(format!(
+                "{} would be accessed at {lo}..={hi}, but its buffer has {len} elements (index {index})",
+                p.name
+            ))),
+            None => Err(RuntimeError::Bounds(format!(
+                "the index {index} of {} cannot be bounded",
+                p.name
+            ))),
+        }
+    }
+}
+
+/// Adds to `out` what a value of `name` depends on that a region may
+/// narrow: `name` itself if it is a block index or a loop counter, and,
+/// for a counter, what its loop's bounds depend on (`loop_names`).
+fn depends<'a>(
+    name: &str,
+    loops: &'a [LoopSpec],
+    loop_names: &HashMap<&'a str, Vec<&'a str>>,
+    out: &mut Vec<&'a str>,
+) {
+    let known = (0..3)
+        .map(|i| Builtin::Block(i as u8).name())
+        .chain(loops.iter().map(|l| l.name.as_str()))
+        .find(|&k| k == name);
+    let through = known.and_then(|k| loop_names.get(k)).into_iter().flatten();
+    for &k in known.iter().chain(through) {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+}
