@@ -18,9 +18,14 @@ pub struct Args {
     /// (coalescing) and wavefronts per shared request (bank conflicts).
     #[arg(long)]
     perf: bool,
-    /// Extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
+    /// Extents: plan the launch there as a GPU would (which entries run on
+    /// how many blocks; every access proved in bounds, or the refusal),
+    /// and the extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
     #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
+    /// GPU architecture the launch is planned for [default: sm_90].
+    #[arg(long, default_value = "sm_90")]
+    arch: String,
     #[command(flatten)]
     tuning: crate::compile::TuneArgs,
 }
@@ -48,7 +53,7 @@ pub fn run(args: Args) -> ExitCode {
                     print!("{}", entries_report(k, variants));
                 }
             }
-            if args.perf {
+            if args.perf || !args.dims.is_empty() {
                 let dims = match tilec_runtime::plan::Dims::parse(&args.dims) {
                     Ok(d) => d,
                     Err(e) => {
@@ -56,13 +61,23 @@ pub fn run(args: Args) -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
+                // --perf defaults the extents --dims leaves out; a launch
+                // is planned where --dims gives every one.
+                let mut whole = !args.dims.is_empty();
                 for (k, _) in &lowered {
-                    let problems = crate::run::dims_problems(&k.name, k.dims(), &dims, false);
+                    let problems = crate::run::dims_problems(&k.name, k.dims(), &dims, !args.perf);
                     if !problems.is_empty() {
                         problems.iter().for_each(|p| eprintln!("error: {p}"));
                         return ExitCode::from(2);
                     }
+                    whole &= crate::run::dims_problems(&k.name, k.dims(), &dims, true).is_empty();
                 }
+                if whole && !launches(&lowered, &dims, &args.arch) {
+                    return ExitCode::FAILURE;
+                }
+            }
+            if args.perf {
+                let dims = tilec_runtime::plan::Dims::parse(&args.dims).unwrap_or_default();
                 for (k, variants) in &lowered {
                     // The full-tile variant: the code that runs on most blocks.
                     let full = &variants[0];
@@ -82,6 +97,52 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Each kernel's launch at `dims`, planned as on a GPU (the runtime's
+/// checks and its proof that every access is in bounds): prints the
+/// entries and their blocks, or why the launch would be refused; false if
+/// any would be.
+fn launches(
+    lowered: &[(tilec::check::program::Kernel, Vec<tilec::lower::Lowered>)],
+    dims: &tilec_runtime::plan::Dims,
+    arch: &str,
+) -> bool {
+    let mut all = true;
+    // A kernel another names as its reference runs on the CPU executor alone.
+    let referenced = |name: &str| {
+        lowered.iter().any(|(o, _)| {
+            o.reference
+                .as_ref()
+                .is_some_and(|r| r.kernel.as_deref() == Some(name))
+        })
+    };
+    for (k, l) in lowered.iter().filter(|(k, _)| !referenced(&k.name)) {
+        let m = crate::compile::manifest(k, l, arch);
+        match tilec_runtime::plan::plan(&m, dims) {
+            Ok(p) => {
+                let blocks: Vec<String> = p
+                    .launches
+                    .iter()
+                    .map(|l| {
+                        let n: u64 = l.grid.iter().map(|&g| g as u64).product();
+                        format!("{} on {n} blocks", m.variants[l.variant].entry)
+                    })
+                    .collect();
+                println!(
+                    "{} at {}: {}; every access in bounds",
+                    k.name,
+                    dims,
+                    blocks.join(", ")
+                );
+            }
+            Err(e) => {
+                eprintln!("error: {} at {dims}: {e}", k.name);
+                all = false;
+            }
+        }
+    }
+    all
 }
 
 /// The entry points a kernel compiles to, in the order the runtime tries

@@ -313,6 +313,40 @@ fn extents_are_checked_at_once_with_suggestions() {
 }
 
 #[test]
+fn check_plans_the_launch_at_the_extents_given() {
+    // Which entries run where, every access proved in bounds as a GPU's
+    // runtime proves it before a launch.
+    let k = format!("{ROOT}/tests/run/persistent_one_warpgroup.tile");
+    let (code, out, err) = tilec(&["check", &k, "--dims", "M=192,N=512,K=128,sm_count=3"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        "persistent_one_warpgroup at M=192,N=512,K=128,sm_count=3: \
+         persistent_one_warpgroup on 3 blocks; every access in bounds"
+    );
+    let k = format!("{ROOT}/examples/sgemm_nt_sm80.tile");
+    let (code, out, _) = tilec(&["check", &k, "--dims", "M=1000,N=1037,K=999"], "");
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("sgemm_nt_sm80_guarded_vec on 72 blocks"),
+        "{out}"
+    );
+    // The planted bug: refused, with the blocks and trips where it fails.
+    let k = format!("{ROOT}/tests/checked/one_k_tile_too_many.tile");
+    let (code, _, err) = tilec(&["check", &k, "--dims", "M=256,N=256,K=64"], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("refusing to launch: A would be accessed"),
+        "{err}"
+    );
+    assert!(err.contains("(where block.x = 1, k.0 = 8)"), "{err}");
+    // Without every extent, nothing to plan.
+    let (code, _, err) = tilec(&["check", &k, "--dims", "M=256"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("needs the extents"), "{err}");
+}
+
+#[test]
 fn perf_counts_the_lanes_an_if_runs() {
     // gemv's store of y runs on lane 0 alone (`if thread.x % 32 == 0`): one
     // sector for its one element, not the 32 lanes' scattered stores.
