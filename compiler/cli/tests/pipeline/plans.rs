@@ -272,6 +272,60 @@ fn a_grouped_tile_walk_is_bounded_region_by_region() {
 }
 
 #[test]
+fn every_kernel_plans_in_bounds_at_whole_and_partial_extents() {
+    // What a GPU's runtime proves before a launch (`tilec check --dims`),
+    // for every example and run or codegen test: extents that are whole
+    // tiles, primes, an odd count of tile rows, few multiprocessors.
+    let sets: [&[(&str, i64)]; 4] = [
+        &[("L", 4), ("sm_count", 7), ("*", 4096)],
+        &[("L", 3), ("M", 1000), ("N", 1037), ("K", 999), ("*", 1001)],
+        &[
+            ("L", 2),
+            ("M", 192),
+            ("N", 512),
+            ("K", 128),
+            ("sm_count", 5),
+            ("*", 256),
+        ],
+        &[("L", 2), ("M", 4224), ("*", 4096)],
+    ];
+    for dir in ["examples", "tests/run", "tests/codegen"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+            .collect();
+        files.sort();
+        for f in files {
+            let src = std::fs::read_to_string(&f).unwrap();
+            let lowered = tilec::pipeline::lower_source_with(&src, None, &Default::default())
+                .unwrap_or_else(|_| panic!("{}", f.display()));
+            let mut extents: Vec<&str> = Vec::new();
+            for (k, _) in &lowered {
+                for e in k.dims() {
+                    if !extents.contains(&e.as_str()) {
+                        extents.push(e);
+                    }
+                }
+            }
+            for set in sets {
+                let value = |e: &str| {
+                    let given = set.iter().find(|(n, _)| *n == e);
+                    given.or(set.iter().find(|(n, _)| *n == "*")).unwrap().1
+                };
+                let dims: Vec<String> = extents
+                    .iter()
+                    .map(|e| format!("{e}={}", value(e)))
+                    .collect();
+                let dims = dims.join(",");
+                let (code, _, err) = tilec(&["check", f.to_str().unwrap(), "--dims", &dims]);
+                assert_eq!(code, 0, "{} at {dims}: {err}", f.display());
+            }
+        }
+    }
+}
+
+#[test]
 fn a_loop_divides_only_in_the_branch_that_needs_it() {
     // The persistent GEMM's consumers test `i % kt` every k-tile and find
     // their tile (`t % tm`, `t / tm`) only in the epilogue's branch: the
