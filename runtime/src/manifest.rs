@@ -435,6 +435,14 @@ impl Manifest {
                 fact(&c.fact, &format!("a condition of {}", v.entry))?;
             }
             let loops: Vec<&str> = v.loops.iter().map(|l| l.name.as_str()).collect();
+            // The launch's bound proof takes a counter's range by its name.
+            if let Some(n) = loops
+                .iter()
+                .enumerate()
+                .find(|(i, n)| loops[..*i].contains(n))
+            {
+                return Err(format!("the loop {} of {} is listed twice", n.1, v.entry));
+            }
             for l in &v.loops {
                 known(&l.start, &loops, &format!("loop {} of {}", l.name, v.entry))?;
                 known(&l.end, &loops, &format!("loop {} of {}", l.name, v.entry))?;

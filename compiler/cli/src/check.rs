@@ -18,12 +18,12 @@ pub struct Args {
     /// (coalescing) and wavefronts per shared request (bank conflicts).
     #[arg(long)]
     perf: bool,
-    /// Extents: plan the launch there as a GPU would (which entries run on
+    /// Extents: plan the launch there as on an H200 (which entries run on
     /// how many blocks; every access proved in bounds, or the refusal),
     /// and the extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
     #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
-    /// GPU architecture the launch is planned for [default: sm_90].
+    /// GPU architecture the launch is planned for.
     #[arg(long, default_value = "sm_90")]
     arch: String,
     #[command(flatten)]
@@ -119,21 +119,27 @@ fn launches(
     };
     for (k, l) in lowered.iter().filter(|(k, _)| !referenced(&k.name)) {
         let m = crate::compile::manifest(k, l, arch);
-        match tilec_runtime::plan::plan(&m, dims) {
+        match tilec_runtime::plan::plan_for_gpu(&m, dims) {
             Ok(p) => {
-                let blocks: Vec<String> = p
-                    .launches
+                // Blocks per entry, in launch order.
+                let mut blocks: Vec<(&str, u64)> = Vec::new();
+                for l in &p.launches {
+                    let entry = m.variants[l.variant].entry.as_str();
+                    let n: u64 = l.grid.iter().map(|&g| g as u64).product();
+                    match blocks.iter_mut().find(|(e, _)| *e == entry) {
+                        Some((_, total)) => *total += n,
+                        None => blocks.push((entry, n)),
+                    }
+                }
+                let blocks: Vec<String> = blocks
                     .iter()
-                    .map(|l| {
-                        let n: u64 = l.grid.iter().map(|&g| g as u64).product();
-                        format!("{} on {n} blocks", m.variants[l.variant].entry)
-                    })
+                    .map(|(e, n)| format!("{e} on {n} blocks"))
                     .collect();
                 println!(
-                    "{} at {}: {}; every access in bounds",
+                    "{} at {dims}: {}{}; every access in bounds",
                     k.name,
-                    dims,
-                    blocks.join(", ")
+                    blocks.join(", "),
+                    p.notes(&m)
                 );
             }
             Err(e) => {

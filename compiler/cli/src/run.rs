@@ -174,7 +174,7 @@ pub fn run(a: Args) -> ExitCode {
                         // The executor checks each access as it runs; a GPU
                         // launch must be proved in bounds first. A kernel it
                         // would refuse fails here too, not on the GPU alone.
-                        if let Err(e) = tilec_runtime::plan::plan(&c.manifest, &dims) {
+                        if let Err(e) = tilec_runtime::plan::plan_for_gpu(&c.manifest, &dims) {
                             eprintln!("error: {}: on a GPU, {e}", c.kernel.name);
                             all_ok = false;
                         }

@@ -70,11 +70,14 @@ pub(super) fn check_bounds(
             .iter()
             .filter_map(|&n| Some((n, *failure.ranges.get(n)?)))
             .filter(|(_, (lo, hi))| hi > lo)
-            .max_by_key(|&(n, (lo, hi))| (hi - lo, std::cmp::Reverse(n)));
-        let Some((name, (lo, hi))) = widest.filter(|_| bounded < MAX_REGIONS) else {
-            return Err((*failure).error(&region, blocks));
+            .max_by_key(|&(n, (lo, hi))| (hi.abs_diff(lo), std::cmp::Reverse(n)));
+        let Some((name, (lo, hi))) = widest else {
+            return Err((*failure).error(&region, blocks, None));
         };
-        let mid = lo + (hi - lo) / 2;
+        if bounded == MAX_REGIONS {
+            return Err((*failure).error(&region, blocks, Some(MAX_REGIONS)));
+        }
+        let mid = lo + (hi.abs_diff(lo) / 2) as i64;
         for half in [(lo, mid), (mid + 1, hi)] {
             let mut r = region.clone();
             r.insert(name, half);
@@ -105,8 +108,14 @@ struct Failure<'a> {
 
 impl Failure<'_> {
     /// The failure's message, naming the region where it is narrower than
-    /// the launch.
-    fn error(self, region: &Region, blocks: &[(i64, i64); 3]) -> RuntimeError {
+    /// the launch, and, where the proof gave up after `gave_up` regions,
+    /// that the region might yet be bounded.
+    fn error(
+        self,
+        region: &Region,
+        blocks: &[(i64, i64); 3],
+        gave_up: Option<usize>,
+    ) -> RuntimeError {
         let mut narrowed: Vec<String> = region
             .iter()
             .filter(|(n, r)| {
@@ -119,12 +128,18 @@ impl Failure<'_> {
             })
             .collect();
         narrowed.sort();
-        match (self.error, narrowed.is_empty()) {
-            (RuntimeError::Bounds(why), false) => {
-                RuntimeError::Bounds(format!("{why} (where {})", narrowed.join(", ")))
-            }
-            (e, _) => e,
+        let RuntimeError::Bounds(mut why) = self.error else {
+            return self.error;
+        };
+        if !narrowed.is_empty() {
+            why = format!("{why} (where {})", narrowed.join(", "));
         }
+        if let Some(n) = gave_up {
+            why = format!(
+                "the proof that every access is in bounds gave up after {n} regions of blocks and loop counters, the last: {why}"
+            );
+        }
+        RuntimeError::Bounds(why)
     }
 }
 
@@ -134,8 +149,8 @@ impl<'a> Proof<'a> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
         let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
         ranges.insert(Builtin::Thread.name(), (0, self.threads - 1));
-        for (i, _) in self.launch.grid.iter().enumerate() {
-            let b = Builtin::Block(i as u8).name();
+        for i in 0..3 {
+            let b = Builtin::Block(i).name();
             ranges.insert(b, region[b]);
         }
         let v = &self.m.variants[self.launch.variant];
@@ -166,23 +181,28 @@ impl<'a> Proof<'a> {
             }
             let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
             let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
+                // Bounded over a narrower region, perhaps.
+                let depends_on = loop_names[l.name.as_str()].clone();
                 return Err(Box::new(Failure {
-                    error: RuntimeError::Manifest(format!("loop {} bounds", l.name)),
-                    ranges: HashMap::new(),
-                    depends_on: Vec::new(),
+                    error: RuntimeError::Bounds(format!(
+                        "the bounds of loop {} cannot be bounded",
+                        l.name
+                    )),
+                    ranges,
+                    depends_on,
                 }));
             };
-            // The region's narrower range of the counter, where it has one.
-            let (s, e) = match region.get(l.name.as_str()) {
-                Some(&(lo, hi)) => (s.max(lo), (e - 1).min(hi) + 1),
-                None => (s, e),
+            // The last counter value, and the region's narrower range of
+            // it where it has one (names are a loop's own: validated).
+            let last = match region.get(l.name.as_str()) {
+                Some(&(lo, hi)) => (s.max(lo), e.saturating_sub(1).min(hi)),
+                None => (s, e.saturating_sub(1)),
             };
-            if e <= s {
+            if last.1 < last.0 {
                 empty_loops.push(l.name.as_str());
                 continue;
             }
-            let r = ranges.entry(&l.name).or_insert((s, e - 1));
-            *r = (r.0.min(s), r.1.max(e - 1));
+            ranges.insert(&l.name, last);
         }
         for a in &v.accesses {
             let mut names = Vec::new();

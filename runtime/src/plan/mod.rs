@@ -181,7 +181,13 @@ impl LaunchPlan {
                 .iter()
                 .map(|l| m.variants[l.variant].entry.as_str()),
         );
-        let mut s = names.join(" + ");
+        names.join(" + ") + &self.notes(m)
+    }
+
+    /// [`LaunchPlan::entries`] less the entries' names: the tunables'
+    /// values and the tensors read or written through aligned copies.
+    pub fn notes(&self, m: &Manifest) -> String {
+        let mut s = String::new();
         if !m.tunables.is_empty() {
             s += &format!(" [{}]", m.tuned());
         }
@@ -241,6 +247,13 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
 /// of the entry for any block.
 pub fn plan_on_gpu(m: &Manifest, dims: &Dims, sms: i64) -> Result<LaunchPlan, RuntimeError> {
     plan_checked(m, dims, Some(sms))
+}
+
+/// [`plan_on_gpu`] for the GPU opened in this process, or for an H200
+/// (132 multiprocessors) without one: what a GPU's runtime would launch,
+/// for the CPU executor's runs and `tilec check --dims` to prove too.
+pub fn plan_for_gpu(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
+    plan_checked(m, dims, Some(sm_count()))
 }
 
 fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPlan, RuntimeError> {

@@ -629,6 +629,20 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
             "{from}"
         );
     }
+    // A loop counter listed twice (the compiler names each loop its own:
+    // `k.0`, `k.1`), which the bound proof would take for one loop.
+    let mut twice = Manifest::from_json(&batched).unwrap();
+    let v = twice
+        .variants
+        .iter_mut()
+        .find(|v| !v.loops.is_empty())
+        .unwrap();
+    v.loops.push(v.loops[0].clone());
+    assert!(
+        Manifest::from_json(&twice.to_json())
+            .unwrap_err()
+            .contains("is listed twice")
+    );
     // Two symbols swapped, each with its name, leaf and declared value: the
     // entries would bind A's padded extent to M*K. Refused by their order.
     let mut swapped = Manifest::from_json(&batched).unwrap();

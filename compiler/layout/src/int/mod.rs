@@ -10,6 +10,7 @@
 //! bound at launch are at least 1; the runtime rejects zero extents). The
 //! folding rules below rely on it, e.g. `ceil_div(1, M) = 1`.
 
+mod range;
 mod text;
 
 use std::sync::Arc;
@@ -237,48 +238,6 @@ impl Int {
                 Sym::Bin(_, a, b) => {
                     a.names(out);
                     b.names(out);
-                }
-            }
-        }
-    }
-
-    /// The smallest interval holding every value, given intervals for the
-    /// names; `None` when a name has none or an operation leaves the
-    /// non-negative, overflow-free cases that interval arithmetic handles here.
-    pub fn range(&self, env: &dyn Fn(&str) -> Option<(i64, i64)>) -> Option<(i64, i64)> {
-        let Int::Dynamic(sym) = self else {
-            let v = self.as_static()?;
-            return Some((v, v));
-        };
-        match &**sym {
-            Sym::Var(n) => env(n),
-            // `x - x / d * d` is `x % d`, which intervals of the two sides
-            // apart would not see (the grouped tile walks' column in the group).
-            Sym::Bin(Op::Sub, x, m) if let Some(d) = divisor_of_multiple(x, m) => {
-                remainder_range(x.range(env)?, d.range(env)?)
-            }
-            Sym::Bin(op, a, b) => {
-                let ((al, ah), (bl, bh)) = (a.range(env)?, b.range(env)?);
-                match op {
-                    Op::Add => Some((al.checked_add(bl)?, ah.checked_add(bh)?)),
-                    Op::Sub => Some((al.checked_sub(bh)?, ah.checked_sub(bl)?)),
-                    Op::Mul => {
-                        let p = [
-                            al.checked_mul(bl)?,
-                            al.checked_mul(bh)?,
-                            ah.checked_mul(bl)?,
-                            ah.checked_mul(bh)?,
-                        ];
-                        Some((*p.iter().min()?, *p.iter().max()?))
-                    }
-                    Op::Div if al >= 0 && bl > 0 => Some((al / bh, ah / bl)),
-                    Op::CeilDiv if al >= 0 && bl > 0 => {
-                        Some(((al + bh - 1) / bh, (ah + bl - 1) / bl))
-                    }
-                    Op::Mod => remainder_range((al, ah), (bl, bh)),
-                    Op::Min => Some((al.min(bl), ah.min(bh))),
-                    Op::Max => Some((al.max(bl), ah.max(bh))),
-                    _ => None,
                 }
             }
         }
@@ -526,71 +485,6 @@ fn bin(op: Op, a: &Int, b: &Int) -> Int {
 /// One operation on values, with C++ semantics (truncating division);
 /// `None` on division by zero or overflow. Generated code and the CPU
 /// executor compute indices exactly so.
-/// The range of `a % b` for `a` and `b` in the given ranges, where `a`
-/// is not negative and `b` is positive.
-fn remainder_range((al, ah): (i64, i64), (bl, bh): (i64, i64)) -> Option<(i64, i64)> {
-    match () {
-        _ if al < 0 || bl <= 0 => None,
-        _ if ah < bl => Some((al, ah)),
-        // One divisor, one quotient: the remainders run from the first.
-        _ if bl == bh && al / bl == ah / bl => Some((al % bl, ah % bl)),
-        _ => Some((0, ah.min(bh - 1))),
-    }
-}
-
-/// The factors of a product in any grouping: `a * (b * c)` gives `[a, b, c]`.
-fn factors<'a>(v: &'a Int, out: &mut Vec<&'a Int>) {
-    match v {
-        Int::Dynamic(sym) if let Sym::Bin(Op::Mul, a, b) = &**sym => {
-            factors(a, out);
-            factors(b, out);
-        }
-        _ => out.push(v),
-    }
-}
-
-/// `d` where `m` is `x / d * d`, its factors in any order and grouping
-/// (`2 * (x / (2 * n)) * n`).
-fn divisor_of_multiple<'a>(x: &Int, m: &'a Int) -> Option<&'a Int> {
-    let mut fs = Vec::new();
-    factors(m, &mut fs);
-    fs.iter().enumerate().find_map(|(i, f)| {
-        let Int::Dynamic(sym) = f else { return None };
-        let Sym::Bin(Op::Div, q, d) = &**sym else {
-            return None;
-        };
-        let mut ds = Vec::new();
-        factors(d, &mut ds);
-        let rest = fs
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, f)| *f);
-        (q == x && same_product(rest.collect(), ds)).then_some(d)
-    })
-}
-
-/// Whether two lists of factors have the same product: the same product of
-/// constants and the same symbolic factors, each as often.
-fn same_product(a: Vec<&Int>, b: Vec<&Int>) -> bool {
-    let constant = |v: &[&Int]| {
-        v.iter()
-            .filter_map(|f| f.as_static())
-            .try_fold(1i64, |p, c| p.checked_mul(c))
-    };
-    if constant(&a).is_none() || constant(&a) != constant(&b) {
-        return false;
-    }
-    let mut left: Vec<&Int> = b.into_iter().filter(|f| !f.is_static()).collect();
-    for f in a.iter().filter(|f| !f.is_static()) {
-        match left.iter().position(|g| g == f) {
-            Some(j) => drop(left.swap_remove(j)),
-            None => return false,
-        }
-    }
-    left.is_empty()
-}
-
 pub fn apply(op: Op, a: i64, b: i64) -> Option<i64> {
     match op {
         Op::Add => a.checked_add(b),
@@ -762,6 +656,19 @@ mod tests {
             other.range(&|v| env(v).or(Some((0, 1000)))),
             Some((-1328, 1000))
         );
+        // Constants grouped otherwise: x / (6 n) * 2 * 3 * n is a multiple.
+        let six = Int::from(6).mul(&n);
+        let col6 = t.sub(&Int::from(2).mul(&t.div(&six)).mul(&Int::from(3).mul(&n)));
+        assert_eq!(col6.range(&env), Some((0, 23)));
+        // One factor too many: x / n * n * n is not.
+        let square = t.sub(&t.div(&n).mul(&n).mul(&n));
+        assert_ne!(square.range(&env).map(|r| r.0), Some(0));
+        // A dividend that may be negative, or a divisor that may be zero:
+        // no range.
+        let negative = |v: &str| if v == "t" { Some((-1, 5)) } else { env(v) };
+        assert_eq!(col.range(&negative), None);
+        let zero = |v: &str| if v == "n" { Some((0, 4)) } else { env(v) };
+        assert_eq!(col.range(&zero), None);
     }
 
     #[test]
