@@ -133,7 +133,10 @@ fn launches(
                 }
                 let blocks: Vec<String> = blocks
                     .iter()
-                    .map(|(e, n)| format!("{e} on {n} blocks"))
+                    .map(|(e, n)| match n {
+                        1 => format!("{e} on 1 block"),
+                        n => format!("{e} on {n} blocks"),
+                    })
                     .collect();
                 println!(
                     "{} at {dims}: {}{}; every access in bounds",
