@@ -46,13 +46,7 @@ pub(super) fn check_bounds(
             m.producer_threads
         )));
     }
-    let proof = Proof {
-        m,
-        plan,
-        launch,
-        values,
-        threads,
-    };
+    let proof = Proof::new(m, plan, launch, values, threads);
     let whole: Region = blocks
         .iter()
         .enumerate()
@@ -87,13 +81,24 @@ pub(super) fn check_bounds(
     Ok(())
 }
 
-/// What bounding one region needs.
+/// What bounding one region needs: the launch, and for each loop and
+/// each access of its entry what the region does not change.
 struct Proof<'a> {
     m: &'a Manifest,
     plan: &'a LaunchPlan,
     launch: &'a Launch,
     values: &'a HashMap<&'a str, i64>,
     threads: i64,
+    loops: Vec<Term<'a>>,
+    accesses: Vec<Term<'a>>,
+}
+
+/// A loop's bounds or an access's index: the names in it, and the block
+/// indices and loop counters it depends on, directly or through the
+/// bounds of the loops it names (a loop's own counter included).
+struct Term<'a> {
+    names: Vec<String>,
+    depends_on: Vec<&'a str>,
 }
 
 /// An access that one region does not bound.
@@ -144,6 +149,53 @@ impl Failure<'_> {
 }
 
 impl<'a> Proof<'a> {
+    fn new(
+        m: &'a Manifest,
+        plan: &'a LaunchPlan,
+        launch: &'a Launch,
+        values: &'a HashMap<&'a str, i64>,
+        threads: i64,
+    ) -> Self {
+        let v = &m.variants[launch.variant];
+        let mut through: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut loops = Vec::new();
+        // Loops are listed outer first: a loop's bounds may name the block
+        // and the counters of the loops around it.
+        for l in &v.loops {
+            let mut names = Vec::new();
+            l.start.names(&mut names);
+            l.end.names(&mut names);
+            let mut depends_on = vec![l.name.as_str()];
+            for n in &names {
+                depends(n, &v.loops, &through, &mut depends_on);
+            }
+            through.insert(&l.name, depends_on.clone());
+            loops.push(Term { names, depends_on });
+        }
+        let accesses = v
+            .accesses
+            .iter()
+            .map(|a| {
+                let mut names = Vec::new();
+                a.index.names(&mut names);
+                let mut depends_on = Vec::new();
+                for n in &names {
+                    depends(n, &v.loops, &through, &mut depends_on);
+                }
+                Term { names, depends_on }
+            })
+            .collect();
+        Proof {
+            m,
+            plan,
+            launch,
+            values,
+            threads,
+            loops,
+            accesses,
+        }
+    }
+
     /// Bounds every access over one region.
     fn check(&self, region: &Region<'a>) -> Result<(), Box<Failure<'a>>> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
@@ -155,41 +207,22 @@ impl<'a> Proof<'a> {
         }
         let v = &self.m.variants[self.launch.variant];
         let mut empty_loops = Vec::new();
-        // The block indices and loop counters each loop's bounds depend on,
-        // its own counter included.
-        let mut loop_names: HashMap<&str, Vec<&str>> = HashMap::new();
-        // Loops are listed outer first: a loop's bounds may name the block and
-        // the counters of the loops around it.
-        for l in &v.loops {
-            let mut names = Vec::new();
-            l.start.names(&mut names);
-            l.end.names(&mut names);
-            let mut deps = vec![l.name.as_str()];
-            for n in &names {
-                depends(n, &v.loops, &loop_names, &mut deps);
-            }
-            let known = loop_names.entry(&l.name).or_default();
-            for d in deps {
-                if !known.contains(&d) {
-                    known.push(d);
-                }
-            }
+        for (l, term) in v.loops.iter().zip(&self.loops) {
             // Inside a loop that does not run, neither does this one.
-            if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+            if term.names.iter().any(|n| empty_loops.contains(&n.as_str())) {
                 empty_loops.push(l.name.as_str());
                 continue;
             }
             let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
             let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
                 // Bounded over a narrower region, perhaps.
-                let depends_on = loop_names[l.name.as_str()].clone();
                 return Err(Box::new(Failure {
                     error: RuntimeError::Bounds(format!(
                         "the bounds of loop {} cannot be bounded",
                         l.name
                     )),
                     ranges,
-                    depends_on,
+                    depends_on: term.depends_on.clone(),
                 }));
             };
             // The last counter value, and the region's narrower range of
@@ -204,26 +237,18 @@ impl<'a> Proof<'a> {
             }
             ranges.insert(&l.name, last);
         }
-        for a in &v.accesses {
-            let mut names = Vec::new();
-            a.index.names(&mut names);
-            if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+        for (a, term) in v.accesses.iter().zip(&self.accesses) {
+            if term.names.iter().any(|n| empty_loops.contains(&n.as_str())) {
                 continue; // inside a loop that does not run
             }
             let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
-            let error = match self.bound(a.param, &a.index, &env) {
-                Ok(()) => continue,
-                Err(e) => e,
-            };
-            let mut depends_on: Vec<&str> = Vec::new();
-            for n in &names {
-                depends(n, &v.loops, &loop_names, &mut depends_on);
+            if let Err(error) = self.bound(a.param, &a.index, &env) {
+                return Err(Box::new(Failure {
+                    error,
+                    ranges,
+                    depends_on: term.depends_on.clone(),
+                }));
             }
-            return Err(Box::new(Failure {
-                error,
-                ranges,
-                depends_on,
-            }));
         }
         Ok(())
     }
@@ -253,19 +278,19 @@ impl<'a> Proof<'a> {
 
 /// Adds to `out` what a value of `name` depends on that a region may
 /// narrow: `name` itself if it is a block index or a loop counter, and,
-/// for a counter, what its loop's bounds depend on (`loop_names`).
+/// for a counter, what its loop's bounds depend on (`through`).
 fn depends<'a>(
     name: &str,
     loops: &'a [LoopSpec],
-    loop_names: &HashMap<&'a str, Vec<&'a str>>,
+    through: &HashMap<&'a str, Vec<&'a str>>,
     out: &mut Vec<&'a str>,
 ) {
     let known = (0..3)
         .map(|i| Builtin::Block(i as u8).name())
         .chain(loops.iter().map(|l| l.name.as_str()))
         .find(|&k| k == name);
-    let through = known.and_then(|k| loop_names.get(k)).into_iter().flatten();
-    for &k in known.iter().chain(through) {
+    let via = known.and_then(|k| through.get(k)).into_iter().flatten();
+    for &k in known.iter().chain(via) {
         if !out.contains(&k) {
             out.push(k);
         }
