@@ -144,6 +144,9 @@ fn launches(
                     blocks.join(", "),
                     p.notes(&m)
                 );
+                for (entry, c) in p.passed_over(&m) {
+                    println!("  not {entry}: {} does not hold ({})", c.fact, c.needed_by);
+                }
             }
             Err(e) => {
                 eprintln!("error: {} at {dims}: {e}", k.name);

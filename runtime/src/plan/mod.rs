@@ -184,6 +184,22 @@ impl LaunchPlan {
         names.join(" + ") + &self.notes(m)
     }
 
+    /// The entries tried before every one that runs whose launch
+    /// conditions do not hold at these extents, each with the first
+    /// condition that fails: why a faster entry does not run.
+    pub fn passed_over<'a>(&self, m: &'a Manifest) -> Vec<(&'a str, &'a LaunchCondition)> {
+        let values: HashMap<&str, i64> = m
+            .run_time_names()
+            .map(String::as_str)
+            .zip(self.extents.iter().copied())
+            .collect();
+        let first = self.launches.iter().map(|l| l.variant).min().unwrap_or(0);
+        m.variants[..first]
+            .iter()
+            .filter_map(|v| Some((v.entry.as_str(), failing(v, &values)?)))
+            .collect()
+    }
+
     /// [`LaunchPlan::entries`] less the entries' names: the tunables'
     /// values and the tensors read or written through aligned copies.
     pub fn notes(&self, m: &Manifest) -> String {
