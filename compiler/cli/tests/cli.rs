@@ -331,6 +331,14 @@ fn check_plans_the_launch_at_the_extents_given() {
         out.contains("sgemm_nt_sm80_guarded_vec on 72 blocks"),
         "{out}"
     );
+    // A k residue: every block in the guarded entry, and why.
+    let (code, out, _) = tilec(&["check", &k, "--dims", "M=4096,N=4096,K=4095"], "");
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("sgemm_nt_sm80_guarded_vec on 1024 blocks")
+            && out.contains("  not sgemm_nt_sm80: K % 16 == 0 does not hold"),
+        "{out}"
+    );
     // The planted bug: refused, with the blocks and trips where it fails.
     let k = format!("{ROOT}/tests/checked/one_k_tile_too_many.tile");
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=256,N=256,K=64"], "");
