@@ -77,7 +77,7 @@ pub fn run(a: Args) -> ExitCode {
                 }
                 ok &= b.passed();
             }
-            Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
+            Err(e) => return crate::compile::fail_launch(&c.kernel.name, &e),
         }
     }
     if ok {

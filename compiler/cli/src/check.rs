@@ -150,6 +150,7 @@ fn launches(
             }
             Err(e) => {
                 eprintln!("error: {} at {dims}: {e}", k.name);
+                crate::compile::refused_hint(&e);
                 all = false;
             }
         }

@@ -342,6 +342,24 @@ pub fn fail(msg: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
+/// A launch's failure, with what to do where the runtime could not prove
+/// every access in bounds.
+pub fn fail_launch(kernel: &str, e: &tilec_runtime::RuntimeError) -> std::process::ExitCode {
+    eprintln!("error: {kernel}: {e}");
+    refused_hint(e);
+    std::process::ExitCode::from(2)
+}
+
+/// Where `e` refused a launch for want of a proof of its bounds: how to
+/// run the kernel anyway.
+pub fn refused_hint(e: &tilec_runtime::RuntimeError) {
+    if let tilec_runtime::RuntimeError::Bounds(_) = e {
+        eprintln!(
+            "  help: `tilec run --checked` builds the kernel with a bound check before every access and runs it without this proof, stopping at the first access outside its tensor with the line"
+        );
+    }
+}
+
 /// What `run` and `bench` take: a file, its extents, the inputs' seed, the target.
 #[derive(clap::Args)]
 pub struct LaunchArgs {

@@ -134,7 +134,7 @@ pub fn run(a: Args) -> ExitCode {
                             c.kernel.name
                         ));
                     }
-                    Err(e) => return fail(&format!("{}: {e}", c.kernel.name)),
+                    Err(e) => return crate::compile::fail_launch(&c.kernel.name, &e),
                 }
             }
         }
@@ -176,6 +176,7 @@ pub fn run(a: Args) -> ExitCode {
                         // would refuse fails here too, not on the GPU alone.
                         if let Err(e) = tilec_runtime::plan::plan_for_gpu(&c.manifest, &dims) {
                             eprintln!("error: {}: on a GPU, {e}", c.kernel.name);
+                            crate::compile::refused_hint(&e);
                             all_ok = false;
                         }
                     }

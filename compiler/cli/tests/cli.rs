@@ -348,7 +348,22 @@ fn check_plans_the_launch_at_the_extents_given() {
         "{err}"
     );
     assert!(err.contains("(where block.x = 1, k.0 = 8)"), "{err}");
+    // In bounds, but past what intervals prove: the CPU executor runs it
+    // and agrees, and `run` fails all the same, as a GPU would refuse it.
+    let k = format!("{ROOT}/tests/checked/unprovable_in_bounds.tile");
+    let (code, out, err) = tilec(&["run", "--cpu", &k, "--dims", "M=128"], "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("(ok)"), "{out}");
+    assert!(
+        err.contains("on a GPU, refusing to launch: X would be accessed at 0..=504")
+            && err.contains("help: `tilec run --checked`"),
+        "{err}"
+    );
+    let (code, _, err) = tilec(&["check", &k, "--dims", "M=128"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("help: `tilec run --checked`"), "{err}");
     // Without every extent, nothing to plan.
+    let k = format!("{ROOT}/tests/checked/one_k_tile_too_many.tile");
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=256"], "");
     assert_eq!(code, 2);
     assert!(err.contains("needs the extents"), "{err}");
