@@ -5,12 +5,13 @@
 //! Interval arithmetic over the symbolic indices is sound but forgets ties
 //! between names: over a persistent grid, the last block's trip count is
 //! the smallest, but the intervals pair the largest block with the largest
-//! trip and find a tile past the end of C. Where a region of blocks and
-//! loop counters fails, it is cut in two along the widest name the failing
-//! access depends on, and each half is bounded on its own (each half's
-//! loop bounds are recomputed from its narrower names, which restores the
-//! tie). The regions always cover every block and every trip, so the
-//! proof stays sound; a budget bounds its cost.
+//! trip and find a tile past the end of C. Where a region of blocks,
+//! threads and loop counters fails, it is cut in two along the widest
+//! block index or loop counter the failing access depends on (the thread
+//! index last), and each half is bounded on its own (each half's loop
+//! bounds are recomputed from its narrower names, which restores the tie).
+//! The regions always cover every block, thread and trip, so the proof
+//! stays sound; a budget bounds its cost.
 
 use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
@@ -24,7 +25,8 @@ use tilec_layout::{Builtin, Int};
 /// 4096^3 takes a few dozen).
 const MAX_REGIONS: usize = 1 << 14;
 
-/// Names narrowed from the launch's: block indices and loop counters.
+/// Names narrowed from the launch's: block and thread indices, loop
+/// counters.
 type Region<'a> = HashMap<&'a str, (i64, i64)>;
 
 /// Every global access of every thread of the `blocks` of one launch, in
@@ -46,30 +48,35 @@ pub(super) fn check_bounds(
             m.producer_threads
         )));
     }
-    let proof = Proof::new(m, plan, launch, values, threads);
-    let whole: Region = blocks
+    let proof = Proof::new(m, plan, launch, values);
+    let thread = Builtin::Thread.name();
+    let mut whole: Region = blocks
         .iter()
         .enumerate()
         .map(|(i, &r)| (Builtin::Block(i as u8).name(), r))
         .collect();
-    let mut todo = vec![whole];
+    whole.insert(thread, (0, threads - 1));
+    let mut todo = vec![whole.clone()];
     let mut bounded = 0;
     while let Some(region) = todo.pop() {
         let Err(failure) = proof.check(&region) else {
             continue;
         };
         bounded += 1;
+        // The widest block index or loop counter; the thread index last,
+        // which the tiles a block or a trip reaches rarely depend on (cut
+        // first, it would multiply the regions for nothing).
         let widest = failure
             .depends_on
             .iter()
             .filter_map(|&n| Some((n, *failure.ranges.get(n)?)))
             .filter(|(_, (lo, hi))| hi > lo)
-            .max_by_key(|&(n, (lo, hi))| (hi.abs_diff(lo), std::cmp::Reverse(n)));
+            .max_by_key(|&(n, (lo, hi))| (n != thread, hi.abs_diff(lo), std::cmp::Reverse(n)));
         let Some((name, (lo, hi))) = widest else {
-            return Err((*failure).error(&region, blocks, None));
+            return Err((*failure).error(&region, &whole, None));
         };
         if bounded == MAX_REGIONS {
-            return Err((*failure).error(&region, blocks, Some(MAX_REGIONS)));
+            return Err((*failure).error(&region, &whole, Some(MAX_REGIONS)));
         }
         let mid = lo + (hi.abs_diff(lo) / 2) as i64;
         for half in [(lo, mid), (mid + 1, hi)] {
@@ -88,7 +95,6 @@ struct Proof<'a> {
     plan: &'a LaunchPlan,
     launch: &'a Launch,
     values: &'a HashMap<&'a str, i64>,
-    threads: i64,
     loops: Vec<Term<'a>>,
     accesses: Vec<Term<'a>>,
 }
@@ -115,18 +121,10 @@ impl Failure<'_> {
     /// The failure's message, naming the region where it is narrower than
     /// the launch, and, where the proof gave up after `gave_up` regions,
     /// that the region might yet be bounded.
-    fn error(
-        self,
-        region: &Region,
-        blocks: &[(i64, i64); 3],
-        gave_up: Option<usize>,
-    ) -> RuntimeError {
+    fn error(self, region: &Region, whole: &Region, gave_up: Option<usize>) -> RuntimeError {
         let mut narrowed: Vec<String> = region
             .iter()
-            .filter(|(n, r)| {
-                let block = (0..3).find(|&i| Builtin::Block(i as u8).name() == **n);
-                block.is_none_or(|i| blocks[i] != **r)
-            })
+            .filter(|&(n, r)| whole.get(n) != Some(r))
             .map(|(n, (lo, hi))| match lo == hi {
                 true => format!("{n} = {lo}"),
                 false => format!("{n} in {lo}..={hi}"),
@@ -141,7 +139,7 @@ impl Failure<'_> {
         }
         if let Some(n) = gave_up {
             why = format!(
-                "the proof that every access is in bounds gave up after {n} regions of blocks and loop counters, the last: {why}"
+                "the proof that every access is in bounds gave up after {n} regions of blocks, threads and loop counters, the last: {why}"
             );
         }
         RuntimeError::Bounds(why)
@@ -154,7 +152,6 @@ impl<'a> Proof<'a> {
         plan: &'a LaunchPlan,
         launch: &'a Launch,
         values: &'a HashMap<&'a str, i64>,
-        threads: i64,
     ) -> Self {
         let v = &m.variants[launch.variant];
         let mut through: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -190,7 +187,6 @@ impl<'a> Proof<'a> {
             plan,
             launch,
             values,
-            threads,
             loops,
             accesses,
         }
@@ -200,7 +196,8 @@ impl<'a> Proof<'a> {
     fn check(&self, region: &Region<'a>) -> Result<(), Box<Failure<'a>>> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
         let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
-        ranges.insert(Builtin::Thread.name(), (0, self.threads - 1));
+        let thread = Builtin::Thread.name();
+        ranges.insert(thread, region[thread]);
         for i in 0..3 {
             let b = Builtin::Block(i).name();
             ranges.insert(b, region[b]);
@@ -287,6 +284,7 @@ fn depends<'a>(
 ) {
     let known = (0..3)
         .map(|i| Builtin::Block(i as u8).name())
+        .chain([Builtin::Thread.name()])
         .chain(loops.iter().map(|l| l.name.as_str()))
         .find(|&k| k == name);
     let via = known.and_then(|k| through.get(k)).into_iter().flatten();
