@@ -44,6 +44,34 @@ fn layout_strategy() -> impl Strategy<Value = Layout> {
     })
 }
 
+/// A random integer expression over the names `a`, `b` and `c` and small
+/// constants: every operation, and the remainder in the form
+/// `x - x / d * d` with its product in either order.
+fn int_strategy() -> impl Strategy<Value = Int> {
+    let leaf = prop_oneof![
+        (-3i64..10).prop_map(Int::from),
+        prop::sample::select(vec!["a", "b", "c"]).prop_map(Int::var),
+    ];
+    leaf.prop_recursive(4, 32, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone(), 0..8u8).prop_map(|(x, y, op)| match op {
+                0 => x.add(&y),
+                1 => x.sub(&y),
+                2 => x.mul(&y),
+                3 => x.div(&y),
+                4 => x.rem(&y),
+                5 => x.min(&y),
+                6 => x.max(&y),
+                _ => x.ceil_div(&y),
+            }),
+            (inner.clone(), inner, any::<bool>()).prop_map(|(x, d, flip)| {
+                let q = x.div(&d);
+                x.sub(&if flip { d.mul(&q) } else { q.mul(&d) })
+            }),
+        ]
+    })
+}
+
 fn size(l: &Layout) -> i64 {
     l.size().as_static().unwrap()
 }
@@ -204,6 +232,34 @@ proptest! {
         }
         // Whatever the symbolic divide needed must hold for these extents.
         prop_assert!(conds.list.iter().all(|c| c.fact.eval(&env) == Some(true)));
+    }
+
+    #[test]
+    fn an_expressions_range_holds_every_value_it_takes(
+        e in int_strategy(),
+        lows in prop::array::uniform3(-3i64..6),
+        widths in prop::array::uniform3(0i64..6),
+    ) {
+        // The interval rules the runtime's launch proof rests on: wherever
+        // `range` answers, every point of the names' ranges evaluates
+        // inside it (or not at all: a division by zero, an overflow).
+        let names = ["a", "b", "c"];
+        let ranges = |n: &str| {
+            let i = names.iter().position(|&m| m == n)?;
+            Some((lows[i], lows[i] + widths[i]))
+        };
+        if let Some((lo, hi)) = e.range(&ranges) {
+            for a in lows[0]..=lows[0] + widths[0] {
+                for b in lows[1]..=lows[1] + widths[1] {
+                    for c in lows[2]..=lows[2] + widths[2] {
+                        let at = |n: &str| Some([a, b, c][names.iter().position(|&m| m == n)?]);
+                        if let Some(v) = e.eval(&at) {
+                            prop_assert!(lo <= v && v <= hi, "{} = {} at a={} b={} c={}, outside {}..={}", e, v, a, b, c, lo, hi);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
