@@ -331,6 +331,139 @@ fn every_kernel_plans_in_bounds_at_whole_and_partial_extents() {
     }
 }
 
+/// Whether every access of every launch of `p` (or `only` access `a` of
+/// variant `v`) stays inside its buffer, by evaluating each at every
+/// block, thread and trip (the loops each access names, and those their
+/// bounds name, enumerated outer first).
+fn in_bounds(
+    m: &tilec_runtime::manifest::Manifest,
+    p: &tilec_runtime::plan::LaunchPlan,
+    only: Option<(usize, usize)>,
+) -> bool {
+    use std::collections::HashMap;
+    let threads = p.block.iter().map(|&b| b as i64).product::<i64>() - m.producer_threads;
+    let mut env: HashMap<String, i64> = m
+        .run_time_names()
+        .cloned()
+        .zip(p.extents.iter().copied())
+        .collect();
+    p.launches.iter().all(|l| {
+        let v = &m.variants[l.variant];
+        let chosen = |i: usize| only.is_none_or(|o| o == (l.variant, i));
+        v.accesses
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| chosen(i))
+            .all(|(_, a)| {
+                let len = p.lens[a.param].unwrap() as i64;
+                let mut names = Vec::new();
+                a.index.names(&mut names);
+                // The loops the access needs, with those their bounds need.
+                let mut needed: Vec<&tilec_runtime::manifest::LoopSpec> = Vec::new();
+                for lp in v.loops.iter().rev() {
+                    if names.contains(&lp.name) {
+                        lp.start.names(&mut names);
+                        lp.end.names(&mut names);
+                        needed.insert(0, lp);
+                    }
+                }
+                fn walk(
+                    loops: &[&tilec_runtime::manifest::LoopSpec],
+                    env: &mut HashMap<String, i64>,
+                    at: &dyn Fn(&HashMap<String, i64>) -> bool,
+                ) -> bool {
+                    let Some((lp, rest)) = loops.split_first() else {
+                        return at(env);
+                    };
+                    let lookup = |n: &str| env.get(n).copied();
+                    let (s, e) = (
+                        lp.start.eval(&lookup).unwrap(),
+                        lp.end.eval(&lookup).unwrap(),
+                    );
+                    (s..e).all(|i| {
+                        env.insert(lp.name.clone(), i);
+                        walk(rest, env, at)
+                    })
+                }
+                let inside = |e: &HashMap<String, i64>| {
+                    let x = a.index.eval(&|n: &str| e.get(n).copied()).unwrap();
+                    (0..len).contains(&x)
+                };
+                (0..l.grid[0] as i64).all(|bx| {
+                    (0..l.grid[1] as i64).all(|by| {
+                        (0..threads).all(|t| {
+                            env.insert("block.x".into(), bx + l.offset[0] as i64);
+                            env.insert("block.y".into(), by + l.offset[1] as i64);
+                            env.insert("block.z".into(), l.offset[2] as i64);
+                            env.insert("thread.x".into(), t);
+                            walk(&needed, &mut env, &inside)
+                        })
+                    })
+                })
+            })
+    })
+}
+
+#[test]
+fn the_proof_never_accepts_an_access_outside_its_buffer() {
+    // Each access moved by a few elements either way: wherever the proof
+    // accepts the launch, evaluating every access at every block, thread
+    // and trip finds it inside its buffer. The proof must refuse the
+    // moves that leave it, and at least the unmoved kernels it accepts.
+    for (file, kernel, dims) in [
+        (
+            "tests/run/persistent_gemm.tile",
+            "persistent_gemm",
+            "M=256,N=512,K=128,sm_count=3",
+        ),
+        (
+            "tests/run/persistent_one_warpgroup.tile",
+            "persistent_one_warpgroup",
+            "M=192,N=512,K=128,sm_count=3",
+        ),
+        ("examples/sgemm_nt.tile", "sgemm_nt", "M=256,N=128,K=24"),
+        ("examples/reduce_rows.tile", "reduce_rows", "M=64,N=256"),
+    ] {
+        let m = built_manifest(file, kernel);
+        let dims = Dims::parse(dims).unwrap();
+        let p = plan(&m, &dims).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(in_bounds(&m, &p, None), "{file}");
+        let (mut accepted, mut refused) = (0, 0);
+        // Every fifth access of each entry that runs, and its last; each
+        // moved access alone is evaluated (the others are those above).
+        let launched: Vec<usize> = p.launches.iter().map(|l| l.variant).collect();
+        let moves = m
+            .variants
+            .iter()
+            .enumerate()
+            .filter(|(v, _)| launched.contains(v))
+            .flat_map(|(v, s)| {
+                let n = s.accesses.len();
+                (0..n)
+                    .filter(move |a| a % 5 == 0 || *a + 1 == n)
+                    .map(move |a| (v, a))
+            });
+        for (v, a) in moves {
+            for delta in [-1i64, 1, 7] {
+                let mut moved = m.clone();
+                let index = &mut moved.variants[v].accesses[a].index;
+                *index = index.add(&tilec_layout::Int::from(delta));
+                match plan(&moved, &dims) {
+                    Ok(p) => {
+                        accepted += 1;
+                        assert!(
+                            in_bounds(&moved, &p, Some((v, a))),
+                            "{file}: access {a} of variant {v} moved by {delta}"
+                        );
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+        assert!(refused > 0, "{file}: {accepted} accepted, none refused");
+    }
+}
+
 #[test]
 fn a_loop_divides_only_in_the_branch_that_needs_it() {
     // The persistent GEMM's consumers test `i % kt` every k-tile and find
