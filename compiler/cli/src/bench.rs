@@ -53,8 +53,9 @@ pub fn run(a: Args) -> ExitCode {
         Err(code) => return code,
     };
     for c in selected {
-        if let Err(code) = crate::run::check_launch(&c.manifest, &dims, false) {
-            return code;
+        match crate::run::check_launch(&c.manifest, &dims, false) {
+            Ok(plan) => crate::run::note_passed_over(&c.manifest, &plan),
+            Err(code) => return code,
         }
         let waiting = crate::run::spinner("checking against the reference, then timing");
         let expect = |p: &_, args: &[_]| crate::expect::expected(&compiled, c, p, args);

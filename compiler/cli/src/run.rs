@@ -90,6 +90,7 @@ pub fn run(a: Args) -> ExitCode {
                     Ok(p) => p,
                     Err(code) => return code,
                 };
+                note_passed_over(&c.manifest, &plan);
                 // --check-cpu asks for the executor, however long it takes.
                 if a.check_cpu
                     && let Err(code) = approve_cpu(c, &dims, &plan, true)
@@ -164,6 +165,7 @@ pub fn run(a: Args) -> ExitCode {
                     Ok(p) => p,
                     Err(code) => return code,
                 };
+                note_passed_over(&c.manifest, &plan);
                 if let Err(code) = approve_cpu(c, &dims, &plan, a.cpu) {
                     return code;
                 }
@@ -515,6 +517,18 @@ pub fn spinner(what: &str) -> ProgressBar {
     );
     s.enable_steady_tick(Duration::from_millis(120));
     s
+}
+
+/// Says which entries tried before those that run do not run at these
+/// extents, and the condition that keeps each out (on stderr): why a
+/// launch is slower than the full-tile entry would be.
+pub fn note_passed_over(m: &Manifest, plan: &LaunchPlan) {
+    for (entry, c) in plan.passed_over(m) {
+        eprintln!(
+            "note: {entry} does not run: {} does not hold ({})",
+            c.fact, c.needed_by
+        );
+    }
 }
 
 /// Checks the extents against the kernel's, all problems at once, and the

@@ -331,6 +331,13 @@ fn check_plans_the_launch_at_the_extents_given() {
         out.contains("sgemm_nt_sm80_guarded_vec on 72 blocks"),
         "{out}"
     );
+    // `run` says the same as a note.
+    let (code, _, err) = tilec(&["run", "--cpu", &k, "--dims", "M=128,N=128,K=100"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: sgemm_nt_sm80 does not run: K % 16 == 0 does not hold"),
+        "{err}"
+    );
     // A k residue: every block in the guarded entry, and why.
     let (code, out, _) = tilec(&["check", &k, "--dims", "M=4096,N=4096,K=4095"], "");
     assert_eq!(code, 0);
