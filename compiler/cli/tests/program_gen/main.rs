@@ -401,6 +401,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
     let (mut residues, mut unaligned, mut clustered, mut copied, mut rolled) = (0, 0, 0, 0, 0);
+    let mut scaled_proved = 0;
     for case in 0..cases {
         let p = match kind.as_str() {
             "mma" => generate_mma_gemm(&mut rng),
@@ -450,6 +451,27 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             // And those whose guarded entry rolls its epilogue into a loop.
             let (_, ir) = tilec(&["build", f, "--emit", "ir"]);
             rolled += usize::from(ir.contains("rolled.group"));
+            // The launch at extents the CPU executor could not run (61
+            // times larger, on an H200's 132 multiprocessors): the proof
+            // a GPU's runtime runs must not refuse it (a launch condition
+            // that fails there, a grid past CUDA's limits, is no finding).
+            let scaled: Vec<String> = p
+                .dims
+                .iter()
+                .map(|d| match d.split_once('=') {
+                    Some(("sm_count", _)) => "sm_count=132".to_string(),
+                    Some((n, v)) => format!("{n}={}", v.parse::<i64>().unwrap() * 61),
+                    None => d.clone(),
+                })
+                .collect();
+            if !scaled.is_empty() {
+                let scaled = scaled.join(",");
+                let (_, text) = tilec(&["check", f, "--dims", &scaled]);
+                if text.contains("refusing to launch") {
+                    failures.push(format!("{f} --dims {scaled}: {text}"));
+                }
+                scaled_proved += usize::from(text.contains("every access in bounds"));
+            }
             // A pipeline through code generation too, to a module LLVM's
             // verifier accepts (a producer's trip there has branches of
             // its own: `builder/trip.rs`).
@@ -471,7 +493,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         }
     }
     eprintln!(
-        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one, {copied} on aligned copies, {clustered} on clusters, {rolled} with a rolled epilogue), {refused} refused by the checker"
+        "{cases} programs: {ran} ran and matched ({residues} through a `_k_residue` entry, {unaligned} through an `_unaligned` one, {copied} on aligned copies, {clustered} on clusters, {rolled} with a rolled epilogue; {scaled_proved} proved at 61 times their extents), {refused} refused by the checker"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The generator must mostly make programs the checker accepts.
