@@ -53,14 +53,14 @@ pub fn run(args: Args) -> ExitCode {
                     print!("{}", entries_report(k, variants));
                 }
             }
+            let dims = match tilec_runtime::plan::Dims::parse(&args.dims) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             if args.perf || !args.dims.is_empty() {
-                let dims = match tilec_runtime::plan::Dims::parse(&args.dims) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return ExitCode::from(2);
-                    }
-                };
                 // --perf defaults the extents --dims leaves out; a launch
                 // is planned where --dims gives every one.
                 let mut whole = !args.dims.is_empty();
@@ -77,7 +77,6 @@ pub fn run(args: Args) -> ExitCode {
                 }
             }
             if args.perf {
-                let dims = tilec_runtime::plan::Dims::parse(&args.dims).unwrap_or_default();
                 for (k, variants) in &lowered {
                     // The full-tile variant: the code that runs on most blocks.
                     let full = &variants[0];
@@ -109,15 +108,11 @@ fn launches(
     arch: &str,
 ) -> bool {
     let mut all = true;
-    // A kernel another names as its reference runs on the CPU executor alone.
-    let referenced = |name: &str| {
-        lowered.iter().any(|(o, _)| {
-            o.reference
-                .as_ref()
-                .is_some_and(|r| r.kernel.as_deref() == Some(name))
-        })
-    };
-    for (k, l) in lowered.iter().filter(|(k, _)| !referenced(&k.name)) {
+    let kernels = || lowered.iter().map(|(k, _)| k);
+    for (k, l) in lowered
+        .iter()
+        .filter(|(k, _)| !crate::compile::is_reference(kernels(), &k.name))
+    {
         let m = crate::compile::manifest(k, l, arch);
         match tilec_runtime::plan::plan_for_gpu(&m, dims) {
             Ok(p) => {

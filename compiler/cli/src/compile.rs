@@ -360,6 +360,16 @@ pub fn refused_hint(e: &tilec_runtime::RuntimeError) {
     }
 }
 
+/// Whether a kernel of `kernels` names kernel `name` as its reference:
+/// that one runs on the CPU executor alone, as part of checking the other.
+pub fn is_reference<'a>(mut kernels: impl Iterator<Item = &'a Kernel>, name: &str) -> bool {
+    kernels.any(|k| {
+        k.reference
+            .as_ref()
+            .is_some_and(|r| r.kernel.as_deref() == Some(name))
+    })
+}
+
 /// What `run` and `bench` take: a file, its extents, the inputs' seed, the target.
 #[derive(clap::Args)]
 pub struct LaunchArgs {
@@ -418,15 +428,11 @@ impl LaunchArgs {
                 }
             };
         }
-        let referenced = |c: &Compiled| {
-            all.iter().any(|o| {
-                o.kernel
-                    .reference
-                    .as_ref()
-                    .is_some_and(|r| r.kernel.as_ref() == Some(&c.kernel.name))
-            })
-        };
-        Ok(all.iter().filter(|c| !referenced(c)).collect())
+        let kernels = || all.iter().map(|c| &c.kernel);
+        Ok(all
+            .iter()
+            .filter(|c| !is_reference(kernels(), &c.kernel.name))
+            .collect())
     }
 
     /// The file's name and source, and the parsed extents.

@@ -188,11 +188,7 @@ impl LaunchPlan {
     /// conditions do not hold at these extents, each with the first
     /// condition that fails: why a faster entry does not run.
     pub fn passed_over<'a>(&self, m: &'a Manifest) -> Vec<(&'a str, &'a LaunchCondition)> {
-        let values: HashMap<&str, i64> = m
-            .run_time_names()
-            .map(String::as_str)
-            .zip(self.extents.iter().copied())
-            .collect();
+        let values = bound(m, &self.extents);
         let first = self.launches.iter().map(|l| l.variant).min().unwrap_or(0);
         m.variants[..first]
             .iter()
@@ -274,11 +270,7 @@ pub fn plan_for_gpu(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeErro
 
 fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPlan, RuntimeError> {
     let p = plan_sizes_for(m, dims, sms)?;
-    let values: HashMap<&str, i64> = m
-        .run_time_names()
-        .map(String::as_str)
-        .zip(p.extents.iter().copied())
-        .collect();
+    let values = bound(m, &p.extents);
     // A checked build bounds every access itself, on the device.
     if !m.checked {
         for l in &p.launches {
@@ -385,11 +377,7 @@ fn planned(
     extents: Vec<i64>,
     mut staged: Vec<Staging>,
 ) -> Result<LaunchPlan, RuntimeError> {
-    let values: HashMap<&str, i64> = m
-        .run_time_names()
-        .map(String::as_str)
-        .zip(extents.iter().copied())
-        .collect();
+    let values = bound(m, &extents);
     let env = |n: &str| values.get(n).copied();
     let usable = usable(m, &values);
     if usable.is_empty() {
@@ -554,17 +542,22 @@ fn failing<'a>(
         .find(|c| c.fact.eval(&env) != Some(true))
 }
 
+/// The manifest's run-time names (extents, then stride symbols) bound to
+/// `values`, in that order.
+fn bound<'a>(m: &'a Manifest, values: &[i64]) -> HashMap<&'a str, i64> {
+    m.run_time_names()
+        .map(String::as_str)
+        .zip(values.iter().copied())
+        .collect()
+}
+
 /// Where binding some stride symbols to aligned copies of their tensors
 /// ([`crate::staging::whole`]) makes better variants usable than the
 /// caller's buffers (`declared`) do (the list of usable ones earlier in
 /// preference order): the run-time integers so bound, and the copies,
 /// those alone the better list needs.
 fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
-    let names: Vec<&str> = m.run_time_names().map(String::as_str).collect();
-    let bindings = |v: &[i64]| -> HashMap<&str, i64> {
-        names.iter().copied().zip(v.iter().copied()).collect()
-    };
-    let at_declared = bindings(declared);
+    let at_declared = bound(m, declared);
     let env = |n: &str| at_declared.get(n).copied();
     // Not a tensor a map reads: its maps take the declared strides.
     let mapped = |p: &usize| {
@@ -589,7 +582,7 @@ fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
     };
     let best = usable(m, &at_declared);
     let mut chosen: Vec<&(Staging, Vec<(usize, i64)>)> = candidates.iter().collect();
-    let all = usable(m, &bindings(&rebound(&chosen)));
+    let all = usable(m, &bound(m, &rebound(&chosen)));
     // An empty list is the worst: no variant runs.
     if all.is_empty() || (!best.is_empty() && all >= best) {
         return None;
@@ -599,7 +592,7 @@ fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
     while i < chosen.len() {
         let mut without = chosen.clone();
         without.remove(i);
-        if usable(m, &bindings(&rebound(&without))) == all {
+        if usable(m, &bound(m, &rebound(&without))) == all {
             chosen = without;
         } else {
             i += 1;
