@@ -110,6 +110,10 @@ fn static_layout(m: &Manifest, plan: &LaunchPlan, p: usize) -> Result<Layout, Ru
 
 /// The offsets of the elements of mode `i`, by 1-D coordinate within it.
 fn mode_offsets(l: &Layout, i: usize) -> Result<Vec<usize>, RuntimeError> {
+    // A vector's missing second mode: one coordinate.
+    if i == 1 && l.rank() == 1 {
+        return Ok(vec![0]);
+    }
     let mode = l
         .mode(i)
         .map_err(|e| RuntimeError::Manifest(e.to_string()))?;

@@ -117,6 +117,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=200,N=300,K=72,sm_count=2",
         ),
         ("tests/run/global_to_global.tile", "M=1000,N=36"),
+        ("tests/run/vector_copy.tile", "N=1001"),
         ("tests/run/wgmma_core_matrices.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_32_64.tile", "M=130,N=70,K=40"),
         ("tests/run/wgmma_swizzle_64_32.tile", "M=130,N=70,K=40"),

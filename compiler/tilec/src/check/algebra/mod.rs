@@ -9,6 +9,7 @@
 //! algebra's functions, from which dispatch, usage lines and "did you
 //! mean" all come.
 
+mod coordinates;
 mod functions;
 
 pub use functions::{FUNCTIONS, Function};
@@ -33,6 +34,9 @@ pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 
 /// Where a name is defined further down, if it is.
 pub type DefinedLater<'a> = dyn Fn(&str) -> Option<Span> + 'a;
+
+/// The values a run-time name takes at the statement being checked, where known.
+pub type Ranges<'a> = dyn Fn(&str) -> Option<(i64, i64)> + 'a;
 
 /// Every name a kernel's scope defines.
 pub type KnownNames<'a> = dyn Fn() -> Vec<String> + 'a;
@@ -72,6 +76,9 @@ pub struct Evaluator<'a> {
     defined_later: Option<&'a DefinedLater<'a>>,
     /// The names in scope, for "a similar name exists".
     known_names: Option<&'a KnownNames<'a>>,
+    /// Where given, a tensor's slice coordinates are checked against its
+    /// modes with these values.
+    ranges: Option<&'a Ranges<'a>>,
     pub conditions: Conditions,
     /// Names reported as undefined, so a caller can report each only once.
     pub undefined: Vec<String>,
@@ -194,6 +201,7 @@ impl<'a> Evaluator<'a> {
             functions,
             defined_later: None,
             known_names: None,
+            ranges: None,
             conditions: Conditions::new(),
             undefined: Vec::new(),
         }
@@ -206,6 +214,11 @@ impl<'a> Evaluator<'a> {
 
     pub fn with_known_names(mut self, names: &'a KnownNames<'a>) -> Self {
         self.known_names = Some(names);
+        self
+    }
+
+    pub fn with_ranges(mut self, ranges: &'a Ranges<'a>) -> Self {
+        self.ranges = Some(ranges);
         self
     }
 
@@ -467,6 +480,10 @@ impl<'a> Evaluator<'a> {
         } else {
             Value::Tuple(values)
         };
+        if let (Value::Tensor(t), Some(ranges), Some(c)) = (callee, self.ranges, coord.to_coord()) {
+            let spans: Vec<Span> = args.iter().map(|a| a.span).collect();
+            coordinates::check_slice(t.layout.shape(), &c, ranges, &spans, span)?;
+        }
         apply(callee, &coord, fspan, span)
     }
 
@@ -542,6 +559,9 @@ impl<'a> Evaluator<'a> {
     /// The algebra function applied to the tensor's layout, and to its
     /// coordinate functions, over the same memory.
     fn transform_tensor(&mut self, t: View, a: Args) -> Result<Value, Diagnostic> {
+        if a.name == "composition" {
+            coordinates::check_composition(&t.layout, &a)?;
+        }
         let (name, span, spans, names) = (a.name, a.call, a.spans, a.names);
         let rest = &a.values[1..];
         let mut apply = |l: &Layout| -> Result<Layout, Diagnostic> {

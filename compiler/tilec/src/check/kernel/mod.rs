@@ -29,6 +29,7 @@ mod operations;
 mod partition;
 pub mod pipeline;
 pub mod predication;
+mod ranges;
 mod reference;
 mod strides;
 pub mod tune;
@@ -173,6 +174,10 @@ struct KernelChecker {
     enclosing: Vec<predication::Enclosing>,
     /// The granule of each loop counter whose bounds differ between threads.
     loop_granules: HashMap<String, i64>,
+    /// The first and last value of each loop counter with static bounds.
+    loop_ranges: HashMap<String, (i64, i64)>,
+    /// The `if` conditions that hold around the statement being checked.
+    facts: Vec<super::program::Predicate>,
     /// The kernel's name, values chosen for tunables, and the tunables seen.
     kernel: String,
     settings: Settings,
@@ -360,9 +365,17 @@ impl KernelChecker {
                 .chain(extents.iter().cloned())
                 .collect()
         };
+        let known_ranges = ranges::Ranges {
+            launch: self.launch.as_ref().map(|(l, _)| l),
+            loops: &self.loop_ranges,
+            facts: &self.facts,
+            producer: self.in_load,
+        };
+        let range = |n: &str| known_ranges.of(n);
         let mut ev = Evaluator::new(&lookup, &mut self.state)
             .with_defined_later(&later)
-            .with_known_names(&known);
+            .with_known_names(&known)
+            .with_ranges(&range);
         let v = ev.eval(e);
         let (conds, undefined) = (ev.conditions, ev.undefined);
         // An undefined name is reported once: later uses see it as broken.
@@ -616,6 +629,9 @@ impl KernelChecker {
                 let (a, b) = self.loop_bounds(start, end)?;
                 let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
+                if let (Some(first), Some(end)) = (a.as_static(), b.as_static()) {
+                    self.loop_ranges.insert(var.name.clone(), (first, end - 1));
+                }
                 // Threads that disagree on the bounds run different trips.
                 let granule = self.granule(&a).min(self.granule(&b));
                 let divergent = granule < predication::UNIFORM;
@@ -638,6 +654,7 @@ impl KernelChecker {
                 }
                 // The loop variable and the body's names are not visible after the loop.
                 self.scope.retain(|name, _| outer.contains(name));
+                self.loop_ranges.remove(&var.name);
                 Some(Stmt {
                     op: Op::For {
                         var: var.name.clone(),

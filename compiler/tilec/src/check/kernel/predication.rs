@@ -52,8 +52,12 @@ impl KernelChecker {
             granule,
             span: cond_span,
         });
+        self.facts.push(cond.clone());
         let then = self.scoped_block(then);
+        self.facts.pop();
+        self.facts.push(cond.negated());
         let otherwise = self.scoped_block(otherwise);
+        self.facts.pop();
         self.enclosing.pop();
         Some(Stmt {
             op: Op::If {

@@ -61,9 +61,11 @@ impl KernelChecker {
                         .with_help(usage),
                 );
             };
-            // A gemm's operands may carry a batch mode, all three alike.
+            // A gemm's operands may carry a batch mode, all three alike;
+            // a copy's are vectors or matrices, both alike.
             let batch = kind == ReferenceKind::Gemm;
-            let fits = |r: usize| r == ranks[i] || batch && r == 3;
+            let vector = kind == ReferenceKind::Copy;
+            let fits = |r: usize| r == ranks[i] || batch && r == 3 || vector && r == 1;
             match (&self.params[p].kind, i < tensors) {
                 (ParamKind::Tensor { layout, .. }, true) if fits(layout.rank()) => {
                     let size = |m: usize| layout.mode(m).map(|m| m.size()).ok();
@@ -75,6 +77,8 @@ impl KernelChecker {
                         "a scalar parameter"
                     } else if batch {
                         "a matrix parameter (two modes, or three with a batch last)"
+                    } else if vector {
+                        "a vector or matrix parameter (one or two modes)"
                     } else if ranks[i] == 1 {
                         "a vector parameter (one mode)"
                     } else {
@@ -116,7 +120,7 @@ impl KernelChecker {
         };
         if let Some(o) = shapes
             .iter()
-            .position(|s| batch_rank_differs(kind, s.1, shapes[0].1))
+            .position(|s| ranks_differ(kind, s.1, shapes[0].1))
         {
             return Err(Diagnostic::new(
                 format!(
@@ -128,7 +132,10 @@ impl KernelChecker {
                 shapes[o].2,
             )
             .with_related(shapes[0].2, "operand 1")
-            .with_help("a batched gemm's three operands each have the batch as their last mode"));
+            .with_help(match kind {
+                ReferenceKind::Copy => "a copy's two operands are both vectors or both matrices",
+                _ => "a batched gemm's three operands each have the batch as their last mode",
+            }));
         }
         for &((x, xm), (y, ym)) in agree {
             if shapes[x].0[xm] != shapes[y].0[ym] {
@@ -292,9 +299,10 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
     diags
 }
 
-/// A gemm's operands have the batch mode all three or none.
-fn batch_rank_differs(kind: ReferenceKind, rank: usize, first: usize) -> bool {
-    kind == ReferenceKind::Gemm && rank != first
+/// A gemm's operands have the batch mode all three or none; a copy's
+/// are both vectors or both matrices.
+fn ranks_differ(kind: ReferenceKind, rank: usize, first: usize) -> bool {
+    matches!(kind, ReferenceKind::Gemm | ReferenceKind::Copy) && rank != first
 }
 
 /// A built-in reference's form, for help lines.
@@ -313,7 +321,7 @@ fn signature(kind: ReferenceKind) -> &'static str {
         ReferenceKind::LayerNorm => {
             "reference layernorm(X, gamma, beta, Y, eps): (x - mean) / sqrt(var + eps) * gamma + beta along each row, all (M,N)"
         }
-        ReferenceKind::Copy => "reference copy(A, B): B = A, both (M,N)",
+        ReferenceKind::Copy => "reference copy(A, B): B = A, both (M,N) or both (N)",
         ReferenceKind::Transpose => "reference transpose(A, B): B = A^T, A (M,N), B (N,M)",
         ReferenceKind::Kernel => "reference KERNEL(params...): a kernel of this file",
     }

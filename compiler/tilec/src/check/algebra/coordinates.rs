@@ -1,0 +1,133 @@
+//! A tensor's slice coordinates against its modes' extents. A coordinate
+//! past its mode reaches another tile's elements, or past a register
+//! array, and no guard sees it (guards bound the tensor, not the tile).
+//! In: the tensor's shape, the coordinate, and intervals for run-time
+//! names (what is known at the statement). Out: the first coordinate that
+//! can leave its mode, as a diagnostic at its argument.
+
+use super::{Args, Ranges};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::span::Span;
+use tilec_layout::{Coord, Int, IntTuple, Layout};
+
+/// Refuses a coordinate of `coord` that can leave its mode of `shape`;
+/// `spans` are the arguments' (one a mode) and `span` the slice's.
+pub fn check_slice(
+    shape: &IntTuple,
+    coord: &Coord,
+    ranges: &Ranges,
+    spans: &[Span],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    let outside = match (shape, coord) {
+        (IntTuple::Tuple(modes), Coord::Tuple(cs)) if modes.len() == cs.len() => modes
+            .iter()
+            .zip(cs)
+            .enumerate()
+            .find_map(|(i, (m, c))| Some((i, first_outside(m, c, ranges)?))),
+        _ => first_outside(shape, coord, ranges).map(|o| (0, o)),
+    };
+    let Some((i, (c, size, (lo, hi)))) = outside else {
+        return Ok(());
+    };
+    let at = match spans.len() == coord_count(coord) {
+        true => spans[i],
+        false => span,
+    };
+    let (message, label) = match c.as_static() {
+        Some(v) => (
+            format!("the coordinate {v} is outside its mode's 0..{size}"),
+            format!("its mode has {size} coordinates"),
+        ),
+        None if lo < 0 => (
+            format!("the coordinate `{c}` goes below 0 (to {lo})"),
+            format!("`{c}` takes {lo}..={hi} here"),
+        ),
+        None => (
+            format!("the coordinate `{c}` reaches {hi}, past its mode's 0..{size}"),
+            format!("`{c}` takes {lo}..={hi} here"),
+        ),
+    };
+    Err(Diagnostic::new(message, at).with_label(label).with_help(
+        "a coordinate past its mode reaches another tile's elements (or past a register \
+         array), which no guard sees: guard the statement (`if thread.x < 128 { ... }`), \
+         launch fewer threads, loop fewer times, or slice a larger mode",
+    ))
+}
+
+/// How many arguments a slice of `coord` was written with.
+fn coord_count(coord: &Coord) -> usize {
+    match coord {
+        Coord::Tuple(cs) => cs.len(),
+        _ => 1,
+    }
+}
+
+/// The first integer coordinate whose values can leave its mode, with the
+/// mode's size and the coordinate's interval; where a mode's size or a
+/// coordinate's values are not known, nothing is reported.
+fn first_outside(
+    shape: &IntTuple,
+    coord: &Coord,
+    ranges: &Ranges,
+) -> Option<(Int, i64, (i64, i64))> {
+    match coord {
+        Coord::Under => None,
+        Coord::Int(c) => {
+            let size = shape.product().as_static()?;
+            let (lo, hi) = c.range(ranges)?;
+            (lo < 0 || hi >= size).then(|| (c.clone(), size, (lo, hi)))
+        }
+        Coord::Tuple(cs) => match shape {
+            IntTuple::Tuple(ms) if ms.len() == cs.len() => ms
+                .iter()
+                .zip(cs)
+                .find_map(|(m, c)| first_outside(m, c, ranges)),
+            _ => None,
+        },
+    }
+}
+
+/// Refuses `composition(tensor, B)` where B reaches past the tensor's
+/// elements (or, for a tiler, a mode's): CuTe extends the tensor's last
+/// mode there, and the elements reached belong to another tile.
+pub fn check_composition(tensor: &Layout, a: &Args) -> Result<(), Diagnostic> {
+    let over = |t: &Layout, b: &Value| -> Option<(i64, i64)> {
+        let b = match b {
+            Value::Layout(l) => l.clone(),
+            Value::Int(n) => {
+                Layout::new(IntTuple::Int(n.clone()), IntTuple::Int(Int::Static(1))).ok()?
+            }
+            _ => return None,
+        };
+        let (reach, size) = (b.cosize().as_static()?, t.size().as_static()?);
+        (reach > size).then_some((reach, size))
+    };
+    let Some(b) = a.values.get(1) else {
+        return Ok(());
+    };
+    let found = match b {
+        Value::Tiler(modes) => modes
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| over(&tensor.mode(i).ok()?, b).map(|o| (Some(i), o))),
+        b => over(tensor, b).map(|o| (None, o)),
+    };
+    let Some((mode, (reach, size))) = found else {
+        return Ok(());
+    };
+    let of = match mode {
+        Some(i) => format!("mode {i} of the tensor, {size} elements"),
+        None => format!("the tensor's {size} elements"),
+    };
+    Err(Diagnostic::new(
+        format!("this layout reaches {reach} elements, past {of}"),
+        a.spans.get(1).copied().unwrap_or(a.call),
+    )
+    .with_label(format!("its cosize is {reach}"))
+    .with_help(
+        "the elements past the tensor's own belong to another tile, which no guard sees: \
+         compose with a layout whose offsets stay below the tensor's size",
+    ))
+}

@@ -1,0 +1,129 @@
+//! The values a run-time integer takes at a statement, for the slices'
+//! coordinate check ([`crate::check::algebra`]): `thread.x` below the
+//! block's threads, `block.*` below static grid dimensions, loop counters
+//! within static bounds, each narrowed by the `if` conditions around the
+//! statement. In: the launch, the loops and the conditions. Out: an
+//! interval for a name, or none where it is not known; a condition that
+//! constrains a name in a form not read here leaves the name unknown, so
+//! that the check never refuses what a condition it did not read makes safe.
+
+use crate::arith::Binary;
+use crate::check::program::{Launch, Predicate};
+use std::collections::HashMap;
+use tilec_layout::{Builtin, Int};
+
+/// What is known around a statement.
+pub(super) struct Ranges<'a> {
+    pub launch: Option<&'a Launch>,
+    /// Loop counters with static bounds: first and last value.
+    pub loops: &'a HashMap<String, (i64, i64)>,
+    /// Conditions that hold around the statement.
+    pub facts: &'a [Predicate],
+    /// In a pipeline's load block, run by the producer warpgroup that
+    /// the pipeline adds past the block's threads.
+    pub producer: bool,
+}
+
+impl Ranges<'_> {
+    pub fn of(&self, name: &str) -> Option<(i64, i64)> {
+        let mut r = match Builtin::parse(name) {
+            Some(Builtin::Thread) if !self.producer => {
+                let l = self.launch?;
+                let threads = l
+                    .block
+                    .iter()
+                    .try_fold(1i64, |a, b| a.checked_mul(b.as_static()?))?;
+                (0, threads - 1)
+            }
+            Some(Builtin::Block(d)) => (0, self.launch?.grid.get(d as usize)?.as_static()? - 1),
+            Some(Builtin::Thread) => return None,
+            None => *self.loops.get(name)?,
+        };
+        for f in self.facts {
+            r = narrow(f, name, r)?;
+        }
+        (r.0 <= r.1).then_some(r)
+    }
+}
+
+/// `r` narrowed to the values of `name` for which `p` can hold; `None`
+/// where `p` constrains `name` in another form than `name op constant`.
+fn narrow(p: &Predicate, name: &str, r: (i64, i64)) -> Option<(i64, i64)> {
+    match p {
+        Predicate::Compare(op, a, b) => {
+            let mentions = |x: &Int| {
+                let mut names = Vec::new();
+                x.names(&mut names);
+                names.iter().any(|n| n == name)
+            };
+            if !mentions(a) && !mentions(b) {
+                return Some(r);
+            }
+            match (a.as_var(), b.as_static(), a.as_static(), b.as_var()) {
+                (Some(n), Some(k), _, _) if n == name => compare(*op, k, r),
+                (_, _, Some(k), Some(n)) if n == name => compare(mirror(*op), k, r),
+                _ => None,
+            }
+        }
+        Predicate::And(p, q) => narrow(q, name, narrow(p, name, r)?),
+        // Either side may hold: the hull of the two.
+        Predicate::Or(p, q) => {
+            let (x, y) = (narrow(p, name, r)?, narrow(q, name, r)?);
+            Some((x.0.min(y.0), x.1.max(y.1)))
+        }
+    }
+}
+
+/// The values in `r` of `v` with `v op k`.
+fn compare(op: Binary, k: i64, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
+    Some(match op {
+        Binary::Lt => (lo, hi.min(k.checked_sub(1)?)),
+        Binary::Le => (lo, hi.min(k)),
+        Binary::Gt => (lo.max(k.checked_add(1)?), hi),
+        Binary::Ge => (lo.max(k), hi),
+        Binary::Eq => (lo.max(k), hi.min(k)),
+        _ => (lo, hi),
+    })
+}
+
+/// `k op v` as `v op' k`.
+fn mirror(op: Binary) -> Binary {
+    match op {
+        Binary::Lt => Binary::Gt,
+        Binary::Le => Binary::Ge,
+        Binary::Gt => Binary::Lt,
+        Binary::Ge => Binary::Le,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lt(n: &str, k: i64) -> Predicate {
+        Predicate::Compare(Binary::Lt, Int::var(n), Int::Static(k))
+    }
+
+    #[test]
+    fn conditions_narrow_a_name_or_leave_it_unknown() {
+        let r = (0, 255);
+        assert_eq!(narrow(&lt("thread.x", 9), "thread.x", r), Some((0, 8)));
+        let ge = Predicate::Compare(Binary::Ge, Int::Static(4), Int::var("v"));
+        assert_eq!(narrow(&ge, "v", r), Some((0, 4)));
+        assert_eq!(narrow(&lt("k", 9), "thread.x", r), Some(r));
+        let either = Predicate::Or(Box::new(lt("v", 2)), Box::new(ge));
+        assert_eq!(narrow(&either, "v", r), Some((0, 4)));
+        // `thread.x / 32 < 2`: not read here, so nothing is known.
+        let quotient = Predicate::Compare(
+            Binary::Lt,
+            Int::var("thread.x").div(&Int::Static(32)),
+            Int::Static(2),
+        );
+        assert_eq!(narrow(&quotient, "thread.x", r), None);
+        assert_eq!(
+            narrow(&lt("thread.x", 9).negated(), "thread.x", r),
+            Some((9, 255))
+        );
+    }
+}
