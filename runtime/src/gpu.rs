@@ -473,7 +473,9 @@ impl Gpu {
             .collect::<Result<Vec<_>, _>>()?;
         let cfg = LaunchConfig {
             grid_dim: (grid[0], grid[1], grid[2]),
-            block_dim: (plan.block[0], plan.block[1], plan.block[2]),
+            // `block(4, 2)` is 8 threads numbered by thread.x alone (the
+            // kernel reads %tid.x only): one dimension on the device.
+            block_dim: (plan.block.iter().product(), 1, 1),
             shared_mem_bytes: plan.dynamic_shared,
         };
         let mut b = stream.launch_builder(f);

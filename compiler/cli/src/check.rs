@@ -32,12 +32,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let name = args.file.display().to_string();
-    let src = match std::fs::read_to_string(&args.file) {
+    let src = match crate::compile::read(&args.file) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot read {name}: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let settings = match crate::settings::parse_set(&args.tuning, &name, &src) {
         Ok(s) => s,

@@ -54,7 +54,10 @@ pub fn compile_as(
 ) -> Result<Vec<Compiled>, Failure> {
     let source = tilec_runtime::tuning::fingerprint(src);
     std::thread::scope(|s| {
-        let mut workers: Vec<Vec<_>> = Vec::new();
+        let mut workers: Vec<Vec<(String, Work)>> = Vec::new();
+        // The running back ends, oldest first: past MAX_BACKEND_THREADS the
+        // oldest is joined before the next starts.
+        let mut running = std::collections::VecDeque::new();
         let lowered = tilec::pipeline::lower_source_each(
             src,
             opts.checked,
@@ -62,8 +65,16 @@ pub fn compile_as(
             &mut |kernel, l| {
                 let ir = l.ir.clone();
                 workers.resize_with(workers.len().max(kernel + 1), Vec::new);
+                if running.len() >= MAX_BACKEND_THREADS {
+                    let (k, i): (usize, usize) = running.pop_front().expect("running");
+                    workers[k][i].1.finish();
+                }
                 let name = ir.name.clone();
-                workers[kernel].push((name, s.spawn(move || compile_variant(&ir, arch, output))));
+                running.push_back((kernel, workers[kernel].len()));
+                workers[kernel].push((
+                    name,
+                    Work::start(s, move || compile_variant(&ir, arch, output)),
+                ));
             },
         );
         // The back ends started in the order lowering kept the variants;
@@ -109,26 +120,65 @@ pub fn codegen(
         joined(
             lowered
                 .iter()
-                .map(|l| s.spawn(move || compile_variant(&l.ir, arch, output)))
+                .map(|l| Work::start(s, move || compile_variant(&l.ir, arch, output)))
                 .collect(),
         )
     })?;
     assemble(kernel, lowered, texts, output, arch, opts, source)
 }
 
+/// Back ends running at once, at most: a file of thousands of kernels
+/// would otherwise start a thread each, past what the system gives.
+const MAX_BACKEND_THREADS: usize = 64;
+
+/// A variant's back end: running on its own thread, or done.
+enum Work<'s> {
+    Running(std::thread::ScopedJoinHandle<'s, Result<String, Failure>>),
+    Done(Result<String, Failure>),
+}
+
+impl<'s> Work<'s> {
+    /// `job` on a thread of its own; a thread the system refuses is a
+    /// failure of this variant, not a panic.
+    fn start<'e, F>(s: &'s std::thread::Scope<'s, 'e>, job: F) -> Work<'s>
+    where
+        F: FnOnce() -> Result<String, Failure> + Send + 's,
+    {
+        match std::thread::Builder::new().spawn_scoped(s, job) {
+            Ok(h) => Work::Running(h),
+            Err(e) => Work::Done(Err(Failure::Backend(format!(
+                "could not start a thread: {e}"
+            )))),
+        }
+    }
+
+    /// Waits for the thread, keeping its result.
+    fn finish(&mut self) {
+        if let Work::Running(_) = self {
+            let Work::Running(h) = std::mem::replace(self, Work::Done(Ok(String::new()))) else {
+                unreachable!("matched above")
+            };
+            *self = Work::Done(
+                h.join()
+                    .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into()))),
+            );
+        }
+    }
+
+    fn result(mut self) -> Result<String, Failure> {
+        self.finish();
+        match self {
+            Work::Done(r) => r,
+            Work::Running(_) => unreachable!("finished"),
+        }
+    }
+}
+
 /// The variants' texts, in order, once every thread is done (all joined
 /// before the first failure is returned: a panicked thread left to the
 /// scope would panic the process).
-fn joined(
-    workers: Vec<std::thread::ScopedJoinHandle<'_, Result<String, Failure>>>,
-) -> Result<Vec<String>, Failure> {
-    let texts: Vec<_> = workers
-        .into_iter()
-        .map(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into())))
-        })
-        .collect();
+fn joined(workers: Vec<Work<'_>>) -> Result<Vec<String>, Failure> {
+    let texts: Vec<_> = workers.into_iter().map(Work::result).collect();
     texts.into_iter().collect()
 }
 
@@ -454,11 +504,29 @@ impl LaunchArgs {
     }
 }
 
+/// The largest source file read: past it (`/dev/zero`, a runaway
+/// generator) reading stops with an error instead of taking the memory.
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// A `.tile` file's text, or an error on stderr and exit code 2.
 pub fn read(path: &std::path::Path) -> Result<String, std::process::ExitCode> {
-    std::fs::read_to_string(path).map_err(|e| {
+    use std::io::Read;
+    let fail = |e: String| {
         eprintln!("error: cannot read {}: {e}", path.display());
         std::process::ExitCode::from(2)
-    })
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut src = String::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_string(&mut src)
+        .map_err(|e| fail(e.to_string()))?;
+    if src.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(fail(format!(
+            "it is larger than {} MB",
+            MAX_SOURCE_BYTES >> 20
+        )));
+    }
+    Ok(src)
 }
 
 /// The launch bounds `[groups, most]` of the kernel's `reduce` across

@@ -467,3 +467,40 @@ fn check_shapes_names_the_entries_that_roll_their_epilogue() {
     assert!(rolled("bgemm_tn_sm80_guarded_vec"), "{out}");
     assert!(!rolled("bgemm_tn_sm80"), "{out}");
 }
+
+/// Promises a helper broke by trying: each now refused with a message.
+#[test]
+fn launches_the_runtime_cannot_bound_are_refused_by_name() {
+    // An extent or a stride from an expression that goes negative: the
+    // guards compare unsigned and the offsets reach below the base.
+    let negative = scratch("negative_extent").join("k.tile");
+    std::fs::write(
+        &negative,
+        "kernel k(A: tensor<f32, (N - 2):(M - 2)>) { launch grid(1), block(32);\n\
+         let gA = local_tile(A, (32), (block.x)); gA[thread.x] = 7.0; }\n",
+    )
+    .unwrap();
+    let file = negative.to_str().unwrap();
+    let (code, out, err) = tilec(&["check", file, "--dims", "M=1,N=1"], "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("the extent (N-2) is -1 for M=1,N=1; extents are at least 1"),
+        "{err}"
+    );
+    let (code, _, err) = tilec(&["check", file, "--dims", "M=1,N=3"], "");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the stride (M-2) is -1"), "{err}");
+    // A grid past what the CPU executor can record: refused, not an abort.
+    let huge = scratch("huge_grid").join("k.tile");
+    std::fs::write(
+        &huge,
+        "kernel k(A: tensor<f32, (M):(1)>) { launch grid(2147483647), block(1); }\n",
+    )
+    .unwrap();
+    let (code, _, err) = tilec(&["run", huge.to_str().unwrap(), "--dims", "M=1"], "");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the CPU executor runs at most 67108864"),
+        "{err}"
+    );
+}

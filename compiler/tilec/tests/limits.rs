@@ -54,3 +54,40 @@ fn a_diagnostic_far_into_a_line_renders() {
     let d = &check_source(&src).err().unwrap()[0];
     assert!(d.render("t.tile", &src).contains("t.tile:1:70014"));
 }
+
+/// `if .. else if .. else if ..`: `n` branches, each a level deeper in the
+/// tree though the braces never nest.
+fn else_if_chain(n: usize) -> String {
+    let branches: Vec<String> = (0..n)
+        .map(|i| format!("if block.x == {i} {{ A[block.x] = {i}.0; }}"))
+        .collect();
+    format!(
+        "kernel k(A: tensor<f32, (M):(1)>) {{ launch grid(M), block(1); {} }}",
+        branches.join(" else ")
+    )
+}
+
+#[test]
+fn long_else_if_chains_are_refused_before_a_tree_exists() {
+    assert!(first_error(&else_if_chain(5000)).contains("`else if` chain is longer than 128"));
+    // Chains in the branches of a chain add up.
+    let inner = else_if_chain(100).replace(
+        "kernel k(A: tensor<f32, (M):(1)>) { launch grid(M), block(1); ",
+        "",
+    );
+    let nested = format!(
+        "kernel k(A: tensor<f32, (M):(1)>) {{ launch grid(M), block(1); {} }}",
+        (0..100)
+            .map(|i| format!("if block.x == {i} {{ {} ", &inner[..inner.len() - 1]) + "}")
+            .collect::<Vec<_>>()
+            .join(" else ")
+    );
+    assert!(first_error(&nested).contains("`else if` chain is longer than 128"));
+}
+
+#[test]
+fn the_longest_accepted_else_if_chain_checks_without_overflow() {
+    let src = else_if_chain(129);
+    let kernels = check_source(&src).expect("checks");
+    assert_eq!(kernels.len(), 1);
+}

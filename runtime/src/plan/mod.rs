@@ -450,6 +450,23 @@ fn planned(
     for p in &m.params {
         lens.push(match &p.kind {
             ParamKind::Tensor { layout, .. } => {
+                // Extents and strides from expressions (`N - 2`) may leave
+                // the ranges that guards and offsets assume: a guard
+                // compares coordinates unsigned, and a negative stride
+                // reaches below the tensor's base.
+                let at_least = |t: &tilec_layout::IntTuple, min: i64, what: &str| {
+                    for x in t.leaves() {
+                        if let Some(v) = x.eval(&env).filter(|&v| v < min) {
+                            return Err(RuntimeError::Condition(format!(
+                                "{} {layout}: the {what} {x} is {v} for {dims}; {what}s are at least {min}",
+                                p.name
+                            )));
+                        }
+                    }
+                    Ok(())
+                };
+                at_least(layout.shape(), 1, "extent")?;
+                at_least(layout.stride(), 0, "stride")?;
                 let n = layout.cosize().eval(&env).ok_or_else(|| {
                     RuntimeError::Condition(format!(
                         "{} {layout} spans more elements than 64 bits count for {dims}",

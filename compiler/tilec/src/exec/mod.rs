@@ -97,10 +97,30 @@ type Result<T> = std::result::Result<T, ExecError>;
 /// Per tensor parameter, the elements a launch wrote, in increasing order.
 pub type Written = Vec<Vec<usize>>;
 
+/// The most blocks one launch may have on the CPU executor, which keeps
+/// a record of each (a microsecond each at least: over a minute).
+pub const MAX_BLOCKS: u64 = 1 << 26;
+
 /// Runs the kernel; on success the tensors hold its results, and it says
 /// which elements it wrote. The parts run as one launch: two blocks writing
 /// one element conflict across parts too.
 pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Written> {
+    let count: u64 = launch
+        .parts
+        .iter()
+        .map(|p| p.grid.iter().map(|&g| g as u64).product::<u64>())
+        .sum();
+    if count > MAX_BLOCKS {
+        return Err(ExecError {
+            message: format!(
+                "the launch has {count} blocks; the CPU executor runs at most {MAX_BLOCKS}"
+            ),
+            span: Span { start: 0, end: 0 },
+            label: "launched here".into(),
+            other: None,
+            help: Some("give smaller --dims: the executor keeps a record of every block"),
+        });
+    }
     let blocks: Vec<(&KernelIr, [u32; 3])> = launch
         .parts
         .iter()

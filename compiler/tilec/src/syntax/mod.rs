@@ -23,22 +23,51 @@ lalrpop_util::lalrpop_mod!(
 pub const MAX_NESTING: usize = 64;
 /// How many tokens one statement (or one algebra expression) may have.
 pub const MAX_STATEMENT_TOKENS: usize = 1024;
+/// How many `else if` one chain may have (with the chains around it):
+/// each nests the tree one level deeper though its braces do not.
+pub const MAX_ELSE_IF: usize = 128;
 
 /// Refuses input whose tree would be too deep for the recursive stages
 /// after the parser (evaluation, checking, dropping the tree): nesting past
 /// [`MAX_NESTING`], or a statement longer than [`MAX_STATEMENT_TOKENS`]
 /// (a long sum or call chain nests as deeply as it is long). Checked on
-/// the tokens, before any tree exists.
+/// the tokens, before any tree exists. An `else if` chain longer than
+/// [`MAX_ELSE_IF`] is refused too.
 fn within_limits(src: &str) -> Result<(), Diagnostic> {
     let (mut depth, mut count, mut start) = (0usize, 0usize, 0usize);
+    // The `else if`s of the chain open at each bracket depth.
+    let mut chains: Vec<usize> = vec![0];
+    let mut previous: Option<lexer::Tok> = None;
     for t in lexer::tokens(src) {
         let Ok((l, t, r)) = t else {
             return Ok(()); // the parser reports the bad character
         };
         let here = Span { start: l, end: r };
+        // A chain ends at the first token after a `}` that is not `else`.
+        match (&previous, &t) {
+            (Some(lexer::Tok::Else), lexer::Tok::If) => {
+                chains[depth] += 1;
+                // Chains inside chains' branches nest on each other.
+                if chains[..=depth].iter().sum::<usize>() > MAX_ELSE_IF {
+                    return Err(Diagnostic::new(
+                        format!("this `else if` chain is longer than {MAX_ELSE_IF} branches"),
+                        here,
+                    )
+                    .with_help("select among many cases with arithmetic on the value, or split the chain into nested `if`s on ranges"));
+                }
+            }
+            (Some(lexer::Tok::RBrace), lexer::Tok::Else) => {}
+            (Some(lexer::Tok::RBrace), _) => chains[depth] = 0,
+            _ => {}
+        }
+        previous = Some(t.clone());
         match t {
             lexer::Tok::LParen | lexer::Tok::LBracket | lexer::Tok::LBrace => {
                 depth += 1;
+                if chains.len() <= depth {
+                    chains.push(0);
+                }
+                chains[depth] = 0;
                 if depth > MAX_NESTING {
                     return Err(Diagnostic::new(
                         format!("brackets nest deeper than {MAX_NESTING} levels"),

@@ -29,6 +29,9 @@ use tilec_layout::{AlgebraError, ComposedLayout, Conditions, Int, IntTuple, Layo
 /// otherwise double it at every step.
 pub const MAX_INT_NODES: usize = 4096;
 
+/// The most integers (extents, strides, tuple entries) one value may hold.
+pub const MAX_VALUE_INTS: usize = 1 << 16;
+
 /// Looks up a name in scope.
 pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 
@@ -232,6 +235,17 @@ impl<'a> Evaluator<'a> {
             return Err(Diagnostic::new("integer expression too large", e.span)
                 .with_label(format!("more than {MAX_INT_NODES} names, numbers and operations once its names are expanded"))
                 .with_help("a name used twice in the next definition doubles its size: write `2 * n` rather than `n + n`, or compute the value in fewer steps"));
+        }
+        // A value's integers counted, stopping past the limit: each
+        // definition may double the one before (`make_layout(l, l)`).
+        let count = std::cell::Cell::new(0usize);
+        if v.any_int(&|_| {
+            count.set(count.get() + 1);
+            count.get() > MAX_VALUE_INTS
+        }) {
+            return Err(Diagnostic::new("value too large", e.span)
+                .with_label(format!("more than {MAX_VALUE_INTS} extents and strides"))
+                .with_help("a layout built from itself twice doubles at every step: build it from smaller parts"));
         }
         if v.overflowed() {
             return Err(Diagnostic::new("integer overflow", e.span)
