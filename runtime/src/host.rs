@@ -109,8 +109,30 @@ impl SplitMix {
     }
 }
 
-/// `||out - ref|| / ||ref||` over the given element offsets of `out`.
-pub fn relative_error(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> f64 {
+/// How far a result is from its reference over the given element offsets
+/// of `out`: the norm-wise relative error `||out - ref|| / ||ref||`, and
+/// the element furthest from its value, measured against the larger of
+/// that value and the reference's root mean square (so that a value near
+/// zero is not held to its own tiny scale). The norm alone forgives a few
+/// wrong elements among millions.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Deviation {
+    pub norm: f64,
+    pub worst: Option<Worst>,
+}
+
+/// One element against its reference value.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Worst {
+    /// The element's offset in its tensor.
+    pub offset: usize,
+    pub got: f64,
+    pub want: f64,
+    /// `|got - want| / max(|want|, rms(ref))`; NaN where `got` is.
+    pub error: f64,
+}
+
+pub fn deviation(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> Deviation {
     use rayon::prelude::*;
     // Sums of fixed chunks, added in order: the same result on any number
     // of threads.
@@ -127,9 +149,29 @@ pub fn relative_error(out: &HostBuffer, reference: &[f64], offsets: &[usize]) ->
         .collect::<Vec<_>>()
         .into_iter()
         .fold((0.0, 0.0), |(n, d), (x, y)| (n + x, d + y));
-    if den == 0.0 {
+    let norm = if den == 0.0 {
         num.sqrt()
     } else {
         (num / den).sqrt()
-    }
+    };
+    let rms = (den / reference.len().max(1) as f64)
+        .sqrt()
+        .max(f64::MIN_POSITIVE);
+    // The first of the worst, NaN worst of all: the same on any threads.
+    let rank = |e: f64| if e.is_nan() { f64::INFINITY } else { e };
+    let worst = reference
+        .par_iter()
+        .zip(offsets.par_iter())
+        .map(|(&want, &offset)| {
+            let got = out.get(offset);
+            let error = (got - want).abs() / want.abs().max(rms);
+            Worst {
+                offset,
+                got,
+                want,
+                error,
+            }
+        })
+        .reduce_with(|a, b| if rank(b.error) > rank(a.error) { b } else { a });
+    Deviation { norm, worst }
 }

@@ -21,7 +21,7 @@ pub mod stopwatch;
 pub mod tma;
 pub mod tuning;
 
-use host::{HostBuffer, relative_error};
+use host::{HostBuffer, Worst, deviation};
 use manifest::{Elem, Manifest, ParamKind};
 use plan::{Dims, LaunchPlan};
 use reference::Arg;
@@ -140,6 +140,10 @@ pub struct Report {
 pub struct Check {
     pub error: f64,
     pub tolerance: f64,
+    /// The element furthest from its reference value ([`host::Deviation`]),
+    /// held to [`element_tolerance`].
+    pub worst: Option<Worst>,
+    pub element_tolerance: f64,
     /// Checked on a sample of the reference's outputs.
     pub sample: Option<Sample>,
 }
@@ -156,15 +160,23 @@ pub struct Sample {
 impl Check {
     /// The error is within the element type's tolerance.
     pub fn ok(&self) -> bool {
-        self.error <= self.tolerance
+        self.error <= self.tolerance && self.worst.is_none_or(|w| w.error <= self.element_tolerance)
     }
 }
 
 /// `rel. error 1.2e-7 (ok)`, and on what sample.
 impl std::fmt::Display for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let verdict = if self.ok() { "ok" } else { "MISMATCH" };
-        write!(f, "rel. error {:.2e} ({verdict}", self.error)?;
+        write!(f, "rel. error {:.2e} (", self.error)?;
+        match self.worst {
+            _ if self.ok() => write!(f, "ok")?,
+            Some(w) => write!(
+                f,
+                "MISMATCH: element {} is {:.6e} where the reference has {:.6e}",
+                w.offset, w.got, w.want
+            )?,
+            None => write!(f, "MISMATCH")?,
+        }
         if let Some(Sample { ran, of, unit }) = self.sample {
             write!(
                 f,
@@ -219,6 +231,18 @@ pub fn tolerance(elem: Elem) -> f64 {
     }
 }
 
+/// Tolerance on one element's error (against the larger of its reference
+/// value and the reference's root mean square) for results in `elem`:
+/// four roundings to bf16 (2^-8 each at most), ten times f32's norm-wise
+/// tolerance (accumulation order over long sums), exact for i32.
+pub fn element_tolerance(elem: Elem) -> f64 {
+    match elem {
+        Elem::F32 => 1e-3,
+        Elem::F16 | Elem::Bf16 => 1.0 / 64.0,
+        Elem::I32 => 0.0,
+    }
+}
+
 /// Plans, fills, runs on the GPU, and compares with what `expect` gives;
 /// returns the report and every tensor as the kernel left it.
 pub fn run_gpu(
@@ -265,13 +289,25 @@ pub fn compare(
             .get(e.output)
             .and_then(Option::as_ref)
             .ok_or_else(|| RuntimeError::Manifest("an output is not a tensor".into()))?;
+        let d = deviation(out, &e.values, &e.offsets);
         let c = Check {
-            error: relative_error(out, &e.values, &e.offsets),
+            error: d.norm,
             tolerance: tolerance(out.elem()),
+            worst: d.worst,
+            element_tolerance: element_tolerance(out.elem()),
             sample: e.sample,
         };
-        // A NaN error is the worst of all.
-        let ratio = |c: &Check| c.error / c.tolerance.max(1e-300);
+        // A NaN error is the worst of all; an output off by its elements
+        // is worse than one within tolerance.
+        let ratio = |c: &Check| {
+            let element = c
+                .worst
+                .map_or(0.0, |w| w.error / c.element_tolerance.max(1e-300));
+            match element.is_nan() {
+                true => f64::NAN,
+                false => (c.error / c.tolerance.max(1e-300)).max(element),
+            }
+        };
         let worse = |w: &Check| !ratio(w).is_nan() && (ratio(&c).is_nan() || ratio(&c) > ratio(w));
         if worst.is_none_or(|w| worse(&w)) {
             worst = Some(c);

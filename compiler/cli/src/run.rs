@@ -592,7 +592,8 @@ pub fn dims_problems(kernel: &str, extents: &[String], dims: &Dims, all: bool) -
     let given = |e: &String| e == tilec_layout::SM_COUNT || dims.0.iter().any(|(k, _)| k == e);
     let missing: Vec<&String> = extents.iter().filter(|e| !given(e)).collect();
     for (k, _) in &dims.0 {
-        if extents.contains(k) {
+        // `sm_count` describes the device, which every kernel runs on.
+        if extents.contains(k) || k == tilec_layout::SM_COUNT {
             continue;
         }
         // The same name in another case, else a missing one a typo away

@@ -472,6 +472,8 @@ mod tests {
             check: Some(tilec_runtime::Check {
                 error,
                 tolerance: 1e-5,
+                worst: None,
+                element_tolerance: 0.0,
                 sample: None,
             }),
             runs,

@@ -503,4 +503,8 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
         err.contains("the CPU executor runs at most 67108864"),
         "{err}"
     );
+    // `sm_count` describes the device: any kernel takes it.
+    let add = format!("{ROOT}/examples/add.tile");
+    let (code, out, err) = tilec(&["check", &add, "--dims", "M=100,N=37,sm_count=4"], "");
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -333,7 +333,12 @@ fn plan_sizes_within(
         }
         extents.push(v);
     }
-    if let Some((k, _)) = dims.0.iter().find(|(k, _)| !m.extents.contains(k)) {
+    // `sm_count` describes the device, which every kernel runs on.
+    if let Some((k, _)) = dims
+        .0
+        .iter()
+        .find(|(k, _)| !m.extents.contains(k) && k != SM_COUNT)
+    {
         return Err(RuntimeError::Usage(format!(
             "the kernel has no extent {k}; its extents are {}",
             m.extents.join(", ")

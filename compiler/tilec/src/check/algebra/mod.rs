@@ -713,7 +713,7 @@ fn unknown_function(name: &str, span: Span, theirs: &[Known]) -> Diagnostic {
     Diagnostic::new(format!("unknown function `{name}`"), span).with_help(help)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -102,6 +102,12 @@ impl KernelChecker {
             .with_help("compute a part into a register tensor first: `tmp = ...; dst = f(tmp);`"));
         }
         let integers = to.integers;
+        if let ExprKind::Call(f, _) = &e.kind
+            && let ExprKind::Name(name) = &f.kind
+            && !self.callable(name)
+        {
+            return Err(unknown_elementwise(name, f.span));
+        }
         if let ExprKind::Call(f, args) = &e.kind
             && let ExprKind::Name(name) = &f.kind
             && let Some(op) = reduction(name)
@@ -518,6 +524,59 @@ impl KernelChecker {
                 .with_label(format!("this is {}", v.kind()))
                 .with_help(format!("operands are tensors, scalar parameters and numbers, combined with + - * / < <= > >= == != and the functions {FUNCTIONS}"))),
         }
+    }
+}
+
+/// Every function an element-wise expression may call by name.
+fn elementwise_names() -> Vec<&'static str> {
+    let unary = Unary::ALL
+        .into_iter()
+        .filter(|u| *u != Unary::Neg)
+        .map(Unary::name);
+    let rest = [
+        "min",
+        "max",
+        "select",
+        "bf16",
+        "f16",
+        "f32",
+        "i32",
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "shfl_xor",
+        "inside",
+    ];
+    unary.chain(rest).collect()
+}
+
+/// A call in an element-wise expression of a name nothing defines:
+/// "did you mean" among the element-wise functions (`erff` is `erf`).
+fn unknown_elementwise(name: &str, span: crate::span::Span) -> Diagnostic {
+    let close: Vec<&str> = elementwise_names()
+        .into_iter()
+        .filter(|n| crate::check::algebra::edit_distance(n, name) <= 2 && n.len() > 2)
+        .collect();
+    let d = Diagnostic::new(format!("unknown function `{name}`"), span);
+    match close.is_empty() {
+        true => d.with_help(format!("element-wise functions: {FUNCTIONS}")),
+        false => d.with_help(format!(
+            "did you mean {}? element-wise functions: {FUNCTIONS}",
+            close.join(" or ")
+        )),
+    }
+}
+
+impl KernelChecker {
+    /// Whether `name` is a function an expression can call here: an
+    /// element-wise one, the algebra's or the kernel's (`local_tile`).
+    fn callable(&self, name: &str) -> bool {
+        use crate::check::algebra::Functions;
+        elementwise_names().contains(&name)
+            || crate::check::algebra::FUNCTIONS
+                .iter()
+                .any(|f| f.name == name)
+            || self.state.known().iter().any(|(n, _)| *n == name)
     }
 }
 

@@ -202,11 +202,22 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
         let Some(target) = kernels.iter().find(|t| &t.name == name) else {
             let names: Vec<&str> = kernels.iter().map(|t| t.name.as_str()).collect();
             diags.push(
-                Diagnostic::new(format!("no reference computation or kernel `{name}`"), r.span)
-                    .with_help(format!(
-                        "built-in references are gemm, copy and transpose; the kernels of this file are {}",
+                Diagnostic::new(
+                    format!("no reference computation or kernel `{name}`"),
+                    r.span,
+                )
+                .with_help(
+                    match names
+                        .iter()
+                        .find(|n| crate::check::algebra::edit_distance(n, name) <= 2)
+                    {
+                        Some(close) => format!("did you mean `{close}`? "),
+                        None => String::new(),
+                    } + &format!(
+                        "built-in references are {BUILT_IN}; the kernels of this file are {}",
                         names.join(", ")
-                    )),
+                    ),
+                ),
             );
             continue;
         };
@@ -304,6 +315,9 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
 fn ranks_differ(kind: ReferenceKind, rank: usize, first: usize) -> bool {
     matches!(kind, ReferenceKind::Gemm | ReferenceKind::Copy) && rank != first
 }
+
+/// The built-in references' names, for help lines.
+const BUILT_IN: &str = "gemm, copy, transpose, gemv, reduce_sum, softmax and layernorm";
 
 /// A built-in reference's form, for help lines.
 fn signature(kind: ReferenceKind) -> &'static str {
