@@ -315,3 +315,43 @@ pub fn compare(
     }
     Ok(worst)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(out: HostBuffer, values: Vec<f64>) -> Check {
+        let expected = reference::Expected {
+            output: 0,
+            offsets: (0..values.len()).collect(),
+            values,
+            sample: None,
+        };
+        compare(&[Some(out)], &[expected]).unwrap().unwrap()
+    }
+
+    /// A few wrong elements among many pass the norm but not the
+    /// element check, which names the worst; rounding to bf16 passes both.
+    #[test]
+    fn a_few_wrong_elements_are_a_mismatch() {
+        let want: Vec<f64> = (0..262144)
+            .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+            .collect();
+        let rounded = HostBuffer::Bf16(want.iter().map(|&v| half::bf16::from_f64(v)).collect());
+        assert!(check(rounded, want.clone()).ok());
+        let mut wrong: Vec<half::bf16> = want.iter().map(|&v| half::bf16::from_f64(v)).collect();
+        for w in &mut wrong[1000..1008] {
+            *w = half::bf16::ZERO;
+        }
+        let c = check(HostBuffer::Bf16(wrong), want.clone());
+        assert!(c.error <= c.tolerance, "the norm alone passes: {}", c.error);
+        assert!(!c.ok());
+        let shown = c.to_string();
+        assert!(shown.contains("MISMATCH: element 10"), "{shown}");
+        // A NaN anywhere is a mismatch.
+        let mut nan = want.clone();
+        nan[5] = f64::NAN;
+        let out = HostBuffer::F32(nan.iter().map(|&v| v as f32).collect());
+        assert!(!check(out, want).ok());
+    }
+}
