@@ -56,10 +56,13 @@ pub(super) fn check_bounds(
         .map(|(i, &r)| (Builtin::Block(i as u8).name(), r))
         .collect();
     whole.insert(thread, (0, threads - 1));
-    let mut todo = vec![whole.clone()];
+    // Each region with the first access not yet proved over a region
+    // holding it: what a region proves holds in its halves, so a half
+    // proves again only from the access that failed on.
+    let mut todo = vec![(whole.clone(), 0)];
     let mut bounded = 0;
-    while let Some(region) = todo.pop() {
-        let Err(failure) = proof.check(&region) else {
+    while let Some((region, first)) = todo.pop() {
+        let Err(failure) = proof.check(&region, first) else {
             continue;
         };
         bounded += 1;
@@ -82,7 +85,7 @@ pub(super) fn check_bounds(
         for half in [(lo, mid), (mid + 1, hi)] {
             let mut r = region.clone();
             r.insert(name, half);
-            todo.push(r);
+            todo.push((r, failure.access));
         }
     }
     Ok(())
@@ -115,6 +118,8 @@ struct Failure<'a> {
     /// The block indices and loop counters the access depends on, through
     /// its index or the bounds of the loops around it.
     depends_on: Vec<&'a str>,
+    /// The access that failed (the first checked where a loop's bounds did).
+    access: usize,
 }
 
 impl Failure<'_> {
@@ -193,7 +198,7 @@ impl<'a> Proof<'a> {
     }
 
     /// Bounds every access over one region.
-    fn check(&self, region: &Region<'a>) -> Result<(), Box<Failure<'a>>> {
+    fn check(&self, region: &Region<'a>, first: usize) -> Result<(), Box<Failure<'a>>> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
         let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
         let thread = Builtin::Thread.name();
@@ -220,6 +225,7 @@ impl<'a> Proof<'a> {
                     )),
                     ranges,
                     depends_on: term.depends_on.clone(),
+                    access: first,
                 }));
             };
             // The last counter value, and the region's narrower range of
@@ -234,7 +240,13 @@ impl<'a> Proof<'a> {
             }
             ranges.insert(&l.name, last);
         }
-        for (a, term) in v.accesses.iter().zip(&self.accesses) {
+        for (i, (a, term)) in v
+            .accesses
+            .iter()
+            .zip(&self.accesses)
+            .enumerate()
+            .skip(first)
+        {
             if term.names.iter().any(|n| empty_loops.contains(&n.as_str())) {
                 continue; // inside a loop that does not run
             }
@@ -244,6 +256,7 @@ impl<'a> Proof<'a> {
                     error,
                     ranges,
                     depends_on: term.depends_on.clone(),
+                    access: i,
                 }));
             }
         }

@@ -266,7 +266,11 @@ impl<'a> Block<'a> {
                 span,
                 label: format!("thread {t} {mine} it here"),
                 other: Some((other_span, format!("thread {other} {what} it here"))),
-                help: None,
+                // One statement, two threads, one element: no barrier can
+                // order them; the layouts map both threads there.
+                help: (other_span == span).then_some(
+                    "both threads reach this element through one statement: check that the shared layout's strides do not overlap and that the thread layout maps each thread to elements of its own",
+                ),
             });
         }
         if write {
