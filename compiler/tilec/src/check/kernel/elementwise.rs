@@ -528,7 +528,7 @@ impl KernelChecker {
 }
 
 /// Every function an element-wise expression may call by name.
-fn elementwise_names() -> Vec<&'static str> {
+pub(super) fn elementwise_names() -> Vec<&'static str> {
     let unary = Unary::ALL
         .into_iter()
         .filter(|u| *u != Unary::Neg)

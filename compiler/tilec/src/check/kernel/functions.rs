@@ -72,6 +72,23 @@ impl Functions for KernelState {
                 "write it as a statement on its own; usage: {usage}"
             ))));
         }
+        // Element-wise functions outside an element-wise statement (the
+        // algebra's integer `min` and `max` are its own).
+        if ty.is_none()
+            && super::elementwise::elementwise_names().contains(&base)
+            && !crate::check::algebra::FUNCTIONS
+                .iter()
+                .any(|f| f.name == base)
+        {
+            return Some(Err(Diagnostic::new(
+                format!("`{base}` computes element values, in an element-wise statement"),
+                a.call,
+            )
+            .with_help(
+                "a `let` holds integers, layouts and tensors; compute a number into a \
+                 one-element register tensor: `let inv = registers<f32>(1); inv = 1.0 / f32(N);`",
+            )));
+        }
         let (_, _, make) = FUNCTIONS.iter().find(|(name, ..)| *name == base)?;
         Some(make(self, a, ty, conds))
     }

@@ -139,11 +139,23 @@ impl KernelChecker {
         }
         for &((x, xm), (y, ym)) in agree {
             if shapes[x].0[xm] != shapes[y].0[ym] {
+                let param = |i: usize| &self.params[operands[i]].name;
+                let extent = |i: usize, m: usize| match &shapes[i].0[m] {
+                    Some(e) => format!("`{e}`"),
+                    None => "missing".to_string(),
+                };
                 return Err(Diagnostic::new(
-                    format!("reference {name}: extents disagree, mode {xm} of operand {} vs mode {ym} of operand {}", x + 1, y + 1),
+                    format!(
+                        "reference {name}: mode {xm} of {} is {} but mode {ym} of {} is {}",
+                        param(x),
+                        extent(x, xm),
+                        param(y),
+                        extent(y, ym)
+                    ),
                     shapes[x].2,
                 )
-                .with_related(shapes[y].2, "this operand")
+                .with_label(format!("operand {}", x + 1))
+                .with_related(shapes[y].2, format!("operand {}", y + 1))
                 .with_help(usage));
             }
         }
