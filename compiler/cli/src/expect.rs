@@ -137,6 +137,7 @@ fn run_sampled(
             extents: plan.extents.clone(),
             scalars: scalars.clone(),
             blocks_done: None,
+            stop: None,
             exact: true,
         };
         for (all, new) in written.iter_mut().zip(exec::execute(&launch, tensors)?) {

@@ -17,7 +17,7 @@ use crate::compile::{
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use tilec::exec;
@@ -115,16 +115,9 @@ pub fn run(a: Args) -> ExitCode {
                         println!("{}", r.line());
                         all_ok &= r.passed();
                         if a.check_cpu {
-                            match run_cpu(&compiled, c, &dims, a.launch.seed) {
+                            match run_cpu(&compiled, c, &dims, a.launch.seed, None) {
                                 Ok((_, cpu_outs)) => all_ok &= agree(&gpu_outs, &cpu_outs),
-                                Err(CpuFailure::Runtime(e)) => return fail(&e.to_string()),
-                                Err(CpuFailure::Kernel(e)) => {
-                                    return report(
-                                        &name,
-                                        &src,
-                                        Failure::Source(vec![e.diagnostic()]),
-                                    );
-                                }
+                                Err(e) => return cpu_failed(e, c, &name, &src),
                             }
                         }
                     }
@@ -169,7 +162,8 @@ pub fn run(a: Args) -> ExitCode {
                 if let Err(code) = approve_cpu(c, &dims, &plan, a.cpu) {
                     return code;
                 }
-                match run_cpu(&compiled, c, &dims, a.launch.seed) {
+                let limit = (!a.cpu).then_some(CPU_LIMIT);
+                match run_cpu(&compiled, c, &dims, a.launch.seed, limit) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
@@ -182,10 +176,7 @@ pub fn run(a: Args) -> ExitCode {
                             all_ok = false;
                         }
                     }
-                    Err(CpuFailure::Runtime(e)) => return fail(&format!("{}: {e}", c.kernel.name)),
-                    Err(CpuFailure::Kernel(e)) => {
-                        return report(&name, &src, Failure::Source(vec![e.diagnostic()]));
-                    }
+                    Err(e) => return cpu_failed(e, c, &name, &src),
                 }
             }
         }
@@ -231,6 +222,26 @@ pub enum CpuFailure {
     Runtime(tilec_runtime::RuntimeError),
     /// A bug the executor found in the kernel, with its span.
     Kernel(exec::ExecError),
+    /// Stopped at its time limit, with the blocks done of all.
+    Stopped {
+        done: usize,
+        of: usize,
+    },
+}
+
+/// A failed CPU run, reported: the kernel's bug at its line, or why it
+/// did not run to its end.
+fn cpu_failed(e: CpuFailure, c: &Compiled, name: &str, src: &str) -> ExitCode {
+    match e {
+        CpuFailure::Runtime(e) => fail(&format!("{}: {e}", c.kernel.name)),
+        CpuFailure::Kernel(e) => report(name, src, Failure::Source(vec![e.diagnostic()])),
+        CpuFailure::Stopped { done, of } => fail(&format!(
+            "the CPU executor stopped {} after {} with {done} of {of} blocks run (no GPU on this machine)\n  \
+             run it to its end with --cpu (a progress bar shows the time left), or give smaller --dims",
+            c.kernel.name,
+            human(CPU_LIMIT)
+        )),
+    }
 }
 
 impl From<tilec_runtime::RuntimeError> for CpuFailure {
@@ -241,11 +252,13 @@ impl From<tilec_runtime::RuntimeError> for CpuFailure {
 
 /// Runs one kernel of `all` on the CPU executor against its reference;
 /// returns the report and every tensor as the kernel left it.
+/// `limit`: how long the kernel may run (`None`: to its end).
 pub fn run_cpu(
     all: &[Compiled],
     c: &Compiled,
     dims: &Dims,
     seed: u64,
+    limit: Option<Duration>,
 ) -> Result<(Report, Vec<Option<HostBuffer>>), CpuFailure> {
     let m = &c.manifest;
     let plan = plan_sizes(m, dims)?;
@@ -261,7 +274,7 @@ pub fn run_cpu(
         .collect();
     waiting.finish_and_clear();
     let start = Instant::now();
-    execute_shown(c, &plan, scalars, &mut tensors).map_err(CpuFailure::Kernel)?;
+    execute_shown(c, &plan, scalars, &mut tensors, limit)?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let outs: Vec<Option<HostBuffer>> = tensors
         .iter()
@@ -298,12 +311,15 @@ fn execute_shown(
     plan: &LaunchPlan,
     scalars: Vec<f64>,
     tensors: &mut [Option<exec::Tensor>],
-) -> Result<(), exec::ExecError> {
+    limit: Option<Duration>,
+) -> Result<(), CpuFailure> {
     let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
     let (finished, wait) = mpsc::channel::<()>();
-    let launch = cpu_launch(c, plan, scalars, Some(&done));
+    let mut launch = cpu_launch(c, plan, scalars, Some(&done));
+    launch.stop = Some(&stop);
     let total = blocks(plan) as u64;
-    let (name, shown) = (&c.kernel.name, &done);
+    let (name, shown, stopping) = (&c.kernel.name, &done, &stop);
     std::thread::scope(|s| {
         s.spawn(move || {
             let start = Instant::now();
@@ -320,6 +336,11 @@ fn execute_shown(
             let mut said = Duration::ZERO;
             while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(Duration::from_millis(100))
             {
+                // Work the estimate did not see (a long loop at any
+                // extents) stops at the limit too.
+                if limit.is_some_and(|l| start.elapsed() > l) {
+                    stopping.store(true, Ordering::Relaxed);
+                }
                 let n = shown.load(Ordering::Relaxed) as u64;
                 // Every ten seconds for the first minute, then every minute:
                 // an hour's run leaves a readable log.
@@ -346,7 +367,14 @@ fn execute_shown(
         let r = on_copies(plan, tensors, |t| exec::execute(&launch, t));
         // The display's channel closes: it stops now, not at its next tick.
         drop(finished);
-        r.map(|_| ())
+        match r {
+            Ok(_) => Ok(()),
+            Err(_) if stop.load(Ordering::Relaxed) => Err(CpuFailure::Stopped {
+                done: done.load(Ordering::Relaxed),
+                of: total as usize,
+            }),
+            Err(e) => Err(CpuFailure::Kernel(e)),
+        }
     })
 }
 
@@ -395,6 +423,7 @@ fn cpu_launch<'a>(
         extents: plan.extents.clone(),
         scalars,
         blocks_done,
+        stop: None,
         exact: false,
     }
 }

@@ -117,10 +117,46 @@ fn run(ir: &KernelIr, grid: [u32; 3], extents: &[i64], lens: &[usize]) -> Vec<Op
         extents: extents.to_vec(),
         scalars: vec![1.5; ir.params.len()],
         blocks_done: None,
+        stop: None,
         exact: false,
     };
     execute(&launch, &mut tensors).unwrap();
     tensors
+}
+
+/// A run the caller asks to stop (its time limit) fails at the next block
+/// or loop trip, whatever the kernel would do.
+#[test]
+fn a_run_stops_when_asked() {
+    let ir = parse(
+        "kernel k(A: global f32*, M: i64) block 1
+  %1 = thread.x
+",
+    )
+    .unwrap();
+    verify(&ir).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let mut tensors = vec![
+        Some(Tensor {
+            elem: tilec::check::program::Elem::F32,
+            data: vec![0.0; 4],
+        }),
+        None,
+    ];
+    let launch = Launch {
+        parts: vec![Part {
+            ir: &ir,
+            grid: [4, 1, 1],
+            offset: [0; 3],
+        }],
+        extents: vec![4],
+        scalars: vec![1.0; 2],
+        blocks_done: None,
+        stop: Some(&stop),
+        exact: false,
+    };
+    let err = execute(&launch, &mut tensors).unwrap_err();
+    assert_eq!(err.message, "the run was stopped");
 }
 
 /// A vector copy whose first element is not a multiple of its width (thread
@@ -155,6 +191,7 @@ fn a_misaligned_vector_is_an_error_on_the_cpu() {
         extents: vec![16],
         scalars: vec![1.0; 3],
         blocks_done: None,
+        stop: None,
         exact: false,
     };
     let err = execute(&launch, &mut tensors).unwrap_err();
@@ -304,6 +341,7 @@ fn a_reduce_of_more_parts_than_a_run_adds_the_runs_sums() {
         extents: vec![16],
         scalars: vec![1.0; 3],
         blocks_done: None,
+        stop: None,
         exact: false,
     };
     execute(&launch, &mut tensors).unwrap();

@@ -79,6 +79,7 @@ impl<'a> Block<'a> {
                 .map(|t| outer[t] && (self.ints[t][start]..self.ints[t][end]).contains(&k))
                 .collect();
             self.counters.insert(id, k);
+            self.stopped(span)?;
             self.scope_ints(Some(id), span)?;
             self.insts(body)?;
         }

@@ -30,7 +30,7 @@ use crate::ir::{CopyAtom, InstKind, KernelIr, MmaAtom, Param};
 use crate::span::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A global tensor: its values (each exactly representable in `elem`).
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +51,9 @@ pub struct Launch<'a> {
     pub scalars: Vec<f64>,
     /// Counts the blocks run so far, for the caller's progress report.
     pub blocks_done: Option<&'a AtomicUsize>,
+    /// Set by the caller to stop the run (a time limit): each block and
+    /// each loop trip looks at it, and the run then fails.
+    pub stop: Option<&'a AtomicBool>,
     /// Runs a reference kernel: floats computed and kept in f64, never
     /// rounded to their tensors' types (tensor-core atoms excepted).
     pub exact: bool,
@@ -379,9 +382,24 @@ impl<'a> Block<'a> {
     }
 
     fn run(mut self) -> Result<Vec<Write>> {
+        self.stopped(Span { start: 0, end: 0 })?;
         self.scope_ints(None, Span { start: 0, end: 0 })?;
         self.insts(&self.ir.body)?;
         Ok(self.writes)
+    }
+
+    /// An error where the caller asked the run to stop.
+    fn stopped(&self, span: Span) -> Result<()> {
+        match self.launch.stop {
+            Some(stop) if stop.load(Ordering::Relaxed) => Err(ExecError {
+                message: "the run was stopped".into(),
+                span,
+                label: "running here".into(),
+                other: None,
+                help: None,
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
