@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     emit: Option<Emit>,
     /// GPU architecture of the PTX.
-    #[arg(long, default_value = "sm_90")]
+    #[arg(long, default_value = "sm_90", value_parser = crate::compile::parse_arch)]
     arch: String,
     /// Build with a bound check before every global and shared access: an
     /// access outside its tensor stops the kernel and names its `.tile`

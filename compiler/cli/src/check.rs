@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
     /// GPU architecture the launch is planned for.
-    #[arg(long, default_value = "sm_90")]
+    #[arg(long, default_value = "sm_90", value_parser = crate::compile::parse_arch)]
     arch: String,
     #[command(flatten)]
     tuning: crate::compile::TuneArgs,

@@ -432,7 +432,7 @@ pub struct LaunchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// GPU architecture of the PTX.
-    #[arg(long, default_value = "sm_90")]
+    #[arg(long, default_value = "sm_90", value_parser = parse_arch)]
     pub arch: String,
     /// Build with a bound check before every global and shared access: an
     /// access outside its tensor stops the kernel and names its `.tile`
@@ -501,6 +501,22 @@ impl LaunchArgs {
             checked: self.checked.then_some(name),
             settings,
         }
+    }
+}
+
+/// The architectures whose PTX LLVM 19 writes and ptxas of CUDA 12.x and
+/// 13 reads (PTX 8.5 stops at sm_90a: `--arch sm_100` wrote PTX that
+/// ptxas refused).
+const ARCHES: &[&str] = &[
+    "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89",
+    "sm_90", "sm_90a",
+];
+
+/// `--arch`: one of [`ARCHES`].
+pub fn parse_arch(s: &str) -> Result<String, String> {
+    match ARCHES.contains(&s) {
+        true => Ok(s.to_string()),
+        false => Err(format!("tilec writes PTX for {}", ARCHES.join(", "))),
     }
 }
 

@@ -50,6 +50,8 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     func: FunctionValue<'ctx>,
     /// Integer values emitted so far.
     ints: HashMap<usize, IntValue<'ctx>>,
+    /// Per value of the IR, whether it is proved not negative.
+    non_negative: Vec<bool>,
     /// A power of two each integer value is a multiple of.
     divisors: Vec<i64>,
     shared: Vec<PointerValue<'ctx>>,
@@ -237,6 +239,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             b,
             func,
             ints: HashMap::new(),
+            non_negative: ir.non_negative(),
             divisors: ir.divisors(),
             shared: Vec::new(),
             registers: ir
@@ -426,7 +429,10 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 };
                 self.b.build_xor(x, moved, "")?
             }
-            IntDef::Bin(op, a, c) => self.int_bin(*op, self.ints[a], self.ints[c])?,
+            IntDef::Bin(op, a, c) => {
+                let unsigned = self.non_negative[*a] && self.non_negative[*c];
+                self.int_bin(*op, self.ints[a], self.ints[c], unsigned)?
+            }
         })
     }
 
@@ -446,27 +452,35 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(slot)
     }
 
-    /// The IR's integer operation `op` on two i64 values.
+    /// The IR's integer operation `op` on two i64 values; `unsigned`
+    /// where both are proved not negative.
     pub(super) fn int_bin(
         &self,
         op: IntOp,
         x: IntValue<'ctx>,
         y: IntValue<'ctx>,
+        unsigned: bool,
     ) -> Result<IntValue<'ctx>> {
         let i64t = self.ctx.i64_type();
-        // Index values are non-negative (extents >= 1, indices >= 0): unsigned division is exact.
+        // Unsigned where both operands are proved not negative (a shift or
+        // a mask by a power of two), else signed, as the CPU executor
+        // divides (truncating): `(block.x - 1) / 2` in block 0 is 0 on both.
+        let div = |t: IntValue<'ctx>| match unsigned {
+            true => self.b.build_int_unsigned_div(t, y, ""),
+            false => self.b.build_int_signed_div(t, y, ""),
+        };
         Ok(match op {
             IntOp::Add => self.b.build_int_nsw_add(x, y, "")?,
             IntOp::Sub => self.b.build_int_nsw_sub(x, y, "")?,
             IntOp::Mul => self.b.build_int_nsw_mul(x, y, "")?,
-            IntOp::Div => self.b.build_int_unsigned_div(x, y, "")?,
-            IntOp::Mod => self.b.build_int_unsigned_rem(x, y, "")?,
+            IntOp::Div => div(x)?,
+            IntOp::Mod if unsigned => self.b.build_int_unsigned_rem(x, y, "")?,
+            IntOp::Mod => self.b.build_int_signed_rem(x, y, "")?,
             IntOp::CeilDiv => {
                 let one = i64t.const_int(1, false);
-                let t = self
+                div(self
                     .b
-                    .build_int_nsw_add(x, self.b.build_int_nsw_sub(y, one, "")?, "")?;
-                self.b.build_int_unsigned_div(t, y, "")?
+                    .build_int_nsw_add(x, self.b.build_int_nsw_sub(y, one, "")?, "")?)?
             }
             IntOp::Min | IntOp::Max => {
                 let pred = if op == IntOp::Min {

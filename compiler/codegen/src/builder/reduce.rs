@@ -116,8 +116,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // launch the grid in parts). The counters: per group, one for its
         // runs' sums, then one per run.
         let run = int(REDUCE_RUN);
-        let run_stride = self.int_bin(IntOp::CeilDiv, stride, run)?;
-        let runs = self.int_bin(IntOp::CeilDiv, s, run)?;
+        let run_stride = self.int_bin(IntOp::CeilDiv, stride, run, true)?;
+        let runs = self.int_bin(IntOp::CeilDiv, s, run, true)?;
         let group_rows = {
             let per = self.b.build_int_add(stride, run_stride, "")?;
             self.b.build_int_mul(g, per, "")?
@@ -125,7 +125,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let c = self.b.build_int_unsigned_div(z, run, "")?;
         let run_first = self.b.build_int_mul(c, run, "")?;
         let in_run = self.b.build_int_sub(s, run_first, "")?;
-        let in_run = self.int_bin(IntOp::Min, in_run, run)?;
+        let in_run = self.int_bin(IntOp::Min, in_run, run, true)?;
         let counters_at = {
             let per = self.b.build_int_add(run_stride, int(1), "")?;
             self.b.build_int_mul(g, per, "")?

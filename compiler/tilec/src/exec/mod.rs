@@ -364,7 +364,15 @@ impl<'a> Block<'a> {
                 .map(|_| {
                     ir.registers
                         .iter()
-                        .map(|b| Buffer::new(b.len as usize, b.init))
+                        .map(|b| {
+                            // An init is a store of a constant: rounded as one,
+                            // except in a reference kernel's f64.
+                            let init = b.init.map(|v| match launch.exact {
+                                true => v,
+                                false => round(b.elem, v),
+                            });
+                            Buffer::new(b.len as usize, init)
+                        })
                         .collect()
                 })
                 .collect(),
@@ -577,15 +585,65 @@ impl<'a> Block<'a> {
     }
 }
 
-/// Rounds to the element type, as a store on the GPU does.
+/// Rounds to the element type once, to nearest even, as a store on the
+/// GPU does (and as the back end rounds a constant of the program).
 fn round(elem: Elem, v: f64) -> f64 {
     match elem {
         Elem::F32 => v as f32 as f64,
-        Elem::F16 => half::f16::from_f64(v).to_f64(),
-        // Through f32 (exact for the f32 values stored here): half 2's
-        // bf16::from_f64 drops the sticky bits below f32's and rounds
-        // 0x3fc88003 down, where the GPU's cvt.rn rounds up.
-        Elem::Bf16 => half::bf16::from_f32(v as f32).to_f64(),
+        // Through f32 rounded to odd, which keeps what a second rounding
+        // needs: half 2's from_f64 drops the sticky bits below f32's and
+        // rounds 0x3fc88003 down, where the GPU's cvt.rn rounds up.
+        Elem::F16 => half::f16::from_f32(to_f32_odd(v)).to_f64(),
+        Elem::Bf16 => half::bf16::from_f32(to_f32_odd(v)).to_f64(),
         Elem::I32 => v.trunc(),
+    }
+}
+
+/// `v` as an f32 rounded to odd: truncated, with the last bit set where
+/// that lost anything. Rounding that to nearest with fewer bits is
+/// rounding `v` itself once (f32 has two bits more than f16 and bf16 at least).
+fn to_f32_odd(v: f64) -> f32 {
+    let near = v as f32;
+    if near as f64 == v || !near.is_finite() || v.is_nan() {
+        return near;
+    }
+    // The neighbour toward zero when rounding to nearest went away from it.
+    let toward_zero = match (near as f64).abs() > v.abs() {
+        true => f32::from_bits(near.to_bits() - 1),
+        false => near,
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A constant rounds once, as the back end rounds it: just past a tie
+    /// of bf16 (1 + 2^-8 + 2^-30) and of f16 (1 + 2^-11 + 2^-32) rounds up,
+    /// where through f32 to nearest (a tie) it rounded to even, down.
+    #[test]
+    fn constants_round_once() {
+        let just_past = |tie: f64, e: i32| tie + 2f64.powi(e);
+        assert_eq!(
+            round(Elem::Bf16, just_past(1.0 + 2f64.powi(-8), -30)),
+            1.0078125
+        );
+        assert_eq!(
+            round(Elem::F16, just_past(1.0 + 2f64.powi(-11), -32)),
+            1.0009765625
+        );
+        // Ties themselves to even, and f32 values as before.
+        assert_eq!(round(Elem::Bf16, 1.0 + 2f64.powi(-8)), 1.0);
+        let v = f32::from_bits(0x3fc8_8003) as f64;
+        assert_eq!(
+            round(Elem::Bf16, v),
+            half::bf16::from_f32(v as f32).to_f64()
+        );
+        assert_eq!(
+            round(Elem::Bf16, -just_past(1.0 + 2f64.powi(-8), -30)),
+            -1.0078125
+        );
+        assert_eq!(round(Elem::F16, 1e-30), 0.0);
     }
 }

@@ -18,6 +18,7 @@ mod arith;
 pub mod parse;
 mod print;
 pub mod shared;
+mod sign;
 pub mod stores;
 mod uses;
 pub mod verify;

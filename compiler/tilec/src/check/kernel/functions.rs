@@ -203,6 +203,15 @@ impl KernelState {
             Some(Value::Int(Int::Static(v))) => Some(*v as f64),
             Some(_) => return Err(a.wrong(1, "a number")),
         };
+        if let Some(v) = init
+            && let Some(why) = not_an_element(elem, v)
+        {
+            return Err(
+                Diagnostic::new(format!("{v} is {why}"), a.spans[1]).with_help(format!(
+                    "registers<{elem}> hold whole numbers of i32's range"
+                )),
+            );
+        }
         self.registers.push(RegisterArray { elem, len, init });
         let view = View {
             base: Base::Registers(self.registers.len() - 1),
@@ -479,4 +488,15 @@ fn source_name(a: &Args, i: usize) -> String {
         .cloned()
         .flatten()
         .unwrap_or_else(|| a.values[i].to_string())
+}
+
+/// Why the number `v` cannot be an element of type `elem`: an i32 holds
+/// whole numbers of its range alone (a constant past it would wrap on the
+/// GPU); a float of any size rounds.
+pub(super) fn not_an_element(elem: Elem, v: f64) -> Option<&'static str> {
+    match elem {
+        Elem::I32 if v.fract() != 0.0 => Some("a fraction"),
+        Elem::I32 if !(i32::MIN as f64..=i32::MAX as f64).contains(&v) => Some("past i32's range"),
+        _ => None,
+    }
 }
