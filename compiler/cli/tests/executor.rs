@@ -488,7 +488,7 @@ fn a_checked_build_stops_at_the_first_access_outside_and_names_its_line() {
         ir.contains("\"out-of-bounds read of `A`\" at tests/checked/one_k_tile_too_many.tile:36")
     );
     assert!(ir.contains(
-        "\"out-of-bounds write of shared buffer s0\" at tests/checked/one_k_tile_too_many.tile:36"
+        "\"out-of-bounds write of shared buffer `smA`\" at tests/checked/one_k_tile_too_many.tile:36"
     ));
     assert!(
         ir.contains("\"out-of-bounds write of `C`\" at tests/checked/one_k_tile_too_many.tile:42")

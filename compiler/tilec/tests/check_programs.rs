@@ -105,7 +105,7 @@ fn perf_analysis_of_the_gemms() {
     let costs = tilec::perf::analyze(&l.ir, &vec![4096; l.ir.extents.len()]);
     let gemm_a = costs
         .iter()
-        .find(|c| c.op == "gemm" && c.target == "s0")
+        .find(|c| c.op == "gemm" && c.target == "smA")
         .unwrap();
     assert_eq!(
         (gemm_a.bytes, gemm_a.worst, gemm_a.ideal),

@@ -254,11 +254,11 @@ fn a_tma_store_is_fenced_issued_by_one_thread_and_waited_for() {
     let ir = emitted("tests/run/tma_store_gemm.tile", "ir");
     let at = |needle: &str| position(&ir, needle);
     assert!(
-        ir.contains("  shared s0: bf16[32768] align 1024 at 0\n"),
+        ir.contains("  shared s0 smA: bf16[32768] align 1024 at 0\n"),
         "{ir}"
     );
     assert!(
-        ir.contains("  shared s2: bf16[32768] align 1024 at 0\n"),
+        ir.contains("  shared s2 sC: bf16[32768] align 1024 at 0\n"),
         "{ir}"
     );
     assert!(at("  pipeline 0 ") < at("  barrier\n  tma_load bytes 65536 {"));

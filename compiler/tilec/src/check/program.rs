@@ -404,6 +404,8 @@ pub struct SharedBuffer {
     pub swizzle: Option<Swizzle>,
     /// A TMA copy reads or writes it.
     pub tma: bool,
+    /// The name of the `let` that first held it, for messages.
+    pub name: Option<String>,
 }
 
 impl SharedBuffer {
@@ -432,6 +434,8 @@ pub struct RegisterArray {
     pub elem: Elem,
     pub len: i64,
     pub init: Option<f64>,
+    /// The name of the `let` that first held it, for messages.
+    pub name: Option<String>,
 }
 
 /// The statements that remain after checking.

@@ -48,14 +48,17 @@ impl<'a> Block<'a> {
         what: &str,
     ) -> Result<usize> {
         let len = self.shared[s].values.len();
-        let i = self.local_index(i, len, t, span, &|| format!("shared buffer s{s}"))?;
+        let i = self.local_index(i, len, t, span, &|| {
+            format!("shared buffer {}", self.ir.shared_label(s))
+        })?;
         self.in_stage(s, i, t, span)?;
         match self.in_flight[s][i] {
             None => Ok(i),
             Some((owner, at)) => Err(ExecError {
                 message: format!(
-                    "thread {t} of block {:?} {what} s{s}[{i}] while thread {owner}'s cp.async to it is still in flight",
-                    self.block
+                    "thread {t} of block {:?} {what} {}[{i}] while thread {owner}'s cp.async to it is still in flight",
+                    self.block,
+                    self.ir.shared_label(s)
                 ),
                 span,
                 label: format!("thread {t} {what} it here"),
@@ -118,12 +121,17 @@ impl<'a> Block<'a> {
     /// written before.
     pub(super) fn register(&self, t: usize, r: usize, i: i64, span: Span) -> Result<f64> {
         let len = self.registers[t][r].values.len();
-        let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
+        let i = self.local_index(i, len, t, span, &|| {
+            format!("register array {}", self.ir.register_label(r))
+        })?;
         if !self.registers[t][r].written[i] {
             return Err(self.err(
                 t,
                 span,
-                format!("reads register r{r}[{i}], which nothing wrote"),
+                format!(
+                    "reads register {}[{i}], which nothing wrote",
+                    self.ir.register_label(r)
+                ),
             ));
         }
         Ok(self.registers[t][r].values[i])
@@ -136,7 +144,10 @@ impl<'a> Block<'a> {
             return Err(self.err(
                 t,
                 span,
-                format!("reads s{s}[{i}] of shared memory, which nothing wrote"),
+                format!(
+                    "reads {}[{i}] of shared memory, which nothing wrote",
+                    self.ir.shared_label(s)
+                ),
             ));
         }
         self.touch(s, i, t as u32, false, span)?;
@@ -176,7 +187,9 @@ impl<'a> Block<'a> {
             Space::Shared(s) => self.write_shared(s, i, t, v, span)?,
             Space::Registers(r) => {
                 let len = self.registers[t][r].values.len();
-                let i = self.local_index(i, len, t, span, &|| format!("register array r{r}"))?;
+                let i = self.local_index(i, len, t, span, &|| {
+                    format!("register array {}", self.ir.register_label(r))
+                })?;
                 self.registers[t][r].values[i] = v;
                 self.registers[t][r].written[i] = true;
             }
@@ -260,7 +273,8 @@ impl<'a> Block<'a> {
             let mine = if write { "writes" } else { "reads" };
             return Err(ExecError {
                 message: format!(
-                    "shared-memory race on s{s}[{i}] in block {:?}: thread {other} {what} it and thread {t} {mine} it with no barrier between",
+                    "shared-memory race on {}[{i}] in block {:?}: thread {other} {what} it and thread {t} {mine} it with no barrier between",
+                    self.ir.shared_label(s),
                     self.block
                 ),
                 span,

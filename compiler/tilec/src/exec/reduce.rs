@@ -134,7 +134,10 @@ impl<'a> Block<'a> {
                 return Err(self.err(
                     t,
                     span,
-                    format!("sums register r{r}[{i}] across blocks, which nothing wrote"),
+                    format!(
+                        "sums register {}[{i}] across blocks, which nothing wrote",
+                        self.ir.register_label(r)
+                    ),
                 ));
             }
         }

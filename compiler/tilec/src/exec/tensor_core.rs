@@ -105,7 +105,7 @@ impl Block<'_> {
                     return Err(self.err(
                         t,
                         span,
-                        format!("gives wgmma the operand start s{s}[{}], not its warpgroup's s{s}[{start}]", self.ints[t][o.start.index]),
+                        format!("gives wgmma the operand start {label}[{}], not its warpgroup's {label}[{start}]", self.ints[t][o.start.index], label = self.ir.shared_label(s)),
                     ));
                 }
                 let e = self.ir.shared[s].elem.bytes();
@@ -114,7 +114,10 @@ impl Block<'_> {
                     return Err(self.err(
                         first,
                         span,
-                        format!("gives wgmma the operand start s{s}[{start}], not 16-byte aligned"),
+                        format!(
+                            "gives wgmma the operand start {}[{start}], not 16-byte aligned",
+                            self.ir.shared_label(s)
+                        ),
                     ));
                 }
                 let mut tile = vec![0.0; rows * k];
@@ -169,7 +172,8 @@ impl Block<'_> {
                             t,
                             span,
                             format!(
-                                "gives {name} the row s{s}[{row}], which is not 16-byte aligned"
+                                "gives {name} the row {}[{row}], which is not 16-byte aligned",
+                                self.ir.shared_label(s)
                             ),
                         ));
                     }

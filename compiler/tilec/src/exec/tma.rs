@@ -83,8 +83,9 @@ impl<'a> Block<'a> {
         }
         Err(ExecError {
             message: format!(
-                "thread {t} of block {:?} touches s{s}[{i}] in iteration {k} of the pipeline, but the box of iteration {j} landed there: the producer may rewrite it meanwhile",
-                self.block
+                "thread {t} of block {:?} touches {}[{i}] in iteration {k} of the pipeline, but the box of iteration {j} landed there: the producer may rewrite it meanwhile",
+                self.block,
+                self.ir.shared_label(s)
             ),
             span,
             label: format!("iteration {k} touches it here"),

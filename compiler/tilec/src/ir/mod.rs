@@ -481,6 +481,9 @@ pub struct Buffer {
     /// registers): buffers whose lifetimes do not meet share bytes
     /// ([`shared`]).
     pub at: i64,
+    /// The `.tile` name of the buffer (`smA`, `tCrC`), for messages;
+    /// empty for one the lowering adds.
+    pub name: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -508,6 +511,25 @@ pub struct KernelIr {
 }
 
 pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS, registers_at_launch};
+
+impl KernelIr {
+    /// Shared buffer `s` in messages: its `.tile` name, else `s0`.
+    pub fn shared_label(&self, s: usize) -> String {
+        label(self.shared.get(s), 's', s)
+    }
+
+    /// Register array `r` in messages: its `.tile` name, else `r0`.
+    pub fn register_label(&self, r: usize) -> String {
+        label(self.registers.get(r), 'r', r)
+    }
+}
+
+fn label(b: Option<&Buffer>, prefix: char, i: usize) -> String {
+    match b.filter(|b| !b.name.is_empty()) {
+        Some(b) => b.name.clone(),
+        None => format!("{prefix}{i}"),
+    }
+}
 
 impl KernelIr {
     /// The kernel's pipeline, if it has one (at the top, by the verifier).

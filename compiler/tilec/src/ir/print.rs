@@ -42,11 +42,23 @@ impl KernelIr {
                 true => format!(" at {}", b.at),
                 false => String::new(),
             };
-            let _ = writeln!(out, "  shared s{i}: {}[{}]{align}{at}", b.elem, b.len);
+            let _ = writeln!(
+                out,
+                "  shared s{i}{}: {}[{}]{align}{at}",
+                named(&b.name),
+                b.elem,
+                b.len
+            );
         }
         for (i, b) in self.registers.iter().enumerate() {
             let init = b.init.map_or(String::new(), |v| format!(" = {v:?}"));
-            let _ = writeln!(out, "  registers r{i}: {}[{}]{init}", b.elem, b.len);
+            let _ = writeln!(
+                out,
+                "  registers r{i}{}: {}[{}]{init}",
+                named(&b.name),
+                b.elem,
+                b.len
+            );
         }
         self.write_ints(&mut out, None, 1);
         for (i, m) in self.tensor_maps.iter().enumerate() {
@@ -448,5 +460,13 @@ pub fn op_name(op: IntOp) -> &'static str {
 impl fmt::Display for KernelIr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_text())
+    }
+}
+
+/// ` smA` after a buffer's label, where it has a `.tile` name.
+fn named(name: &str) -> String {
+    match name.is_empty() {
+        true => String::new(),
+        false => format!(" {name}"),
     }
 }

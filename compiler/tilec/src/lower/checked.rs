@@ -48,7 +48,10 @@ impl Lowerer<'_> {
                 }
                 Space::Shared(s) => (
                     self.def(IntDef::Const(self.shared_len(s))),
-                    format!("shared buffer s{s}"),
+                    match self.k.shared.get(s).and_then(|b| b.name.as_ref()) {
+                        Some(name) => format!("shared buffer `{name}`"),
+                        None => format!("shared buffer s{s}"),
+                    },
                 ),
                 Space::Registers(_) => continue,
             };

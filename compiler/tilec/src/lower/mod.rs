@@ -180,6 +180,7 @@ fn lower_with(
             init: None,
             align: b.align(),
             at: 0,
+            name: b.name.clone().unwrap_or_default(),
         })
         .chain(l.extra_shared.iter().map(|&(elem, len)| Buffer {
             elem,
@@ -187,6 +188,7 @@ fn lower_with(
             init: None,
             align: 16,
             at: 0,
+            name: String::new(),
         }))
         .collect();
     // Buffers whose lifetimes do not meet share bytes, handed over at a barrier.
@@ -327,6 +329,7 @@ fn lower_with(
                 init: r.init,
                 align: 16,
                 at: 0,
+                name: r.name.clone().unwrap_or_default(),
             })
             .chain(l.extra_registers.iter().map(|&(elem, len)| Buffer {
                 elem,
@@ -334,6 +337,7 @@ fn lower_with(
                 init: None,
                 align: 16,
                 at: 0,
+                name: String::new(),
             }))
             .collect(),
         ints: l.ints,

@@ -140,7 +140,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
         for (a, store, width) in list {
             let (shared, target, elem) = match a.space {
                 Space::Global(p) => (false, param_name(ir, p), param_elem(ir, p)),
-                Space::Shared(s) => (true, format!("s{s}"), ir.shared[s].elem),
+                Space::Shared(s) => (true, ir.shared_label(s), ir.shared[s].elem),
                 Space::Registers(_) => continue,
             };
             let bytes = width * elem.bytes();
@@ -220,7 +220,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
                     span,
                     op: "gemm",
                     store: false,
-                    target: format!("s{s}"),
+                    target: ir.shared_label(s),
                     shared: true,
                     bytes: w * elem.bytes(),
                 },

@@ -148,6 +148,7 @@ impl KernelState {
             len,
             swizzle,
             tma: false,
+            name: None,
         };
         // Overflow-checked: a layout of 2^62 floats must not count as 0
         // bytes. The kernel's buffers together are checked once their
@@ -212,7 +213,12 @@ impl KernelState {
                 )),
             );
         }
-        self.registers.push(RegisterArray { elem, len, init });
+        self.registers.push(RegisterArray {
+            elem,
+            len,
+            init,
+            name: None,
+        });
         let view = View {
             base: Base::Registers(self.registers.len() - 1),
             elem,

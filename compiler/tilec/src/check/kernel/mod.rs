@@ -599,6 +599,15 @@ impl KernelChecker {
             StmtKind::Let(n, e) => {
                 let v = self.eval(e);
                 if let Ok(Value::Tensor(view)) = &v {
+                    // The first name that holds a buffer names it in messages.
+                    let name = match view.base {
+                        Base::Shared(i) => self.state.shared.get_mut(i).map(|b| &mut b.name),
+                        Base::Registers(i) => self.state.registers.get_mut(i).map(|b| &mut b.name),
+                        _ => None,
+                    };
+                    if let Some(name @ None) = name {
+                        *name = Some(n.name.clone());
+                    }
                     self.bindings.push(Binding {
                         name: n.name.clone(),
                         view: view.clone(),

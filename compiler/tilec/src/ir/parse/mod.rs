@@ -174,12 +174,18 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// `s0: f32[71]`, `s1: bf16[8192] align 1024 at 0` or `r0: f32[8] = 0.0`,
-    /// and the offset after `at`, if any.
+    /// `s0: f32[71]`, `s1 smA: bf16[8192] align 1024 at 0` or `r0 acc:
+    /// f32[8] = 0.0` (a `.tile` name after the label, if any), and the
+    /// offset after `at`, if any.
     fn buffer(&self, text: &str) -> Result<(Buffer, Option<i64>)> {
-        let (_, ty) = text
+        let (label, ty) = text
             .split_once(':')
             .ok_or(format!("line {}: expected `:`", self.line_no()))?;
+        let name = label
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
         let (ty, at) = match ty.split_once(" at ") {
             Some((t, a)) => (
                 t,
@@ -229,6 +235,7 @@ impl Parser<'_> {
             init,
             align,
             at: 0,
+            name,
         };
         Ok((buffer, at))
     }
