@@ -28,23 +28,27 @@ pub fn check_slice(
             .find_map(|(i, (m, c))| Some((i, first_outside(m, c, ranges)?))),
         _ => first_outside(shape, coord, ranges).map(|o| (0, o)),
     };
-    let Some((i, (c, size, (lo, hi)))) = outside else {
+    let Some((i, (c, size, reach))) = outside else {
         return Ok(());
     };
     let at = match spans.len() == coord_count(coord) {
         true => spans[i],
         false => span,
     };
-    let (message, label) = match c.as_static() {
-        Some(v) => (
+    let (message, label) = match (reach, c.as_static()) {
+        (Reach::PastBy(d), _) => (
+            format!("the coordinate `{c}` is outside its mode's 0..{size}"),
+            format!("{} past the mode's last coordinate, `{size} - 1`", d + 1),
+        ),
+        (_, Some(v)) => (
             format!("the coordinate {v} is outside its mode's 0..{size}"),
             format!("its mode has {size} coordinates"),
         ),
-        None if lo < 0 => (
+        (Reach::Within(lo, hi), None) if lo < 0 => (
             format!("the coordinate `{c}` goes below 0 (to {lo})"),
             format!("`{c}` takes {lo}..={hi} here"),
         ),
-        None => (
+        (Reach::Within(lo, hi), None) => (
             format!("the coordinate `{c}` reaches {hi}, past its mode's 0..{size}"),
             format!("`{c}` takes {lo}..={hi} here"),
         ),
@@ -56,6 +60,14 @@ pub fn check_slice(
     ))
 }
 
+/// Where a coordinate goes: within an interval (against a static size),
+/// or past a run-time size by a constant.
+#[derive(Clone, Copy)]
+enum Reach {
+    Within(i64, i64),
+    PastBy(i64),
+}
+
 /// How many arguments a slice of `coord` was written with.
 fn coord_count(coord: &Coord) -> usize {
     match coord {
@@ -65,19 +77,20 @@ fn coord_count(coord: &Coord) -> usize {
 }
 
 /// The first integer coordinate whose values can leave its mode, with the
-/// mode's size and the coordinate's interval; where a mode's size or a
-/// coordinate's values are not known, nothing is reported.
-fn first_outside(
-    shape: &IntTuple,
-    coord: &Coord,
-    ranges: &Ranges,
-) -> Option<(Int, i64, (i64, i64))> {
+/// mode's size and where the coordinate goes; where a mode's size or a
+/// coordinate's values are not known, nothing is reported. Of a run-time
+/// size, a coordinate past it by a constant (`K`, `K + 1`) is reported.
+fn first_outside(shape: &IntTuple, coord: &Coord, ranges: &Ranges) -> Option<(Int, Int, Reach)> {
     match coord {
         Coord::Under => None,
         Coord::Int(c) => {
-            let size = shape.product().as_static()?;
+            let size = shape.product();
+            let Some(n) = size.as_static() else {
+                let past = c.sub(&size).as_static().filter(|&d| d >= 0)?;
+                return Some((c.clone(), size, Reach::PastBy(past)));
+            };
             let (lo, hi) = c.range(ranges)?;
-            (lo < 0 || hi >= size).then(|| (c.clone(), size, (lo, hi)))
+            (lo < 0 || hi >= n).then(|| (c.clone(), size, Reach::Within(lo, hi)))
         }
         Coord::Tuple(cs) => match shape {
             IntTuple::Tuple(ms) if ms.len() == cs.len() => ms

@@ -135,6 +135,40 @@ impl KernelChecker {
         self.in_load = true;
         let load = self.scoped_block(load);
         self.in_load = false;
+        // A stage's box lands in that stage: a destination the stage does
+        // not move is one slice that every stage's box overwrites; two
+        // boxes of a stage landing at one place overwrite each other.
+        let mut landed: Vec<(&View, Span)> = Vec::new();
+        for s in &load {
+            if let Op::CopyTma { dst, .. } = &s.op {
+                if let Some((_, first)) = landed
+                    .iter()
+                    .find(|(d, _)| d.base == dst.base && d.offset == dst.offset)
+                {
+                    self.diags.push(
+                        Diagnostic::new("two loads of a stage land at the same place", s.span)
+                            .with_related(*first, "the first lands here")
+                            .with_help("give each operand its own shared buffer: copy_tma(gA[_, _, k], smA[_, _, s]); copy_tma(gB[_, _, k], smB[_, _, s]);"),
+                    );
+                }
+                landed.push((dst, s.span));
+            }
+        }
+        for s in &load {
+            if let Op::CopyTma { dst, .. } = &s.op
+                && stages > 1
+                && !mentions(&dst.offset, &p.var.name)
+            {
+                self.diags.push(
+                    Diagnostic::new("this load writes the same shared memory at every stage", s.span)
+                        .with_label(format!("its destination does not depend on the stage `{}`", p.stage.name))
+                        .with_help(format!(
+                            "slice the destination's stage mode with the stage: copy_tma(gA[_, _, {}], smA[_, _, {}]);",
+                            p.var.name, p.stage.name
+                        )),
+                );
+            }
+        }
         let mut only_boxes = true;
         for other in load
             .iter()
@@ -555,4 +589,11 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
         .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
     }
     Ok(())
+}
+
+/// Whether `v` names `name`.
+fn mentions(v: &Int, name: &str) -> bool {
+    let mut names = Vec::new();
+    v.names(&mut names);
+    names.iter().any(|n| n == name)
 }
