@@ -113,7 +113,15 @@ fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
     let is_dir = out.is_dir() || out.extension().is_none_or(|e| e != "ptx");
     let targets: Vec<(PathBuf, PathBuf)> = if is_dir {
         if let Err(e) = std::fs::create_dir_all(out) {
-            eprintln!("error: cannot create {}: {e}", out.display());
+            let why = match out.exists() {
+                // `-o /dev/null`, `-o notes.txt`: a file, where a directory goes.
+                true => "it exists and is not a directory; `-o` takes a directory, or a file ending in .ptx for one kernel".to_string(),
+                false => e.to_string(),
+            };
+            eprintln!(
+                "error: cannot create the directory {}: {why}",
+                out.display()
+            );
             return ExitCode::from(2);
         }
         cs.iter()

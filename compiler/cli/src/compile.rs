@@ -116,14 +116,17 @@ pub fn codegen(
     opts: Options,
     source: &str,
 ) -> Result<Compiled, Failure> {
-    let texts = std::thread::scope(|s| {
-        joined(
-            lowered
-                .iter()
-                .map(|l| Work::start(s, move || compile_variant(&l.ir, arch, output)))
-                .collect(),
-        )
-    })?;
+    // MAX_BACKEND_THREADS variants at a time.
+    let mut texts = Vec::new();
+    for some in lowered.chunks(MAX_BACKEND_THREADS) {
+        texts.extend(std::thread::scope(|s| {
+            joined(
+                some.iter()
+                    .map(|l| Work::start(s, move || compile_variant(&l.ir, arch, output)))
+                    .collect(),
+            )
+        })?);
+    }
     assemble(kernel, lowered, texts, output, arch, opts, source)
 }
 
@@ -154,22 +157,21 @@ impl<'s> Work<'s> {
 
     /// Waits for the thread, keeping its result.
     fn finish(&mut self) {
-        if let Work::Running(_) = self {
-            let Work::Running(h) = std::mem::replace(self, Work::Done(Ok(String::new()))) else {
-                unreachable!("matched above")
-            };
-            *self = Work::Done(
+        let placeholder = Work::Done(Ok(String::new()));
+        *self = match std::mem::replace(self, placeholder) {
+            Work::Running(h) => Work::Done(
                 h.join()
                     .unwrap_or_else(|_| Err(Failure::Backend("a compile thread panicked".into()))),
-            );
-        }
+            ),
+            done => done,
+        };
     }
 
     fn result(mut self) -> Result<String, Failure> {
         self.finish();
         match self {
             Work::Done(r) => r,
-            Work::Running(_) => unreachable!("finished"),
+            Work::Running(_) => Err(Failure::Backend("a compile thread was not joined".into())),
         }
     }
 }

@@ -159,10 +159,14 @@ pub fn run(a: Args) -> ExitCode {
                     Err(code) => return code,
                 };
                 note_passed_over(&c.manifest, &plan);
-                if let Err(code) = approve_cpu(c, &dims, &plan, a.cpu) {
-                    return code;
-                }
-                let limit = (!a.cpu).then_some(CPU_LIMIT);
+                let estimate = match approve_cpu(c, &dims, &plan, a.cpu) {
+                    Ok(e) => e,
+                    Err(code) => return code,
+                };
+                // Three times what was estimated, a minute at least: an
+                // estimate approved just under the minute may run past it.
+                let limit =
+                    (!a.cpu).then(|| estimate.map_or(CPU_LIMIT, |e| (e * 3).max(CPU_LIMIT)));
                 match run_cpu(&compiled, c, &dims, a.launch.seed, limit) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
@@ -222,10 +226,11 @@ pub enum CpuFailure {
     Runtime(tilec_runtime::RuntimeError),
     /// A bug the executor found in the kernel, with its span.
     Kernel(exec::ExecError),
-    /// Stopped at its time limit, with the blocks done of all.
+    /// Stopped at its time limit `after`, with the blocks done of all.
     Stopped {
         done: usize,
         of: usize,
+        after: Duration,
     },
 }
 
@@ -235,11 +240,11 @@ fn cpu_failed(e: CpuFailure, c: &Compiled, name: &str, src: &str) -> ExitCode {
     match e {
         CpuFailure::Runtime(e) => fail(&format!("{}: {e}", c.kernel.name)),
         CpuFailure::Kernel(e) => report(name, src, Failure::Source(vec![e.diagnostic()])),
-        CpuFailure::Stopped { done, of } => fail(&format!(
+        CpuFailure::Stopped { done, of, after } => fail(&format!(
             "the CPU executor stopped {} after {} with {done} of {of} blocks run (no GPU on this machine)\n  \
              run it to its end with --cpu (a progress bar shows the time left), or give smaller --dims",
             c.kernel.name,
-            human(CPU_LIMIT)
+            human(after)
         )),
     }
 }
@@ -369,10 +374,16 @@ fn execute_shown(
         drop(finished);
         match r {
             Ok(_) => Ok(()),
-            Err(_) if stop.load(Ordering::Relaxed) => Err(CpuFailure::Stopped {
-                done: done.load(Ordering::Relaxed),
-                of: total as usize,
-            }),
+            Err(_)
+                if let Some(after) = limit
+                    && stop.load(Ordering::Relaxed) =>
+            {
+                Err(CpuFailure::Stopped {
+                    done: done.load(Ordering::Relaxed),
+                    of: total as usize,
+                    after,
+                })
+            }
             Err(e) => Err(CpuFailure::Kernel(e)),
         }
     })
@@ -437,9 +448,15 @@ fn blocks(plan: &LaunchPlan) -> usize {
 
 /// Refuses a CPU run estimated above [`CPU_LIMIT`] unless `forced`, with
 /// the estimate and how to force it; says the estimate of a long run.
-fn approve_cpu(c: &Compiled, dims: &Dims, plan: &LaunchPlan, forced: bool) -> Result<(), ExitCode> {
+/// The estimate, where the work was large enough to make one.
+fn approve_cpu(
+    c: &Compiled,
+    dims: &Dims,
+    plan: &LaunchPlan,
+    forced: bool,
+) -> Result<Option<Duration>, ExitCode> {
     let Some(est) = estimate(c, dims, plan) else {
-        return Ok(());
+        return Ok(None);
     };
     if !forced && est.time > CPU_LIMIT {
         return Err(fail(&format!(
@@ -457,7 +474,7 @@ fn approve_cpu(c: &Compiled, dims: &Dims, plan: &LaunchPlan, forced: bool) -> Re
             est.measured_at
         );
     }
-    Ok(())
+    Ok(Some(est.time))
 }
 
 /// What the CPU executor will take, and the extents it was measured at.

@@ -20,7 +20,7 @@ const ENUMERATION_LIMIT: i64 = 1 << 20;
 
 /// `complement(a, cotarget)`.
 pub fn complement(a: &Layout, cotarget: &IntTuple, conds: &mut Conditions) -> Result<Layout> {
-    check_injective(a)?;
+    check_injective("complement", a)?;
     let f = a.filter();
     let (shape, stride) = (f.shape().leaves(), f.stride().leaves());
     if stride.len() == 1 && stride[0].is_const(0) {
@@ -127,8 +127,9 @@ pub fn coalesce_shape(shape: &IntTuple) -> IntTuple {
     }
 }
 
-/// Two points of `a` with one offset make the complement meaningless.
-fn check_injective(a: &Layout) -> Result<()> {
+/// Two points of `a` with one offset make its complement and its left
+/// inverse meaningless (no `l` has `l(a(i)) = i` for both).
+fn check_injective(op: &'static str, a: &Layout) -> Result<()> {
     let f = a.filter();
     let (Some(n), Some(sf)) = (
         f.size().as_static().filter(|&n| n <= ENUMERATION_LIMIT),
@@ -141,6 +142,7 @@ fn check_injective(a: &Layout) -> Result<()> {
         let off = off.unwrap_or(i64::MIN);
         if seen.insert(off, i).is_some() {
             return Err(AlgebraError::NotInjective {
+                op,
                 layout: a.clone(),
                 offset: off,
             });
@@ -230,6 +232,7 @@ pub fn right_inverse(a: &Layout) -> Layout {
 
 /// `left_inverse(a)`: `l(a(i)) = i` for `i < size(a)` when `a` is injective.
 pub fn left_inverse(a: &Layout) -> Result<Layout> {
+    check_injective("left_inverse", a)?;
     let (shape, stride, preprod) = coalesced_modes(a);
     let mut statics = Vec::with_capacity(stride.len());
     for d in &stride {

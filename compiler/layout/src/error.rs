@@ -47,9 +47,13 @@ pub enum AlgebraError {
     },
 
     #[error(
-        "complement of {layout}: the layout is not injective (two coordinates map to offset {offset})"
+        "{op} of {layout}: the layout is not injective (two coordinates map to offset {offset})"
     )]
-    NotInjective { layout: Layout, offset: i64 },
+    NotInjective {
+        op: &'static str,
+        layout: Layout,
+        offset: i64,
+    },
 
     #[error(
         "complement of {layout}: stride {stride} is not a multiple of {covered}, the extent already covered \

@@ -51,7 +51,7 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// Integer values emitted so far.
     ints: HashMap<usize, IntValue<'ctx>>,
     /// Per value of the IR, whether it is proved not negative.
-    non_negative: Vec<bool>,
+    pub(super) non_negative: Vec<bool>,
     /// A power of two each integer value is a multiple of.
     divisors: Vec<i64>,
     shared: Vec<PointerValue<'ctx>>,

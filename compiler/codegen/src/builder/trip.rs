@@ -48,6 +48,9 @@ struct PerTile<'ctx> {
 struct Division<'ctx> {
     a: usize,
     d: usize,
+    /// Operands not proved not negative: divided signed, as the executor
+    /// does, and stepped only from a dividend not negative.
+    signed: bool,
     div: Option<usize>,
     rem: Option<usize>,
     last: [PhiValue<'ctx>; 2],
@@ -107,6 +110,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     divisions.push(Division {
                         a,
                         d,
+                        signed: !(self.non_negative[a] && self.non_negative[d]),
                         div: None,
                         rem: None,
                         last,
@@ -191,13 +195,17 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let b = &self.b;
         // Wrapping arithmetic: the first trip's -1, -1 is no index.
         let la = b.build_int_add(b.build_int_mul(lq, d, "")?, lr, "")?;
-        let same = b.build_int_compare(IntPredicate::EQ, a, la, "")?;
-        // The step is exact for dividends that do not wrap from -1 to 0 (a
-        // negative coordinate a guard masks may be divided).
+        let mut same = b.build_int_compare(IntPredicate::EQ, a, la, "")?;
         let la1 = b.build_int_add(la, one, "")?;
-        let next = b.build_int_compare(IntPredicate::EQ, a, la1, "")?;
-        let wraps = b.build_int_compare(IntPredicate::EQ, la1, i64t.const_zero(), "")?;
-        let next = b.build_and(next, b.build_not(wraps, "")?, "")?;
+        let mut next = b.build_int_compare(IntPredicate::EQ, a, la1, "")?;
+        // Stepping is exact from a dividend not negative: where that is not
+        // proved, it is tested (signed quotients and remainders do not step
+        // across zero, nor is the first trip's -1, -1 one of them).
+        if v.signed {
+            let known = b.build_int_compare(IntPredicate::SGE, la, i64t.const_zero(), "")?;
+            same = b.build_and(same, known, "")?;
+            next = b.build_and(next, known, "")?;
+        }
         let r1 = b.build_int_add(lr, one, "")?;
         let wrap = b.build_int_compare(IntPredicate::EQ, r1, d, "")?;
         let stepped_q = b.build_select(wrap, b.build_int_add(lq, one, "")?, lq, "")?;
@@ -207,7 +215,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let jump = b.build_not(b.build_or(same, next, "")?, "")?;
         let mut divided = None;
         let [divide_end, before] = self.when(jump, "divide", |k| {
-            let q = k.b.build_int_unsigned_div(a, d, "")?;
+            let q = match v.signed {
+                true => k.b.build_int_signed_div(a, d, "")?,
+                false => k.b.build_int_unsigned_div(a, d, "")?,
+            };
             let r =
                 k.b.build_int_nsw_sub(a, k.b.build_int_nsw_mul(q, d, "")?, "")?;
             divided = Some((q, r));

@@ -226,6 +226,17 @@ impl Int {
         }
     }
 
+    /// Whether this value depends on `name`.
+    pub fn mentions(&self, name: &str) -> bool {
+        match self {
+            Int::Static(_) => false,
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Var(n) => n == name,
+                Sym::Bin(_, a, b) => a.mentions(name) || b.mentions(name),
+            },
+        }
+    }
+
     /// Names this value depends on, in first-use order, without repeats.
     pub fn names(&self, out: &mut Vec<String>) {
         if let Int::Dynamic(sym) = self {

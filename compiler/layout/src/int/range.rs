@@ -22,6 +22,17 @@ impl Int {
             Sym::Bin(Op::Sub, x, m) if let Some(d) = divisor_of_multiple(x, m) => {
                 remainder_range(x.range(env)?, d.range(env)?)
             }
+            // `x - x % d`, the multiple of d at or below x (`block.x -
+            // block.x % 32 + j`, a warp's first block): from 0 where x is
+            // not negative, to x itself.
+            Sym::Bin(Op::Sub, x, m)
+                if let Int::Dynamic(r) = m
+                    && let Sym::Bin(Op::Mod, y, d) = &**r
+                    && y == x =>
+            {
+                let ((xl, xh), (dl, _)) = (x.range(env)?, d.range(env)?);
+                (xl >= 0 && dl > 0).then_some((0, xh))
+            }
             Sym::Bin(op, a, b) => {
                 let ((al, ah), (bl, bh)) = (a.range(env)?, b.range(env)?);
                 match op {

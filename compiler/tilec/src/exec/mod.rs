@@ -397,7 +397,7 @@ impl<'a> Block<'a> {
     }
 
     /// An error where the caller asked the run to stop.
-    fn stopped(&self, span: Span) -> Result<()> {
+    pub(super) fn stopped(&self, span: Span) -> Result<()> {
         match self.launch.stop {
             Some(stop) if stop.load(Ordering::Relaxed) => Err(ExecError {
                 message: "the run was stopped".into(),

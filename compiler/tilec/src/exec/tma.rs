@@ -45,6 +45,7 @@ impl<'a> Block<'a> {
             .collect();
         for k in s..e {
             self.counters.insert(id, k);
+            self.stopped(span)?;
             self.scope_ints(Some(id), span)?;
             for l in load {
                 if let InstKind::TmaLoad {
@@ -182,7 +183,8 @@ impl<'a> Block<'a> {
             {
                 return Err(ExecError {
                     message: format!(
-                        "the box of iteration {k} of the pipeline lands on s{buffer}[{slot}], where iteration {j}'s box may still be in use ({stages} stages)"
+                        "the box of iteration {k} of the pipeline lands on {}[{slot}], where iteration {j}'s box may still be in use ({stages} stages)",
+                        b.ir.shared_label(buffer)
                     ),
                     span,
                     label: format!("iteration {k}'s box"),

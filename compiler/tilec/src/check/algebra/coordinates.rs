@@ -38,20 +38,22 @@ pub fn check_slice(
     let (message, label) = match (reach, c.as_static()) {
         (Reach::PastBy(d), _) => (
             format!("the coordinate `{c}` is outside its mode's 0..{size}"),
-            format!("{} past the mode's last coordinate, `{size} - 1`", d + 1),
+            format!(
+                "{} past the mode's last coordinate, `{size} - 1`",
+                d.saturating_add(1)
+            ),
         ),
         (_, Some(v)) => (
             format!("the coordinate {v} is outside its mode's 0..{size}"),
             format!("its mode has {size} coordinates"),
         ),
-        (Reach::Within(lo, hi), None) if lo < 0 => (
-            format!("the coordinate `{c}` goes below 0 (to {lo})"),
-            format!("`{c}` takes {lo}..={hi} here"),
-        ),
-        (Reach::Within(lo, hi), None) => (
-            format!("the coordinate `{c}` reaches {hi}, past its mode's 0..{size}"),
-            format!("`{c}` takes {lo}..={hi} here"),
-        ),
+        (Reach::At(v, at), None) => {
+            let at: Vec<String> = at.iter().map(|(n, x)| format!("{n} = {x}")).collect();
+            (
+                format!("the coordinate `{c}` reaches {v}, outside its mode's 0..{size}"),
+                format!("{v} where {}", at.join(", ")),
+            )
+        }
     };
     Err(Diagnostic::new(message, at).with_label(label).with_help(
         "a coordinate past its mode reaches another tile's elements (or past a register \
@@ -60,12 +62,44 @@ pub fn check_slice(
     ))
 }
 
-/// Where a coordinate goes: within an interval (against a static size),
-/// or past a run-time size by a constant.
-#[derive(Clone, Copy)]
+/// Where a coordinate goes: to a value outside a static size, at the
+/// values of its names given, or past a run-time size by a constant.
 enum Reach {
-    Within(i64, i64),
+    At(i64, Vec<(String, i64)>),
     PastBy(i64),
+}
+
+/// The most points of the names' ranges a coordinate is evaluated at.
+const MAX_POINTS: i64 = 1 << 16;
+
+/// A value of `c` outside `0..n` and the names' values that give it,
+/// searched at every point of the names' ranges: intervals alone would
+/// refuse `x - x % 32 + x % 32`. `None` where none is found, or the points
+/// are more than [`MAX_POINTS`] (then nothing is refused).
+fn outside_at(c: &Int, n: i64, ranges: &Ranges) -> Option<(i64, Vec<(String, i64)>)> {
+    let mut names = Vec::new();
+    c.names(&mut names);
+    let spans: Vec<(i64, i64)> = names.iter().map(|x| ranges(x)).collect::<Option<_>>()?;
+    let points = spans.iter().try_fold(1i64, |p, (lo, hi)| {
+        p.checked_mul(hi.checked_sub(*lo)?.checked_add(1)?)
+            .filter(|&p| p <= MAX_POINTS)
+    })?;
+    let mut at: Vec<i64> = spans.iter().map(|s| s.0).collect();
+    for _ in 0..points {
+        let value = |x: &str| names.iter().position(|m| m == x).map(|i| at[i]);
+        if let Some(v) = c.eval(&value).filter(|v| !(0..n).contains(v)) {
+            return Some((v, names.iter().cloned().zip(at).collect()));
+        }
+        // The next point, the first name fastest.
+        for (i, (lo, hi)) in spans.iter().enumerate() {
+            if at[i] < *hi {
+                at[i] += 1;
+                break;
+            }
+            at[i] = *lo;
+        }
+    }
+    None
 }
 
 /// How many arguments a slice of `coord` was written with.
@@ -89,8 +123,13 @@ fn first_outside(shape: &IntTuple, coord: &Coord, ranges: &Ranges) -> Option<(In
                 let past = c.sub(&size).as_static().filter(|&d| d >= 0)?;
                 return Some((c.clone(), size, Reach::PastBy(past)));
             };
+            // Intervals first: within them, nothing to search.
             let (lo, hi) = c.range(ranges)?;
-            (lo < 0 || hi >= n).then(|| (c.clone(), size, Reach::Within(lo, hi)))
+            if lo >= 0 && hi < n {
+                return None;
+            }
+            let (v, at) = outside_at(c, n, ranges)?;
+            Some((c.clone(), size, Reach::At(v, at)))
         }
         Coord::Tuple(cs) => match shape {
             IntTuple::Tuple(ms) if ms.len() == cs.len() => ms

@@ -248,9 +248,11 @@ impl<'a> Evaluator<'a> {
                 .with_help("a layout built from itself twice doubles at every step: build it from smaller parts"));
         }
         if v.overflowed() {
-            return Err(Diagnostic::new("integer overflow", e.span)
-                .with_label("this value does not fit in 64 bits")
-                .with_help("use smaller extents, strides or tile sizes"));
+            return Err(
+                Diagnostic::new("integer overflow or division by zero", e.span)
+                    .with_label("this value does not fit in 64 bits, or divides by zero")
+                    .with_help("use smaller extents, strides or tile sizes"),
+            );
         }
         Ok(v)
     }
@@ -739,7 +741,7 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
             "choose a right operand whose strides and extents divide the left layout's modes, or coalesce the left layout first"
         }
         AlgebraError::NotInjective { .. } | AlgebraError::ComplementGap { .. } => {
-            "a complement exists only for an injective layout whose strides grow by whole multiples; filter out stride-0 modes"
+            "complement and left_inverse need an injective layout (each offset reached once), and a complement strides that grow by whole multiples; filter out stride-0 modes"
         }
         AlgebraError::TooManyModes { .. } => {
             "give the tiler at most as many modes as the layout has"

@@ -527,27 +527,31 @@ impl KernelChecker {
     }
 }
 
+/// The element-wise functions of two or three operands.
+const COMBINING: [&str; 3] = ["min", "max", "select"];
+
+/// The reductions along a mode, and their folds.
+const REDUCTIONS: [(&str, Binary); 3] = [
+    ("reduce_sum", Binary::Add),
+    ("reduce_max", Binary::Max),
+    ("reduce_min", Binary::Min),
+];
+
+/// The conversions, one an element type.
+const CONVERSIONS: [&str; 4] = ["bf16", "f16", "f32", "i32"];
+
 /// Every function an element-wise expression may call by name.
 pub(super) fn elementwise_names() -> Vec<&'static str> {
     let unary = Unary::ALL
         .into_iter()
         .filter(|u| *u != Unary::Neg)
         .map(Unary::name);
-    let rest = [
-        "min",
-        "max",
-        "select",
-        "bf16",
-        "f16",
-        "f32",
-        "i32",
-        "reduce_sum",
-        "reduce_max",
-        "reduce_min",
-        "shfl_xor",
-        "inside",
-    ];
-    unary.chain(rest).collect()
+    unary
+        .chain(COMBINING)
+        .chain(CONVERSIONS)
+        .chain(REDUCTIONS.map(|(n, _)| n))
+        .chain(["shfl_xor", "inside"])
+        .collect()
 }
 
 /// A call in an element-wise expression of a name nothing defines:
@@ -572,7 +576,9 @@ impl KernelChecker {
     /// element-wise one, the algebra's or the kernel's (`local_tile`).
     fn callable(&self, name: &str) -> bool {
         use crate::check::algebra::Functions;
-        elementwise_names().contains(&name)
+        // A name in scope: a tensor sliced with call syntax, `tA(0)`.
+        self.scope.contains_key(name)
+            || elementwise_names().contains(&name)
             || crate::check::algebra::FUNCTIONS
                 .iter()
                 .any(|f| f.name == name)
@@ -581,7 +587,7 @@ impl KernelChecker {
 }
 
 fn is_function(name: &str) -> bool {
-    matches!(name, "min" | "max" | "select")
+    COMBINING.contains(&name)
         || Unary::ALL
             .iter()
             .any(|u| u.name() == name && *u != Unary::Neg)
@@ -589,12 +595,10 @@ fn is_function(name: &str) -> bool {
 
 /// The fold of `reduce_sum`, `reduce_max`, `reduce_min`.
 fn reduction(name: &str) -> Option<Binary> {
-    match name {
-        "reduce_sum" => Some(Binary::Add),
-        "reduce_max" => Some(Binary::Max),
-        "reduce_min" => Some(Binary::Min),
-        _ => None,
-    }
+    REDUCTIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, op)| op)
 }
 
 /// `what` in a statement into an i32 tensor, which computes in i32.

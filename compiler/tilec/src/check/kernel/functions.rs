@@ -204,14 +204,8 @@ impl KernelState {
             Some(Value::Int(Int::Static(v))) => Some(*v as f64),
             Some(_) => return Err(a.wrong(1, "a number")),
         };
-        if let Some(v) = init
-            && let Some(why) = not_an_element(elem, v)
-        {
-            return Err(
-                Diagnostic::new(format!("{v} is {why}"), a.spans[1]).with_help(format!(
-                    "registers<{elem}> hold whole numbers of i32's range"
-                )),
-            );
+        if let Some(v) = init {
+            element_constant(elem, v, a.spans[1])?;
         }
         self.registers.push(RegisterArray {
             elem,
@@ -496,13 +490,20 @@ fn source_name(a: &Args, i: usize) -> String {
         .unwrap_or_else(|| a.values[i].to_string())
 }
 
-/// Why the number `v` cannot be an element of type `elem`: an i32 holds
-/// whole numbers of its range alone (a constant past it would wrap on the
-/// GPU); a float of any size rounds.
-pub(super) fn not_an_element(elem: Elem, v: f64) -> Option<&'static str> {
-    match elem {
-        Elem::I32 if v.fract() != 0.0 => Some("a fraction"),
-        Elem::I32 if !(i32::MIN as f64..=i32::MAX as f64).contains(&v) => Some("past i32's range"),
-        _ => None,
-    }
+/// The number `v` as a constant of type `elem` (a register array's
+/// initial value, a fill), or an error at `span`: an i32 holds whole
+/// numbers of its range alone (a constant past it would wrap on the GPU);
+/// a float of any size rounds.
+pub(super) fn element_constant(
+    elem: Elem,
+    v: f64,
+    span: crate::span::Span,
+) -> Result<(), Diagnostic> {
+    let why = match elem {
+        Elem::I32 if !(i32::MIN as f64..=i32::MAX as f64).contains(&v) => "past i32's range",
+        Elem::I32 if v.fract() != 0.0 => "a fraction",
+        _ => return Ok(()),
+    };
+    Err(Diagnostic::new(format!("{v} is {why}"), span)
+        .with_help("an i32 holds whole numbers from -2147483648 to 2147483647"))
 }

@@ -208,13 +208,9 @@ impl KernelChecker {
                 };
                 let dst = self.tensor_operand(&args[0], name)?;
                 writable(&dst, &args[0], name)?;
-                if let Some(why) = super::functions::not_an_element(dst.elem, value) {
-                    return Err(Diagnostic::new(format!("{value} is {why}"), args[1].span)
-                        .with_help(format!(
-                            "a tensor of {} holds whole numbers of i32's range",
-                            dst.elem
-                        )));
-                }
+                // `clear(T)` has no number: its 0 is any type's.
+                let at = args.get(1).map_or(e.span, |a| a.span);
+                super::functions::element_constant(dst.elem, value, at)?;
                 Ok(Op::Fill { dst, value })
             }
             _ => {

@@ -157,7 +157,7 @@ impl KernelChecker {
         for s in &load {
             if let Op::CopyTma { dst, .. } = &s.op
                 && stages > 1
-                && !mentions(&dst.offset, &p.var.name)
+                && !dst.offset.mentions(&p.var.name)
             {
                 self.diags.push(
                     Diagnostic::new("this load writes the same shared memory at every stage", s.span)
@@ -589,11 +589,4 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
         .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
     }
     Ok(())
-}
-
-/// Whether `v` names `name`.
-fn mentions(v: &Int, name: &str) -> bool {
-    let mut names = Vec::new();
-    v.names(&mut names);
-    names.iter().any(|n| n == name)
 }

@@ -10,7 +10,7 @@
 use crate::arith::Binary;
 use crate::check::program::{Launch, Predicate};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Int};
+use tilec_layout::Builtin;
 
 /// What is known around a statement.
 pub(super) struct Ranges<'a> {
@@ -51,12 +51,7 @@ impl Ranges<'_> {
 fn narrow(p: &Predicate, name: &str, r: (i64, i64)) -> Option<(i64, i64)> {
     match p {
         Predicate::Compare(op, a, b) => {
-            let mentions = |x: &Int| {
-                let mut names = Vec::new();
-                x.names(&mut names);
-                names.iter().any(|n| n == name)
-            };
-            if !mentions(a) && !mentions(b) {
+            if !a.mentions(name) && !b.mentions(name) {
                 return Some(r);
             }
             match (a.as_var(), b.as_static(), a.as_static(), b.as_var()) {
@@ -100,6 +95,7 @@ fn mirror(op: Binary) -> Binary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tilec_layout::Int;
 
     fn lt(n: &str, k: i64) -> Predicate {
         Predicate::Compare(Binary::Lt, Int::var(n), Int::Static(k))
