@@ -133,6 +133,20 @@ impl Binary {
         )
     }
 
+    /// The comparison that holds where this one does not (itself for an
+    /// operation that is no comparison).
+    pub fn negation(self) -> Binary {
+        match self {
+            Binary::Lt => Binary::Ge,
+            Binary::Le => Binary::Gt,
+            Binary::Gt => Binary::Le,
+            Binary::Ge => Binary::Lt,
+            Binary::Eq => Binary::Ne,
+            Binary::Ne => Binary::Eq,
+            other => other,
+        }
+    }
+
     /// The comparison's truth on two values.
     pub fn compare<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {

@@ -348,18 +348,7 @@ impl Predicate {
     /// The condition that holds where this one does not.
     pub fn negated(&self) -> Predicate {
         match self {
-            Predicate::Compare(op, a, b) => {
-                let not = match op {
-                    Binary::Lt => Binary::Ge,
-                    Binary::Le => Binary::Gt,
-                    Binary::Gt => Binary::Le,
-                    Binary::Ge => Binary::Lt,
-                    Binary::Eq => Binary::Ne,
-                    Binary::Ne => Binary::Eq,
-                    other => *other,
-                };
-                Predicate::Compare(not, a.clone(), b.clone())
-            }
+            Predicate::Compare(op, a, b) => Predicate::Compare(op.negation(), a.clone(), b.clone()),
             Predicate::And(a, b) => Predicate::Or(Box::new(a.negated()), Box::new(b.negated())),
             Predicate::Or(a, b) => Predicate::And(Box::new(a.negated()), Box::new(b.negated())),
         }

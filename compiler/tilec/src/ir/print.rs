@@ -42,23 +42,11 @@ impl KernelIr {
                 true => format!(" at {}", b.at),
                 false => String::new(),
             };
-            let _ = writeln!(
-                out,
-                "  shared s{i}{}: {}[{}]{align}{at}",
-                named(&b.name),
-                b.elem,
-                b.len
-            );
+            let _ = writeln!(out, "{}{align}{at}", buffer_line("shared s", i, b));
         }
         for (i, b) in self.registers.iter().enumerate() {
             let init = b.init.map_or(String::new(), |v| format!(" = {v:?}"));
-            let _ = writeln!(
-                out,
-                "  registers r{i}{}: {}[{}]{init}",
-                named(&b.name),
-                b.elem,
-                b.len
-            );
+            let _ = writeln!(out, "{}{init}", buffer_line("registers r", i, b));
         }
         self.write_ints(&mut out, None, 1);
         for (i, m) in self.tensor_maps.iter().enumerate() {
@@ -463,10 +451,12 @@ impl fmt::Display for KernelIr {
     }
 }
 
-/// ` smA` after a buffer's label, where it has a `.tile` name.
-fn named(name: &str) -> String {
-    match name.is_empty() {
+/// `  shared s0 smA: f32[1024]`: a buffer's kind and label, its `.tile`
+/// name where it has one, its element type and length.
+fn buffer_line(label: &str, i: usize, b: &super::Buffer) -> String {
+    let name = match b.name.is_empty() {
         true => String::new(),
-        false => format!(" {name}"),
-    }
+        false => format!(" {}", b.name),
+    };
+    format!("  {label}{i}{name}: {}[{}]", b.elem, b.len)
 }

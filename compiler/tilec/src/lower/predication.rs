@@ -89,7 +89,7 @@ fn thread_bounds(p: &Predicate, holds: bool) -> Option<(i64, i64)> {
             } else {
                 return None;
             };
-            let op = if holds { op } else { negation(op) };
+            let op = if holds { op } else { op.negation() };
             Some(match op {
                 Binary::Lt => (i64::MIN, k.checked_sub(1)?),
                 Binary::Le => (i64::MIN, k),
@@ -103,18 +103,5 @@ fn thread_bounds(p: &Predicate, holds: bool) -> Option<(i64, i64)> {
             both(thread_bounds(a, holds), thread_bounds(b, holds))
         }
         _ => None,
-    }
-}
-
-/// The comparison that holds where `op` does not.
-fn negation(op: Binary) -> Binary {
-    match op {
-        Binary::Lt => Binary::Ge,
-        Binary::Le => Binary::Gt,
-        Binary::Gt => Binary::Le,
-        Binary::Ge => Binary::Lt,
-        Binary::Eq => Binary::Ne,
-        Binary::Ne => Binary::Eq,
-        other => other,
     }
 }

@@ -7,6 +7,7 @@
 //! constrains a name in a form not read here leaves the name unknown, so
 //! that the check never refuses what a condition it did not read makes safe.
 
+use super::predication::mirror;
 use crate::arith::Binary;
 use crate::check::program::{Launch, Predicate};
 use std::collections::HashMap;
@@ -79,17 +80,6 @@ fn compare(op: Binary, k: i64, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
         Binary::Eq => (lo.max(k), hi.min(k)),
         _ => (lo, hi),
     })
-}
-
-/// `k op v` as `v op' k`.
-fn mirror(op: Binary) -> Binary {
-    match op {
-        Binary::Lt => Binary::Gt,
-        Binary::Le => Binary::Ge,
-        Binary::Gt => Binary::Lt,
-        Binary::Ge => Binary::Le,
-        other => other,
-    }
 }
 
 #[cfg(test)]
