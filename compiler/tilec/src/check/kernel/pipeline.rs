@@ -404,14 +404,29 @@ impl KernelChecker {
         let used =
             shared_placement(&self.state.shared, body).map(|(_, b)| b.saturating_add(barriers));
         if let Some(used) = used.filter(|&u| u > super::SHARED_LIMIT_BYTES) {
+            // Where the bytes go: each buffer by its name, the largest first.
+            let mut sizes: Vec<(i64, String)> = self
+                .state
+                .shared
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let name = b.name.clone().unwrap_or_else(|| format!("buffer {i}"));
+                    (b.len.saturating_mul(b.elem.bytes()), name)
+                })
+                .collect();
+            sizes.sort_by(|a, b| b.0.cmp(&a.0));
+            let sizes: Vec<String> = sizes.iter().map(|(n, b)| format!("{b} {n}")).collect();
             self.diags.push(
                 Diagnostic::new(
                     format!(
                         "shared memory exceeds the device limit: {used} bytes of {} (227 KB on sm_90), with the TMA tiles aligned to 128 bytes and {barriers} bytes of mbarriers",
                         super::SHARED_LIMIT_BYTES
                     ),
-                    span,
+                    // A pipeline's stages are where the bytes usually go.
+                    self.pipeline.unwrap_or(span),
                 )
+                .with_label(format!("bytes: {}", sizes.join(", ")))
                 .with_help(format!("use smaller tiles, fewer stages, or a narrower element type; a buffer first used after another's last use (a tile of C after the main loop) shares its memory{}", if pipeline { ", but a pipeline's stages are in use from the kernel's start" } else { "" })),
             );
         }
