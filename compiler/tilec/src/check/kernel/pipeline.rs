@@ -415,7 +415,7 @@ impl KernelChecker {
                     (b.len.saturating_mul(b.elem.bytes()), name)
                 })
                 .collect();
-            sizes.sort_by(|a, b| b.0.cmp(&a.0));
+            sizes.sort_by_key(|s| std::cmp::Reverse(s.0));
             let sizes: Vec<String> = sizes.iter().map(|(n, b)| format!("{b} {n}")).collect();
             self.diags.push(
                 Diagnostic::new(
