@@ -254,7 +254,7 @@ impl KernelChecker {
             .map_err(|why| {
                 Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
                     .with_label(format!("{} -> {}", src.layout, dst.layout))
-                    .with_help("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike")
+                    .with_help(format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| swizzle_rows(sw, src.elem))))
             })?;
         tma.map.store = store;
         Ok(Op::CopyTma {
@@ -604,4 +604,23 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
         .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
     }
     Ok(())
+}
+
+/// What a swizzle asks of a box's rows, for a copy that is not TMA boxes:
+/// `Swizzle(2, 3, 3)` of bf16 swizzles rows of 64 bytes, where rows of 64
+/// bf16 (128 bytes) take `Swizzle(3, 3, 3)`.
+fn swizzle_rows(sw: tilec_layout::Swizzle, elem: crate::check::program::Elem) -> String {
+    let unit = (1i64 << sw.base) * elem.bytes();
+    let row = (1i64 << sw.bits) * unit;
+    let b128 = (128 / unit.max(1)).max(1).trailing_zeros();
+    format!(
+        ". This buffer's Swizzle({}, {}, {}) swizzles rows of {row} bytes ({} {elem}), the rows of a box under it; rows of 128 bytes ({} {elem}) take Swizzle({b128}, {}, {})",
+        sw.bits,
+        sw.base,
+        sw.shift,
+        row / elem.bytes(),
+        128 / elem.bytes(),
+        sw.base,
+        sw.shift
+    )
 }
