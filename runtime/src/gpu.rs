@@ -13,6 +13,7 @@ use cudarc::driver::{
 };
 use half::{bf16, f16};
 use std::sync::Arc;
+use tilec_layout::f32_rounded_to_odd;
 
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
@@ -377,11 +378,12 @@ impl Gpu {
                 Arg::Tensor(HostBuffer::I32(v)) => DeviceArg::I32(s.clone_htod(v)?),
                 Arg::Scalar(x) => match p.kind {
                     ParamKind::Scalar { elem: Elem::F32 } => DeviceArg::F32Scalar(*x as f32),
+                    // Rounded once, as the CPU executor rounds a scalar.
                     ParamKind::Scalar { elem: Elem::F16 } => {
-                        DeviceArg::F16Scalar(f16::from_f64(*x))
+                        DeviceArg::F16Scalar(f16::from_f32(f32_rounded_to_odd(*x)))
                     }
                     ParamKind::Scalar { elem: Elem::Bf16 } => {
-                        DeviceArg::Bf16Scalar(bf16::from_f32(*x as f32))
+                        DeviceArg::Bf16Scalar(bf16::from_f32(f32_rounded_to_odd(*x)))
                     }
                     ParamKind::Scalar { elem: Elem::I32 } => DeviceArg::I32Scalar(*x as i32),
                     ParamKind::Tensor { .. } => {

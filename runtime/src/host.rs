@@ -3,6 +3,7 @@
 
 use crate::manifest::Elem;
 use half::{bf16, f16};
+use tilec_layout::f32_rounded_to_odd;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostBuffer {
@@ -75,10 +76,17 @@ impl HostBuffer {
     pub fn from_f64(elem: Elem, values: impl Iterator<Item = f64>) -> HostBuffer {
         match elem {
             Elem::F32 => HostBuffer::F32(values.map(|v| v as f32).collect()),
-            Elem::F16 => HostBuffer::F16(values.map(f16::from_f64).collect()),
-            // Through f32: half 2's bf16::from_f64 rounds some values just
-            // above a tie down (see the executor's `round`).
-            Elem::Bf16 => HostBuffer::Bf16(values.map(|v| bf16::from_f32(v as f32)).collect()),
+            // Once, as the GPU rounds (half 2's from_f64 does not).
+            Elem::F16 => HostBuffer::F16(
+                values
+                    .map(|v| f16::from_f32(f32_rounded_to_odd(v)))
+                    .collect(),
+            ),
+            Elem::Bf16 => HostBuffer::Bf16(
+                values
+                    .map(|v| bf16::from_f32(f32_rounded_to_odd(v)))
+                    .collect(),
+            ),
             Elem::I32 => HostBuffer::I32(values.map(|v| v as i32).collect()),
         }
     }

@@ -46,3 +46,22 @@ impl fmt::Display for Elem {
         })
     }
 }
+
+/// `v` as an f32 rounded to odd: truncated, with the last bit set where
+/// that lost anything. Rounding that to nearest with fewer bits (f16,
+/// bf16: f32 has two bits more at least) is rounding `v` itself once, as
+/// the GPU's cvt.rn and LLVM's constants do: the compiler's executor and
+/// the runtime's conversions of f64 values both go through it. (half 2's
+/// from_f64 drops the sticky bits below f32's and rounds 0x3fc88003 down.)
+pub fn f32_rounded_to_odd(v: f64) -> f32 {
+    let near = v as f32;
+    if near as f64 == v || !near.is_finite() {
+        return near;
+    }
+    // The neighbour toward zero when rounding to nearest went away from it.
+    let toward_zero = match (near as f64).abs() > v.abs() {
+        true => f32::from_bits(near.to_bits() - 1),
+        false => near,
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}

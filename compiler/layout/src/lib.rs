@@ -34,7 +34,7 @@ pub use builtin::{AXES, BLOCK_MAX, Builtin, GRID_MAX, SM_COUNT};
 pub use complement::{coalesce_shape, complement, complement_full, left_inverse, right_inverse};
 pub use composition::{composition, composition_tiler};
 pub use condition::{Condition, Conditions, Fact};
-pub use elem::Elem;
+pub use elem::{Elem, f32_rounded_to_odd};
 pub use error::{AlgebraError, Result};
 pub use gmma::{DescSwizzle, Major, SmemDescriptor};
 pub use int::{Bindings, Int};

@@ -31,6 +31,7 @@ use crate::span::Span;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tilec_layout::f32_rounded_to_odd;
 
 /// A global tensor: its values (each exactly representable in `elem`).
 #[derive(Clone, Debug, PartialEq)]
@@ -590,29 +591,10 @@ impl<'a> Block<'a> {
 fn round(elem: Elem, v: f64) -> f64 {
     match elem {
         Elem::F32 => v as f32 as f64,
-        // Through f32 rounded to odd, which keeps what a second rounding
-        // needs: half 2's from_f64 drops the sticky bits below f32's and
-        // rounds 0x3fc88003 down, where the GPU's cvt.rn rounds up.
-        Elem::F16 => half::f16::from_f32(to_f32_odd(v)).to_f64(),
-        Elem::Bf16 => half::bf16::from_f32(to_f32_odd(v)).to_f64(),
+        Elem::F16 => half::f16::from_f32(f32_rounded_to_odd(v)).to_f64(),
+        Elem::Bf16 => half::bf16::from_f32(f32_rounded_to_odd(v)).to_f64(),
         Elem::I32 => v.trunc(),
     }
-}
-
-/// `v` as an f32 rounded to odd: truncated, with the last bit set where
-/// that lost anything. Rounding that to nearest with fewer bits is
-/// rounding `v` itself once (f32 has two bits more than f16 and bf16 at least).
-fn to_f32_odd(v: f64) -> f32 {
-    let near = v as f32;
-    if near as f64 == v || !near.is_finite() || v.is_nan() {
-        return near;
-    }
-    // The neighbour toward zero when rounding to nearest went away from it.
-    let toward_zero = match (near as f64).abs() > v.abs() {
-        true => f32::from_bits(near.to_bits() - 1),
-        false => near,
-    };
-    f32::from_bits(toward_zero.to_bits() | 1)
 }
 
 #[cfg(test)]
