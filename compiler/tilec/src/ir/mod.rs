@@ -515,19 +515,25 @@ pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS, registers
 impl KernelIr {
     /// Shared buffer `s` in messages: its `.tile` name, else `s0`.
     pub fn shared_label(&self, s: usize) -> String {
-        label(self.shared.get(s), 's', s)
+        label(&self.shared, 's', s)
     }
 
     /// Register array `r` in messages: its `.tile` name, else `r0`.
     pub fn register_label(&self, r: usize) -> String {
-        label(self.registers.get(r), 'r', r)
+        label(&self.registers, 'r', r)
     }
 }
 
-fn label(b: Option<&Buffer>, prefix: char, i: usize) -> String {
-    match b.filter(|b| !b.name.is_empty()) {
+/// Buffer `i` of `all` by its name, with its label too where another
+/// buffer has the name (`let tmp` in two loops): `tmp/r3`.
+fn label(all: &[Buffer], prefix: char, i: usize) -> String {
+    let own = format!("{prefix}{i}");
+    match all.get(i).filter(|b| !b.name.is_empty()) {
+        Some(b) if all.iter().filter(|o| o.name == b.name).count() > 1 => {
+            format!("{}/{own}", b.name)
+        }
         Some(b) => b.name.clone(),
-        None => format!("{prefix}{i}"),
+        None => own,
     }
 }
 
