@@ -54,52 +54,42 @@ pub fn compile_as(
 ) -> Result<Vec<Compiled>, Failure> {
     let source = tilec_runtime::tuning::fingerprint(src);
     std::thread::scope(|s| {
-        let mut workers: Vec<Vec<(String, Work)>> = Vec::new();
-        // The running back ends, oldest first: past MAX_BACKEND_THREADS the
-        // oldest is joined before the next starts.
-        let mut running = std::collections::VecDeque::new();
+        let mut backends = Backends::new(s);
+        // Per kernel, its variants' names and back ends.
+        let mut started: Vec<Vec<(String, usize)>> = Vec::new();
         let lowered = tilec::pipeline::lower_source_each(
             src,
             opts.checked,
             opts.settings,
             &mut |kernel, l| {
                 let ir = l.ir.clone();
-                workers.resize_with(workers.len().max(kernel + 1), Vec::new);
-                if running.len() >= MAX_BACKEND_THREADS {
-                    let (k, i): (usize, usize) = running.pop_front().expect("running");
-                    workers[k][i].1.finish();
-                }
+                started.resize_with(started.len().max(kernel + 1), Vec::new);
                 let name = ir.name.clone();
-                running.push_back((kernel, workers[kernel].len()));
-                workers[kernel].push((
-                    name,
-                    Work::start(s, move || compile_variant(&ir, arch, output)),
-                ));
+                let at = backends.start(move || compile_variant(&ir, arch, output));
+                started[kernel].push((name, at));
             },
         );
-        // The back ends started in the order lowering kept the variants;
-        // their texts go in the variants' order.
-        let order = |k: usize, name: &str| {
-            lowered
-                .as_ref()
-                .ok()
-                .and_then(|kernels| kernels[k].1.iter().position(|l| l.ir.name == name))
-        };
-        for (k, w) in workers.iter_mut().enumerate() {
-            w.sort_by_key(|(name, _)| order(k, name));
-        }
         // Every thread joined before anything is returned, whatever failed.
-        let texts: Vec<_> = workers
-            .into_iter()
-            .map(|w| joined(w.into_iter().map(|(_, h)| h).collect()))
-            .collect();
+        let mut results: Vec<Option<Result<String, Failure>>> =
+            backends.results().into_iter().map(Some).collect();
         let lowered = lowered.map_err(Failure::Source)?;
-        debug_assert_eq!(lowered.len(), texts.len(), "a worker list per kernel");
+        debug_assert_eq!(lowered.len(), started.len(), "a back-end list per kernel");
         lowered
             .into_iter()
-            .zip(texts)
-            .map(|((kernel, lowered), t)| {
-                assemble(kernel, lowered, t?, output, arch, opts, &source)
+            .zip(started)
+            .map(|((kernel, lowered), mut mine)| {
+                // The back ends started in the order lowering kept the
+                // variants; their texts go in the variants' order.
+                mine.sort_by_key(|(name, _)| lowered.iter().position(|l| &l.ir.name == name));
+                let texts = mine
+                    .iter()
+                    .map(|&(_, at)| {
+                        results[at].take().unwrap_or_else(|| {
+                            Err(Failure::Backend("a back end's text taken twice".into()))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                assemble(kernel, lowered, texts, output, arch, opts, &source)
             })
             .collect()
     })
@@ -116,23 +106,62 @@ pub fn codegen(
     opts: Options,
     source: &str,
 ) -> Result<Compiled, Failure> {
-    // MAX_BACKEND_THREADS variants at a time.
-    let mut texts = Vec::new();
-    for some in lowered.chunks(MAX_BACKEND_THREADS) {
-        texts.extend(std::thread::scope(|s| {
-            joined(
-                some.iter()
-                    .map(|l| Work::start(s, move || compile_variant(&l.ir, arch, output)))
-                    .collect(),
-            )
-        })?);
-    }
+    let texts = std::thread::scope(|s| {
+        let mut backends = Backends::new(s);
+        for l in &lowered {
+            backends.start(move || compile_variant(&l.ir, arch, output));
+        }
+        backends
+            .results()
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+    })?;
     assemble(kernel, lowered, texts, output, arch, opts, source)
 }
 
 /// Back ends running at once, at most: a file of thousands of kernels
 /// would otherwise start a thread each, past what the system gives.
 const MAX_BACKEND_THREADS: usize = 64;
+
+/// The back ends of a build, each on a thread of its own, at most
+/// [`MAX_BACKEND_THREADS`] running at once: past it, the oldest is waited
+/// for before the next starts.
+struct Backends<'s, 'e> {
+    scope: &'s std::thread::Scope<'s, 'e>,
+    work: Vec<Work<'s>>,
+    running: std::collections::VecDeque<usize>,
+}
+
+impl<'s, 'e> Backends<'s, 'e> {
+    fn new(scope: &'s std::thread::Scope<'s, 'e>) -> Self {
+        Backends {
+            scope,
+            work: Vec::new(),
+            running: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Starts `job`; its index among the results.
+    fn start<F>(&mut self, job: F) -> usize
+    where
+        F: FnOnce() -> Result<String, Failure> + Send + 's,
+    {
+        if self.running.len() >= MAX_BACKEND_THREADS
+            && let Some(oldest) = self.running.pop_front()
+        {
+            self.work[oldest].finish();
+        }
+        self.running.push_back(self.work.len());
+        self.work.push(Work::start(self.scope, job));
+        self.work.len() - 1
+    }
+
+    /// Every back end's text, in the order started, once every thread is
+    /// done (a panicked thread left to the scope would panic the process).
+    fn results(self) -> Vec<Result<String, Failure>> {
+        self.work.into_iter().map(Work::result).collect()
+    }
+}
 
 /// A variant's back end: running on its own thread, or done.
 enum Work<'s> {
@@ -174,14 +203,6 @@ impl<'s> Work<'s> {
             Work::Running(_) => Err(Failure::Backend("a compile thread was not joined".into())),
         }
     }
-}
-
-/// The variants' texts, in order, once every thread is done (all joined
-/// before the first failure is returned: a panicked thread left to the
-/// scope would panic the process).
-fn joined(workers: Vec<Work<'_>>) -> Result<Vec<String>, Failure> {
-    let texts: Vec<_> = workers.into_iter().map(Work::result).collect();
-    texts.into_iter().collect()
 }
 
 /// A kernel's module (its variants' texts joined) and its sealed manifest.
