@@ -274,6 +274,7 @@ struct AsyncGroups {
     fenced: std::collections::VecDeque<Vec<Landing>>,
 }
 
+#[derive(Clone)]
 struct Buffer {
     values: Vec<f64>,
     written: Vec<bool>,
@@ -337,6 +338,19 @@ impl<'a> Block<'a> {
         partials: Option<&'a reduce::Partials>,
     ) -> Block<'a> {
         let threads = ir.block_threads.max(1) as usize;
+        // An init is a store of a constant: rounded as one, except in a
+        // reference kernel's f64. The same for every thread.
+        let fresh: Vec<Buffer> = ir
+            .registers
+            .iter()
+            .map(|b| {
+                let init = b.init.map(|v| match launch.exact {
+                    true => v,
+                    false => round(b.elem, v),
+                });
+                Buffer::new(b.len as usize, init)
+            })
+            .collect();
         Block {
             ir,
             launch,
@@ -361,22 +375,7 @@ impl<'a> Block<'a> {
                 .collect(),
             asyncs: (0..threads).map(|_| AsyncGroups::default()).collect(),
             epoch: 1,
-            registers: (0..threads)
-                .map(|_| {
-                    ir.registers
-                        .iter()
-                        .map(|b| {
-                            // An init is a store of a constant: rounded as one,
-                            // except in a reference kernel's f64.
-                            let init = b.init.map(|v| match launch.exact {
-                                true => v,
-                                false => round(b.elem, v),
-                            });
-                            Buffer::new(b.len as usize, init)
-                        })
-                        .collect()
-                })
-                .collect(),
+            registers: vec![fresh; threads],
             writes: Vec::new(),
             overlay: HashMap::new(),
             writers: HashMap::new(),
