@@ -45,8 +45,8 @@ fn layout_strategy() -> impl Strategy<Value = Layout> {
 }
 
 /// A random integer expression over the names `a`, `b` and `c` and small
-/// constants: every operation, and the remainder in the form
-/// `x - x / d * d` with its product in either order.
+/// constants: every operation, the remainder in the form `x - x / d * d`
+/// with its product in either order, and `x - x % d`.
 fn int_strategy() -> impl Strategy<Value = Int> {
     let leaf = prop_oneof![
         (-3i64..10).prop_map(Int::from),
@@ -64,9 +64,13 @@ fn int_strategy() -> impl Strategy<Value = Int> {
                 6 => x.max(&y),
                 _ => x.ceil_div(&y),
             }),
-            (inner.clone(), inner, any::<bool>()).prop_map(|(x, d, flip)| {
+            (inner.clone(), inner, 0..3u8).prop_map(|(x, d, form)| {
                 let q = x.div(&d);
-                x.sub(&if flip { d.mul(&q) } else { q.mul(&d) })
+                match form {
+                    0 => x.sub(&d.mul(&q)),
+                    1 => x.sub(&q.mul(&d)),
+                    _ => x.sub(&x.rem(&d)),
+                }
             }),
         ]
     })
