@@ -70,12 +70,16 @@ pub fn map_plan(
             )));
         }
         if i > 0 {
+            // A stride of 0 (a tensor broadcast along a dimension) is
+            // read through an aligned copy, which repeats the entries; a
+            // store through one would write them all to one place.
             let b = s
                 .checked_mul(bytes)
-                .filter(|b| (1..1 << 40).contains(b))
+                .filter(|&b| (0..1 << 40).contains(&b) && (b > 0 || !t.store))
                 .ok_or_else(|| {
                     RuntimeError::Condition(format!(
-                        "the tensor map of {name} has a stride of {s} elements; TMA takes 1 to 2^40 bytes"
+                        "the tensor map of {name} has a stride of {s} elements; TMA takes 1 to 2^40 bytes{}",
+                        if s == 0 { " (a broadcast tensor is read through a copy, but not written)" } else { "" }
                     ))
                 })?;
             strides.push(b as u64);
@@ -89,10 +93,10 @@ pub fn map_plan(
         )));
     }
     let mut source = MapSource::Tensor;
-    if strides.iter().any(|s| s % 16 != 0) {
+    if strides.iter().any(|&s| s == 0 || s % 16 != 0) {
         let refuse = |why: String| {
             RuntimeError::Condition(format!(
-                "TMA needs the strides of {name} to be multiples of 16 bytes; an aligned copy of it {why}"
+                "TMA needs the strides of {name} to be non-zero multiples of 16 bytes; an aligned copy of it {why}"
             ))
         };
         let mut staging = rows(t.param, bytes as u64, extents[0], &extents[1..], &strides)

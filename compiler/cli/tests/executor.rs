@@ -559,3 +559,46 @@ fn a_reduce_across_too_few_parts_stops_at_its_bound() {
         "{err}"
     );
 }
+
+/// A tensor broadcast along a mode (stride 0: one B for every batch
+/// entry) cannot be a TMA map, whose strides are at least 16 bytes: the
+/// plan reads it through an aligned copy that repeats the entry, and says
+/// so. A broadcast C, which TMA would store to, is refused at launch.
+#[test]
+fn a_broadcast_tma_operand_reads_a_copy_and_a_broadcast_output_is_refused() {
+    let src =
+        std::fs::read_to_string(root().join("examples/gemm_batched_persistent.tile")).unwrap();
+    let dir = std::env::temp_dir().join(format!("tilec-broadcast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (from, to, ok) in [
+        (
+            "B: tensor<bf16, (N, K, L):(K, 1, N * K)>",
+            "B: tensor<bf16, (N, K, L):(K, 1, 0)>",
+            true,
+        ),
+        (
+            "C: tensor<bf16, (M, N, L):(1, M, M * N)>",
+            "C: tensor<bf16, (M, N, L):(1, M, 0)>",
+            false,
+        ),
+    ] {
+        assert!(src.contains(from), "the example's declaration of {from}");
+        let file = dir.join(if ok { "shared_b.tile" } else { "shared_c.tile" });
+        std::fs::write(&file, src.replace(from, to)).unwrap();
+        let (code, out, err) = run_cpu(file.to_str().unwrap(), "L=3,M=136,N=300,K=72,sm_count=5");
+        if ok {
+            assert_eq!(code, 0, "{out}{err}");
+            assert!(
+                out.contains("TMA reads an aligned copy of B") && out.contains("(ok)"),
+                "{out}"
+            );
+        } else {
+            assert_ne!(code, 0, "{out}{err}");
+            assert!(
+                err.contains("the tensor map of C has a stride of 0 elements"),
+                "{err}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
