@@ -172,14 +172,18 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
 /// 0 and 1 release ranks 0 and 1; the cluster meets after the barriers
 /// are initialised and before the blocks leave; a launch without the
 /// cluster traps; the epilogue runs below the grid's extent (not in pad
-/// blocks); the manifest asks for the cluster. Without `cluster`, nothing
-/// of it.
+/// blocks, which a grid of M / 128 blocks along the cluster may need);
+/// the manifest asks for the cluster. Without `cluster`, nothing of it.
 #[test]
 fn a_cluster_multicasts_the_boxes_its_blocks_share() {
     let ir = emitted("tests/run/tma_multicast.tile", "ir");
     let kernel = part(&ir, "kernel tma_multicast(");
     assert!(
-        kernel.lines().next().unwrap().ends_with(" cluster 2x1x1"),
+        kernel
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(" cluster 2x1x1 pads"),
         "{kernel}"
     );
     assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");

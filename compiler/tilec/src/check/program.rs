@@ -627,6 +627,17 @@ impl Launch {
     pub fn cluster_dim(&self) -> Option<u8> {
         self.cluster.iter().position(|&c| c > 1).map(|d| d as u8)
     }
+
+    /// Whether the grid may end inside a cluster, so that the runtime
+    /// adds pad blocks to make it whole: a cluster along a dimension whose
+    /// extent is not a static multiple of the cluster's (`grid(2, n),
+    /// cluster(2, 1)` has none).
+    pub fn may_pad(&self) -> bool {
+        self.cluster_dim().is_some_and(|d| {
+            let whole = self.grid.get(d as usize).map_or(Some(1), Int::as_static);
+            whole.is_none_or(|g| g % self.cluster[d as usize] != 0)
+        })
+    }
 }
 
 /// What a kernel computes, stated in its source, to check its results.

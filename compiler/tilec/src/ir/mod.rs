@@ -502,6 +502,10 @@ pub struct KernelIr {
     pub min_blocks: Option<i64>,
     /// Blocks per cluster along each grid dimension (1s: no cluster).
     pub cluster: [u32; 3],
+    /// Whether the grid may end inside a cluster, where the runtime adds
+    /// pad blocks past its end (a grid of whole clusters has none): they
+    /// run the pipeline and write nothing.
+    pub pads: bool,
     pub shared: Vec<Buffer>,
     pub registers: Vec<Buffer>,
     pub ints: Vec<IntValue>,

@@ -21,7 +21,10 @@ impl KernelIr {
             .map_or(String::new(), |m| format!(" min_blocks {m}"));
         let cluster = match self.cluster {
             [1, 1, 1] => String::new(),
-            [x, y, z] => format!(" cluster {x}x{y}x{z}"),
+            [x, y, z] => format!(
+                " cluster {x}x{y}x{z}{}",
+                if self.pads { " pads" } else { "" }
+            ),
         };
         let _ = writeln!(
             out,

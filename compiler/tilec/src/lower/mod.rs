@@ -241,7 +241,8 @@ fn lower_with(
     crate::ir::for_each_atom(&body, &mut |i| {
         multicast |= matches!(i.kind, InstKind::TmaLoad { parts, .. } if parts > 1);
     });
-    if multicast {
+    let pads = multicast && k.launch.may_pad();
+    if pads {
         body = l
             .past_the_grid(body)
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
@@ -319,6 +320,7 @@ fn lower_with(
             true => k.launch.cluster.map(|c| c as u32),
             false => [1; 3],
         },
+        pads,
         shared,
         registers: k
             .registers

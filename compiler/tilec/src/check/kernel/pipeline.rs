@@ -513,8 +513,9 @@ impl KernelChecker {
         // Past the grid's end, whole clusters have pad blocks: they take
         // part in the loads, and lowering skips what follows the pipeline
         // for them. So the kernel writes global memory only after it, and
-        // has no reduce across blocks (whose groups a pad block would join).
-        let mut after = false;
+        // has no reduce across blocks (whose groups a pad block would join),
+        // unless the grid is whole clusters.
+        let mut after = !launch.may_pad();
         for top in body {
             walk(std::slice::from_ref(top), &mut |s| {
                 let writes =

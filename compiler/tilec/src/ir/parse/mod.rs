@@ -45,6 +45,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
             block_threads: 0,
             min_blocks: None,
             cluster: [1; 3],
+            pads: false,
             shared: Vec::new(),
             registers: Vec::new(),
             ints: Vec::new(),
@@ -85,7 +86,7 @@ impl Parser<'_> {
         Err(format!("line {}: {what}", self.line_no()))
     }
 
-    /// `kernel NAME(PARAMS) block N [min_blocks M] [cluster XxYxZ]`, then
+    /// `kernel NAME(PARAMS) block N [min_blocks M] [cluster XxYxZ [pads]]`, then
     /// the buffers.
     fn header(&mut self) -> Result<()> {
         let Some(&(_, line)) = self.lines.first() else {
@@ -119,6 +120,10 @@ impl Parser<'_> {
         }
         let mut words = rest.split_whitespace();
         while let Some(w) = words.next() {
+            if w == "pads" {
+                self.ir.pads = true;
+                continue;
+            }
             let text = words.next();
             if w == "cluster" {
                 let dims: Vec<u32> = text

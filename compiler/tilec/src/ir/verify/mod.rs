@@ -68,6 +68,9 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     if pipelines > 1 {
         return Err("a kernel has at most one pipeline".into());
     }
+    if ir.pads && ir.cluster == [1; 3] {
+        return Err("pad blocks without a cluster".into());
+    }
     if ir.cluster != [1; 3] {
         let wide = ir.cluster.iter().filter(|&&c| c > 1).count();
         if ir.cluster.contains(&0) || wide != 1 || ir.cluster.iter().product::<u32>() > 8 {

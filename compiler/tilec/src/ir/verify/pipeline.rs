@@ -5,10 +5,11 @@
 use super::{addr, visible};
 use crate::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
-/// On clusters the runtime pads the grid with blocks past its end: they
-/// write global memory nowhere, because every write is in the test that
-/// follows the pipeline (`block.<d> < extent`, lowering's
-/// `past_the_grid`), and join no reduce across blocks.
+/// On clusters the runtime may pad the grid with blocks past its end:
+/// where it may (`pads`), they write global memory nowhere, because every
+/// write is in the test that follows the pipeline (`block.<d> < extent`,
+/// lowering's `past_the_grid`). No kernel on clusters reduces across
+/// blocks (the checker's rule: pad blocks would join the groups).
 pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
     let d = ir.cluster_dim().expect("a cluster");
     // Anywhere, a pipeline's body included: the pad blocks run it too.
@@ -21,6 +22,9 @@ pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
             "a kernel on clusters reduces across blocks (its pad blocks would join the groups)"
                 .into(),
         );
+    }
+    if !ir.pads {
+        return Ok(());
     }
     let mut after = false;
     for inst in &ir.body {
