@@ -10,6 +10,11 @@ use crate::int::Int;
 /// static grid past it, the runtime a launch.
 pub const GRID_MAX: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
 
+/// One past the largest extent a launch takes (the runtime refuses more):
+/// far past any tensor a GPU holds, and far from overflow, so that the
+/// compiler may bound an expression of extents (`(thread.x + M) % 256`).
+pub const EXTENT_END: i64 = 1 << 40;
+
 /// CUDA's largest block, in threads along x, y and z (1024 in all).
 pub const BLOCK_MAX: [i64; 3] = [1024, 1024, 64];
 

@@ -148,3 +148,19 @@ fn perf_analysis_of_the_gemms() {
     );
     assert!(copies.iter().all(|c| c.worst == c.ideal), "{copies:?}");
 }
+
+/// A shared index may name extents: the runtime takes them from 1 to
+/// 2^40, so `(thread.x + M) % 256` stays within a buffer of 256 (and
+/// `% 512` does not: tests/check/errors/shared_index_through_an_extent.tile).
+#[test]
+fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/check/errors/shared_index_through_an_extent.tile"),
+    )
+    .unwrap()
+    .replace("% 512", "% 256");
+    if let Err(d) = tilec::pipeline::lower_source(&src) {
+        panic!("{}", d[0].render("x", &src));
+    }
+}

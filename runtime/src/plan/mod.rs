@@ -326,9 +326,9 @@ fn plan_sizes_within(
                     "the kernel needs the extent {e}: pass --dims {e}=..."
                 ))
             })?;
-        if v < 1 {
+        if !(1..tilec_layout::EXTENT_END).contains(&v) {
             return Err(RuntimeError::Usage(format!(
-                "extent {e} = {v}; extents are at least 1"
+                "extent {e} = {v}; extents are at least 1 and below 2^40"
             )));
         }
         extents.push(v);

@@ -338,7 +338,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
         debug_assert!(first <= last, "an access's first element before its last");
-        let reach = self.range(index).map(|(lo, hi)| {
+        let reach = self.range_with_extents(index).map(|(lo, hi)| {
             lo.checked_add(first)
                 .zip(hi.checked_add(last))
                 .ok_or((lo, hi))

@@ -112,9 +112,32 @@ impl Lowerer<'_> {
     /// counted from their starts (which bounds `(k - k0) % stages`, but
     /// widens a triangular `j in i..8`).
     pub(super) fn range(&self, v: &Int) -> Option<(i64, i64)> {
-        let env = |n: &str| self.name_range(n);
-        let counted = self.counted_from_starts(v).and_then(|c| c.range(&env));
-        match (v.range(&env), counted) {
+        self.range_within(v, &|n| self.name_range(n))
+    }
+
+    /// [`Self::range`] with the kernel's extents bounded as the runtime
+    /// takes them (1 to [`tilec_layout::EXTENT_END`]), for bound proofs:
+    /// `(thread.x + M) % 256` is within 256 elements. (Lowering's other
+    /// choices keep to [`Self::range`], which leaves extents unbounded.)
+    pub(super) fn range_with_extents(&self, v: &Int) -> Option<(i64, i64)> {
+        self.range_within(v, &|n| {
+            self.name_range(n).or_else(|| {
+                self.k
+                    .extents
+                    .iter()
+                    .any(|e| e == n)
+                    .then_some((1, tilec_layout::EXTENT_END - 1))
+            })
+        })
+    }
+
+    fn range_within(
+        &self,
+        v: &Int,
+        env: &dyn Fn(&str) -> Option<(i64, i64)>,
+    ) -> Option<(i64, i64)> {
+        let counted = self.counted_from_starts(v).and_then(|c| c.range(env));
+        match (v.range(env), counted) {
             (Some((a, b)), Some((c, d))) => Some((a.max(c), b.min(d))),
             (x, y) => x.or(y),
         }
