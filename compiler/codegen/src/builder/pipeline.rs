@@ -86,7 +86,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             base: ring,
             stages: *stages,
             lag: *lag,
-            async_reads: async_reads(body),
+            async_reads: async_reads(&self.ir.shared, load, body),
         });
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let consumers = i64t.const_int(self.ir.block_threads as u64, false);
@@ -702,20 +702,25 @@ pub(super) struct Ring<'ctx> {
     async_reads: bool,
 }
 
-/// Whether a pipeline's body reads shared memory through wgmma alone: it
-/// is wgmma groups and barriers, nothing else.
-fn async_reads(body: &[Inst]) -> bool {
+/// Whether a pipeline's body reads its stages through wgmma alone: no
+/// other instruction of it addresses a shared buffer whose bytes meet
+/// those the `load` writes (an epilogue's own buffers of C may be read
+/// and written in any way).
+fn async_reads(shared: &[tilec::ir::Buffer], load: &[Inst], body: &[Inst]) -> bool {
+    let sharers = tilec::ir::shared::byte_sharers(shared);
+    let mut stages = Vec::new();
+    for i in load {
+        i.shared_buffers(&mut stages);
+    }
+    let staged: Vec<usize> = stages.iter().flat_map(|&s| sharers[s].clone()).collect();
     let mut only = true;
     tilec::ir::for_each_atom(body, &mut |i| {
-        only &= matches!(
-            i.kind,
-            InstKind::WgmmaFence
-                | InstKind::ProxyFence
-                | InstKind::Wgmma { .. }
-                | InstKind::WgmmaCommit
-                | InstKind::WgmmaWait(_)
-                | InstKind::Barrier
-        );
+        if matches!(i.kind, InstKind::Wgmma { .. }) {
+            return;
+        }
+        let mut touched = Vec::new();
+        i.shared_buffers(&mut touched);
+        only &= !touched.iter().any(|b| staged.contains(b));
     });
     only
 }
