@@ -493,7 +493,10 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
     // Past 2^40, where the compiler's bounds on expressions of extents end.
     let (code, _, err) = tilec(&["check", file, "--dims", "M=1099511627776,N=3"], "");
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("extents are at least 1 and below 2^40"), "{err}");
+    assert!(
+        err.contains("extents are at least 1 and below 2^40"),
+        "{err}"
+    );
     // A grid past what the CPU executor can record: refused, not an abort.
     let huge = scratch("huge_grid").join("k.tile");
     std::fs::write(

@@ -74,6 +74,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=200,N=300,K=136,sm_count=3",
         ),
         (
+            "tests/run/persistent_cluster.tile",
+            "M=300,N=600,K=136,sm_count=6",
+        ),
+        (
             "tests/run/persistent_shared_epilogue.tile",
             "M=256,N=512,K=128,sm_count=3",
         ),

@@ -223,6 +223,52 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
     );
 }
 
+/// A persistent kernel on a grid of whole clusters (`grid(2, n),
+/// cluster(2, 1)`): no pad blocks, so the IR's header says nothing of them
+/// and the epilogue writes C in the pipeline's body; B's boxes are
+/// multicast, A's each block's own; and since the body reads the stages
+/// through wgmma alone (its ldmatrix reads the buffers of C), a warp's
+/// release to a peer's barrier has the default semantics, not
+/// `.release.cluster`, which a body that reads a stage otherwise keeps.
+#[test]
+fn a_grid_of_whole_clusters_writes_in_the_body_and_releases_stages_unfenced() {
+    let ir = emitted("tests/run/persistent_cluster.tile", "ir");
+    let kernel = part(&ir, "kernel persistent_cluster(");
+    assert!(
+        kernel.lines().next().unwrap().ends_with(" cluster 2x1x1"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    let ptx = emitted("tests/run/persistent_cluster.tile", "ptx");
+    let entry = part(&ptx, ".entry persistent_cluster(");
+    assert!(entry.contains("@q mbarrier.arrive.shared::cluster.b64 _, [r];"));
+    assert!(
+        !entry.contains("mbarrier.arrive.release.cluster"),
+        "{entry}"
+    );
+    assert!(entry.contains("stmatrix") && entry.contains("ldmatrix"));
+    let src = std::fs::read_to_string(root().join("tests/run/persistent_cluster.tile")).unwrap();
+    let dir = std::env::temp_dir().join(format!("tilec-cluster-release-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The same kernel with a stage read by a plain copy in its body.
+    let f = dir.join("k.tile");
+    std::fs::write(
+        &f,
+        src.replace(
+            "        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);\n",
+            "        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);\n        sD[thread.x % 128, 0] = smA[thread.x % 128, 0, s];\n",
+        ),
+    )
+    .unwrap();
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        ptx.contains("@q mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];"),
+        "{ptx}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A TMA store: the tile's writes fenced for the async proxy, a barrier of
 /// the consumers, thread 0's boxes as one bulk group waited for until read,
 /// a barrier again; the manifest's maps of C are a load's and a store's. The
