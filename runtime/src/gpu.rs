@@ -102,6 +102,20 @@ impl DeviceElem for bf16 {
     }
 }
 
+/// One pitched copy of the stage kernel ([`crate::stage`]), as
+/// [`Gpu::stage`] batches them.
+#[derive(Clone, Copy)]
+struct StageCopy<'a> {
+    elem_bytes: u64,
+    kernel: &'a CudaFunction,
+    /// Source, destination, row length, source pitch, destination pitch,
+    /// rows (lengths and pitches in elements).
+    args: [u64; 6],
+    /// Blocks along a row.
+    blocks: u64,
+    rows: u64,
+}
+
 /// The entry points of a plan's launches, each with whether it takes a
 /// block offset, and a stream for each launch after the first.
 pub struct Loaded {
@@ -527,9 +541,7 @@ impl Gpu {
         back: bool,
     ) -> Result<(), RuntimeError> {
         use cudarc::driver::DevicePtr;
-        // Per pitched copy: its element's bytes and kernel, its arguments,
-        // blocks along a row, rows.
-        let mut jobs: Vec<(u64, &CudaFunction, [u64; 6], u64, u64)> = Vec::new();
+        let mut jobs: Vec<StageCopy> = Vec::new();
         for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
             if back && !s.written {
                 continue;
@@ -553,18 +565,29 @@ impl Gpu {
                     false => [from, to, width, from_pitch, to_pitch, c.rows],
                     true => [to, from, width, to_pitch, from_pitch, c.rows],
                 };
-                jobs.push((e, f, args, blocks, c.rows));
+                jobs.push(StageCopy {
+                    elem_bytes: e,
+                    kernel: f,
+                    args,
+                    blocks,
+                    rows: c.rows,
+                });
             }
         }
         // The copies of one element size, a launch for each few.
-        while let Some(&(e, f, ..)) = jobs.first() {
-            let (same, rest): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.0 == e);
+        while let Some(&StageCopy {
+            elem_bytes: e,
+            kernel: f,
+            ..
+        }) = jobs.first()
+        {
+            let (same, rest): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.elem_bytes == e);
             jobs = rest;
             for chunk in same.chunks(crate::stage::COPIES) {
                 let cfg = LaunchConfig {
                     grid_dim: (
-                        chunk.iter().map(|j| j.3).max().unwrap_or(1) as u32,
-                        chunk.iter().map(|j| j.4).max().unwrap_or(1).min(65535) as u32,
+                        chunk.iter().map(|j| j.blocks).max().unwrap_or(1) as u32,
+                        chunk.iter().map(|j| j.rows).max().unwrap_or(1).min(65535) as u32,
                         chunk.len() as u32,
                     ),
                     block_dim: (crate::stage::THREADS, 1, 1),
@@ -573,7 +596,7 @@ impl Gpu {
                 let unused = [0u64; 6];
                 let mut b = self.stream.launch_builder(f);
                 for i in 0..crate::stage::COPIES {
-                    for a in chunk.get(i).map_or(&unused, |j| &j.2) {
+                    for a in chunk.get(i).map_or(&unused, |j| &j.args) {
                         b.arg(a);
                     }
                 }

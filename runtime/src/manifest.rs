@@ -213,6 +213,16 @@ pub struct VariantSpec {
     /// in clusters of that shape, on a grid of whole clusters.
     #[serde(default = "no_cluster")]
     pub cluster: [u32; 3],
+    /// Whether a launch of the entry may be padded to whole clusters:
+    /// compiled so, its pad blocks write nothing. A grid of whole clusters
+    /// is compiled without (its pipeline's body may write global memory),
+    /// and the runtime then refuses a launch that would need pad blocks.
+    #[serde(default = "may_pad")]
+    pub pads: bool,
+}
+
+fn may_pad() -> bool {
+    true
 }
 
 fn no_cluster() -> [u32; 3] {

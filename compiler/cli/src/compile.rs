@@ -337,6 +337,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                     .collect(),
                 tensor_maps: l.tensor_maps.clone(),
                 cluster: l.ir.cluster,
+                pads: l.ir.pads,
             })
             .collect(),
         reference: k.reference.as_ref().map(|r| m::Reference {

@@ -427,10 +427,17 @@ fn planned(
     // loads and skip what follows the pipeline (the compiler's test of
     // the block index against the grid's extent; its verifier keeps every
     // global write and reduce behind it); the bound check below covers
-    // their accesses too.
+    // their accesses too. An entry compiled for a grid of whole clusters
+    // has no such test, and is refused where its launch needs pad blocks.
     for l in &mut launches {
-        let cluster = m.variants[l.variant].cluster;
-        for (g, c) in l.grid.iter_mut().zip(cluster) {
+        let v = &m.variants[l.variant];
+        for ((g, o), c) in l.grid.iter_mut().zip(l.offset).zip(v.cluster) {
+            if !v.pads && (*g % c != 0 || o % c != 0) {
+                return Err(RuntimeError::Condition(format!(
+                    "{} runs on whole clusters of {:?} blocks with no pad blocks (it writes global memory in its pipeline), and at {dims} a launch of it covers {g} blocks from block {o} along a dimension",
+                    v.entry, v.cluster
+                )));
+            }
             *g = g.div_ceil(c) * c;
         }
     }

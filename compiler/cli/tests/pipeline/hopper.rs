@@ -386,6 +386,49 @@ fn cluster_launches_run_whole_clusters() {
     );
     // One block: no whole cluster of full ones.
     assert_eq!(launches("M=128,N=256,K=64"), [([2, 1, 1], [0; 3])]);
+    // The same kernel on a grid of whole clusters (two blocks along M,
+    // M at most 256) is compiled without pad blocks: its boxes stay whole
+    // clusters (the full one rounded down to them), and where a box would
+    // need a pad block (here a full-tile entry made to run without the
+    // cluster, so that its box ends inside one) the launch is refused.
+    let src = std::fs::read_to_string(root().join("tests/run/tma_multicast.tile")).unwrap();
+    let dir = std::env::temp_dir().join(format!("tilec-whole-clusters-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("tma_multicast.tile");
+    let grid = "launch grid(ceil_div(M, 128), ceil_div(N, 256))";
+    assert!(src.contains(grid));
+    std::fs::write(&f, src.replace(grid, "launch grid(2, ceil_div(N, 256))")).unwrap();
+    let whole = manifest_of(f.to_str().unwrap());
+    assert!(
+        whole
+            .variants
+            .iter()
+            .all(|v| v.cluster == [2, 1, 1] && !v.pads)
+    );
+    assert!(m.variants.iter().all(|v| v.pads));
+    let boxes = |m: &tilec_runtime::manifest::Manifest, dims: &str| {
+        plan(m, &Dims::parse(dims).unwrap()).map(|p| {
+            p.launches
+                .iter()
+                .map(|l| (l.grid, l.offset))
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(
+        boxes(&whole, "M=256,N=512,K=64").unwrap(),
+        [([2, 2, 1], [0; 3])]
+    );
+    assert_eq!(
+        boxes(&whole, "M=256,N=76900,K=64").unwrap(),
+        [([2, 300, 1], [0; 3]), ([2, 1, 1], [0, 300, 0])]
+    );
+    let mut mixed = whole.clone();
+    mixed.variants[0].cluster = [1, 1, 1];
+    let err = boxes(&mixed, "M=200,N=76800,K=64")
+        .err()
+        .expect("a launch that needs pad blocks");
+    assert!(err.to_string().contains("with no pad blocks"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The epilogue's pass over the shared tile of C (`tCsC = alpha * tCrC +

@@ -115,15 +115,15 @@ impl Lowerer<'_> {
         self.range_within(v, &|n| self.name_range(n))
     }
 
-    /// [`Self::range`] with the kernel's extents bounded as the runtime
-    /// takes them (1 to [`tilec_layout::EXTENT_END`]), for bound proofs:
+    /// [`Self::range`] with the kernel's extents (not its stride symbols)
+    /// bounded as the runtime takes them (1 to [`tilec_layout::EXTENT_END`]), for bound proofs:
     /// `(thread.x + M) % 256` is within 256 elements. (Lowering's other
     /// choices keep to [`Self::range`], which leaves extents unbounded.)
     pub(super) fn range_with_extents(&self, v: &Int) -> Option<(i64, i64)> {
         self.range_within(v, &|n| {
             self.name_range(n).or_else(|| {
                 self.k
-                    .extents
+                    .dims()
                     .iter()
                     .any(|e| e == n)
                     .then_some((1, tilec_layout::EXTENT_END - 1))
