@@ -424,9 +424,7 @@ fn cluster_launches_run_whole_clusters() {
     );
     let mut mixed = whole.clone();
     mixed.variants[0].cluster = [1, 1, 1];
-    let err = boxes(&mixed, "M=200,N=76800,K=64")
-        .err()
-        .expect("a launch that needs pad blocks");
+    let err = boxes(&mixed, "M=200,N=76800,K=64").expect_err("a launch that needs pad blocks");
     assert!(err.to_string().contains("with no pad blocks"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
