@@ -5,7 +5,11 @@
 //! pieces summed by a `reduce` across parts in the pipeline's body). Their
 //! trips divide by run-time values (`i / kt`, `t / (group * tn)`, `at %
 //! kt`), which code generation computes once a tile or steps from the last
-//! trip's: these programs are the ones that reach that code, on a GPU with
+//! trip's. Now and then the walk is on clusters of two blocks along M
+//! (`grid(2, n), cluster(2, 1)`, a grid of whole clusters: `block.x` the
+//! rank, the two blocks the two row tiles of a cluster tile, sharing B's
+//! boxes), whose epilogue writes C in the pipeline's body.
+//! These programs are the ones that reach that code, on a GPU with
 //! `FUZZ_KEEP=1` and `tilec run --check-cpu`; here they check the checker,
 //! lowering and the executor.
 
@@ -25,6 +29,15 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
     let c_elem = match through_shared {
         true => elem,
         false => rng.pick(&[elem, "f32"]),
+    };
+    // A reduce across blocks is refused on clusters: stream-K never is.
+    // The rank's row tile may lie past M (a cluster tile's second half):
+    // TMA clips its stores there, where a write from the registers would
+    // be out of bounds (the runtime's proof refuses that launch).
+    let cm = if !streamk && through_shared && rng.chance(40) {
+        2
+    } else {
+        1
     };
     let c_bytes = if c_elem == "f32" { 4 } else { 2 };
     let c_tile = if through_shared { bm * bn * c_bytes } else { 0 };
@@ -48,7 +61,7 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
     // or `group` rows of tiles at a time (the last group has the rows
     // that are left).
     let group = rng.pick(&[0, 1, 2, 3]);
-    let walk = match group {
+    let mut walk = match group {
         0 => "        let m = t % tm;\n        let n = t / tm;\n".to_string(),
         g => format!(
             "        let g = t / ({g} * tn);
@@ -58,6 +71,12 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
 "
         ),
     };
+    // On clusters, the walk's row is the cluster tile's, and the block's
+    // row tile is the rank's within it.
+    if cm > 1 {
+        walk = walk.replace("let m = ", "let mc = ");
+        walk += &format!("        let m = mc * {cm} + block.x;\n");
+    }
     // (A prefetch is a TMA copy: C is then written by TMA too.)
     let prefetch = match through_shared && rng.chance(40) {
         true => format!(
@@ -88,6 +107,14 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
     };
     // The block's k-tiles, and the step's k-tile `k` of tile `t`.
     let (grid, before, trips, step, last, epilogue) = match streamk {
+        false if cm > 1 => (
+            "min(tiles, max(sm_count / 2, 1))",
+            String::new(),
+            "ceil_div(tiles - block.y, grid) * kt",
+            "        let t = block.y + i / kt * grid;\n        let k = i % kt;\n",
+            "k == kt - 1",
+            format!("{write}\n            tCrC = 0.0;"),
+        ),
         false => (
             "min(tiles, sm_count)",
             String::new(),
@@ -147,13 +174,13 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
 {{
     tiler cta = ({bm}, {bn}, {bk});
     let mma = make_tiled_mma(SM90_64x{n}x16_F32{types}_SS, ({wm}, {wn}));
-    let tm = ceil_div(M, {bm});
+    let tm = ceil_div(M, {bm} * {cm});
     let tn = ceil_div(N, {bn});
     let kt = ceil_div(K, {bk});
     let tiles = tm * tn;
     let grid = {grid};
 {before}    reference gemm(A, B, C, alpha, beta);
-    launch grid(grid), block({threads});
+    launch {launch};
     let smA = shared<{elem}>({sa});
     let smB = shared<{elem}>({sb});
 {shared_c}    let tCsA = partition_A(mma, smA, thread.x);
@@ -173,6 +200,10 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
 ",
         sa = stage(bm),
         sb = stage(bn),
+        launch = match cm {
+            1 => format!("grid(grid), block({threads})"),
+            _ => format!("grid({cm}, grid), block({threads}), cluster({cm}, 1)"),
+        },
     );
     // Rows of whole 16 bytes (TMA reads them in place), a tile or a few
     // and now and then a partial one, on a few multiprocessors.
