@@ -121,6 +121,9 @@ impl Parser<'_> {
         let mut words = rest.split_whitespace();
         while let Some(w) = words.next() {
             if w == "pads" {
+                if self.ir.cluster == [1; 3] {
+                    return self.fail("`pads` follows `cluster XxYxZ` in the kernel's header");
+                }
                 self.ir.pads = true;
                 continue;
             }
