@@ -140,25 +140,20 @@ impl KernelChecker {
         // boxes of a stage landing at one place overwrite each other.
         let mut landed: Vec<(&View, Span)> = Vec::new();
         for s in &load {
-            if let Op::CopyTma { dst, .. } = &s.op {
-                if let Some((_, first)) = landed
-                    .iter()
-                    .find(|(d, _)| d.base == dst.base && d.offset == dst.offset)
-                {
-                    self.diags.push(
-                        Diagnostic::new("two loads of a stage land at the same place", s.span)
-                            .with_related(*first, "the first lands here")
-                            .with_help("give each operand its own shared buffer: copy_tma(gA[_, _, k], smA[_, _, s]); copy_tma(gB[_, _, k], smB[_, _, s]);"),
-                    );
-                }
-                landed.push((dst, s.span));
-            }
-        }
-        for s in &load {
-            if let Op::CopyTma { dst, .. } = &s.op
-                && stages > 1
-                && !dst.offset.mentions(&p.var.name)
+            let Op::CopyTma { dst, .. } = &s.op else {
+                continue;
+            };
+            if let Some((_, first)) = landed
+                .iter()
+                .find(|(d, _)| d.base == dst.base && d.offset == dst.offset)
             {
+                self.diags.push(
+                    Diagnostic::new("two loads of a stage land at the same place", s.span)
+                        .with_related(*first, "the first lands here")
+                        .with_help("give each operand its own shared buffer: copy_tma(gA[_, _, k], smA[_, _, s]); copy_tma(gB[_, _, k], smB[_, _, s]);"),
+                );
+            }
+            if stages > 1 && !dst.offset.mentions(&p.var.name) {
                 self.diags.push(
                     Diagnostic::new("this load writes the same shared memory at every stage", s.span)
                         .with_label(format!("its destination does not depend on the stage `{}`", p.stage.name))
@@ -168,6 +163,7 @@ impl KernelChecker {
                         )),
                 );
             }
+            landed.push((dst, s.span));
         }
         let mut only_boxes = true;
         for other in load
