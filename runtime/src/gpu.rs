@@ -13,7 +13,6 @@ use cudarc::driver::{
 };
 use half::{bf16, f16};
 use std::sync::Arc;
-use tilec_layout::f32_rounded_to_odd;
 
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
@@ -380,10 +379,10 @@ impl Gpu {
                     ParamKind::Scalar { elem: Elem::F32 } => DeviceArg::F32Scalar(*x as f32),
                     // Rounded once, as the CPU executor rounds a scalar.
                     ParamKind::Scalar { elem: Elem::F16 } => {
-                        DeviceArg::F16Scalar(f16::from_f32(f32_rounded_to_odd(*x)))
+                        DeviceArg::F16Scalar(crate::host::f16_of(*x))
                     }
                     ParamKind::Scalar { elem: Elem::Bf16 } => {
-                        DeviceArg::Bf16Scalar(bf16::from_f32(f32_rounded_to_odd(*x)))
+                        DeviceArg::Bf16Scalar(crate::host::bf16_of(*x))
                     }
                     ParamKind::Scalar { elem: Elem::I32 } => DeviceArg::I32Scalar(*x as i32),
                     ParamKind::Tensor { .. } => {

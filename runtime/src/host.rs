@@ -5,6 +5,17 @@ use crate::manifest::Elem;
 use half::{bf16, f16};
 use tilec_layout::f32_rounded_to_odd;
 
+/// `v` as an f16, rounded once to nearest even, as the GPU's `cvt.rn`
+/// and the CPU executor round it (half 2's `from_f64` does not).
+pub(crate) fn f16_of(v: f64) -> f16 {
+    f16::from_f32(f32_rounded_to_odd(v))
+}
+
+/// `v` as a bf16, rounded once, as [`f16_of`].
+pub(crate) fn bf16_of(v: f64) -> bf16 {
+    bf16::from_f32(f32_rounded_to_odd(v))
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostBuffer {
     F32(Vec<f32>),
@@ -76,17 +87,8 @@ impl HostBuffer {
     pub fn from_f64(elem: Elem, values: impl Iterator<Item = f64>) -> HostBuffer {
         match elem {
             Elem::F32 => HostBuffer::F32(values.map(|v| v as f32).collect()),
-            // Once, as the GPU rounds (half 2's from_f64 does not).
-            Elem::F16 => HostBuffer::F16(
-                values
-                    .map(|v| f16::from_f32(f32_rounded_to_odd(v)))
-                    .collect(),
-            ),
-            Elem::Bf16 => HostBuffer::Bf16(
-                values
-                    .map(|v| bf16::from_f32(f32_rounded_to_odd(v)))
-                    .collect(),
-            ),
+            Elem::F16 => HostBuffer::F16(values.map(f16_of).collect()),
+            Elem::Bf16 => HostBuffer::Bf16(values.map(bf16_of).collect()),
             Elem::I32 => HostBuffer::I32(values.map(|v| v as i32).collect()),
         }
     }
