@@ -64,6 +64,20 @@ fn emitted(file: &str, form: &str) -> String {
     out
 }
 
+/// What `tilec check --perf` says of `file`.
+fn perf_notes(file: &str) -> String {
+    let f = root().join(file);
+    let (code, perf, err) = tilec(&["check", "--perf", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    perf
+}
+
+/// Where `needle` first stands in `text`.
+fn position(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .unwrap_or_else(|| panic!("no {needle} in:\n{text}"))
+}
+
 /// One entry of PTX or one kernel of IR text: from its header (`.entry NAME(`,
 /// `kernel NAME(`) to the next `.entry ` or `kernel `.
 fn part<'a>(text: &'a str, header: &str) -> &'a str {
@@ -717,6 +731,7 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
     }
 }
 
+mod clusters;
 mod hopper;
 mod plans;
 mod ptxas;
