@@ -528,15 +528,23 @@ impl KernelIr {
     }
 }
 
-/// Buffer `i` of `all` by its name, with its label too where another
-/// buffer has the name (`let tmp` in two loops): `tmp/r3`.
 fn label(all: &[Buffer], prefix: char, i: usize) -> String {
+    buffer_label(all.iter().map(|b| b.name.as_str()), prefix, i)
+}
+
+/// Buffer `i` of those named `names` ("" for none) by its name, with its
+/// label too where another buffer has the name (`let tmp` in two loops):
+/// `tmp/r3`; unnamed, `r3`. Lowering's checked builds name shared
+/// buffers by it before the IR exists, so messages agree.
+pub fn buffer_label<'a>(
+    names: impl Iterator<Item = &'a str> + Clone,
+    prefix: char,
+    i: usize,
+) -> String {
     let own = format!("{prefix}{i}");
-    match all.get(i).filter(|b| !b.name.is_empty()) {
-        Some(b) if all.iter().filter(|o| o.name == b.name).count() > 1 => {
-            format!("{}/{own}", b.name)
-        }
-        Some(b) => b.name.clone(),
+    match names.clone().nth(i).filter(|n| !n.is_empty()) {
+        Some(n) if names.filter(|o| *o == n).count() > 1 => format!("{n}/{own}"),
+        Some(n) => n.to_string(),
         None => own,
     }
 }

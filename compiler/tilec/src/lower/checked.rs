@@ -4,7 +4,7 @@
 
 use super::{Lowerer, Problem};
 use crate::diagnostic::SourceLines;
-use crate::ir::{Addr, Inst, InstKind, IntDef, Space};
+use crate::ir::{Addr, Inst, InstKind, IntDef, Space, buffer_label};
 use tilec_layout::int::Op as IntOp;
 
 impl Lowerer<'_> {
@@ -48,10 +48,17 @@ impl Lowerer<'_> {
                 }
                 Space::Shared(s) => (
                     self.def(IntDef::Const(self.shared_len(s))),
-                    match self.k.shared.get(s).and_then(|b| b.name.as_ref()) {
-                        Some(name) => format!("shared buffer `{name}`"),
-                        None => format!("shared buffer s{s}"),
-                    },
+                    format!(
+                        "shared buffer `{}`",
+                        buffer_label(
+                            self.k
+                                .shared
+                                .iter()
+                                .map(|b| b.name.as_deref().unwrap_or("")),
+                            's',
+                            s
+                        )
+                    ),
                 ),
                 Space::Registers(_) => continue,
             };
