@@ -681,7 +681,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 } => self.tma_block_loads(*bytes, *after_stores, loads)?,
                 InstKind::TmaWait => self.tma_wait()?,
                 InstKind::TmaStores { stores, ordered } => self.tma_stores(stores, *ordered)?,
-                InstKind::TmaStoreWait => self.tma_store_wait()?,
+                InstKind::TmaStoreWait { keep } => self.tma_store_wait(*keep)?,
                 InstKind::TmaStore { .. } => {
                     return Err(CodegenError::Llvm(
                         "a TMA store's box outside its block (the verifier's rule)".into(),

@@ -488,11 +488,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// [`InstKind::TmaStoreWait`]: thread 0 waits until TMA has read every
-    /// tile it stored (`.read`: their writes to global memory complete on
-    /// their own, before the kernel's end makes them visible); then the
-    /// block may rewrite them.
-    pub(super) fn tma_store_wait(&mut self) -> Result<()> {
-        self.on_thread_zero(&mut |b| b.ptx_statement("cp.async.bulk.wait_group.read 0;"))?;
+    /// tile it stored but those of the newest `keep` bulk groups (`.read`:
+    /// their writes to global memory complete on their own, before the
+    /// kernel's end makes them visible); then the block may rewrite them.
+    pub(super) fn tma_store_wait(&mut self, keep: usize) -> Result<()> {
+        let wait = format!("cp.async.bulk.wait_group.read {keep};");
+        self.on_thread_zero(&mut |b| b.ptx_statement(&wait))?;
         // A barrier: shared values loaded before it may be rewritten after.
         self.shared_loads.clear();
         self.block_barrier(false)

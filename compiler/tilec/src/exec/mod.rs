@@ -415,7 +415,7 @@ impl<'a> Block<'a> {
             match &inst.kind {
                 // TMA read the buffers when the store was issued; a new
                 // epoch, so that a write before the wait is a race.
-                InstKind::Barrier | InstKind::TmaStoreWait => self.meet(inst.span)?,
+                InstKind::Barrier | InstKind::TmaStoreWait { .. } => self.meet(inst.span)?,
                 InstKind::If {
                     cond,
                     then,
@@ -549,7 +549,7 @@ impl<'a> Block<'a> {
             )),
             InstKind::Assert { .. } => Ok(()),
             InstKind::Barrier
-            | InstKind::TmaStoreWait
+            | InstKind::TmaStoreWait { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
             | InstKind::MmaSync { .. }

@@ -193,7 +193,7 @@ impl Inst {
             | InstKind::TmaLoads { .. }
             | InstKind::TmaWait
             | InstKind::TmaStores { .. }
-            | InstKind::TmaStoreWait
+            | InstKind::TmaStoreWait { .. }
             | InstKind::TmaStore { .. }
             | InstKind::Loop { .. }
             | InstKind::If { .. }
@@ -414,12 +414,16 @@ pub enum InstKind {
         ordered: bool,
     },
     /// Thread 0 waits until TMA has read the buffers of every TMA store it
-    /// issued, and the block (in a pipeline, its consumers) meets at a
-    /// barrier: the buffers may be written again. Lowering puts one
-    /// before the first instruction after a store that touches its
-    /// buffers, around a loop's back edge too, and before the next
-    /// top-level instruction at the latest (`tma_store_waits`).
-    TmaStoreWait,
+    /// issued but the newest `keep` bulk groups, and the block (in a
+    /// pipeline, its consumers) meets at a barrier: the buffers of the
+    /// older stores may be written again. Lowering puts one before the
+    /// first instruction after a store that touches its buffers (keeping
+    /// the stores issued after it in flight), around a loop's back edge
+    /// too, and before the next top-level instruction at the latest
+    /// (`tma_store_waits`).
+    TmaStoreWait {
+        keep: usize,
+    },
     /// One box of tensor map `map`, whose first element is at `origin` (per
     /// map dimension), from shared memory at `src` on (through the map's
     /// swizzle at byte addresses). Elements outside the tensor are not

@@ -245,7 +245,10 @@ impl KernelIr {
                     writeln!(out, "{pad}fill.{elem} {} = {value:?}", self.addr(dst))
                 }
                 InstKind::Barrier => writeln!(out, "{pad}barrier"),
-                InstKind::TmaStoreWait => writeln!(out, "{pad}tma_store_wait"),
+                InstKind::TmaStoreWait { keep: 0 } => writeln!(out, "{pad}tma_store_wait"),
+                InstKind::TmaStoreWait { keep } => {
+                    writeln!(out, "{pad}tma_store_wait keep {keep}")
+                }
                 InstKind::Assert {
                     cond,
                     message,

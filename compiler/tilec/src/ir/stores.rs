@@ -12,7 +12,7 @@
 //! [`super::for_each_inst`] visits them, whether it may go without the
 //! wait. Lowering marks them (`ordered`, `after_stores`), the verifier
 //! checks the marks. Also what the placing and the checking of the
-//! stores' waits share (`any`, `stages`, `union`).
+//! stores' waits share (`any`, `stages`, `union`, [`StoresInFlight`]).
 
 use super::{Inst, InstKind, IntDef, IntId, IntValue, TensorMapIr};
 use std::collections::BTreeMap;
@@ -44,6 +44,74 @@ pub fn union(set: &mut Vec<usize>, more: &[usize]) {
         if !set.contains(&b) {
             set.push(b);
         }
+    }
+}
+
+/// The shared buffers that TMA stores in flight may still be reading, by
+/// bulk group, oldest first. Each entry is one group, but for the oldest,
+/// which may stand for several or none: where paths meet with different
+/// groups in flight (an `if`'s branches, a loop's trips), all of them
+/// become one entry, older than any group issued after. So a wait that
+/// leaves the newest `n` groups in flight (`cp.async.bulk.wait_group.read
+/// n`) leaves at most the newest `n` entries pending. Lowering places the
+/// waits by it, the verifier checks them by it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoresInFlight(Vec<Vec<usize>>);
+
+impl StoresInFlight {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A store's bulk group, reading `buffers`.
+    pub fn issue(&mut self, buffers: Vec<usize>) {
+        self.0.push(buffers);
+    }
+
+    /// After a wait that leaves at most `keep` groups in flight.
+    pub fn wait(&mut self, keep: usize) {
+        let done = self.0.len().saturating_sub(keep);
+        self.0.drain(..done);
+    }
+
+    /// The fewest groups a wait may leave in flight so that `touched` is
+    /// read by none of them, if a group reads it.
+    pub fn keep_for(&self, touched: &[usize]) -> Option<usize> {
+        let newest = self
+            .0
+            .iter()
+            .rposition(|e| e.iter().any(|b| touched.contains(b)))?;
+        Some(self.0.len() - 1 - newest)
+    }
+
+    /// Whether a group in flight reads one of `buffers`.
+    pub fn reads_any(&self, buffers: &[usize]) -> bool {
+        self.keep_for(buffers).is_some()
+    }
+
+    /// Where two paths meet: the same groups, or all of both as one.
+    pub fn meet(self, other: &StoresInFlight) -> StoresInFlight {
+        if self == *other {
+            return self;
+        }
+        let mut all = Vec::new();
+        for e in self.0.iter().chain(&other.0) {
+            union(&mut all, e);
+        }
+        StoresInFlight(if all.is_empty() {
+            Vec::new()
+        } else {
+            vec![all]
+        })
+    }
+
+    /// The buffers read by any group in flight.
+    pub fn buffers(&self) -> Vec<usize> {
+        let mut all = Vec::new();
+        for e in &self.0 {
+            union(&mut all, e);
+        }
+        all
     }
 }
 

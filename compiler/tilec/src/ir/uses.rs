@@ -142,7 +142,7 @@ impl Inst {
             InstKind::MmaSync { .. }
             | InstKind::TmaWait
             | InstKind::Barrier
-            | InstKind::TmaStoreWait
+            | InstKind::TmaStoreWait { .. }
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence

@@ -5,7 +5,7 @@
 use super::{Lowerer, Problem};
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::{Base, Op, Stmt, View};
-use crate::ir::stores::union;
+use crate::ir::stores::{StoresInFlight, union};
 use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
@@ -535,11 +535,14 @@ fn holds_loads(inst: &Inst) -> bool {
 /// and right after the top-level instruction the store is in at the
 /// latest: shared memory is placed by lifetimes over the top level, so no
 /// tile may be in flight from one top-level instruction into the next.
-/// A wait is a barrier: it goes into an `if` only where the block agrees
-/// on the condition (`granules`), before the `if` otherwise. A store
-/// keeps every buffer sharing bytes with its tile (`sharers`) from being
-/// touched. Inside a persistent kernel's body, a subtile's store then
-/// drains while the next subtile's C is loaded.
+/// A wait leaves the stores issued after the newest one it waits for in
+/// flight (an epilogue's subtiles through four buffers: the load into the
+/// first waits for the first's store, not the second's). A wait is a
+/// barrier: it goes into an `if` only where the block agrees on the
+/// condition (`granules`), before the `if` otherwise. A store keeps every
+/// buffer sharing bytes with its tile (`sharers`) from being touched.
+/// Inside a persistent kernel's body, a subtile's store then drains while
+/// the next subtile's C is loaded.
 pub(super) fn tma_store_waits(
     body: Vec<Inst>,
     granules: &[i64],
@@ -552,23 +555,23 @@ pub(super) fn tma_store_waits(
     let context = (granules, sharers);
     for inst in body {
         let span = inst.span;
-        let (mut placed, pending) = store_waits(vec![inst], Vec::new(), context);
+        let (mut placed, pending) = store_waits(vec![inst], StoresInFlight::default(), context);
         out.append(&mut placed);
         if !pending.is_empty() {
-            out.push(Inst::at(span, InstKind::TmaStoreWait));
+            out.push(Inst::at(span, InstKind::TmaStoreWait { keep: 0 }));
         }
     }
     out
 }
 
-/// [`tma_store_waits`] in one list, with the shared buffers that stores
-/// before it may still be reading (`pending`): the list with its waits,
-/// and the buffers pending at its end.
+/// [`tma_store_waits`] in one list, with the stores before it that may
+/// still be reading their buffers (`pending`): the list with its waits,
+/// and the stores pending at its end.
 fn store_waits(
     list: Vec<Inst>,
-    mut pending: Vec<usize>,
+    mut pending: StoresInFlight,
     context: (&[i64], &[Vec<usize>]),
-) -> (Vec<Inst>, Vec<usize>) {
+) -> (Vec<Inst>, StoresInFlight) {
     let (granules, sharers) = context;
     let mut out = Vec::with_capacity(list.len() + 1);
     for mut inst in list {
@@ -579,33 +582,33 @@ fn store_waits(
             InstKind::If { cond, .. } => granules[cond] == UNIFORM,
             _ => false,
         };
-        if !inside && touched.iter().any(|b| pending.contains(b)) {
-            out.push(Inst::at(inst.span, InstKind::TmaStoreWait));
-            pending.clear();
+        if !inside && let Some(keep) = pending.keep_for(&touched) {
+            out.push(Inst::at(inst.span, InstKind::TmaStoreWait { keep }));
+            pending.wait(keep);
         }
         match &mut inst.kind {
             InstKind::TmaStores { .. } => {
+                let mut read = Vec::new();
                 for b in touched {
-                    union(&mut pending, &sharers[b]);
+                    union(&mut read, &sharers[b]);
                 }
+                pending.issue(read);
             }
             InstKind::If {
                 then, otherwise, ..
             } => {
                 let (t, after_then) = store_waits(std::mem::take(then), pending.clone(), context);
-                let (o, after_otherwise) =
-                    store_waits(std::mem::take(otherwise), pending.clone(), context);
+                let (o, after_otherwise) = store_waits(std::mem::take(otherwise), pending, context);
                 (*then, *otherwise) = (t, o);
-                union(&mut pending, &after_then);
-                union(&mut pending, &after_otherwise);
+                pending = after_then.meet(&after_otherwise);
             }
             InstKind::ReduceBlocks { body, .. } => {
                 let (b, after) = store_waits(std::mem::take(body), pending.clone(), context);
                 *body = b;
-                union(&mut pending, &after);
+                pending = pending.meet(&after);
             }
             InstKind::Loop { body, .. } => {
-                let (b, after) = trips(std::mem::take(body), &pending, &[], context);
+                let (b, after) = trips(std::mem::take(body), pending, &[], context);
                 *body = b;
                 pending = after;
             }
@@ -613,7 +616,7 @@ fn store_waits(
                 // The producer rewrites the stages once the trip releases
                 // them, at the body's end.
                 let stages = crate::ir::stores::stages(load);
-                let (b, after) = trips(std::mem::take(body), &pending, &stages, context);
+                let (b, after) = trips(std::mem::take(body), pending, &stages, context);
                 *body = b;
                 pending = after;
             }
@@ -627,27 +630,26 @@ fn store_waits(
 /// The waits of a loop's body, which runs any number of times: entered
 /// with what is pending before the loop or at the end of a trip, until
 /// that stops growing. With `rewritten`, buffers the loop rewrites
-/// between trips: a wait ends the body where one of them is pending.
+/// between trips: a wait ends the body where a store may be reading one.
 fn trips(
     body: Vec<Inst>,
-    before: &[usize],
+    before: StoresInFlight,
     rewritten: &[usize],
     context: (&[i64], &[Vec<usize>]),
-) -> (Vec<Inst>, Vec<usize>) {
-    let mut entry = before.to_vec();
+) -> (Vec<Inst>, StoresInFlight) {
+    let mut entry = before.clone().meet(&StoresInFlight::default());
     loop {
         let (mut placed, mut after) = store_waits(body.clone(), entry.clone(), context);
         if let Some(last) = placed.last()
-            && after.iter().any(|b| rewritten.contains(b))
+            && let Some(keep) = after.keep_for(rewritten)
         {
             let span = last.span;
-            placed.push(Inst::at(span, InstKind::TmaStoreWait));
-            after.clear();
+            placed.push(Inst::at(span, InstKind::TmaStoreWait { keep }));
+            after.wait(keep);
         }
-        let mut next = entry.clone();
-        union(&mut next, &after);
-        if next.len() == entry.len() {
-            return (placed, next);
+        let next = entry.clone().meet(&after);
+        if next.buffers().len() == entry.buffers().len() {
+            return (placed, before.meet(&after));
         }
         entry = next;
     }

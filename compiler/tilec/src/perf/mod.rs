@@ -120,7 +120,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             | InstKind::WgmmaCommit
             | InstKind::WgmmaWait(_)
             | InstKind::Barrier
-            | InstKind::TmaStoreWait
+            | InstKind::TmaStoreWait { .. }
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::Assert { .. }

@@ -527,7 +527,15 @@ impl Parser<'_> {
         let elem_of = |suffix: &str| elem(suffix);
         let kind = match op {
             "barrier" => InstKind::Barrier,
-            "tma_store_wait" => InstKind::TmaStoreWait,
+            "tma_store_wait" => InstKind::TmaStoreWait {
+                keep: match rest.trim() {
+                    "" => 0,
+                    r => r
+                        .strip_prefix("keep ")
+                        .and_then(|n| n.trim().parse().ok())
+                        .ok_or_else(|| format!("line {}: expected `keep N`", self.line_no()))?,
+                },
+            },
             "cp.async.fence" => InstKind::AsyncFence,
             "wgmma.fence" => InstKind::WgmmaFence,
             "fence.proxy.async" => InstKind::ProxyFence,

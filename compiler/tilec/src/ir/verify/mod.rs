@@ -139,7 +139,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
     for inst in body {
         let (need, what) = match &inst.kind {
             InstKind::Barrier => (UNIFORM, "a barrier"),
-            InstKind::TmaStoreWait => (UNIFORM, "a TMA store's wait (its barrier)"),
+            InstKind::TmaStoreWait { .. } => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
             InstKind::TmaWait => (UNIFORM, "a wait for TMA loads"),
@@ -406,7 +406,7 @@ fn insts(
             }
             InstKind::TmaWait
             | InstKind::Barrier
-            | InstKind::TmaStoreWait
+            | InstKind::TmaStoreWait { .. }
             | InstKind::AsyncFence
             | InstKind::AsyncWait(_)
             | InstKind::WgmmaFence

@@ -3,6 +3,7 @@
 //! on clusters may do where the runtime's pad blocks run.
 
 use super::{addr, visible};
+use crate::ir::stores::StoresInFlight;
 use crate::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
 /// On clusters the runtime may pad the grid with blocks past its end:
@@ -287,21 +288,22 @@ fn load_waits(body: &[Inst], entered: Option<Vec<usize>>) -> Result<Option<Vec<u
 }
 
 /// TMA reads a store's tiles after the store is issued: nothing touches
-/// them again before a [`InstKind::TmaStoreWait`] (on every path: through
-/// an `if`'s branches, around a loop's back edge, and before a pipeline's
-/// producer rewrites a stage), and at the top level the wait is the very
-/// next instruction (shared memory is placed by lifetimes over the top
-/// level: no tile may be read from one top-level instruction into the
-/// next).
+/// them again before a [`InstKind::TmaStoreWait`] that leaves fewer
+/// groups in flight than were issued since (on every path: through an
+/// `if`'s branches, around a loop's back edge, and before a pipeline's
+/// producer rewrites a stage), and at the top level a wait for all is the
+/// very next instruction (shared memory is placed by lifetimes over the
+/// top level: no tile may be read from one top-level instruction into
+/// the next).
 pub(super) fn tma_store_waits(ir: &KernelIr) -> Result<(), String> {
     if !crate::ir::stores::any(&ir.body) {
         return Ok(());
     }
     let sharers = crate::ir::shared::byte_sharers(&ir.shared);
-    let mut pending = Vec::new();
+    let mut pending = StoresInFlight::default();
     for inst in &ir.body {
-        if !pending.is_empty() && !matches!(inst.kind, InstKind::TmaStoreWait) {
-            return Err("a top-level instruction after a TMA store before the store's wait".into());
+        if !pending.is_empty() && !matches!(inst.kind, InstKind::TmaStoreWait { keep: 0 }) {
+            return Err("a top-level instruction after a TMA store before the wait for it".into());
         }
         pending = store_reads(std::slice::from_ref(inst), pending, &sharers)?;
     }
@@ -311,36 +313,37 @@ pub(super) fn tma_store_waits(ir: &KernelIr) -> Result<(), String> {
     Ok(())
 }
 
-/// The buffers TMA stores may still be reading after `list` (with those
-/// sharing their bytes: `sharers`), entered with `pending`; an error
+/// The stores that may still be reading their buffers after `list` (with
+/// those sharing their bytes: `sharers`), entered with `pending`; an error
 /// where something touches one of them first.
 fn store_reads(
     list: &[Inst],
-    mut pending: Vec<usize>,
+    mut pending: StoresInFlight,
     sharers: &[Vec<usize>],
-) -> Result<Vec<usize>, String> {
+) -> Result<StoresInFlight, String> {
     use crate::ir::stores::union;
     for inst in list {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         match &inst.kind {
-            InstKind::TmaStoreWait => pending.clear(),
+            InstKind::TmaStoreWait { keep } => pending.wait(*keep),
             InstKind::TmaStores { .. } => {
+                let mut read = Vec::new();
                 for b in touched {
-                    union(&mut pending, &sharers[b]);
+                    union(&mut read, &sharers[b]);
                 }
+                pending.issue(read);
             }
             InstKind::If {
                 then, otherwise, ..
             } => {
                 let after_then = store_reads(then, pending.clone(), sharers)?;
-                let after_otherwise = store_reads(otherwise, pending.clone(), sharers)?;
-                union(&mut pending, &after_then);
-                union(&mut pending, &after_otherwise);
+                let after_otherwise = store_reads(otherwise, pending, sharers)?;
+                pending = after_then.meet(&after_otherwise);
             }
             InstKind::ReduceBlocks { body, .. } => {
                 let after = store_reads(body, pending.clone(), sharers)?;
-                union(&mut pending, &after);
+                pending = pending.meet(&after);
             }
             InstKind::Loop { body, .. } | InstKind::Pipeline { body, .. } => {
                 let stages = match &inst.kind {
@@ -348,27 +351,29 @@ fn store_reads(
                     _ => Vec::new(),
                 };
                 // Trips until what is pending at a trip's start stops growing.
+                let before = pending.clone();
                 loop {
                     let after = store_reads(body, pending.clone(), sharers)?;
-                    if after.iter().any(|b| stages.contains(b)) {
+                    if after.reads_any(&stages) {
                         return Err(
                             "a pipeline trip ends with a TMA store reading a stage the producer rewrites"
                                 .into(),
                         );
                     }
-                    let before = pending.len();
-                    union(&mut pending, &after);
-                    if pending.len() == before {
+                    let next = pending.clone().meet(&after);
+                    if next == pending {
+                        pending = before.meet(&after);
                         break;
                     }
+                    pending = next;
                 }
             }
-            _ if touched.iter().any(|b| pending.contains(b)) => {
+            _ if pending.reads_any(&touched) => {
                 return Err(format!(
                     "an access to s{} while a TMA store may still be reading it (no wait between)",
                     touched
                         .iter()
-                        .find(|b| pending.contains(b))
+                        .find(|b| pending.reads_any(&[**b]))
                         .expect("found above")
                 ));
             }
