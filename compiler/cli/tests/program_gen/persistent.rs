@@ -8,7 +8,9 @@
 //! trip's. Now and then the walk is on clusters of two blocks along M
 //! (`grid(2, n), cluster(2, 1)`, a grid of whole clusters: `block.x` the
 //! rank, the two blocks the two row tiles of a cluster tile, sharing B's
-//! boxes), whose epilogue writes C in the pipeline's body.
+//! boxes), whose epilogue writes C in the pipeline's body. Now and then
+//! C's tile goes out in column subtiles through two or four buffers, the
+//! store waits keeping the newest store in flight.
 //! These programs are the ones that reach that code, on a GPU with
 //! `FUZZ_KEEP=1` and `tilec run --check-cpu`; here they check the checker,
 //! lowering and the executor.
@@ -88,22 +90,31 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
         ),
         false => String::new(),
     };
-    let write = match through_shared {
+    // Now and then C's tile goes out in column subtiles through a few
+    // buffers, each reloaded once its store is read while the next
+    // subtile's store drains (a wait that keeps one store in flight).
+    let subtiles = match through_shared && !streamk && !c_row_major && wn == 1 && rng.chance(50) {
         true => {
+            let parts = rng.pick(&[2, 4]);
+            Some((parts, rng.pick(&[2, parts])))
+        }
+        false => None,
+    };
+    let (write, shared_c) = match (through_shared, subtiles) {
+        (true, Some((parts, buffers))) => subtiled_epilogue(c_elem, bm, n, parts, buffers),
+        (true, None) => (
             "let gC = local_tile(C, cta, (m, n, _), step(1, 1, X));
             copy_tma(gC, sC);
             tCsC = alpha * tCrC + beta * tCsC;
             copy_tma(sC, gC);"
-        }
-        false => {
-            "axpby(alpha, tCrC, beta, partition_C(mma, local_tile(C, cta, (m, n, _), step(1, 1, X)), thread.x));"
-        }
-    };
-    let shared_c = match through_shared {
-        true => format!(
-            "    let sC = shared<{c_elem}>({sc});\n    let tCsC = partition_C(mma, sC, thread.x);\n"
+                .to_string(),
+            format!("    let sC = shared<{c_elem}>({sc});\n    let tCsC = partition_C(mma, sC, thread.x);\n"),
         ),
-        false => String::new(),
+        (false, _) => (
+            "axpby(alpha, tCrC, beta, partition_C(mma, local_tile(C, cta, (m, n, _), step(1, 1, X)), thread.x));"
+                .to_string(),
+            String::new(),
+        ),
     };
     // The block's k-tiles, and the step's k-tile `k` of tile `t`.
     let (grid, before, trips, step, last, epilogue) = match streamk {
@@ -219,4 +230,48 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
         format!("sm_count={}", 1 + rng.below(7)),
     ];
     Program { source, dims }
+}
+
+/// The epilogue of an M-major tile of C (`bm` x `n`, one warpgroup along
+/// N) in `parts` column subtiles through `buffers` shared buffers: the
+/// first subtiles loaded at once, each computed in place and stored, and
+/// the buffer of the one before reloaded with the next subtile it takes
+/// (examples/bgemm_tn_sm90_persistent.tile's form). Returns the statements
+/// and the buffers' declarations.
+fn subtiled_epilogue(elem: &str, bm: i64, n: i64, parts: i64, buffers: i64) -> (String, String) {
+    let w = n / parts;
+    // A thread's values of subtile j: the accumulators' column groups of
+    // 8, four values each, w / 8 of them a subtile.
+    let byj = format!("((2, 2, {}), {parts}):((1, 2, 4), {})", w / 8, w / 2);
+    let mut declared = String::new();
+    for b in 0..buffers {
+        declared += &format!(
+            "    let s{b} = shared<{elem}>(composition(Swizzle(3, 3, 3), ((64, {}), {w}):((1, {}), 64)));
+    let t{b} = partition_C(mma, composition(s{b}, ({bm}, ({w}, {parts})):(1, ({bm}, 0))), thread.x);\n",
+            bm / 64,
+            64 * w
+        );
+    }
+    let load = |j: i64| {
+        format!(
+            "copy_tma(local_tile(C, ({bm}, {w}), (m, {parts} * n + {j})), s{});\n            ",
+            j % buffers
+        )
+    };
+    let mut out = String::new();
+    for j in 0..buffers {
+        out += &load(j);
+    }
+    for j in 0..parts {
+        let b = j % buffers;
+        out += &format!(
+            "composition(t{b}, byj)[_, {j}] = alpha * composition(tCrC, byj)[_, {j}] + beta * composition(t{b}, byj)[_, {j}];
+            copy_tma(s{b}, local_tile(C, ({bm}, {w}), (m, {parts} * n + {j})));\n            "
+        );
+        if j >= 1 && j - 1 + buffers < parts {
+            out += &load(j - 1 + buffers);
+        }
+    }
+    declared += &format!("    layout byj = {byj};\n");
+    (out.trim_end().to_string(), declared)
 }
