@@ -93,6 +93,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/persistent_subtile_epilogue.tile",
             "M=200,N=300,K=72",
         ),
+        (
+            "tests/run/persistent_four_buffers.tile",
+            "M=300,N=520,K=136,sm_count=3",
+        ),
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
         ("tests/run/tma_load_in_a_reduce.tile", "M=136,N=200,K=264"),
         (

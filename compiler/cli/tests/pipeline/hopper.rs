@@ -476,6 +476,55 @@ fn a_tma_store_is_waited_for_where_its_tile_is_next_written() {
     assert_eq!(plain[end + 1], "tma_store_wait");
 }
 
+/// Through four buffers, the load into a buffer waits for that buffer's
+/// store alone: the store issued after it stays in flight (`keep 1`,
+/// `wait_group.read 1`), four times a tile; a tile's first load and the
+/// kernel's end wait for every store.
+#[test]
+fn a_store_wait_keeps_the_stores_issued_after_the_one_it_waits_for() {
+    let ir = emitted("tests/run/persistent_four_buffers.tile", "ir");
+    let entry = part(&ir, "kernel persistent_four_buffers(");
+    let lines: Vec<&str> = entry.lines().map(str::trim).collect();
+    let waits: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("tma_store_wait"))
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            "tma_store_wait",
+            "tma_store_wait keep 1",
+            "tma_store_wait keep 1",
+            "tma_store_wait keep 1",
+            "tma_store_wait keep 1",
+            "tma_store_wait"
+        ],
+        "{entry}"
+    );
+    // Each counted wait follows a store, the one it keeps in flight, and
+    // stands before the load it allows.
+    for (i, _) in lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| **l == "tma_store_wait keep 1")
+    {
+        let before: Vec<&&str> = lines[..i]
+            .iter()
+            .rev()
+            .filter(|l| l.starts_with("tma_store ") || l.starts_with("tma_load"))
+            .take(1)
+            .collect();
+        assert!(
+            before.iter().all(|l| l.starts_with("tma_store ")),
+            "{before:?}"
+        );
+        assert!(lines[i + 1].starts_with("tma_load"), "{}", lines[i + 1]);
+    }
+    let ptx = emitted("tests/run/persistent_four_buffers.tile", "ptx");
+    assert_eq!(ptx.matches("cp.async.bulk.wait_group.read 1;").count(), 4);
+}
+
 /// A `--checked` build bounds the row each lane gives a stmatrix (and an
 /// ldmatrix) as it bounds every element of the per-element form.
 #[test]
