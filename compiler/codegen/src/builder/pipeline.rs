@@ -709,11 +709,10 @@ pub(super) struct Ring<'ctx> {
 /// and written in any way).
 fn async_reads(shared: &[tilec::ir::Buffer], load: &[Inst], body: &[Inst]) -> bool {
     let sharers = tilec::ir::shared::byte_sharers(shared);
-    let mut stages = Vec::new();
-    for i in load {
-        i.shared_buffers(&mut stages);
-    }
-    let staged: Vec<usize> = stages.iter().flat_map(|&s| sharers[s].clone()).collect();
+    let staged: Vec<usize> = tilec::ir::stores::stages(load)
+        .iter()
+        .flat_map(|&s| sharers[s].clone())
+        .collect();
     let mut only = true;
     tilec::ir::for_each_atom(body, &mut |i| {
         if matches!(i.kind, InstKind::Wgmma { .. }) {

@@ -12,7 +12,7 @@
 //! [`super::for_each_inst`] visits them, whether it may go without the
 //! wait. Lowering marks them (`ordered`, `after_stores`), the verifier
 //! checks the marks. Also what the placing and the checking of the
-//! stores' waits share (`any`, `stages`, `union`, [`StoresInFlight`]).
+//! stores' waits share (`any`, `stages`, [`StoresInFlight`]).
 
 use super::{Inst, InstKind, IntDef, IntId, IntValue, TensorMapIr};
 use std::collections::BTreeMap;
@@ -39,7 +39,7 @@ pub fn stages(load: &[Inst]) -> Vec<usize> {
 }
 
 /// `more` into the buffer set `set`, each once.
-pub fn union(set: &mut Vec<usize>, more: &[usize]) {
+fn union(set: &mut Vec<usize>, more: &[usize]) {
     for &b in more {
         if !set.contains(&b) {
             set.push(b);
@@ -63,9 +63,14 @@ impl StoresInFlight {
         self.0.is_empty()
     }
 
-    /// A store's bulk group, reading `buffers`.
-    pub fn issue(&mut self, buffers: Vec<usize>) {
-        self.0.push(buffers);
+    /// A store's bulk group, reading the buffers it `touched` and those
+    /// sharing their bytes (`sharers`).
+    pub fn issue(&mut self, touched: &[usize], sharers: &[Vec<usize>]) {
+        let mut read = Vec::new();
+        for &b in touched {
+            union(&mut read, &sharers[b]);
+        }
+        self.0.push(read);
     }
 
     /// After a wait that leaves at most `keep` groups in flight.
@@ -103,15 +108,6 @@ impl StoresInFlight {
         } else {
             vec![all]
         })
-    }
-
-    /// The buffers read by any group in flight.
-    pub fn buffers(&self) -> Vec<usize> {
-        let mut all = Vec::new();
-        for e in &self.0 {
-            union(&mut all, e);
-        }
-        all
     }
 }
 

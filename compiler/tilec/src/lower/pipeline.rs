@@ -5,7 +5,7 @@
 use super::{Lowerer, Problem};
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::{Base, Op, Stmt, View};
-use crate::ir::stores::{StoresInFlight, union};
+use crate::ir::stores::StoresInFlight;
 use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
@@ -588,11 +588,7 @@ fn store_waits(
         }
         match &mut inst.kind {
             InstKind::TmaStores { .. } => {
-                let mut read = Vec::new();
-                for b in touched {
-                    union(&mut read, &sharers[b]);
-                }
-                pending.issue(read);
+                pending.issue(&touched, sharers);
             }
             InstKind::If {
                 then, otherwise, ..
@@ -637,6 +633,8 @@ fn trips(
     rewritten: &[usize],
     context: (&[i64], &[Vec<usize>]),
 ) -> (Vec<Inst>, StoresInFlight) {
+    // A trip starts after the loop's start or after another trip: what
+    // either leaves, as one entry.
     let mut entry = before.clone().meet(&StoresInFlight::default());
     loop {
         let (mut placed, mut after) = store_waits(body.clone(), entry.clone(), context);
@@ -648,7 +646,7 @@ fn trips(
             after.wait(keep);
         }
         let next = entry.clone().meet(&after);
-        if next.buffers().len() == entry.buffers().len() {
+        if next == entry {
             return (placed, before.meet(&after));
         }
         entry = next;

@@ -321,18 +321,13 @@ fn store_reads(
     mut pending: StoresInFlight,
     sharers: &[Vec<usize>],
 ) -> Result<StoresInFlight, String> {
-    use crate::ir::stores::union;
     for inst in list {
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         match &inst.kind {
             InstKind::TmaStoreWait { keep } => pending.wait(*keep),
             InstKind::TmaStores { .. } => {
-                let mut read = Vec::new();
-                for b in touched {
-                    union(&mut read, &sharers[b]);
-                }
-                pending.issue(read);
+                pending.issue(&touched, sharers);
             }
             InstKind::If {
                 then, otherwise, ..
