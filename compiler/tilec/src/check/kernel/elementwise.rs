@@ -17,17 +17,17 @@ use tilec_layout::Int;
 pub(super) const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode), shfl_xor(x, mask), inside(t)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode) or (x, threads(L, mode)), shfl_xor(x, mask), inside(t)";
 
 /// Where an operand's elements go: the statement's target (for messages
 /// and its type) and the mode sizes operands must have here (the target's,
 /// or more inside a reduction).
-struct Target<'a> {
-    view: &'a View,
-    expr: &'a Expr,
-    modes: Vec<Int>,
+pub(super) struct Target<'a> {
+    pub(super) view: &'a View,
+    pub(super) expr: &'a Expr,
+    pub(super) modes: Vec<Int>,
     /// The operand is computed in i32 (an i32 target's, outside `i32(...)`).
-    integers: bool,
+    pub(super) integers: bool,
 }
 
 impl KernelChecker {
@@ -88,7 +88,7 @@ impl KernelChecker {
     }
 
     /// One operand of an element-wise statement into `to`.
-    fn elementwise(
+    pub(super) fn elementwise(
         &mut self,
         e: &Expr,
         to: &Target,
@@ -112,6 +112,9 @@ impl KernelChecker {
             && let ExprKind::Name(name) = &f.kind
             && let Some(op) = reduction(name)
         {
+            if args.len() == 2 && super::threads::is_threads(&args[1]) {
+                return self.reduce_threads(op, name, args, e, to, depth);
+            }
             return self.reduce(op, name, args, e, to, depth);
         }
         if let ExprKind::Call(f, args) = &e.kind
@@ -445,6 +448,12 @@ impl KernelChecker {
             ExprKind::Tuple(v) if v.len() == 1 => self.modes_of(&v[0], single),
             ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if reduction(n).is_some()) =>
             {
+                // Across threads, each element folds with its own kind.
+                if let [x, t] = args.as_slice()
+                    && super::threads::is_threads(t)
+                {
+                    return self.modes_of(x, single);
+                }
                 let mode = match args.get(1).map(|a| self.eval(a)).transpose()? {
                     Some(Value::Int(Int::Static(m))) if m >= 0 => m as usize,
                     _ => return Ok(None),

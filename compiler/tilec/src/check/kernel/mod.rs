@@ -33,6 +33,7 @@ pub mod predication;
 mod ranges;
 mod reference;
 mod strides;
+mod threads;
 pub mod tune;
 
 use super::algebra::Evaluator;
@@ -186,6 +187,9 @@ struct KernelChecker {
     tunables: Vec<Tunable>,
     /// Blocks around the statement being checked (1: the kernel's body).
     block_depth: usize,
+    /// Statements that the statement being checked needs run just before
+    /// it: those that compute its reductions across threads.
+    before: Vec<Stmt>,
 }
 
 impl KernelChecker {
@@ -468,7 +472,12 @@ impl KernelChecker {
 
     fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
         self.block_depth += 1;
-        let body = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        let mut body = Vec::new();
+        for s in stmts {
+            let stmt = self.stmt(s);
+            body.append(&mut self.before);
+            body.extend(stmt);
+        }
         self.block_depth -= 1;
         body
     }

@@ -1,0 +1,355 @@
+//! Reductions across threads: `reduce_sum(x, threads(L, m))` folds `x`
+//! over the threads that differ only in mode `m` of the thread layout `L`
+//! (thread coordinate -> `thread.x`), and every one of them gets the
+//! result; `threads(L)` folds over all of `L`'s threads.
+//!
+//! The checker writes it out, before the statement that uses it, as
+//! statements the later stages already know: `x` into a register tensor;
+//! for each level of the mode that lies within a warp, a butterfly of
+//! shuffles; for the levels across warps, every thread's value through a
+//! shared buffer between two barriers, each thread folding its group's
+//! values in the same order. Either way every thread of a group holds the
+//! same bits, and the CPU executor, the verifier and the race checks see
+//! ordinary statements.
+
+use super::KernelChecker;
+use super::elementwise::Target;
+use crate::arith::Binary;
+use crate::check::program::{Base, Elem, Elementwise, Op, RegisterArray, SharedBuffer, Stmt, View};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{Expr, ExprKind};
+use tilec_layout::{Builtin, Int, IntTuple, Layout};
+
+/// Whether `e` is `threads(...)`, the second operand of a reduction across threads.
+pub(super) fn is_threads(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call(f, _) if matches!(&f.kind, ExprKind::Name(n) if n == "threads"))
+}
+
+/// One level of the folded mode: `size` threads, `stride` apart in `thread.x`.
+#[derive(Clone, Copy)]
+struct Level {
+    size: i64,
+    stride: i64,
+}
+
+impl Level {
+    /// The part of this level within a warp, then the rest: 64 threads at
+    /// stride 1 are 32 lanes (shuffles) and 2 warps (shared memory).
+    fn split(self) -> [Level; 2] {
+        let lanes = match self.stride {
+            // The largest power of two dividing the size, up to a warp.
+            d if d > 0 && d < 32 && (d as u64).is_power_of_two() => {
+                (1i64 << self.size.trailing_zeros()).min(32 / d)
+            }
+            _ => 1,
+        };
+        [
+            Level {
+                size: lanes,
+                stride: self.stride,
+            },
+            Level {
+                size: self.size / lanes,
+                stride: self.stride * lanes,
+            },
+        ]
+    }
+
+    /// Within one warp, at power-of-two strides: a butterfly of shuffles
+    /// (lane `t ^ stride * 2^b` differs from `t` in this level's bit `b`).
+    fn by_shuffles(self) -> bool {
+        let power = |n: i64| n > 0 && (n as u64).is_power_of_two();
+        power(self.size) && power(self.stride) && self.size * self.stride <= 32
+    }
+}
+
+impl KernelChecker {
+    /// `reduce_sum(x, threads(L, m))` (`op` its fold): the statements that
+    /// compute it go to `self.before`; the value is their register tensor.
+    pub(super) fn reduce_threads(
+        &mut self,
+        op: Binary,
+        name: &str,
+        args: &[Expr],
+        e: &Expr,
+        to: &Target,
+        depth: usize,
+    ) -> Result<Elementwise, Diagnostic> {
+        let usage = format!(
+            "`{name}(x, threads(L, m))` folds x over the threads that differ only in mode m of the thread layout L (thread coordinate -> thread.x), each of them getting the result; `threads(L)` folds over all of L's threads; e.g. `m = reduce_max(x, threads((32, 8):(1, 32), 0));` over each warp's lanes"
+        );
+        let ExprKind::Call(_, targs) = &args[1].kind else {
+            unreachable!("is_threads matched a call")
+        };
+        if targs.is_empty() || targs.len() > 2 {
+            return Err(Diagnostic::new(
+                format!(
+                    "`threads` takes a thread layout and a mode, not {} operand(s)",
+                    targs.len()
+                ),
+                args[1].span,
+            )
+            .with_help(usage));
+        }
+        let layout = match self.eval(&targs[0])? {
+            Value::Layout(l) if l.is_static() => l,
+            v => {
+                return Err(Diagnostic::new(
+                    "`threads` takes a thread layout of static shape and strides",
+                    targs[0].span,
+                )
+                .with_label(format!("this is {}", v.kind()))
+                .with_help(usage));
+            }
+        };
+        let mode = match targs.get(1).map(|m| self.eval(m)).transpose()? {
+            None => None,
+            Some(Value::Int(Int::Static(m))) if m >= 0 && (m as usize) < layout.rank() => {
+                Some(m as usize)
+            }
+            Some(v) => {
+                return Err(Diagnostic::new(
+                    format!(
+                        "the mode to fold over is a number below the layout's rank, {}",
+                        layout.rank()
+                    ),
+                    targs[1].span,
+                )
+                .with_label(format!("this is {v}"))
+                .with_help(usage));
+            }
+        };
+        let threads = self.block_threads(e)?;
+        check_thread_layout(&layout, threads, &targs[0])?;
+        let folded = match mode {
+            Some(m) => layout.mode(m).expect("mode below the rank"),
+            None => layout.clone(),
+        };
+        let sizes = folded.shape().leaves();
+        let strides = folded.stride().leaves();
+        let levels: Vec<Level> = sizes
+            .iter()
+            .zip(&strides)
+            .flat_map(|(s, d)| {
+                Level {
+                    size: s.as_static().expect("a static layout"),
+                    stride: d.as_static().expect("a static layout"),
+                }
+                .split()
+            })
+            .filter(|l| l.size > 1)
+            .collect();
+        let modes: Option<Vec<i64>> = to.modes.iter().map(Int::as_static).collect();
+        let Some(modes) = modes else {
+            return Err(Diagnostic::new(
+                format!("`{name}` across threads into a target of run-time shape"),
+                e.span,
+            )
+            .with_related(to.expr.span, "the target")
+            .with_help("fold into a register tensor first: `r = reduce_sum(x, threads(L, m));`"));
+        };
+        let value = self.elementwise(&args[0], to, depth + 1)?;
+        let elem = if to.integers { Elem::I32 } else { Elem::F32 };
+        let shape = IntTuple::Tuple(
+            modes
+                .iter()
+                .map(|&m| IntTuple::Int(Int::Static(m)))
+                .collect(),
+        );
+        let len: i64 = modes.iter().product();
+        self.state.registers.push(RegisterArray {
+            elem,
+            len,
+            init: None,
+            name: None,
+        });
+        let acc = View {
+            base: Base::Registers(self.state.registers.len() - 1),
+            elem,
+            layout: Layout::col_major(&shape),
+            offset: Int::Static(0),
+            coords: Vec::new(),
+        };
+        let mut ops = vec![Op::Assign {
+            dst: acc.clone(),
+            value,
+        }];
+        // Shuffles need whole warps; a block of fewer threads goes through
+        // shared memory alone.
+        let (shuffled, shared): (Vec<Level>, Vec<Level>) = levels
+            .into_iter()
+            .partition(|l| threads % 32 == 0 && l.by_shuffles());
+        for level in shuffled {
+            for bit in 0..level.size.trailing_zeros() {
+                let mask = (level.stride << bit) as u32;
+                let tensor = || Box::new(Elementwise::Tensor(acc.clone()));
+                ops.push(Op::Assign {
+                    dst: acc.clone(),
+                    value: Elementwise::Binary(
+                        op,
+                        tensor(),
+                        Box::new(Elementwise::Shuffle(tensor(), mask)),
+                    ),
+                });
+            }
+        }
+        if !shared.is_empty() {
+            ops.extend(self.exchange(op, &acc, &shape, &shared, threads, elem));
+        }
+        for op in ops {
+            self.check_agreement(&op, e.span)?;
+            self.before.push(Stmt { op, span: e.span });
+        }
+        Ok(Elementwise::Tensor(acc))
+    }
+
+    /// The threads of the block, which a thread layout's groups live in.
+    fn block_threads(&self, e: &Expr) -> Result<i64, Diagnostic> {
+        let threads = self.launch.as_ref().and_then(|(l, _)| {
+            l.block
+                .iter()
+                .try_fold(1i64, |n, d| Some(n * d.as_static()?))
+        });
+        threads.ok_or_else(|| {
+            Diagnostic::new("a reduction across threads before a launch of static block size", e.span)
+                .with_help("write `launch grid(...), block(256);` before the statements, with a number of threads")
+        })
+    }
+
+    /// The levels `shared` through shared memory: each thread's values of
+    /// `acc` (of shape `shape`) to its own slots, a barrier, each thread
+    /// folding its group's slots (over the levels' coordinates, from 0, the
+    /// same order for all of them), a barrier before the slots are written
+    /// again.
+    fn exchange(
+        &mut self,
+        op: Binary,
+        acc: &View,
+        shape: &IntTuple,
+        shared: &[Level],
+        threads: i64,
+        elem: Elem,
+    ) -> Vec<Op> {
+        let len = acc.layout.size().as_static().expect("static registers");
+        self.state.shared.push(SharedBuffer {
+            elem,
+            len: threads * len,
+            swizzle: None,
+            tma: false,
+            name: None,
+        });
+        let buffer = Base::Shared(self.state.shared.len() - 1);
+        // Element e of thread t at t + e * threads: a warp's writes are
+        // consecutive words.
+        let slots = shape.compact_col_major(&Int::Static(threads));
+        let t = Builtin::Thread.int();
+        let own = View {
+            base: buffer,
+            elem,
+            layout: Layout::new(shape.clone(), slots.clone()).expect("congruent"),
+            offset: t.clone(),
+            coords: Vec::new(),
+        };
+        // The group's first thread: t with its digit of each level zeroed
+        // (thread layouts are compact, so a level's coordinate is the digit
+        // (t / stride) % size), written so that bounds stay within the
+        // block's threads: (t / (stride * size)) * (stride * size) + t % stride.
+        let first = shared.iter().fold(t.clone(), |base, l| {
+            let (above, d) = (Int::Static(l.stride * l.size), Int::Static(l.stride));
+            base.div(&above).mul(&above).add(&base.rem(&d))
+        });
+        let leaf = |f: fn(&Level) -> i64| -> IntTuple {
+            let v: Vec<IntTuple> = shared
+                .iter()
+                .map(|l| IntTuple::Int(Int::Static(f(l))))
+                .collect();
+            match v.len() {
+                1 => v.into_iter().next().expect("one level"),
+                _ => IntTuple::Tuple(v),
+            }
+        };
+        let mut group_shape = vec![leaf(|l| l.size)];
+        let mut group_stride = vec![leaf(|l| l.stride)];
+        group_shape.extend(shape.modes());
+        group_stride.extend(slots.modes());
+        let group = View {
+            base: buffer,
+            elem,
+            layout: Layout::new(IntTuple::Tuple(group_shape), IntTuple::Tuple(group_stride))
+                .expect("congruent"),
+            offset: first,
+            coords: Vec::new(),
+        };
+        let size: i64 = shared.iter().map(|l| l.size).product();
+        let mut modes = vec![size];
+        modes.extend(
+            shape
+                .modes()
+                .iter()
+                .map(|m| m.product().as_static().expect("static")),
+        );
+        vec![
+            Op::Copy {
+                src: acc.clone(),
+                dst: own,
+                asynchronous: false,
+                demand: None,
+            },
+            Op::Sync,
+            Op::Assign {
+                dst: acc.clone(),
+                value: Elementwise::Reduce {
+                    op,
+                    mode: 0,
+                    modes,
+                    value: Box::new(Elementwise::Tensor(group)),
+                },
+            },
+            Op::Sync,
+        ]
+    }
+}
+
+/// A thread layout whose groups are well defined: it numbers the threads
+/// `0..size` once each (so each level's coordinate is `(t / stride) %
+/// size`), and its size divides the block's threads (the layout repeats
+/// over each run of `size` threads).
+fn check_thread_layout(layout: &Layout, threads: i64, at: &Expr) -> Result<(), Diagnostic> {
+    let help = "a thread layout numbers each of its threads once, from 0, e.g. (32, 8):(1, 32) or ((32, 2), 4):((1, 128), 32); its size divides the block's threads";
+    let size = layout.size().as_static().expect("a static layout");
+    if size > threads || threads % size != 0 {
+        return Err(Diagnostic::new(
+            format!("a thread layout of {size} threads in a block of {threads}"),
+            at.span,
+        )
+        .with_label(format!("layout {layout}"))
+        .with_help(help));
+    }
+    let stat = layout.to_static().expect("a static layout");
+    let mut seen = vec![false; size as usize];
+    for (i, offset) in stat.offsets().take(size as usize).enumerate() {
+        let t = offset.expect("a static layout");
+        match seen.get_mut(t as usize).filter(|_| t >= 0) {
+            Some(s @ false) => *s = true,
+            Some(true) => {
+                return Err(
+                    Diagnostic::new("this thread layout names a thread twice", at.span)
+                        .with_label(format!(
+                            "layout {layout}: coordinate {i} is thread {t} again"
+                        ))
+                        .with_help(help),
+                );
+            }
+            None => {
+                return Err(Diagnostic::new(
+                    format!("this thread layout reaches thread {t}, past its {size} threads"),
+                    at.span,
+                )
+                .with_label(format!("layout {layout}: coordinate {i}"))
+                .with_help(help));
+            }
+        }
+    }
+    Ok(())
+}
