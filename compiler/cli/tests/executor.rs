@@ -58,6 +58,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/softmax.tile", "M=2,N=20000"),
         ("examples/layernorm.tile", "M=10,N=300"),
         ("examples/layernorm.tile", "M=2,N=20000"),
+        ("examples/rmsnorm.tile", "M=10,N=300"),
+        ("examples/rmsnorm.tile", "M=2,N=20000"),
+        ("tests/run/reduce_threads.tile", "M=37,N=200"),
+        ("tests/run/reduce_threads_groups.tile", "M=500"),
         ("tests/run/warp_sum.tile", "M=4096"),
         ("examples/gemv.tile", "M=100,N=1000"),
         ("examples/gemv.tile", "M=16,N=2048"),
@@ -154,7 +158,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
 /// size-1 row mode must not hide the alignment).
 #[test]
 fn every_row_tile_of_the_row_kernels_runs_on_the_cpu() {
-    for kernel in ["softmax", "layernorm"] {
+    for kernel in ["softmax", "layernorm", "rmsnorm"] {
         let file = format!("examples/{kernel}.tile");
         for set in [
             "rows=1,vecs=8",

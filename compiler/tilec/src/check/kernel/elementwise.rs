@@ -147,6 +147,13 @@ impl KernelChecker {
                 ),
             };
         }
+        // Arithmetic of integers (loop counters, `thread.x`, extents) is
+        // integer arithmetic, as in indices: `t / 32` truncates.
+        if let ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..) = &e.kind
+            && let Ok(Value::Int(_)) = self.eval(e)
+        {
+            return self.leaf(e, to);
+        }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
@@ -167,11 +174,7 @@ impl KernelChecker {
                             _ => Elementwise::Select(Box::new(a), number(1.0), b),
                         });
                     }
-                    // `t % 3` of run-time integers is one (an integer operand).
-                    BinOp::Rem if let Ok(Value::Int(i)) = self.eval(e) => {
-                        return Ok(Elementwise::Int(i));
-                    }
-                    // What is left is `%` of a tensor.
+                    // `%` of integers is one (above); what is left is `%` of a tensor.
                     _ => {
                         return Err(Diagnostic::new("`%` is not an element-wise operation", e.span)
                             .with_help("`%` takes the remainder of integers such as loop counters; element-wise operations are + - * / and comparisons"));
@@ -432,7 +435,7 @@ impl KernelChecker {
     /// The mode sizes of an element-wise expression: those of its first
     /// tensor of more than one element (others share its modes or are
     /// broadcast), less the modes reductions fold; `None` if it has none.
-    fn operand_modes(&mut self, e: &Expr) -> Result<Option<Vec<Int>>, Diagnostic> {
+    pub(super) fn operand_modes(&mut self, e: &Expr) -> Result<Option<Vec<Int>>, Diagnostic> {
         self.modes_of(e, false)
     }
 
@@ -469,7 +472,7 @@ impl KernelChecker {
                     None => None,
                 })
             }
-            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || n == "shfl_xor" || n == "inside") =>
+            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || CONVERSIONS.contains(&n.as_str()) || n == "shfl_xor" || n == "inside") =>
             {
                 for a in args {
                     if let Some(m) = self.modes_of(a, single)? {

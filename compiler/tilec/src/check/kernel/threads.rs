@@ -140,7 +140,18 @@ impl KernelChecker {
             })
             .filter(|l| l.size > 1)
             .collect();
-        let modes: Option<Vec<i64>> = to.modes.iter().map(Int::as_static).collect();
+        // The operand's own modes: one element is folded as one and shared
+        // by every element of the target, as any operand of one element.
+        let operand = self
+            .operand_modes(&args[0])?
+            .unwrap_or_else(|| vec![Int::Static(1)]);
+        let inner = Target {
+            view: to.view,
+            expr: to.expr,
+            modes: operand.clone(),
+            integers: to.integers,
+        };
+        let modes: Option<Vec<i64>> = operand.iter().map(Int::as_static).collect();
         let Some(modes) = modes else {
             return Err(Diagnostic::new(
                 format!("`{name}` across threads into a target of run-time shape"),
@@ -149,7 +160,7 @@ impl KernelChecker {
             .with_related(to.expr.span, "the target")
             .with_help("fold into a register tensor first: `r = reduce_sum(x, threads(L, m));`"));
         };
-        let value = self.elementwise(&args[0], to, depth + 1)?;
+        let value = self.elementwise(&args[0], &inner, depth + 1)?;
         let elem = if to.integers { Elem::I32 } else { Elem::F32 };
         let shape = IntTuple::Tuple(
             modes
@@ -198,7 +209,12 @@ impl KernelChecker {
             ops.extend(self.exchange(op, &acc, &shape, &shared, threads, elem));
         }
         for op in ops {
-            self.check_agreement(&op, e.span)?;
+            self.check_agreement(&op, e.span).map_err(|d| {
+                d.with_label(match op {
+                    Op::Sync => "across warps, the values meet in shared memory between two barriers",
+                    _ => "within a warp, the values meet by shuffles",
+                })
+            })?;
             self.before.push(Stmt { op, span: e.span });
         }
         Ok(Elementwise::Tensor(acc))
