@@ -28,7 +28,11 @@ fn a_row_within_a_warp_folds_by_shuffles_alone() {
     // Eight rows a block: 32 threads a row, one warp, masks 1 to 16.
     let ir = rmsnorm(8);
     for mask in [1, 2, 4, 8, 16] {
-        assert_eq!(count(&ir, &format!("shfl_xor(f32:r3[0], {mask}))")), 1, "{ir}");
+        assert_eq!(
+            count(&ir, &format!("shfl_xor(f32:r3[0], {mask}))")),
+            1,
+            "{ir}"
+        );
     }
     assert_eq!(count(&ir, "barrier"), 0, "{ir}");
 }

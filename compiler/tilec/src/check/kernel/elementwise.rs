@@ -149,7 +149,8 @@ impl KernelChecker {
         }
         // Arithmetic of integers (loop counters, `thread.x`, extents) is
         // integer arithmetic, as in indices: `t / 32` truncates.
-        if let ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..) = &e.kind
+        if let ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..) =
+            &e.kind
             && let Ok(Value::Int(_)) = self.eval(e)
         {
             return self.leaf(e, to);

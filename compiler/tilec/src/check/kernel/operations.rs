@@ -339,12 +339,16 @@ fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), 
     let help = match one(a) && one(b) {
         // An element and a tensor of one: an assignment takes it.
         true => "both are one element: an element-wise statement moves it, `dst = src;`",
-        false => "both operands need the same extent in every mode; check the thread layouts and tilers that made them",
+        false => {
+            "both operands need the same extent in every mode; check the thread layouts and tilers that made them"
+        }
     };
-    Err(Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
-        .with_label(format!("shape {}", a.layout.shape()))
-        .with_related(be.span, format!("shape {}", b.layout.shape()))
-        .with_help(help))
+    Err(
+        Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
+            .with_label(format!("shape {}", a.layout.shape()))
+            .with_related(be.span, format!("shape {}", b.layout.shape()))
+            .with_help(help),
+    )
 }
 
 /// cp.async moves global memory into shared memory, nothing else.

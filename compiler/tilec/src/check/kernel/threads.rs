@@ -211,7 +211,9 @@ impl KernelChecker {
         for op in ops {
             self.check_agreement(&op, e.span).map_err(|d| {
                 d.with_label(match op {
-                    Op::Sync => "across warps, the values meet in shared memory between two barriers",
+                    Op::Sync => {
+                        "across warps, the values meet in shared memory between two barriers"
+                    }
                     _ => "within a warp, the values meet by shuffles",
                 })
             })?;
