@@ -222,7 +222,8 @@ fn generate(rng: &mut Rng) -> Program {
 /// thread `vecs` runs of `run` consecutive columns a chunk, summed in
 /// registers (`inside` keeping what lies past the matrix out), then across
 /// a warp's lanes by shuffles and across a row's warps through shared
-/// memory (one element where a warp holds the row).
+/// memory (one element where a warp holds the row), written out or as one
+/// reduction across the row's threads.
 fn generate_row_sums(rng: &mut Rng) -> Program {
     let warps = rng.pick(&[1, 2, 4, 8]);
     let rows = rng.pick(&[1, 2, 4, 8].map(|r| r.min(warps)));
@@ -237,6 +238,35 @@ fn generate_row_sums(rng: &mut Rng) -> Program {
         .iter()
         .map(|m| format!("    s = s + shfl_xor(s, {m});\n"))
         .collect();
+    // Half the programs fold the row in one reduction across its threads,
+    // their levels (a random factoring of the row's threads) in a random
+    // order: the same threads, folded by shuffles and shared memory in
+    // whichever order the layout names them.
+    let mut levels = Vec::new();
+    let (mut left, mut stride) = (tpr, 1);
+    while left > 1 {
+        let f = rng.pick(&[2, 4, 8, 16, 32, 64]).min(left);
+        levels.push((f, stride));
+        stride *= f;
+        left /= f;
+    }
+    for i in (1..levels.len()).rev() {
+        levels.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let list = |f: fn(&(i64, i64)) -> i64| -> String {
+        let v: Vec<String> = levels.iter().map(|l| f(l).to_string()).collect();
+        format!("({})", v.join(", "))
+    };
+    let across = match rng.chance(50) {
+        true => format!(
+            "    s = reduce_sum(s, threads(({}, {rows}):({}, {tpr}), 0));\n    if thread.x % {tpr} == 0 {{\n        gY[row] = s;\n    }}\n",
+            list(|l| l.0),
+            list(|l| l.1)
+        ),
+        false => format!(
+            "{shuffles}    local_partition(sh, wl, thread.x) = s;\n    sync();\n    if thread.x % {tpr} == 0 {{\n        gY[row] = reduce_sum(sh[0, _, row], 0);\n    }}\n"
+        ),
+    };
     let source = format!(
         "kernel fz(X: tensor<f32, {lx}>, Y: tensor<f32, (M):(1)>)
 {{
@@ -256,12 +286,7 @@ fn generate_row_sums(rng: &mut Rng) -> Program {
         copy(tX, r);
         s = s + reduce_sum(reduce_sum(select(inside(tX), r, 0.0), 1), 0);
     }}
-{shuffles}    local_partition(sh, wl, thread.x) = s;
-    sync();
-    if thread.x % {tpr} == 0 {{
-        gY[row] = reduce_sum(sh[0, _, row], 0);
-    }}
-}}
+{across}}}
 ",
         w = tpr / 32,
         threads = 32 * warps

@@ -33,6 +33,17 @@ struct Level {
     stride: i64,
 }
 
+/// The levels a reduction folds through shared memory, and the rest.
+struct Exchange {
+    shared: Vec<Level>,
+    /// The thread layout's other levels, whose digits a thread keeps when
+    /// it reads its group's slots (those folded by shuffles among them).
+    kept: Vec<Level>,
+    /// The thread layout's threads, which repeat over the block's.
+    size: i64,
+    threads: i64,
+}
+
 impl Level {
     /// The part of this level within a warp, then the rest: 64 threads at
     /// stride 1 are 32 lanes (shuffles) and 2 warps (shared memory).
@@ -122,24 +133,27 @@ impl KernelChecker {
         };
         let threads = self.block_threads(e)?;
         check_thread_layout(&layout, threads, &targs[0])?;
-        let folded = match mode {
-            Some(m) => layout.mode(m).expect("mode below the rank"),
-            None => layout.clone(),
-        };
-        let sizes = folded.shape().leaves();
-        let strides = folded.stride().leaves();
-        let levels: Vec<Level> = sizes
-            .iter()
-            .zip(&strides)
-            .flat_map(|(s, d)| {
-                Level {
+        // Every level of the layout, split at the warp, and whether the
+        // reduction folds it.
+        let mut levels: Vec<(Level, bool)> = Vec::new();
+        for (i, part) in layout.modes().iter().enumerate() {
+            let sizes = part.shape().leaves();
+            let strides = part.stride().leaves();
+            for (s, d) in sizes.iter().zip(&strides) {
+                let level = Level {
                     size: s.as_static().expect("a static layout"),
                     stride: d.as_static().expect("a static layout"),
-                }
-                .split()
-            })
-            .filter(|l| l.size > 1)
-            .collect();
+                };
+                let folded = mode.is_none_or(|m| m == i);
+                levels.extend(
+                    level
+                        .split()
+                        .into_iter()
+                        .filter(|l| l.size > 1)
+                        .map(|l| (l, folded)),
+                );
+            }
+        }
         // The operand's own modes: one element is folded as one and shared
         // by every element of the target, as any operand of one element.
         let operand = self
@@ -154,11 +168,10 @@ impl KernelChecker {
         let modes: Option<Vec<i64>> = operand.iter().map(Int::as_static).collect();
         let Some(modes) = modes else {
             return Err(Diagnostic::new(
-                format!("`{name}` across threads into a target of run-time shape"),
-                e.span,
+                format!("`{name}` across threads of an operand of run-time shape"),
+                args[0].span,
             )
-            .with_related(to.expr.span, "the target")
-            .with_help("fold into a register tensor first: `r = reduce_sum(x, threads(L, m));`"));
+            .with_help("fold a register tensor: `r = x; r = reduce_sum(r, threads(L, m));`"));
         };
         let value = self.elementwise(&args[0], &inner, depth + 1)?;
         let elem = if to.integers { Elem::I32 } else { Elem::F32 };
@@ -188,10 +201,23 @@ impl KernelChecker {
         }];
         // Shuffles need whole warps; a block of fewer threads goes through
         // shared memory alone.
-        let (shuffled, shared): (Vec<Level>, Vec<Level>) = levels
-            .into_iter()
-            .partition(|l| threads % 32 == 0 && l.by_shuffles());
-        for level in shuffled {
+        let shuffled = |l: &Level| threads % 32 == 0 && l.by_shuffles();
+        let folded = |by: bool| -> Vec<Level> {
+            levels
+                .iter()
+                .filter(|(l, f)| *f && shuffled(l) == by)
+                .map(|(l, _)| *l)
+                .collect()
+        };
+        let (lanes, shared) = (folded(true), folded(false));
+        // The digits a thread keeps when it reads its group's slots: every
+        // level's but the shared ones.
+        let kept: Vec<Level> = levels
+            .iter()
+            .filter(|(l, f)| !(*f && !shuffled(l)))
+            .map(|(l, _)| *l)
+            .collect();
+        for level in lanes {
             for bit in 0..level.size.trailing_zeros() {
                 let mask = (level.stride << bit) as u32;
                 let tensor = || Box::new(Elementwise::Tensor(acc.clone()));
@@ -206,7 +232,13 @@ impl KernelChecker {
             }
         }
         if !shared.is_empty() {
-            ops.extend(self.exchange(op, &acc, &shape, &shared, threads, elem));
+            let group = Exchange {
+                shared,
+                kept,
+                size: layout.size().as_static().expect("a static layout"),
+                threads,
+            };
+            ops.extend(self.exchange(op, &acc, &shape, &group, elem));
         }
         for op in ops {
             self.check_agreement(&op, e.span).map_err(|d| {
@@ -235,7 +267,7 @@ impl KernelChecker {
         })
     }
 
-    /// The levels `shared` through shared memory: each thread's values of
+    /// The group's levels through shared memory: each thread's values of
     /// `acc` (of shape `shape`) to its own slots, a barrier, each thread
     /// folding its group's slots (over the levels' coordinates, from 0, the
     /// same order for all of them), a barrier before the slots are written
@@ -245,10 +277,16 @@ impl KernelChecker {
         op: Binary,
         acc: &View,
         shape: &IntTuple,
-        shared: &[Level],
-        threads: i64,
+        group: &Exchange,
         elem: Elem,
     ) -> Vec<Op> {
+        let Exchange {
+            shared,
+            kept,
+            size,
+            threads,
+        } = group;
+        let (size, threads) = (*size, *threads);
         let len = acc.layout.size().as_static().expect("static registers");
         self.state.shared.push(SharedBuffer {
             elem,
@@ -269,13 +307,15 @@ impl KernelChecker {
             offset: t.clone(),
             coords: Vec::new(),
         };
-        // The group's first thread: t with its digit of each level zeroed
-        // (thread layouts are compact, so a level's coordinate is the digit
-        // (t / stride) % size), written so that bounds stay within the
-        // block's threads: (t / (stride * size)) * (stride * size) + t % stride.
-        let first = shared.iter().fold(t.clone(), |base, l| {
-            let (above, d) = (Int::Static(l.stride * l.size), Int::Static(l.stride));
-            base.div(&above).mul(&above).add(&base.rem(&d))
+        // The group's first thread: t's run of `size` threads plus its
+        // digits of the kept levels (thread layouts are compact, so a
+        // level's coordinate is the digit (t / stride) % size), a sum of
+        // terms each within its own range, so the bounds of the slots read
+        // stay those of the block.
+        let n = Int::Static(size);
+        let first = kept.iter().fold(t.div(&n).mul(&n), |base, l| {
+            let (s, d) = (Int::Static(l.size), Int::Static(l.stride));
+            base.add(&t.div(&d).rem(&s).mul(&d))
         });
         let leaf = |f: fn(&Level) -> i64| -> IntTuple {
             let v: Vec<IntTuple> = shared
