@@ -214,7 +214,7 @@ impl KernelChecker {
         // level's but the shared ones.
         let kept: Vec<Level> = levels
             .iter()
-            .filter(|(l, f)| !(*f && !shuffled(l)))
+            .filter(|(l, f)| !*f || shuffled(l))
             .map(|(l, _)| *l)
             .collect();
         for level in lanes {
