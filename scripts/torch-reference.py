@@ -45,6 +45,9 @@ for m, n in ((8192, 8192), (4096, 4096), (8192, 1000), (65536, 1024), (16384, 40
     ln = torch.nn.LayerNorm(n, device="cuda")
     ms = time_ms(lambda: ln(x))
     print(f"layernorm of the rows of {m}x{n} f32: {ms:.3f} ms, {(2 * m * n + 2 * n) * 4 / ms / 1e6:.1f} GB/s")
+    rms = torch.nn.RMSNorm(n, eps=1e-6, device="cuda")
+    ms = time_ms(lambda: rms(x))
+    print(f"rmsnorm of the rows of {m}x{n} f32: {ms:.3f} ms, {(2 * m * n + n) * 4 / ms / 1e6:.1f} GB/s")
 for m, n in ((8192, 8192), (16384, 16384)):
     a = torch.randn(m, n, device="cuda")
     v = torch.randn(n, device="cuda")
