@@ -101,6 +101,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/persistent_four_buffers.tile",
             "M=300,N=520,K=136,sm_count=3",
         ),
+        (
+            "tests/run/batched_four_buffers.tile",
+            "M=136,N=264,K=72,L=2,sm_count=3",
+        ),
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
         ("tests/run/tma_load_in_a_reduce.tile", "M=136,N=200,K=264"),
         (
