@@ -1,7 +1,6 @@
 //! Reductions across threads (`reduce_sum(x, threads(L, m))`) as the checker
 //! writes them out: shuffles for the levels of the mode within a warp,
-//! shared memory between two barriers for those across warps; and integer
-//! arithmetic inside element-wise statements.
+//! shared memory between two barriers for those across warps.
 
 use std::path::Path;
 use tilec::check::kernel::check_source;
@@ -46,16 +45,4 @@ fn a_row_across_warps_meets_in_shared_memory_between_two_barriers() {
     assert_eq!(count(&ir, "shfl_xor("), 5, "{ir}");
     assert_eq!(count(&ir, "barrier"), 2, "{ir}");
     assert_eq!(count(&ir, "shared s0: f32[256]"), 1, "{ir}");
-}
-
-#[test]
-fn integer_arithmetic_in_an_element_wise_statement_truncates() {
-    // `thread.x / 32` is warp 0..3 in a statement as in an index, not a
-    // fraction.
-    let ir = ir("kernel k(Y: tensor<f32, (M):(1)>) {
-        launch grid(ceil_div(M, 128)), block(128);
-        local_tile(Y, (128), (block.x))[thread.x] = select(thread.x / 32 * 32 == thread.x, 1.0, 0.0);
-    }");
-    assert!(!ir.contains("div(int("), "{ir}");
-    assert_eq!(count(&ir, "= div %"), 1, "{ir}");
 }

@@ -155,6 +155,14 @@ impl KernelChecker {
         {
             return self.leaf(e, to);
         }
+        // So is a comparison of two: `i < M * N` past 2^24 would round in f32.
+        if let ExprKind::Binary(op, a, b) = &e.kind
+            && let Some(c) = super::predication::comparison(*op)
+            && let Ok(Value::Int(x)) = self.eval(a)
+            && let Ok(Value::Int(y)) = self.eval(b)
+        {
+            return Ok(Elementwise::Int(integer_comparison(c, &x, &y)));
+        }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
@@ -612,6 +620,23 @@ fn reduction(name: &str) -> Option<Binary> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, op)| op)
+}
+
+/// `x op y` of integers as an integer, 1 or 0, in integer arithmetic alone:
+/// `x < y` is `min(max(y - x, 0), 1)`.
+fn integer_comparison(op: Binary, x: &Int, y: &Int) -> Int {
+    let (zero, one) = (Int::Static(0), Int::Static(1));
+    let lt = |a: &Int, b: &Int| b.sub(a).max(&zero).min(&one);
+    let le = |a: &Int, b: &Int| b.sub(a).add(&one).max(&zero).min(&one);
+    match op {
+        Binary::Lt => lt(x, y),
+        Binary::Le => le(x, y),
+        Binary::Gt => lt(y, x),
+        Binary::Ge => le(y, x),
+        Binary::Eq => le(x, y).mul(&le(y, x)),
+        Binary::Ne => one.sub(&le(x, y).mul(&le(y, x))),
+        _ => unreachable!("a comparison"),
+    }
 }
 
 /// `what` in a statement into an i32 tensor, which computes in i32.

@@ -1,0 +1,44 @@
+//! Run-time integers inside element-wise statements: their arithmetic and
+//! their comparisons are integer ones, converted to the statement's type
+//! once, at the end, as in an index.
+
+use tilec::check::kernel::check_source;
+use tilec::lower::{Variant, lower_variant};
+
+/// The full entry's IR of a kernel of 128 threads a block whose one
+/// statement sets `Y`'s elements to `value`.
+fn ir(value: &str) -> String {
+    let src = format!(
+        "kernel k(Y: tensor<f32, (M):(1)>) {{
+            launch grid(ceil_div(M, 128)), block(128);
+            local_tile(Y, (128), (block.x))[thread.x] = {value};
+        }}"
+    );
+    let k = check_source(&src).unwrap().remove(0);
+    lower_variant(&k, Variant::Full).unwrap().ir.to_string()
+}
+
+#[test]
+fn integer_arithmetic_truncates() {
+    // `thread.x / 32` is warp 0..3, not a fraction.
+    let ir = ir("select(thread.x / 32 * 32 == thread.x, 1.0, 0.0)");
+    assert!(!ir.contains("div(int("), "{ir}");
+    assert_eq!(
+        ir.lines().filter(|l| l.contains("= div %")).count(),
+        1,
+        "{ir}"
+    );
+}
+
+#[test]
+fn integer_comparisons_do_not_round() {
+    // In f32, 16777216 < 16777217 would be false: both round to 2^24.
+    for op in ["<", "<=", ">", ">=", "==", "!="] {
+        let ir = ir(&format!(
+            "select(block.x * 128 + thread.x {op} M - 1, 1.0, 0.0)"
+        ));
+        let compare = ["lt(", "le(", "gt(", "ge(", "eq(", "ne("];
+        assert!(!compare.iter().any(|c| ir.contains(c)), "{op}: {ir}");
+        assert!(ir.contains("= min %"), "{op}: {ir}");
+    }
+}
