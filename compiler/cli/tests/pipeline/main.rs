@@ -319,6 +319,20 @@ fn only_read_only_tensors_are_noalias() {
     assert!(ll.contains("ptr addrspace(1) %C,"), "{ll}");
 }
 
+/// A copy between bf16 memory and f32 registers moves bf16 vectors
+/// through registers of their own and converts there; the computed rows
+/// go out as vectors too (element by element before, 2 bytes an access).
+#[test]
+fn converting_copies_move_vectors_of_the_memory_s_type() {
+    let ptx = emitted("tests/run/rmsnorm_bf16.tile", "ptx");
+    let full = part(&ptx, ".entry rmsnorm_bf16(");
+    // Four vectors of 8 columns a thread of X and of gamma in the loop over
+    // the earlier chunks and again for the last, X's in the first pass.
+    assert_eq!(full.matches("ld.global.nc.v4.u32").count(), 16, "{full}");
+    assert_eq!(full.matches("st.global.v4.b32").count(), 8, "{full}");
+    assert!(!full.contains("ld.global.nc.u16"), "{full}");
+}
+
 #[test]
 fn copies_vectorize_where_the_layouts_allow() {
     let f = root().join("examples/sgemm_nt_tv.tile");

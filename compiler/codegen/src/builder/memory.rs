@@ -171,10 +171,23 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             return Ok(v.into());
         }
         let align = width * elem.bytes() as u32;
-        let Some(ok) = self.inside(a)? else {
-            let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
+        // LLVM 19 splits a global load of four 16-bit floats into two of
+        // 32 bits; as two 32-bit words it is one 64-bit load.
+        let words = matches!(a.space, Space::Global(_)) && elem.bytes() == 2 && width % 2 == 0;
+        let load_ty: BasicTypeEnum = match words {
+            true => self.ctx.i32_type().vec_type(width / 2).into(),
+            false => ty,
+        };
+        let aligned_load = |k: &Self| -> Result<BasicValueEnum<'ctx>> {
+            let v = k.b.build_load(load_ty, k.addr_ptr(a, elem)?, "")?;
             set_alignment(instruction(&v)?, align)?;
-            return Ok(v);
+            Ok(match words {
+                true => k.b.build_bit_cast(v, ty, "")?,
+                false => v,
+            })
+        };
+        let Some(ok) = self.inside(a)? else {
+            return aligned_load(self);
         };
         // Wholly outside: zeros, and no access at all (the tensor may hold
         // fewer elements than the vector).
@@ -185,12 +198,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         );
         self.b.build_conditional_branch(ok, then, done)?;
         self.b.position_at_end(then);
-        let v = self.b.build_load(ty, self.addr_ptr(a, elem)?, "")?;
-        set_alignment(instruction(&v)?, align)?;
+        let v = aligned_load(self)?;
+        let loaded = self.b.get_insert_block().expect("positioned");
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
         let phi = self.b.build_phi(ty, "")?;
-        phi.add_incoming(&[(&v, then), (&ty.const_zero(), from)]);
+        phi.add_incoming(&[(&v, loaded), (&ty.const_zero(), from)]);
         Ok(phi.as_basic_value())
     }
 

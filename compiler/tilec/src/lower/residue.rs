@@ -25,6 +25,22 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
+        // Between memory and registers of another type, the memory's type
+        // moves as the layouts allow (a row of bf16 as 8-byte vectors, not
+        // element by element) through registers of its own, converted there.
+        let memory = |v: &View| !matches!(v.base, Base::Registers(_));
+        if src.elem != dst.elem && !asynchronous && memory(src) != memory(dst) {
+            let side = if memory(src) { src } else { dst };
+            let temp = View {
+                base: Base::Registers(self.add_registers(side.elem, n)),
+                elem: side.elem,
+                layout: tilec_layout::Layout::col_major(side.layout.shape()),
+                offset: Int::Static(0),
+                coords: Vec::new(),
+            };
+            self.copy(src, &temp, n, false, span, out)?;
+            return self.copy(&temp, dst, n, false, span, out);
+        }
         let variant = self.variant;
         if matches!(variant, Variant::KResidue | Variant::Unaligned)
             && let Some(test) = self.whole_copy_test(src, dst, n)?
