@@ -173,7 +173,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let align = width * elem.bytes() as u32;
         // LLVM 19 splits a global load of four 16-bit floats into two of
         // 32 bits; as two 32-bit words it is one 64-bit load.
-        let words = matches!(a.space, Space::Global(_)) && elem.bytes() == 2 && width % 2 == 0;
+        let words =
+            matches!(a.space, Space::Global(_)) && elem.bytes() == 2 && width.is_multiple_of(2);
         let load_ty: BasicTypeEnum = match words {
             true => self.ctx.i32_type().vec_type(width / 2).into(),
             false => ty,
