@@ -42,3 +42,10 @@ fn integer_comparisons_do_not_round() {
         assert!(ir.contains("= min %"), "{op}: {ir}");
     }
 }
+
+#[test]
+fn min_and_max_of_integers_are_integer_ones() {
+    let ir = ir("f32(min(block.x * 128 + thread.x, M - 1)) + max(thread.x, 3)");
+    assert!(!ir.contains("min(int(") && !ir.contains("max(int("), "{ir}");
+    assert!(ir.contains("= min %") && ir.contains("= max %"), "{ir}");
+}

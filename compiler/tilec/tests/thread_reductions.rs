@@ -44,5 +44,5 @@ fn a_row_across_warps_meets_in_shared_memory_between_two_barriers() {
     let ir = rmsnorm(1);
     assert_eq!(count(&ir, "shfl_xor("), 5, "{ir}");
     assert_eq!(count(&ir, "barrier"), 2, "{ir}");
-    assert_eq!(count(&ir, "shared s0: f32[256]"), 1, "{ir}");
+    assert_eq!(count(&ir, "shared s0 exchange: f32[256]"), 1, "{ir}");
 }

@@ -147,21 +147,8 @@ impl KernelChecker {
                 ),
             };
         }
-        // Arithmetic of integers (loop counters, `thread.x`, extents) is
-        // integer arithmetic, as in indices: `t / 32` truncates.
-        if let ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..) =
-            &e.kind
-            && let Ok(Value::Int(_)) = self.eval(e)
-        {
-            return self.leaf(e, to);
-        }
-        // So is a comparison of two: `i < M * N` past 2^24 would round in f32.
-        if let ExprKind::Binary(op, a, b) = &e.kind
-            && let Some(c) = super::predication::comparison(*op)
-            && let Ok(Value::Int(x)) = self.eval(a)
-            && let Ok(Value::Int(y)) = self.eval(b)
-        {
-            return Ok(Elementwise::Int(integer_comparison(c, &x, &y)));
+        if let Some(value) = self.integers(e, to)? {
+            return Ok(value);
         }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
@@ -310,11 +297,8 @@ impl KernelChecker {
                 .with_help(usage));
             }
         };
-        if let Some((launch, at)) = &self.launch
-            && let Some(threads) = launch
-                .block
-                .iter()
-                .try_fold(1i64, |n, d| Some(n * d.as_static()?))
+        if let Some(threads) = self.block_threads()
+            && let Some((_, at)) = &self.launch
             && threads % 32 != 0
         {
             return Err(Diagnostic::new(
@@ -500,10 +484,69 @@ impl KernelChecker {
         }
     }
 
+    /// Arithmetic, `min`, `max` and comparisons of run-time integers (loop
+    /// counters, `thread.x`, extents) as integer ones, one operand, as in
+    /// an index: `t / 32` truncates, and `i < M * N` does not round past
+    /// 2^24 as f32 would. `None` where an operand is no integer.
+    fn integers(&mut self, e: &Expr, to: &Target) -> Result<Option<Elementwise>, Diagnostic> {
+        let (a, b) = match &e.kind {
+            ExprKind::Binary(_, a, b) => (&**a, &**b),
+            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if n == "min" || n == "max") =>
+            {
+                let [a, b] = args.as_slice() else {
+                    return Ok(None);
+                };
+                (a, b)
+            }
+            _ => return Ok(None),
+        };
+        let (Ok(Value::Int(x)), Ok(Value::Int(y))) = (self.eval(a), self.eval(b)) else {
+            return Ok(None);
+        };
+        let value = match &e.kind {
+            ExprKind::Binary(op, ..) if let Some(c) = super::predication::comparison(*op) => {
+                integer_comparison(c, &x, &y)
+            }
+            ExprKind::Binary(
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem,
+                ..,
+            )
+            | ExprKind::Call(..) => {
+                // The evaluator's own refusal (a divisor of 0) stands.
+                let Value::Int(v) = self.eval(e)? else {
+                    return Ok(None);
+                };
+                if let (Some(BinOp::Div), Some(p), Some(q)) =
+                    (binary_op(e), x.as_static(), y.as_static())
+                    && !to.integers
+                    && q != 0
+                    && p % q != 0
+                {
+                    return Err(Diagnostic::new(
+                        format!("`{p} / {q}` of integers truncates to {}", p / q),
+                        e.span,
+                    )
+                    .with_help(format!(
+                        "for the fraction write `{p}.0 / {q}`; integers divide as in an index"
+                    )));
+                }
+                v
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(self.leaf_value(Value::Int(value), e, to)?))
+    }
+
     /// A tensor, a scalar parameter or a number.
     fn leaf(&mut self, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
+        let v = self.eval(e)?;
+        self.leaf_value(v, e, to)
+    }
+
+    /// [`Self::leaf`] of `e`'s value `v`.
+    fn leaf_value(&mut self, v: Value, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
         let integers = to.integers;
-        match self.eval(e)? {
+        match v {
             Value::Tensor(v) => {
                 if mode_sizes(&v) != to.modes && v.layout.size().as_static() != Some(1) {
                     return Err(Diagnostic::new(
@@ -620,6 +663,14 @@ fn reduction(name: &str) -> Option<Binary> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, op)| op)
+}
+
+/// The operator of a binary expression, if it is one.
+fn binary_op(e: &Expr) -> Option<BinOp> {
+    match &e.kind {
+        ExprKind::Binary(op, ..) => Some(*op),
+        _ => None,
+    }
 }
 
 /// `x op y` of integers as an integer, 1 or 0, in integer arithmetic alone:

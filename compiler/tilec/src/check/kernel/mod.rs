@@ -190,6 +190,9 @@ struct KernelChecker {
     /// Statements that the statement being checked needs run just before
     /// it: those that compute its reductions across threads.
     before: Vec<Stmt>,
+    /// The shared buffer of each element type that reductions across
+    /// threads exchange their values through.
+    exchanges: Vec<(Elem, usize)>,
 }
 
 impl KernelChecker {
@@ -475,7 +478,11 @@ impl KernelChecker {
         let mut body = Vec::new();
         for s in stmts {
             let stmt = self.stmt(s);
-            body.append(&mut self.before);
+            match stmt {
+                // A statement that failed leaves nothing to run before it.
+                None => self.before.clear(),
+                Some(_) => body.append(&mut self.before),
+            }
             body.extend(stmt);
         }
         self.block_depth -= 1;

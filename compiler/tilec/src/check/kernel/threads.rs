@@ -35,12 +35,14 @@ struct Level {
 
 /// The levels a reduction folds through shared memory, and the rest.
 struct Exchange {
+    /// The levels folded through shared memory.
     shared: Vec<Level>,
     /// The thread layout's other levels, whose digits a thread keeps when
     /// it reads its group's slots (those folded by shuffles among them).
     kept: Vec<Level>,
     /// The thread layout's threads, which repeat over the block's.
     size: i64,
+    /// The block's threads: a slot each.
     threads: i64,
 }
 
@@ -131,7 +133,10 @@ impl KernelChecker {
                 .with_help(usage));
             }
         };
-        let threads = self.block_threads(e)?;
+        let threads = self.block_threads().ok_or_else(|| {
+            Diagnostic::new("a reduction across threads before a launch of static block size", e.span)
+                .with_help("write `launch grid(...), block(256);` before the statements, with a number of threads")
+        })?;
         check_thread_layout(&layout, threads, &targs[0])?;
         // Every level of the layout, split at the warp, and whether the
         // reduction folds it.
@@ -165,6 +170,26 @@ impl KernelChecker {
             modes: operand.clone(),
             integers: to.integers,
         };
+        // Each element folds into the target's same element, or one into
+        // all of them.
+        let nontrivial =
+            |m: &[Int]| -> Vec<Int> { m.iter().filter(|x| !x.is_const(1)).cloned().collect() };
+        if !nontrivial(&operand).is_empty() && nontrivial(&operand) != nontrivial(&to.modes) {
+            let show = |m: &[Int]| {
+                let parts: Vec<String> = m.iter().map(|x| x.to_string()).collect();
+                format!("({})", parts.join(", "))
+            };
+            return Err(Diagnostic::new(
+                format!(
+                    "`{name}` across threads gives modes {}, not those of the target {}",
+                    show(&operand),
+                    show(&to.modes)
+                ),
+                args[0].span,
+            )
+            .with_related(to.expr.span, "the target")
+            .with_help("across threads each element folds on its own: the operand has the target's modes, or is one element"));
+        }
         let modes: Option<Vec<i64>> = operand.iter().map(Int::as_static).collect();
         let Some(modes) = modes else {
             return Err(Diagnostic::new(
@@ -232,70 +257,80 @@ impl KernelChecker {
             }
         }
         if !shared.is_empty() {
+            // A slot a thread for each element, 4 bytes each.
+            let bytes = threads * len * 4;
+            if bytes > super::SHARED_LIMIT_BYTES {
+                return Err(Diagnostic::new(
+                    format!("`{name}` through shared memory needs {bytes} bytes, past the device's {}", super::SHARED_LIMIT_BYTES),
+                    e.span,
+                )
+                .with_label(format!("{len} elements for each of {threads} threads"))
+                .with_help("fold fewer elements at once, or fold each thread's elements first (`reduce_sum(x, 0)`)"));
+            }
             let group = Exchange {
                 shared,
                 kept,
                 size: layout.size().as_static().expect("a static layout"),
                 threads,
             };
-            ops.extend(self.exchange(op, &acc, &shape, &group, elem));
+            ops.extend(self.exchange(op, &acc, &group));
         }
-        for op in ops {
-            self.check_agreement(&op, e.span).map_err(|d| {
+        for op in &ops {
+            self.check_agreement(op, e.span).map_err(|d| {
                 d.with_label(match op {
-                    Op::Sync => {
-                        "across warps, the values meet in shared memory between two barriers"
-                    }
+                    Op::Sync => "through shared memory, the values meet between two barriers",
                     _ => "within a warp, the values meet by shuffles",
                 })
             })?;
-            self.before.push(Stmt { op, span: e.span });
         }
+        self.before
+            .extend(ops.into_iter().map(|op| Stmt { op, span: e.span }));
         Ok(Elementwise::Tensor(acc))
     }
 
-    /// The threads of the block, which a thread layout's groups live in.
-    fn block_threads(&self, e: &Expr) -> Result<i64, Diagnostic> {
-        let threads = self.launch.as_ref().and_then(|(l, _)| {
-            l.block
-                .iter()
-                .try_fold(1i64, |n, d| Some(n * d.as_static()?))
-        });
-        threads.ok_or_else(|| {
-            Diagnostic::new("a reduction across threads before a launch of static block size", e.span)
-                .with_help("write `launch grid(...), block(256);` before the statements, with a number of threads")
-        })
+    /// The threads of a block, where the launch states a static number.
+    pub(super) fn block_threads(&self) -> Option<i64> {
+        let (launch, _) = self.launch.as_ref()?;
+        launch
+            .block
+            .iter()
+            .try_fold(1i64, |n, d| Some(n * d.as_static()?))
     }
 
     /// The group's levels through shared memory: each thread's values of
-    /// `acc` (of shape `shape`) to its own slots, a barrier, each thread
-    /// folding its group's slots (over the levels' coordinates, from 0, the
-    /// same order for all of them), a barrier before the slots are written
-    /// again.
-    fn exchange(
-        &mut self,
-        op: Binary,
-        acc: &View,
-        shape: &IntTuple,
-        group: &Exchange,
-        elem: Elem,
-    ) -> Vec<Op> {
+    /// `acc` to its own slots, a barrier, each thread folding its group's
+    /// slots (over the levels' coordinates, from 0, the same order for all
+    /// of them), a barrier before the slots are written again.
+    fn exchange(&mut self, op: Binary, acc: &View, group: &Exchange) -> Vec<Op> {
         let Exchange {
             shared,
             kept,
             size,
             threads,
         } = group;
-        let (size, threads) = (*size, *threads);
+        let (size, threads, elem, shape) = (*size, *threads, acc.elem, acc.layout.shape());
         let len = acc.layout.size().as_static().expect("static registers");
-        self.state.shared.push(SharedBuffer {
-            elem,
-            len: threads * len,
-            swizzle: None,
-            tma: false,
-            name: None,
-        });
-        let buffer = Base::Shared(self.state.shared.len() - 1);
+        // One buffer a type for all of the kernel's reductions, as large as
+        // the largest needs: each one's last barrier lets the next write
+        // (buffers of their own, placed at the same bytes, would add a
+        // barrier between them).
+        let index = match self.exchanges.iter().find(|(e, _)| *e == elem) {
+            Some(&(_, i)) => i,
+            None => {
+                self.state.shared.push(SharedBuffer {
+                    elem,
+                    len: 0,
+                    swizzle: None,
+                    tma: false,
+                    name: Some("exchange".into()),
+                });
+                self.exchanges.push((elem, self.state.shared.len() - 1));
+                self.state.shared.len() - 1
+            }
+        };
+        let slots_len = &mut self.state.shared[index].len;
+        *slots_len = (*slots_len).max(threads * len);
+        let buffer = Base::Shared(index);
         // Element e of thread t at t + e * threads: a warp's writes are
         // consecutive words.
         let slots = shape.compact_col_major(&Int::Static(threads));
@@ -339,8 +374,8 @@ impl KernelChecker {
             offset: first,
             coords: Vec::new(),
         };
-        let size: i64 = shared.iter().map(|l| l.size).product();
-        let mut modes = vec![size];
+        let group_size: i64 = shared.iter().map(|l| l.size).product();
+        let mut modes = vec![group_size];
         modes.extend(
             shape
                 .modes()
