@@ -392,18 +392,12 @@ impl KernelChecker {
         let mut rest = modes.clone();
         rest.remove(mode);
         // Modes of one element do not count: a (4) tile folds into a (1).
-        let nontrivial =
-            |m: &[Int]| -> Vec<Int> { m.iter().filter(|x| !x.is_const(1)).cloned().collect() };
         if nontrivial(&rest) != nontrivial(&to.modes) {
-            let show = |m: &[Int]| {
-                let parts: Vec<String> = m.iter().map(|x| x.to_string()).collect();
-                format!("({})", parts.join(", "))
-            };
             return Err(Diagnostic::new(
                 format!(
                     "folding mode {mode} leaves modes {}, not those of the target {}",
-                    show(&rest),
-                    show(&to.modes)
+                    show_modes(&rest),
+                    show_modes(&to.modes)
                 ),
                 e.span,
             )
@@ -663,6 +657,17 @@ fn reduction(name: &str) -> Option<Binary> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, op)| op)
+}
+
+/// Mode sizes less those of one element, which do not count in a fold.
+pub(super) fn nontrivial(modes: &[Int]) -> Vec<Int> {
+    modes.iter().filter(|x| !x.is_const(1)).cloned().collect()
+}
+
+/// Mode sizes as a message writes them: `(4, 8)`.
+pub(super) fn show_modes(modes: &[Int]) -> String {
+    let parts: Vec<String> = modes.iter().map(|x| x.to_string()).collect();
+    format!("({})", parts.join(", "))
 }
 
 /// The operator of a binary expression, if it is one.

@@ -13,7 +13,7 @@
 //! ordinary statements.
 
 use super::KernelChecker;
-use super::elementwise::Target;
+use super::elementwise::{Target, nontrivial, show_modes};
 use crate::arith::Binary;
 use crate::check::program::{Base, Elem, Elementwise, Op, RegisterArray, SharedBuffer, Stmt, View};
 use crate::check::value::Value;
@@ -172,18 +172,12 @@ impl KernelChecker {
         };
         // Each element folds into the target's same element, or one into
         // all of them.
-        let nontrivial =
-            |m: &[Int]| -> Vec<Int> { m.iter().filter(|x| !x.is_const(1)).cloned().collect() };
         if !nontrivial(&operand).is_empty() && nontrivial(&operand) != nontrivial(&to.modes) {
-            let show = |m: &[Int]| {
-                let parts: Vec<String> = m.iter().map(|x| x.to_string()).collect();
-                format!("({})", parts.join(", "))
-            };
             return Err(Diagnostic::new(
                 format!(
                     "`{name}` across threads gives modes {}, not those of the target {}",
-                    show(&operand),
-                    show(&to.modes)
+                    show_modes(&operand),
+                    show_modes(&to.modes)
                 ),
                 args[0].span,
             )
