@@ -68,6 +68,10 @@ const PIECES: &[&str] = &[
     "bf16(",
     "sm_count",
     "shfl_xor(tC, 16)",
+    "threads(",
+    "reduce_max(",
+    "threads((32, 8):(1, 32), 0)",
+    "threads((48):(1))",
 ];
 
 proptest! {
