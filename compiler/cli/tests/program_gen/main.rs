@@ -220,7 +220,7 @@ fn generate(rng: &mut Rng) -> Program {
     }
 }
 
-/// Row sums of an (M, N) matrix of either major in the row kernels' form
+/// Row sums of an (M, N) matrix (f32, bf16 or f16) of either major in the row kernels' form
 /// (examples/softmax.tile): `rows` rows a block of whole warps, each
 /// thread `vecs` runs of `run` consecutive columns a chunk, summed in
 /// registers (`inside` keeping what lies past the matrix out), then across
@@ -237,6 +237,8 @@ fn generate_row_sums(rng: &mut Rng) -> Program {
     );
     let cols = tpr * run * vecs;
     let lx = compact(&["M".to_string(), "N".to_string()], rng.chance(70));
+    // 16-bit rows come into f32 registers through a converting copy.
+    let elem = rng.pick(&["f32", "f32", "bf16", "f16"]);
     let shuffles: String = [16, 8, 4, 2, 1]
         .iter()
         .map(|m| format!("    s = s + shfl_xor(s, {m});\n"))
@@ -271,7 +273,7 @@ fn generate_row_sums(rng: &mut Rng) -> Program {
         ),
     };
     let source = format!(
-        "kernel fz(X: tensor<f32, {lx}>, Y: tensor<f32, (M):(1)>)
+        "kernel fz(X: tensor<{elem}, {lx}>, Y: tensor<f32, (M):(1)>)
 {{
     tiler tile = ({rows}, {cols});
     layout tv = (({tpr}, {rows}), ({run}, {vecs})):(({run} * {rows}, 1), ({rows}, {run} * {rows} * {tpr}));

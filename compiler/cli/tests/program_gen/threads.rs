@@ -5,7 +5,8 @@
 //! a random fold and one or two values a thread. The reference finds each
 //! thread's group another way: one thread an element, looping over every
 //! thread of the block and keeping those whose digits of the levels not
-//! folded, and whose run of the layout's threads, are its own.
+//! folded, and whose run of the layout's threads, are its own. The values
+//! come in as f32 or bf16.
 
 use super::{Program, Rng};
 
@@ -76,6 +77,7 @@ pub(super) fn generate_thread_reduction(rng: &mut Rng) -> Program {
         ("reduce_min", "min", "3.0e38"),
     ]);
     let values: i64 = rng.pick(&[1, 2]);
+    let elem = rng.pick(&["f32", "f32", "bf16"]);
     // The levels a thread must share with a partner: those not folded.
     let kept: Vec<(i64, i64)> = cut
         .iter()
@@ -112,7 +114,7 @@ pub(super) fn generate_thread_reduction(rng: &mut Rng) -> Program {
         .collect();
     let per_block = threads * values;
     let source = format!(
-        "kernel fz(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>)
+        "kernel fz(X: tensor<{elem}, (M):(1)>, Y: tensor<f32, (M):(1)>)
 {{
     reference fz_reference(X, Y);
     launch grid(ceil_div(M, {per_block})), block({threads});
@@ -123,7 +125,7 @@ pub(super) fn generate_thread_reduction(rng: &mut Rng) -> Program {
     gY[thread.x, _] = {name}(x, threads({layout}{fold_arg}));
 }}
 
-kernel fz_reference(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>)
+kernel fz_reference(X: tensor<{elem}, (M):(1)>, Y: tensor<f32, (M):(1)>)
 {{
     launch grid(ceil_div(M, {per_block}) * {threads}), block(1);
     let b = block.x / {threads} * {per_block};
