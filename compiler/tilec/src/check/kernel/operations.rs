@@ -327,7 +327,10 @@ pub(super) fn mode_sizes(v: &View) -> Vec<Int> {
 
 fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), Diagnostic> {
     let (sa, sb) = (mode_sizes(a), mode_sizes(b));
-    if sa == sb {
+    // An element and a tensor of one (`t[thread.x]` and `registers<f32>(1)`)
+    // are one element either way.
+    let one = |v: &View| v.layout.size().is_const(1);
+    if sa == sb || (one(a) && one(b)) {
         return Ok(());
     }
     let what = if sa.len() != sb.len() {
@@ -335,20 +338,10 @@ fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), 
     } else {
         "shapes".to_string()
     };
-    let one = |v: &View| v.layout.size().is_const(1);
-    let help = match one(a) && one(b) {
-        // An element and a tensor of one: an assignment takes it.
-        true => "both are one element: an element-wise statement moves it, `dst = src;`",
-        false => {
-            "both operands need the same extent in every mode; check the thread layouts and tilers that made them"
-        }
-    };
-    Err(
-        Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
-            .with_label(format!("shape {}", a.layout.shape()))
-            .with_related(be.span, format!("shape {}", b.layout.shape()))
-            .with_help(help),
-    )
+    Err(Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
+        .with_label(format!("shape {}", a.layout.shape()))
+        .with_related(be.span, format!("shape {}", b.layout.shape()))
+        .with_help("both operands need the same extent in every mode; check the thread layouts and tilers that made them"))
 }
 
 /// cp.async moves global memory into shared memory, nothing else.
