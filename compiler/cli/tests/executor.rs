@@ -64,6 +64,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/reduce_threads.tile", "M=37,N=200"),
         ("tests/run/reduce_threads_groups.tile", "M=500"),
         ("tests/run/reduce_threads_odd.tile", "M=100"),
+        ("tests/run/softmax_across_threads.tile", "M=3,N=5000"),
         ("tests/run/warp_sum.tile", "M=4096"),
         ("examples/gemv.tile", "M=100,N=1000"),
         ("examples/gemv.tile", "M=16,N=2048"),
