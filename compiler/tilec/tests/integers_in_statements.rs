@@ -49,3 +49,42 @@ fn min_and_max_of_integers_are_integer_ones() {
     assert!(!ir.contains("min(int(") && !ir.contains("max(int("), "{ir}");
     assert!(ir.contains("= min %") && ir.contains("= max %"), "{ir}");
 }
+
+#[test]
+fn min_and_max_assume_no_bound_a_value_does_not_have() {
+    // thread.x starts at 0 and `thread.x - 64` below it: neither min nor
+    // max may fold away (min(1, thread.x) is 0 in thread 0).
+    for value in ["f32(min(1, thread.x))", "f32(max(0, thread.x - 64))"] {
+        let ir = ir(value);
+        assert!(
+            ir.contains("= min ") || ir.contains("= max "),
+            "{value}: {ir}"
+        );
+    }
+    // A loop counter may start below 0: max(0, j) stays.
+    let src = "kernel k(Y: tensor<f32, (M):(1)>) {
+        launch grid(ceil_div(M, 128)), block(128);
+        let s = registers<f32>(1, 0.0);
+        for j in -2..1 { s = s + f32(max(0, j)); }
+        local_tile(Y, (128), (block.x))[thread.x] = s;
+    }";
+    let k = check_source(src).unwrap().remove(0);
+    let ir = lower_variant(&k, Variant::Full).unwrap().ir.to_string();
+    assert!(ir.contains("= max "), "{ir}");
+}
+
+#[test]
+fn a_quotient_of_numbers_that_truncates_is_refused_anywhere_in_a_statement() {
+    let src = "kernel k(Y: tensor<f32, (M):(1)>) {
+        launch grid(ceil_div(M, 128)), block(128);
+        local_tile(Y, (128), (block.x))[thread.x] = 2.0 * (1 / 2 + thread.x);
+    }";
+    let errors = check_source(src).unwrap_err();
+    assert!(
+        errors[0]
+            .message
+            .contains("`1 / 2` of integers truncates to 0"),
+        "{:?}",
+        errors[0].message
+    );
+}

@@ -13,6 +13,7 @@
 mod range;
 mod text;
 
+use crate::Builtin;
 use std::sync::Arc;
 
 /// A static or symbolic 64-bit integer.
@@ -429,8 +430,14 @@ impl Int {
         match (self.as_static(), o.as_static()) {
             (Some(a), Some(b)) => Some(a <= b),
             _ if self == o => Some(true),
-            // A positive dynamic value is at least 1.
-            (Some(a), None) if a <= 1 => Some(true),
+            // `thread.x` and `block.x` are at least 0; not at least 1
+            // (`min(1, thread.x)` is 0 in thread 0). A loop counter may
+            // start below 0, and a sum or difference may be anything.
+            (Some(a), None)
+                if a <= 0 && o.as_var().is_some_and(|v| Builtin::parse(v).is_some()) =>
+            {
+                Some(true)
+            }
             _ => None,
         }
     }

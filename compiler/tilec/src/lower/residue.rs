@@ -30,6 +30,8 @@ impl Lowerer<'_> {
         // element by element) through registers of its own, converted there.
         let memory = |v: &View| !matches!(v.base, Base::Registers(_));
         if src.elem != dst.elem && !asynchronous && memory(src) != memory(dst) {
+            // Two copies made: the budget counts the second.
+            self.spend(n)?;
             let side = if memory(src) { src } else { dst };
             let temp = View {
                 base: Base::Registers(self.add_registers(side.elem, n)),

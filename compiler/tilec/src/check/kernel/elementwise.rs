@@ -494,7 +494,9 @@ impl KernelChecker {
             }
             _ => return Ok(None),
         };
-        let (Ok(Value::Int(x)), Ok(Value::Int(y))) = (self.eval(a), self.eval(b)) else {
+        // `(i + 1)` groups an integer too.
+        let int = |v: Result<Value, Diagnostic>| v.ok().and_then(|v| v.to_int());
+        let (Some(x), Some(y)) = (int(self.eval(a)), int(self.eval(b))) else {
             return Ok(None);
         };
         let value = match &e.kind {
@@ -507,12 +509,30 @@ impl KernelChecker {
             )
             | ExprKind::Call(..) => {
                 // The evaluator's own refusal (a divisor of 0) stands.
-                let Value::Int(v) = self.eval(e)? else {
+                let Some(v) = self.eval(e)?.to_int() else {
                     return Ok(None);
                 };
-                if let (Some(BinOp::Div), Some(p), Some(q)) =
-                    (binary_op(e), x.as_static(), y.as_static())
-                    && !to.integers
+                if !to.integers {
+                    self.no_truncating_quotient(e)?;
+                }
+                v
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(self.leaf_value(Value::Int(value), e, to)?))
+    }
+
+    /// A quotient of two numbers anywhere in the integer expression `e`
+    /// that truncates, in a float statement: `x * (1 / 2 + 1)` means a
+    /// fraction and would get 1.
+    fn no_truncating_quotient(&mut self, e: &Expr) -> Result<(), Diagnostic> {
+        match &e.kind {
+            ExprKind::Binary(op, a, b) => {
+                if *op == BinOp::Div
+                    && let (Some(p), Some(q)) = (
+                        self.eval(a)?.to_int().and_then(|i| i.as_static()),
+                        self.eval(b)?.to_int().and_then(|i| i.as_static()),
+                    )
                     && q != 0
                     && p % q != 0
                 {
@@ -524,11 +544,15 @@ impl KernelChecker {
                         "for the fraction write `{p}.0 / {q}`; integers divide as in an index"
                     )));
                 }
-                v
+                self.no_truncating_quotient(a)?;
+                self.no_truncating_quotient(b)
             }
-            _ => return Ok(None),
-        };
-        Ok(Some(self.leaf_value(Value::Int(value), e, to)?))
+            ExprKind::Neg(x) => self.no_truncating_quotient(x),
+            ExprKind::Tuple(v) | ExprKind::Call(_, v) => {
+                v.iter().try_for_each(|x| self.no_truncating_quotient(x))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A tensor, a scalar parameter or a number.
@@ -668,14 +692,6 @@ pub(super) fn nontrivial(modes: &[Int]) -> Vec<Int> {
 pub(super) fn show_modes(modes: &[Int]) -> String {
     let parts: Vec<String> = modes.iter().map(|x| x.to_string()).collect();
     format!("({})", parts.join(", "))
-}
-
-/// The operator of a binary expression, if it is one.
-fn binary_op(e: &Expr) -> Option<BinOp> {
-    match &e.kind {
-        ExprKind::Binary(op, ..) => Some(*op),
-        _ => None,
-    }
 }
 
 /// `x op y` of integers as an integer, 1 or 0, in integer arithmetic alone:
