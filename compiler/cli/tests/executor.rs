@@ -61,6 +61,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/rmsnorm.tile", "M=10,N=300"),
         ("examples/rmsnorm.tile", "M=2,N=20000"),
         ("tests/run/rmsnorm_bf16.tile", "M=3,N=20000"),
+        ("tests/run/row_major_bf16_tile.tile", "M=7,N=13"),
         ("tests/run/reduce_threads.tile", "M=37,N=200"),
         ("tests/run/reduce_threads_groups.tile", "M=500"),
         ("tests/run/reduce_threads_odd.tile", "M=100"),

@@ -307,7 +307,8 @@ fn generate_row_sums(rng: &mut Rng) -> Program {
 }
 
 /// A copy `B = A` of matrices with run-time or small static extents, tiled,
-/// partitioned over threads, through registers or shared memory.
+/// partitioned over threads, through registers or shared memory, each
+/// tensor f32, bf16 or f16 (converted on the way through f32 registers).
 fn generate_copy(rng: &mut Rng) -> Program {
     const SIZES: &[i64] = &[1, 2, 3, 4, 8, 16, 32];
     let extents = [
@@ -338,6 +339,11 @@ fn generate_copy(rng: &mut Rng) -> Program {
         }
     };
     let (pm, pn) = (thread_mode(rng, tm), thread_mode(rng, tn));
+    // 16-bit tensors go through f32 registers by converting copies.
+    let (ea, eb) = (
+        rng.pick(&["f32", "f32", "bf16", "f16"]),
+        rng.pick(&["f32", "f32", "bf16", "f16"]),
+    );
     let thr = if rng.chance(50) {
         format!("({pm}, {pn}):(1, {pm})")
     } else {
@@ -349,7 +355,7 @@ fn generate_copy(rng: &mut Rng) -> Program {
     };
     let body = if rng.chance(40) {
         format!(
-            "    let sA = shared<f32>(make_layout(({tm}, {tn})));
+            "    let sA = shared<{ea}>(make_layout(({tm}, {tn})));
     let tAsA = local_partition(sA, thr, thread.x);
     copy(local_partition(gA, thr, thread.x), tAsA);
     sync();
@@ -367,7 +373,7 @@ fn generate_copy(rng: &mut Rng) -> Program {
         .to_string()
     };
     let source = format!(
-        "kernel fz(A: tensor<f32, {la}>, B: tensor<f32, {lb}>)
+        "kernel fz(A: tensor<{ea}, {la}>, B: tensor<{eb}, {lb}>)
 {{
     tiler tile = ({tm}, {tn});
     layout thr = {thr};
