@@ -331,11 +331,12 @@ fn converting_copies_move_vectors_of_the_memory_s_type() {
     assert_eq!(full.matches("ld.global.nc.v4.u32").count(), 16, "{full}");
     assert_eq!(full.matches("st.global.v4.b32").count(), 8, "{full}");
     assert!(!full.contains("ld.global.nc.u16"), "{full}");
-    // A row-major tile into column-major registers: its two rows of 8 as
-    // two 16-byte loads, walked along the rows.
+    // A row-major tile into column-major registers and back out: its two
+    // rows of 8 as two 16-byte loads and two stores, walked along the rows.
     let ptx = emitted("tests/run/row_major_bf16_tile.tile", "ptx");
     let full = part(&ptx, ".entry row_major_bf16_tile(");
     assert_eq!(full.matches("ld.global.nc.v4.u32").count(), 2, "{full}");
+    assert_eq!(full.matches("st.global.v4.b32").count(), 2, "{full}");
     assert!(!full.contains("ld.global.nc.u16"), "{full}");
 }
 

@@ -258,6 +258,39 @@ impl Elementwise {
         }
     }
 
+    /// The same expression with every view (tensors and those `inside`
+    /// asks of) through `f`.
+    pub fn map_views(&self, f: &mut dyn FnMut(&View) -> View) -> Elementwise {
+        let mut m = |x: &Elementwise| Box::new(x.map_views(f));
+        match self {
+            Elementwise::Tensor(v) => Elementwise::Tensor(f(v)),
+            Elementwise::Inside(v) => Elementwise::Inside(f(v)),
+            Elementwise::Scalar(_) | Elementwise::Int(_) => self.clone(),
+            Elementwise::Unary(u, x) => Elementwise::Unary(*u, m(x)),
+            Elementwise::Binary(b, x, y) => {
+                let x = m(x);
+                Elementwise::Binary(*b, x, m(y))
+            }
+            Elementwise::Select(c, x, y) => {
+                let (c, x) = (m(c), m(x));
+                Elementwise::Select(c, x, m(y))
+            }
+            Elementwise::Convert(e, x) => Elementwise::Convert(*e, m(x)),
+            Elementwise::Shuffle(x, k) => Elementwise::Shuffle(m(x), *k),
+            Elementwise::Reduce {
+                op,
+                mode,
+                modes,
+                value,
+            } => Elementwise::Reduce {
+                op: *op,
+                mode: *mode,
+                modes: modes.clone(),
+                value: m(value),
+            },
+        }
+    }
+
     /// Its tensors, left to right.
     pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {

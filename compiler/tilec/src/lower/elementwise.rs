@@ -64,6 +64,12 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
+        // A global target whose elements lie in another order than its
+        // index (a row-major tile in a column-major shape) is walked in its
+        // own order, so that its stores are vectors.
+        if let Some((dst, value)) = super::order::in_memory_order(dst, value) {
+            return self.assign(&dst, &value, span, out);
+        }
         let n = static_size(dst)?;
         let mut operands = Vec::new();
         value.tensors(&mut operands);

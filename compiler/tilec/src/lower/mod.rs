@@ -17,6 +17,7 @@ mod checked;
 mod elementwise;
 mod ints;
 mod loops;
+mod order;
 mod pipeline;
 mod predication;
 mod reduce;

@@ -8,11 +8,12 @@
 //! the `Unaligned` variant tests alike, with copies whose width needs no
 //! condition on the extents.
 
+use super::order::{by_leaves, compact_like, stride_order};
 use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, CoordFn, View};
 use crate::ir::{CopyAtom, Inst, InstKind, IntId};
 use crate::span::Span;
-use tilec_layout::{Builtin, Coord, Int, IntTuple, Layout};
+use tilec_layout::{Builtin, Coord, Int};
 
 impl Lowerer<'_> {
     /// `src -> dst`, `n` elements a thread, as the variant copies them.
@@ -43,7 +44,10 @@ impl Lowerer<'_> {
                 coords: Vec::new(),
             };
             let order = stride_order(&side.layout);
-            let (walked, temp_walked) = (by_leaves(side, &order), by_leaves(&temp, &order));
+            let (walked, temp_walked) = match (by_leaves(side, &order), by_leaves(&temp, &order)) {
+                (Some(w), Some(t)) => (w, t),
+                _ => (side.clone(), temp.clone()),
+            };
             // Into registers: the memory's type in, then converted; out of
             // them: converted, then the memory's type out.
             return match memory(src) {
@@ -182,66 +186,5 @@ impl Lowerer<'_> {
             }
         }
         Ok(test)
-    }
-}
-
-/// `l`'s leaves, smallest stride first (run-time strides last, ties in
-/// their modes' order).
-fn stride_order(l: &Layout) -> Vec<usize> {
-    let strides = l.stride().leaves();
-    let mut order: Vec<usize> = (0..strides.len()).collect();
-    order.sort_by_key(|&i| strides[i].as_static().map_or(i64::MAX, i64::abs));
-    order
-}
-
-/// A compact layout of `l`'s shape whose elements lie in the order of
-/// `l`'s strides (CuTe's `make_fragment_like`): a run consecutive in `l`
-/// is consecutive here.
-fn compact_like(l: &Layout) -> Layout {
-    let sizes = l.shape().leaves();
-    let mut compact = vec![Int::Static(0); sizes.len()];
-    let mut next = Int::Static(1);
-    for i in stride_order(l) {
-        compact[i] = next.clone();
-        next = next.mul(&sizes[i]);
-    }
-    let stride = l.shape().unflatten_like(&mut compact.into_iter());
-    Layout::new(l.shape().clone(), stride).expect("the shape's own profile")
-}
-
-/// `v` walked leaf by leaf in `order`: the same elements, its layout and
-/// coordinate functions flat with their leaves permuted, so that a copy's
-/// consecutive indices follow `order` (two views of one shape permuted
-/// alike pair the same elements). `v` itself where a coordinate function
-/// has other leaves than the layout.
-fn by_leaves(v: &View, order: &[usize]) -> View {
-    let permute = |l: &Layout| -> Option<Layout> {
-        let (sizes, strides) = (l.shape().leaves(), l.stride().leaves());
-        if sizes != v.layout.shape().leaves() {
-            return None;
-        }
-        let pick = |x: &[Int]| {
-            IntTuple::Tuple(order.iter().map(|&i| IntTuple::Int(x[i].clone())).collect())
-        };
-        Layout::new(pick(&sizes), pick(&strides)).ok()
-    };
-    let coords: Option<Vec<CoordFn>> = v
-        .coords
-        .iter()
-        .map(|c| {
-            Some(CoordFn {
-                layout: permute(&c.layout)?,
-                offset: c.offset.clone(),
-                extent: c.extent.clone(),
-            })
-        })
-        .collect();
-    match (permute(&v.layout), coords) {
-        (Some(layout), Some(coords)) => View {
-            layout,
-            coords,
-            ..v.clone()
-        },
-        _ => v.clone(),
     }
 }
