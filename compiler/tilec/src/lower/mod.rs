@@ -8,7 +8,8 @@
 //!
 //! This file walks the statements; `access` makes addresses (guards,
 //! swizzles, vector widths, shared bounds), `residue` copies (and the
-//! k-residue and unaligned entries' tested copies), `tensor_core` the MMA
+//! k-residue and unaligned entries' tested copies), `order` the walk of a
+//! copy or statement in its memory's order, `tensor_core` the MMA
 //! and ldmatrix atoms, `checked` the `--checked` bound checks, `variant`
 //! which entries a kernel gets.
 
