@@ -4,7 +4,7 @@
 //! leaves permuted alike, so that consecutive indices are consecutive in
 //! memory and the accesses become vectors.
 
-use crate::check::program::{Base, CoordFn, Elementwise, View};
+use crate::check::program::{Base, Elementwise, View};
 use tilec_layout::{Int, IntTuple, Layout};
 
 /// `l`'s leaves, smallest stride first (run-time strides last, ties in
@@ -37,32 +37,18 @@ pub(super) fn compact_like(l: &Layout) -> Layout {
 /// permuted alike pair the same elements). `None` where a coordinate
 /// function has other leaves than the layout.
 pub(super) fn by_leaves(v: &View, order: &[usize]) -> Option<View> {
-    let permute = |l: &Layout| -> Option<Layout> {
+    let leaves = v.layout.shape().leaves();
+    v.map_layout(&mut |l: &Layout| {
         let (sizes, strides) = (l.shape().leaves(), l.stride().leaves());
-        if sizes != v.layout.shape().leaves() {
-            return None;
+        if sizes != leaves {
+            return Err(());
         }
         let pick = |x: &[Int]| {
             IntTuple::Tuple(order.iter().map(|&i| IntTuple::Int(x[i].clone())).collect())
         };
-        Layout::new(pick(&sizes), pick(&strides)).ok()
-    };
-    let coords = v
-        .coords
-        .iter()
-        .map(|c| {
-            Some(CoordFn {
-                layout: permute(&c.layout)?,
-                offset: c.offset.clone(),
-                extent: c.extent.clone(),
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(View {
-        layout: permute(&v.layout)?,
-        coords,
-        ..v.clone()
+        Layout::new(pick(&sizes), pick(&strides)).map_err(|_| ())
     })
+    .ok()
 }
 
 /// `dst = value` walked in the order of a global target's strides, where
