@@ -6,7 +6,8 @@
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
 //! types; TMA pipelines, some split over block.z with a reduce, some on
 //! clusters; persistent ones walking the tiles, some stream-K:
-//! `persistent.rs`) and reductions across threads (`threads.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
+//! `persistent.rs`), reductions across threads (`threads.rs`) and run-time
+//! integers in statements against loops and conditions (`ints.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
 //! read and the reference's result (`tilec run` exits 0).
@@ -16,12 +17,14 @@
 //! A failing program is written to `target/fuzz/program_gen/` with its extents
 //! (with `FUZZ_KEEP=1`, every program that ran, to run again on a GPU).
 
+use ints::generate_integers;
 use persistent::generate_persistent_gemm;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tensor_core::{generate_mma_gemm, generate_tma_gemm, generate_wgmma_gemm};
 use threads::generate_thread_reduction;
 
+mod ints;
 mod persistent;
 mod tensor_core;
 mod threads;
@@ -216,6 +219,7 @@ fn generate(rng: &mut Rng) -> Program {
         46..49 => generate_persistent_gemm(rng),
         49..57 => generate_row_sums(rng),
         57..62 => generate_thread_reduction(rng),
+        62..65 => generate_integers(rng),
         _ => generate_copy(rng),
     }
 }
@@ -432,7 +436,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
-    // FUZZ_KIND=mma, wgmma, tma, persistent, rows or threads: one kind only (off-line runs).
+    // FUZZ_KIND=mma, wgmma, tma, persistent, rows, threads or ints: one kind only (off-line runs).
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
@@ -446,6 +450,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             "persistent" => generate_persistent_gemm(&mut rng),
             "rows" => generate_row_sums(&mut rng),
             "threads" => generate_thread_reduction(&mut rng),
+            "ints" => generate_integers(&mut rng),
             _ => generate(&mut rng),
         };
         let file = dir.join(format!("case{case}.tile"));
