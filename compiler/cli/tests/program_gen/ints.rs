@@ -2,8 +2,9 @@
 //! integers where the language has always taken them as integers: a random
 //! expression of `thread.x`, `block.x`, `M` and numbers (large ones too,
 //! past f32's 2^24) with `+ - * / %`, `min` and `max`, clamped and counted
-//! out by a loop in the reference, and a comparison of two such
-//! expressions, which the reference makes as an `if` condition.
+//! out by a loop in the reference (into an f32 tensor and, by an integer
+//! statement, an i32 one), and a comparison of two such expressions, which
+//! the reference makes as an `if` condition.
 
 use super::{Program, Rng};
 
@@ -37,22 +38,26 @@ pub(super) fn generate_integers(rng: &mut Rng) -> Program {
     let cmp = rng.pick(&["<", "<=", ">", ">=", "==", "!="]);
     let clamp = format!("min(max({count}, 0), 300)");
     let source = format!(
-        "kernel fz(C: tensor<f32, (M):(1)>, D: tensor<f32, (M):(1)>)
+        "kernel fz(C: tensor<f32, (M):(1)>, D: tensor<f32, (M):(1)>, E: tensor<i32, (M):(1)>)
 {{
-    reference fz_reference(C, D);
+    reference fz_reference(C, D, E);
     launch grid(ceil_div(M, 64)), block(64);
     local_tile(C, (64), (block.x))[thread.x] = f32({clamp});
+    local_tile(E, (64), (block.x))[thread.x] = {clamp};
     local_tile(D, (64), (block.x))[thread.x] = select({left} {cmp} {right}, 1.0, 0.0);
 }}
 
-kernel fz_reference(C: tensor<f32, (M):(1)>, D: tensor<f32, (M):(1)>)
+kernel fz_reference(C: tensor<f32, (M):(1)>, D: tensor<f32, (M):(1)>, E: tensor<i32, (M):(1)>)
 {{
     launch grid(ceil_div(M, 64)), block(64);
     let s = registers<f32>(1, 0.0);
+    let n = registers<i32>(1, 0);
     for j in 0..{clamp} {{
         s = s + 1.0;
+        n = n + 1;
     }}
     local_tile(C, (64), (block.x))[thread.x] = s;
+    local_tile(E, (64), (block.x))[thread.x] = n;
     if {left} {cmp} {right} {{
         local_tile(D, (64), (block.x))[thread.x] = 1.0;
     }} else {{
