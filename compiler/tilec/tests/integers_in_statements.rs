@@ -88,3 +88,10 @@ fn a_quotient_of_numbers_that_truncates_is_refused_anywhere_in_a_statement() {
         errors[0].message
     );
 }
+
+#[test]
+fn abs_of_an_integer_is_an_integer_one() {
+    let ir = ir("f32(abs(thread.x - 64))");
+    assert!(!ir.contains("abs(int("), "{ir}");
+    assert!(ir.contains("= max "), "{ir}");
+}

@@ -478,11 +478,22 @@ impl KernelChecker {
         }
     }
 
-    /// Arithmetic, `min`, `max` and comparisons of run-time integers (loop
+    /// Arithmetic, `min`, `max`, `abs` and comparisons of run-time integers (loop
     /// counters, `thread.x`, extents) as integer ones, one operand, as in
     /// an index: `t / 32` truncates, and `i < M * N` does not round past
     /// 2^24 as f32 would. `None` where an operand is no integer.
     fn integers(&mut self, e: &Expr, to: &Target) -> Result<Option<Elementwise>, Diagnostic> {
+        // `(i + 1)` groups an integer too.
+        let int = |v: Result<Value, Diagnostic>| v.ok().and_then(|v| v.to_int());
+        // `abs(i)` is `max(i, -i)`.
+        if let ExprKind::Call(f, args) = &e.kind
+            && matches!(&f.kind, ExprKind::Name(n) if n == "abs")
+            && let [a] = args.as_slice()
+            && let Some(x) = int(self.eval(a))
+        {
+            let magnitude = x.max(&Int::Static(0).sub(&x));
+            return Ok(Some(self.leaf_value(Value::Int(magnitude), e, to)?));
+        }
         let (a, b) = match &e.kind {
             ExprKind::Binary(_, a, b) => (&**a, &**b),
             ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if n == "min" || n == "max") =>
@@ -494,8 +505,6 @@ impl KernelChecker {
             }
             _ => return Ok(None),
         };
-        // `(i + 1)` groups an integer too.
-        let int = |v: Result<Value, Diagnostic>| v.ok().and_then(|v| v.to_int());
         let (Some(x), Some(y)) = (int(self.eval(a)), int(self.eval(b))) else {
             return Ok(None);
         };
