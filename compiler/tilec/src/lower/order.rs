@@ -65,12 +65,11 @@ pub(super) fn in_memory_order(dst: &View, value: &Elementwise) -> Option<(View, 
     // vectorizes nothing.
     let order = stride_order(&dst.layout);
     let strides = dst.layout.stride().leaves();
-    let sizes = dst.layout.shape().leaves();
-    let run = |i: usize| strides[i].is_const(1) && !sizes[i].is_const(1);
+    let leaves = dst.layout.shape().leaves();
+    let run = |i: usize| strides[i].is_const(1) && !leaves[i].is_const(1);
     if order.first().is_none_or(|&i| i == 0 || !run(i)) {
         return None;
     }
-    let leaves = dst.layout.shape().leaves();
     let one = |v: &View| v.layout.size().is_const(1);
     let mut fits = !folds(value);
     visit_views(value, &mut |v| {

@@ -207,20 +207,31 @@ impl KernelState {
         if let Some(v) = init {
             element_constant(elem, v, a.spans[1])?;
         }
+        Ok(Value::Tensor(self.new_registers(elem, &shape, init)))
+    }
+
+    /// A register array of `len` elements of static `shape`, column-major,
+    /// as `registers<T>(shape, init)` makes it.
+    pub(super) fn new_registers(
+        &mut self,
+        elem: Elem,
+        shape: &IntTuple,
+        init: Option<f64>,
+    ) -> View {
+        let len = shape.product().as_static().expect("a static shape");
         self.registers.push(RegisterArray {
             elem,
             len,
             init,
             name: None,
         });
-        let view = View {
+        View {
             base: Base::Registers(self.registers.len() - 1),
             elem,
-            layout: Layout::col_major(&shape),
+            layout: Layout::col_major(shape),
             offset: Int::Static(0),
             coords: Vec::new(),
-        };
-        Ok(Value::Tensor(view))
+        }
     }
 
     /// `local_partition(T, threads, index [, step])`: thread `index`'s part of

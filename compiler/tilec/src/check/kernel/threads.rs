@@ -15,7 +15,7 @@
 use super::KernelChecker;
 use super::elementwise::{Target, nontrivial, show_modes};
 use crate::arith::Binary;
-use crate::check::program::{Base, Elem, Elementwise, Op, RegisterArray, SharedBuffer, Stmt, View};
+use crate::check::program::{Base, Elem, Elementwise, Op, SharedBuffer, Stmt, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind};
@@ -201,19 +201,7 @@ impl KernelChecker {
                 .collect(),
         );
         let len: i64 = modes.iter().product();
-        self.state.registers.push(RegisterArray {
-            elem,
-            len,
-            init: None,
-            name: None,
-        });
-        let acc = View {
-            base: Base::Registers(self.state.registers.len() - 1),
-            elem,
-            layout: Layout::col_major(&shape),
-            offset: Int::Static(0),
-            coords: Vec::new(),
-        };
+        let acc = self.state.new_registers(elem, &shape, None);
         let mut ops = vec![Op::Assign {
             dst: acc.clone(),
             value,
