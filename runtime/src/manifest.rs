@@ -137,6 +137,11 @@ pub struct Manifest {
     /// launches it without proving the accesses in bounds first.
     #[serde(default)]
     pub checked: bool,
+    /// The largest relative error of the hardware approximations the
+    /// kernel asked for (`fast_exp`, ...; 0: none): its results are
+    /// checked within it, not bit for bit against the CPU executor.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub approximation: f64,
     /// The kernel's `tune` parameters and the values this build has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tunables: Vec<TunableSpec>,
@@ -517,4 +522,8 @@ impl Manifest {
         }
         Ok(())
     }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }

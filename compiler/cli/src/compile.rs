@@ -373,6 +373,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             })
         }),
         checked: false,
+        approximation: variants
+            .iter()
+            .map(|l| l.ir.approximation())
+            .fold(0.0, f64::max),
         tunables: k
             .tunables
             .iter()

@@ -114,6 +114,12 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         // A failing check waits for another thread of its warp to print,
         // which needs independent thread scheduling (Volta, sm_70).
         InstKind::Assert { .. } => Some(("--checked", 70)),
+        InstKind::Compute { value, .. } => {
+            let mut ops = Vec::new();
+            value.unaries(&mut ops);
+            ops.contains(&tilec::arith::Unary::FastTanh)
+                .then_some(("fast_tanh (tanh.approx.f32)", 75))
+        }
         // Its bound check reports as an assert does.
         InstKind::ReduceBlocks {
             across: tilec::ir::Groups::Parts { .. },

@@ -3,12 +3,15 @@
 //! same IEEE operations in the same order as the CPU executor runs them,
 //! and nothing carries fast-math flags: each operation rounds once, to
 //! nearest even, subnormals kept (the PTX: add/mul/fma/div/sqrt `.rn`).
+//! The `fast_` forms alone are the hardware's approximations
+//! (`ex2.approx.f32`, ...), which the user asked for by name.
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
-use inkwell::values::{AsValueRef, BasicValueEnum, FloatValue, IntValue};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{AsValueRef, BasicValueEnum, CallSiteValue, FloatValue, IntValue, ValueKind};
 use inkwell::{FloatPredicate, IntPredicate};
-use tilec::arith::{self, Binary, Float, Unary};
+use tilec::arith::{self, Approx, Binary, Float, Unary};
 use tilec::check::program::Elem;
 use tilec::ir::{Addr, Arith};
 
@@ -186,12 +189,7 @@ impl<'ctx> Llvm<'_, '_, 'ctx> {
         let f32t = self.0.ctx.f32_type();
         let f = self.0.intrinsic(name, &[f32t.into()])?;
         let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
-        match self.0.b.build_call(f, &args, "")?.try_as_basic_value() {
-            inkwell::values::ValueKind::Basic(v) => Ok(v.into_float_value()),
-            inkwell::values::ValueKind::Instruction(_) => {
-                Err(CodegenError::Llvm(format!("{name} returned nothing")))
-            }
-        }
+        result(self.0.b.build_call(f, &args, "")?, name)
     }
 
     fn bits(&self, a: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
@@ -309,6 +307,42 @@ impl<'ctx> Float for Llvm<'_, '_, 'ctx> {
         let m = b.build_and(bits, c(0x007f_ffff), "")?;
         let m = b.build_or(m, c(0x3f80_0000), "")?;
         Ok((e, self.float_of_bits(m)?))
+    }
+    fn approx(&mut self, op: Approx, a: Self::V) -> Result<Self::V> {
+        // Not ftz: subnormal arguments and results kept, as everywhere else.
+        let name = match op {
+            Approx::Ex2 => "llvm.nvvm.ex2.approx.f",
+            Approx::Lg2 => "llvm.nvvm.lg2.approx.f",
+            Approx::Sqrt => "llvm.nvvm.sqrt.approx.f",
+            Approx::Rsqrt => "llvm.nvvm.rsqrt.approx.f",
+            // LLVM 19 has no intrinsic for it: inline PTX, pure (no
+            // side effects, no memory), so LLVM may still move or merge it.
+            Approx::Tanh => {
+                let f32t = self.0.ctx.f32_type();
+                let fn_ty = f32t.fn_type(&[BasicMetadataTypeEnum::from(f32t)], false);
+                let asm = self.0.ctx.create_inline_asm(
+                    fn_ty,
+                    "tanh.approx.f32 $0, $1;".to_string(),
+                    "=f,f".to_string(),
+                    false,
+                    false,
+                    None,
+                    false,
+                );
+                let call = self.0.b.build_indirect_call(fn_ty, asm, &[a.into()], "")?;
+                return result(call, "tanh.approx.f32");
+            }
+        };
+        let f = self.0.intrinsic(name, &[])?;
+        result(self.0.b.build_call(f, &[a.into()], "")?, name)
+    }
+}
+
+/// The float a call returns.
+fn result<'ctx>(call: CallSiteValue<'ctx>, name: &str) -> Result<FloatValue<'ctx>> {
+    match call.try_as_basic_value() {
+        ValueKind::Basic(v) => Ok(v.into_float_value()),
+        ValueKind::Instruction(_) => Err(CodegenError::Llvm(format!("{name} returned nothing"))),
     }
 }
 

@@ -5,7 +5,7 @@
 //! Accuracy (against f64, over every input class, by the tests below):
 //! exp and exp2 1 ulp, log 2 ulp, tanh 2 ulp, erf 2 ulp, rsqrt 1.5 ulp.
 
-use super::{Binary, Float, Unary};
+use super::{Approx, Binary, Float, Unary};
 
 /// `op(x)`.
 pub fn unary<F: Float>(f: &mut F, op: Unary, x: F::V) -> Result<F::V, F::Error> {
@@ -22,6 +22,21 @@ pub fn unary<F: Float>(f: &mut F, op: Unary, x: F::V) -> Result<F::V, F::Error> 
         Unary::Log => log(f, x),
         Unary::Tanh => tanh(f, x),
         Unary::Erf => erf(f, x),
+        // CUDA's __expf and __logf: the approximation in base 2, the
+        // argument or the result scaled by one rounded product.
+        Unary::FastExp => {
+            let log2e = f.lit(std::f32::consts::LOG2_E)?;
+            let y = f.mul(x, log2e)?;
+            f.approx(Approx::Ex2, y)
+        }
+        Unary::FastLog => {
+            let (l, ln2) = (f.approx(Approx::Lg2, x)?, f.lit(std::f32::consts::LN_2)?);
+            f.mul(l, ln2)
+        }
+        Unary::FastExp2 => f.approx(Approx::Ex2, x),
+        Unary::FastSqrt => f.approx(Approx::Sqrt, x),
+        Unary::FastRsqrt => f.approx(Approx::Rsqrt, x),
+        Unary::FastTanh => f.approx(Approx::Tanh, x),
     }
 }
 
@@ -345,6 +360,9 @@ impl Float for F32 {
         let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
         Ok((e as f32, m))
     }
+    fn approx(&mut self, op: Approx, a: f32) -> Result<f32, Self::Error> {
+        Ok(op.exact(a as f64) as f32)
+    }
 }
 
 #[cfg(test)]
@@ -419,6 +437,41 @@ mod tests {
             (1..1000u32).map(|b| f32::from_bits(b * 7919)),
         );
         assert!(err <= 2.0, "log of subnormals: {err} ulp at {at}");
+    }
+
+    /// The `fast_` forms on the executor: the exact value of what the
+    /// hardware approximates, so within an ulp of the function (the
+    /// product `fast_exp` rounds before the approximation adds up to
+    /// `|x| 2^-24` of relative error), within what [`Unary::error`] allows.
+    #[test]
+    fn fast_forms_are_exact_on_the_executor() {
+        type Case = (Unary, fn(f64) -> f64, f32, f32, f64);
+        let cases: [Case; 6] = [
+            (Unary::FastExp2, f64::exp2, -148.0, 127.0, 0.5),
+            (Unary::FastExp, f64::exp, -80.0, 88.0, 100.0),
+            (Unary::FastLog, f64::ln, 1e-30, 1e30, 1.5),
+            (Unary::FastSqrt, f64::sqrt, 0.0, 1e30, 0.5),
+            (Unary::FastRsqrt, |x| 1.0 / x.sqrt(), 1e-30, 1e30, 0.5),
+            (Unary::FastTanh, f64::tanh, -10.0, 10.0, 0.5),
+        ];
+        for (op, reference, lo, hi, bound) in cases {
+            let (err, at) = worst(op, reference, sweep(lo, hi, 20_000));
+            assert!(err <= bound, "{op}: {err} ulp at {at}");
+            for x in sweep(lo, hi, 20_000) {
+                let want = reference(x as f64);
+                // Relative to normal values: a subnormal's ulp is coarser.
+                let rel = ((run(op, x) as f64 - want) / want).abs();
+                let normal = want.abs() >= f32::MIN_POSITIVE as f64;
+                assert!(!normal || rel <= op.error(), "{op}({x}): {rel}");
+            }
+        }
+        for op in Unary::ALL {
+            assert_eq!(op.error() == 0.0, !op.name().starts_with("fast_"), "{op}");
+        }
+        assert_eq!(run(Unary::FastExp2, -f32::INFINITY), 0.0);
+        assert_eq!(run(Unary::FastRsqrt, 0.0), f32::INFINITY);
+        assert_eq!(run(Unary::FastLog, 0.0), -f32::INFINITY);
+        assert!(run(Unary::FastSqrt, -1.0).is_nan());
     }
 
     #[test]

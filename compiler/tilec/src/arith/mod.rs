@@ -7,7 +7,10 @@
 //! function's value built from them. The executor runs the functions on
 //! `f32`, codegen on LLVM values: the same operations in the same order, so
 //! the CPU executor agrees with the GPU bit for bit, math functions
-//! included (no approximate hardware instruction is ever used).
+//! included. The one exception is asked for by name: the `fast_` forms
+//! (`fast_exp`, ...) are the hardware's approximations ([`Approx`]), which
+//! the executor computes exactly and the GPU within the bound
+//! [`Unary::error`] gives, so a kernel using them is checked to that bound.
 
 mod math;
 
@@ -34,6 +37,56 @@ pub enum Unary {
     Tanh,
     /// The error function (GELU's), within 2 ulp.
     Erf,
+    /// `e^x` as `2^(x * log2(e))` by the hardware's approximation (CUDA's
+    /// `__expf`): within [`Unary::error`], not bit for bit.
+    FastExp,
+    /// `2^x`, the hardware's approximation (`ex2.approx.f32`).
+    FastExp2,
+    /// `ln(x)` as `log2(x) * ln(2)`, the hardware's `lg2.approx.f32`.
+    FastLog,
+    /// The hardware's `sqrt.approx.f32`.
+    FastSqrt,
+    /// The hardware's `rsqrt.approx.f32`.
+    FastRsqrt,
+    /// The hardware's `tanh.approx.f32` (sm_75 and later).
+    FastTanh,
+}
+
+/// An approximation the hardware computes in one instruction (the
+/// multi-function unit's). Its result is not specified to the bit, so the
+/// executor takes the exact value rounded to f32, and the GPU's differs
+/// by at most [`Approx::error`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Approx {
+    Ex2,
+    Lg2,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+}
+
+impl Approx {
+    /// The largest relative error the PTX ISA gives for the instruction
+    /// over its whole range (for `lg2`, the absolute error near 1, where
+    /// the value goes through 0), rounded up to a power of two.
+    pub fn error(self) -> f64 {
+        match self {
+            Approx::Ex2 | Approx::Lg2 | Approx::Sqrt | Approx::Rsqrt => 2f64.powi(-22),
+            // About 16 bits measured; the ISA promises 11.
+            Approx::Tanh => 2f64.powi(-10),
+        }
+    }
+
+    /// The exact value of what the instruction approximates.
+    pub fn exact(self, x: f64) -> f64 {
+        match self {
+            Approx::Ex2 => x.exp2(),
+            Approx::Lg2 => x.log2(),
+            Approx::Sqrt => x.sqrt(),
+            Approx::Rsqrt => 1.0 / x.sqrt(),
+            Approx::Tanh => x.tanh(),
+        }
+    }
 }
 
 /// A two-operand element-wise operation. Comparisons give 1 or 0.
@@ -57,7 +110,7 @@ pub enum Binary {
 }
 
 impl Unary {
-    pub const ALL: [Unary; 9] = [
+    pub const ALL: [Unary; 15] = [
         Unary::Neg,
         Unary::Abs,
         Unary::Exp,
@@ -67,6 +120,12 @@ impl Unary {
         Unary::Rsqrt,
         Unary::Tanh,
         Unary::Erf,
+        Unary::FastExp,
+        Unary::FastExp2,
+        Unary::FastLog,
+        Unary::FastSqrt,
+        Unary::FastRsqrt,
+        Unary::FastTanh,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +139,50 @@ impl Unary {
             Unary::Rsqrt => "rsqrt",
             Unary::Tanh => "tanh",
             Unary::Erf => "erf",
+            Unary::FastExp => "fast_exp",
+            Unary::FastExp2 => "fast_exp2",
+            Unary::FastLog => "fast_log",
+            Unary::FastSqrt => "fast_sqrt",
+            Unary::FastRsqrt => "fast_rsqrt",
+            Unary::FastTanh => "fast_tanh",
+        }
+    }
+
+    /// The hardware approximation a `fast_` form is made of.
+    pub fn approx(self) -> Option<Approx> {
+        match self {
+            Unary::FastExp | Unary::FastExp2 => Some(Approx::Ex2),
+            Unary::FastLog => Some(Approx::Lg2),
+            Unary::FastSqrt => Some(Approx::Sqrt),
+            Unary::FastRsqrt => Some(Approx::Rsqrt),
+            Unary::FastTanh => Some(Approx::Tanh),
+            _ => None,
+        }
+    }
+
+    /// How far the GPU's value may be from the executor's, relatively: 0
+    /// for the exact forms (the two agree bit for bit). `fast_exp` adds
+    /// the rounding of `x * log2(e)`, `|x| 2^-24` of relative error for
+    /// the `|x| < 104` whose values are normal: 2^-17 at most.
+    pub fn error(self) -> f64 {
+        match self {
+            Unary::FastExp => 2f64.powi(-17),
+            _ => self.approx().map_or(0.0, Approx::error),
+        }
+    }
+
+    /// The exact value of what it computes (the references' f64 forms).
+    pub fn exact(self, x: f64) -> f64 {
+        match self {
+            Unary::Neg => -x,
+            Unary::Abs => x.abs(),
+            Unary::Exp | Unary::FastExp => x.exp(),
+            Unary::Exp2 | Unary::FastExp2 => x.exp2(),
+            Unary::Log | Unary::FastLog => x.ln(),
+            Unary::Sqrt | Unary::FastSqrt => x.sqrt(),
+            Unary::Rsqrt | Unary::FastRsqrt => 1.0 / x.sqrt(),
+            Unary::Tanh | Unary::FastTanh => x.tanh(),
+            Unary::Erf => libm::erf(x),
         }
     }
 
@@ -204,4 +307,6 @@ pub trait Float {
     /// For a positive normal `a`: its exponent `e` (as a float) and its
     /// significand in [1, 2), `a = m * 2^e`, both exact.
     fn split(&mut self, a: Self::V) -> Result<(Self::V, Self::V), Self::Error>;
+    /// The hardware's approximation (asked for by a `fast_` form only).
+    fn approx(&mut self, op: Approx, a: Self::V) -> Result<Self::V, Self::Error>;
 }

@@ -142,20 +142,7 @@ impl Block<'_> {
         Ok(match a {
             Arith::Load(at, _) => self.read(at, t, span)?,
             Arith::Scalar(s) => self.scalar(s),
-            Arith::Unary(op, x) => {
-                let x = self.exact(x, t, span)?;
-                match op {
-                    Unary::Neg => -x,
-                    Unary::Abs => x.abs(),
-                    Unary::Exp => x.exp(),
-                    Unary::Exp2 => x.exp2(),
-                    Unary::Log => x.ln(),
-                    Unary::Sqrt => x.sqrt(),
-                    Unary::Rsqrt => 1.0 / x.sqrt(),
-                    Unary::Tanh => x.tanh(),
-                    Unary::Erf => libm::erf(x),
-                }
-            }
+            Arith::Unary(op, x) => op.exact(self.exact(x, t, span)?),
             Arith::Binary(op, x, y) => {
                 let (x, y) = (self.exact(x, t, span)?, self.exact(y, t, span)?);
                 match op {

@@ -68,6 +68,14 @@ impl Arith {
         }
     }
 
+    /// Its one-operand operations, outermost first.
+    pub fn unaries(&self, out: &mut Vec<Unary>) {
+        if let Arith::Unary(op, _) = self {
+            out.push(*op);
+        }
+        self.for_each_operand(&mut |x| x.unaries(out));
+    }
+
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         let mut found = matches!(self, Arith::Shuffle(..));
