@@ -15,6 +15,12 @@ pub const GRID_MAX: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
 /// compiler may bound an expression of extents (`(thread.x + M) % 256`).
 pub const EXTENT_END: i64 = 1 << 40;
 
+/// The most a run-time loop's counter reaches, and the most iterations a
+/// loop runs, as the compiler takes them where a loop's end is known only
+/// at run time (a shared index `(k + 3) % 4`, a vector's alignment); the
+/// runtime proves both of every loop at launch and refuses it otherwise.
+pub const COUNTER_MAX: i64 = 1 << 40;
+
 /// CUDA's largest block, in threads along x, y and z (1024 in all).
 pub const BLOCK_MAX: [i64; 3] = [1024, 1024, 64];
 

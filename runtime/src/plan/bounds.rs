@@ -17,7 +17,7 @@ use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
 use crate::manifest::{LoopSpec, Manifest};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Int};
+use tilec_layout::{Builtin, COUNTER_MAX, Int};
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -237,6 +237,19 @@ impl<'a> Proof<'a> {
             if last.1 < last.0 {
                 empty_loops.push(l.name.as_str());
                 continue;
+            }
+            // What the compiler took for the counter and its iterations
+            // where the end was unknown to it (shared indices, alignments).
+            if last.1 > COUNTER_MAX || last.1.checked_sub(s).is_none_or(|n| n > COUNTER_MAX) {
+                return Err(Box::new(Failure {
+                    error: RuntimeError::Bounds(format!(
+                        "loop {} would count from {s} to {}: a loop's counter and its iterations stay within 2^40, as the compiler's bounds of shared indices and alignments take them",
+                        l.name, last.1
+                    )),
+                    ranges,
+                    depends_on: term.depends_on.clone(),
+                    access: first,
+                }));
             }
             ranges.insert(&l.name, last);
         }

@@ -521,6 +521,28 @@ fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     }
 }
 
+/// Lowering bounds a counter whose end it cannot bound by 2^40 (for shared
+/// indices and alignments); the plan holds every loop to it, so a start
+/// past it is refused, and an ordinary loop to an extent is not.
+#[test]
+fn the_plan_holds_every_loop_to_the_counters_bound() {
+    let m = built_manifest(
+        "tests/checked/counter_past_its_bound.tile",
+        "counter_past_its_bound",
+    );
+    match plan(&m, &Dims::parse("M=100").unwrap()) {
+        Err(RuntimeError::Bounds(why)) => {
+            assert!(
+                why.contains("loop i.0 would count from 1099511627776"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let m = built_manifest("examples/softmax.tile", "softmax");
+    plan(&m, &Dims::parse("M=3,N=1000000").unwrap()).expect("in bounds");
+}
+
 /// On a GPU of 132 multiprocessors, a grid with edge blocks and up to two
 /// blocks for each multiprocessor is one launch of the entry that runs any
 /// block (in one wave the slowest

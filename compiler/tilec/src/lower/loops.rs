@@ -16,14 +16,15 @@ pub(super) struct Counter {
     /// The values the counter takes, where known at compile time.
     pub range: Option<(i64, i64)>,
     pub start: Int,
-    /// The last iteration counted from the start (`UNBOUNDED` where the
+    /// The last iteration counted from the start (`COUNTER_MAX` where the
     /// extents decide), for [`Lowerer::range`].
     pub iterations: i64,
 }
 
-/// The upper bound of a counter that runs to a run-time end: large, yet far
-/// enough from overflow for the interval arithmetic on it.
-const UNBOUNDED: i64 = 1 << 40;
+/// The upper bound of a counter that runs to a run-time end, and of its
+/// iterations: large, yet far enough from overflow for the interval
+/// arithmetic on it, and proved by the runtime at launch for every loop.
+const UNBOUNDED: i64 = tilec_layout::COUNTER_MAX;
 
 /// The prefix of the names [`Lowerer::range`] gives iterations
 /// (no identifier starts so).
@@ -81,8 +82,9 @@ impl Lowerer<'_> {
     }
 
     /// The values `thread.x` and the counters of the active loops take. A
-    /// counter whose end is known only at run time is unbounded above, which
-    /// still bounds `k % 3`; a loop's iteration counted from its start (the
+    /// counter whose end is known only at run time reaches `COUNTER_MAX` at
+    /// most (the runtime's launch proof holds it to that), which still
+    /// bounds `k % 3`; a loop's iteration counted from its start (the
     /// names [`Self::counted_from_starts`] makes) runs from 0.
     pub(super) fn name_range(&self, n: &str) -> Option<(i64, i64)> {
         if let Some(l) = n.strip_prefix(ITERATION) {
