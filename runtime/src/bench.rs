@@ -108,7 +108,7 @@ impl BenchResult {
                 t.median, t.min, t.max
             )
         };
-        let check = match self.check {
+        let check = match &self.check {
             Some(c) => format!("{c}"),
             None => "no reference, results not checked".into(),
         };
@@ -486,7 +486,12 @@ pub fn race(
         gpu.restore(&clean, &mut dev[0])?;
         gpu.launch(f, q, &dev[0])?;
         let outs = gpu.download_only(&dev[0], output)?;
-        checks.push(crate::compare(&outs, &want, b.approximation)?);
+        checks.push(crate::compare(
+            &outs,
+            &want,
+            &b.param_names(),
+            b.approximation,
+        )?);
     }
     gpu.restore(&clean, &mut dev[0])?;
     drop(clean);

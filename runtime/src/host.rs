@@ -124,7 +124,8 @@ impl SplitMix {
 /// the element furthest from its value, measured against the larger of
 /// that value and the reference's root mean square (so that a value near
 /// zero is not held to its own tiny scale). The norm alone forgives a few
-/// wrong elements among millions.
+/// wrong elements among millions. A NaN or an infinity in the reference is
+/// met exactly (a NaN of any payload, the same infinity) or not at all.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Deviation {
     pub norm: f64,
@@ -142,6 +143,11 @@ pub struct Worst {
     pub error: f64,
 }
 
+/// A NaN where a NaN is expected (any payload), or the same infinity.
+fn same_non_finite(got: f64, want: f64) -> bool {
+    (got.is_nan() && want.is_nan()) || got == want
+}
+
 pub fn deviation(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> Deviation {
     use rayon::prelude::*;
     // Sums of fixed chunks, added in order: the same result on any number
@@ -151,10 +157,18 @@ pub fn deviation(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> Devi
         .par_chunks(CHUNK)
         .zip(offsets.par_chunks(CHUNK))
         .map(|(rs, os)| {
-            rs.iter().zip(os).fold((0.0f64, 0.0f64), |(n, d), (r, &o)| {
-                let e = out.get(o) - r;
-                (n + e * e, d + r * r)
-            })
+            rs.iter()
+                .zip(os)
+                .fold((0.0f64, 0.0f64), |(n, d), (&r, &o)| {
+                    let got = out.get(o);
+                    match r.is_finite() {
+                        true => (n + (got - r) * (got - r), d + r * r),
+                        // A NaN or an infinity expected is matched exactly
+                        // (adding nothing) or not at all.
+                        false if same_non_finite(got, r) => (n, d),
+                        false => (f64::INFINITY, d),
+                    }
+                })
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -174,7 +188,11 @@ pub fn deviation(out: &HostBuffer, reference: &[f64], offsets: &[usize]) -> Devi
         .zip(offsets.par_iter())
         .map(|(&want, &offset)| {
             let got = out.get(offset);
-            let error = (got - want).abs() / want.abs().max(rms);
+            let error = match want.is_finite() {
+                true => (got - want).abs() / want.abs().max(rms),
+                false if same_non_finite(got, want) => 0.0,
+                false => f64::INFINITY,
+            };
             Worst {
                 offset,
                 got,

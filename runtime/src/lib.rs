@@ -136,8 +136,10 @@ pub struct Report {
 
 /// A result's relative error against its reference, and the tolerance of
 /// its element type.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Check {
+    /// The output it is of (the worst of several).
+    pub tensor: String,
     pub error: f64,
     pub tolerance: f64,
     /// The element furthest from its reference value ([`host::Deviation`]),
@@ -172,10 +174,10 @@ impl std::fmt::Display for Check {
             _ if self.ok() => write!(f, "ok")?,
             Some(w) => write!(
                 f,
-                "MISMATCH: element {} is {:.6e} where the reference has {:.6e}",
-                w.offset, w.got, w.want
+                "MISMATCH: element {} of {} is {:.6e} where the reference has {:.6e}",
+                w.offset, self.tensor, w.got, w.want
             )?,
-            None => write!(f, "MISMATCH")?,
+            None => write!(f, "MISMATCH of {}", self.tensor)?,
         }
         if let Some(Sample { ran, of, unit }) = self.sample {
             write!(
@@ -211,7 +213,7 @@ impl Report {
         } else {
             format!("{:.1} ms", self.ms_median)
         };
-        let check = match self.check {
+        let check = match &self.check {
             Some(c) => format!("{}", c),
             None => "no reference, results not checked".into(),
         };
@@ -261,7 +263,7 @@ pub fn run_gpu(
     let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
-    let check = compare(&outs, &expected, m.approximation)?;
+    let check = compare(&outs, &expected, &m.param_names(), m.approximation)?;
     times.sort_by(f32::total_cmp);
     let report = Report {
         device: gpu.name.clone(),
@@ -282,10 +284,11 @@ pub fn run_gpu(
 /// A kernel of hardware approximations whose relative error reaches
 /// `approximation` is held to a multiple of it where that is the looser:
 /// 8 times it norm-wise, 32 times element by element, for the errors that
-/// arithmetic after the approximation carries on.
+/// arithmetic after the approximation carries on. `names`: the parameters'.
 pub fn compare(
     outs: &[Option<HostBuffer>],
     expected: &[reference::Expected],
+    names: &[String],
     approximation: f64,
 ) -> Result<Option<Check>, RuntimeError> {
     let mut worst: Option<Check> = None;
@@ -296,6 +299,7 @@ pub fn compare(
             .ok_or_else(|| RuntimeError::Manifest("an output is not a tensor".into()))?;
         let d = deviation(out, &e.values, &e.offsets);
         let c = Check {
+            tensor: names.get(e.output).cloned().unwrap_or_default(),
             error: d.norm,
             tolerance: tolerance(out.elem()).max(8.0 * approximation),
             worst: d.worst,
@@ -314,7 +318,7 @@ pub fn compare(
             }
         };
         let worse = |w: &Check| !ratio(w).is_nan() && (ratio(&c).is_nan() || ratio(&c) > ratio(w));
-        if worst.is_none_or(|w| worse(&w)) {
+        if worst.as_ref().is_none_or(worse) {
             worst = Some(c);
         }
     }
@@ -336,9 +340,29 @@ mod tests {
             values,
             sample: None,
         };
-        compare(&[Some(out)], &[expected], approximation)
+        compare(&[Some(out)], &[expected], &["Y".into()], approximation)
             .unwrap()
             .unwrap()
+    }
+
+    /// A NaN or an infinity the reference has is met exactly or not at
+    /// all, and the finite elements are measured as if it were not there.
+    #[test]
+    fn non_finite_values_are_met_exactly() {
+        let want = vec![1.0, f64::NAN, f64::INFINITY, -2.0, f64::NEG_INFINITY];
+        let out = |v: [f32; 5]| HostBuffer::F32(v.to_vec());
+        let (nan, inf) = (f32::NAN, f32::INFINITY);
+        let c = check(out([1.0, nan, inf, -2.0, -inf]), want.clone());
+        assert!(c.ok() && c.error == 0.0, "{c}");
+        assert!(check(out([1.0, nan, inf, -2.00001, -inf]), want.clone()).ok());
+        for wrong in [
+            [1.0, 0.0, inf, -2.0, -inf],
+            [1.0, nan, -inf, -2.0, -inf],
+            [1.0, nan, inf, -2.0, 3.0e38],
+            [nan, nan, inf, -2.0, -inf],
+        ] {
+            assert!(!check(out(wrong), want.clone()).ok(), "{wrong:?}");
+        }
     }
 
     /// f32 results off by tanh.approx's bound (2^-10 of each value) fail
@@ -377,7 +401,10 @@ mod tests {
         assert!(c.error <= c.tolerance, "the norm alone passes: {}", c.error);
         assert!(!c.ok());
         let shown = c.to_string();
-        assert!(shown.contains("MISMATCH: element 10"), "{shown}");
+        assert!(
+            shown.contains("MISMATCH: element 10") && shown.contains("of Y"),
+            "{shown}"
+        );
         // A NaN anywhere is a mismatch.
         let mut nan = want.clone();
         nan[5] = f64::NAN;

@@ -235,6 +235,11 @@ fn no_cluster() -> [u32; 3] {
 }
 
 impl Manifest {
+    /// The parameters' names, in ABI order.
+    pub fn param_names(&self) -> Vec<String> {
+        self.params.iter().map(|p| p.name.clone()).collect()
+    }
+
     /// `splits=16,stages=4`: the tunables' values of this build.
     pub fn tuned(&self) -> String {
         crate::plan::assignments(self.tunables.iter().map(|t| (&t.name, t.value)))

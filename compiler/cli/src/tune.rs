@@ -470,6 +470,7 @@ mod tests {
             device: "GPU".into(),
             tuned: String::new(),
             check: Some(tilec_runtime::Check {
+                tensor: "C".into(),
                 error,
                 tolerance: 1e-5,
                 worst: None,

@@ -54,6 +54,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/gemm_bias_relu.tile", "M=136,N=200,K=72"),
         ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("tests/run/fast_math.tile", "M=100,N=37"),
+        ("tests/run/non_finite.tile", "M=300"),
         ("examples/reduce_rows.tile", "M=1000,N=37"),
         ("examples/softmax.tile", "M=100,N=300"),
         ("examples/softmax.tile", "M=2,N=20000"),
