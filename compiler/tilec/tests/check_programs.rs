@@ -35,6 +35,44 @@ fn every_example_checks_and_its_shapes_are_as_recorded() {
     }
 }
 
+/// `X` in a step is the mode left out even in a kernel with a tensor named
+/// X (it was the tensor, and the step "a tuple").
+#[test]
+fn a_step_s_x_is_not_a_tensor_named_x() {
+    let src = "kernel k(X: tensor<f32, (M, N):(1, M)>, Y: tensor<f32, (M):(1)>)
+{
+    launch grid(ceil_div(M, 128)), block(128);
+    let gX = local_tile(X, (128, 8), (block.x, _));
+    let gY = local_tile(Y, (128, 8), (block.x, _), step(1, X));
+    gY[thread.x] = gX[thread.x, 0, 0];
+}";
+    let kernels = check_source(src).unwrap_or_else(|d| panic!("{}", d[0].render("x", src)));
+    let shapes = shapes_report(&kernels);
+    assert!(
+        shapes.contains("gY") && shapes.contains("(128)"),
+        "{shapes}"
+    );
+}
+
+/// A shared buffer of a shape alone is its compact column-major layout, as
+/// registers of a shape are.
+#[test]
+fn a_shared_buffer_takes_a_shape() {
+    let src = "kernel k(Y: tensor<f32, (M):(1)>)
+{
+    launch grid(ceil_div(M, 256)), block(256);
+    let s = shared<f32>(256);
+    let t = shared<f32>((16, 16));
+    s[thread.x] = 1.0;
+    t[thread.x % 16, thread.x / 16] = 2.0;
+    sync();
+    local_tile(Y, (256), (block.x))[thread.x] = s[255 - thread.x] + t[thread.x / 16, thread.x % 16];
+}";
+    let kernels = check_source(src).unwrap_or_else(|d| panic!("{}", d[0].render("x", src)));
+    let shapes = shapes_report(&kernels);
+    assert!(shapes.contains("(16,16):(1,16)"), "{shapes}");
+}
+
 #[test]
 fn every_wrong_program_gets_its_diagnostics() {
     let files = tile_files("tests/check/errors");

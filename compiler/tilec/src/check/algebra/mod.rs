@@ -297,7 +297,11 @@ impl<'a> Evaluator<'a> {
                             ),
                             b.span,
                         )
-                        .with_help("e.g. k % 3 cycles through 3 pipeline stages"));
+                        .with_help(match &b.kind {
+                            ExprKind::Int(_) => "integer / and % take a positive divisor (k % 3 cycles through three stages)".to_string(),
+                            // A name: a `tune` value set so, or a `let`.
+                            _ => format!("the divisor is {y} here; a `tune` value passed with --set, or a `let` it comes from, may have made it so"),
+                        }));
                     }
                     Ok(())
                 };
@@ -504,7 +508,15 @@ impl<'a> Evaluator<'a> {
     }
 
     fn call(&mut self, name: &str, span: Span, args: &[Expr]) -> Result<Value, Diagnostic> {
-        let values = self.eval_all(args)?;
+        // In a step, `X` is the mode left out even where a tensor is named
+        // X (the name most examples give one).
+        let values = args
+            .iter()
+            .map(|a| match &a.kind {
+                ExprKind::Name(n) if name == "step" && n == "X" => Ok(Value::Skip),
+                _ => self.eval(a),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let spans = args.iter().map(|a| a.span).collect();
         let names = args
             .iter()

@@ -724,5 +724,5 @@ fn integer_comparison(op: Binary, x: &Int, y: &Int) -> Int {
 fn integer_statement(e: &Expr, what: &str, to: &Target) -> Diagnostic {
     Diagnostic::new(format!("{what} in an element-wise statement on integers"), e.span)
         .with_related(to.expr.span, format!("the target holds {}: the statement computes in i32", to.view.elem))
-        .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers; `i32(x)` converts a float computation")
+        .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers; `i32(x)` converts a float computation, a comparison of floats too: `select(i32(x > 0.0), 1, -1)`")
 }

@@ -46,9 +46,11 @@ const FUNCTIONS: &[(&str, &str, Make)] = &[
         "partition_C(MMA, T, thread.x)  this thread's (values, M tiles, N tiles) of T (M, N)",
         |state, a, _, conds| state.partition_mma(a, conds, Operand::C),
     ),
-    ("shared", "shared<T>(LAYOUT)", |state, a, ty, _| {
-        state.shared(a, ty)
-    }),
+    (
+        "shared",
+        "shared<T>(LAYOUT) | shared<T>(SHAPE)",
+        |state, a, ty, _| state.shared(a, ty),
+    ),
     (
         "registers",
         "registers<T>(SHAPE) | registers<T>(SHAPE, INIT)",
@@ -110,11 +112,18 @@ impl KernelState {
         // buffer: every view of the buffer indexes through it.
         let (swizzle, offset, layout) = match &a.values[0] {
             Value::Composed(c) => (Some(c.swizzle), c.offset.clone(), c.layout.clone()),
+            // A shape alone is its compact column-major layout, as for
+            // registers<T>(SHAPE).
             v => (
                 None,
                 Int::Static(0),
-                v.as_layout()
-                    .ok_or_else(|| a.wrong(0, "a layout or a swizzled layout"))?,
+                match v.as_layout() {
+                    Some(l) => l,
+                    None => Layout::col_major(
+                        &a.shape(0)
+                            .map_err(|_| a.wrong(0, "a layout, a swizzled layout or a shape"))?,
+                    ),
+                },
             ),
         };
         let cosize = layout.cosize();
