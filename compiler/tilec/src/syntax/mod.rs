@@ -140,8 +140,19 @@ fn to_diagnostic(
         ParseError::UnrecognizedToken {
             token: (l, t, r),
             expected,
-        } => Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r })
-            .with_help(expected_help(&expected)),
+        } => {
+            let d = Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r });
+            // A word where a name may stand is one of the language's own.
+            let word = t.to_string();
+            match word.chars().all(|c| c.is_ascii_alphabetic())
+                && expected.iter().any(|e| e.trim_matches('"') == "name")
+            {
+                true => d.with_help(format!(
+                    "`{word}` is a keyword of the language; give it another name, e.g. `{word}_`"
+                )),
+                false => d.with_help(expected_help(&expected)),
+            }
+        }
         ParseError::ExtraToken { token: (l, t, r) } => Diagnostic::new(
             format!("unexpected `{t}` after a complete expression"),
             Span { start: l, end: r },

@@ -471,6 +471,11 @@ impl<'a> Evaluator<'a> {
                         .collect();
                     close.sort();
                     Err(match close.as_slice() {
+                        // CUDA's 2-D and 3-D blocks: here a thread layout
+                        // gives a thread its coordinates.
+                        _ if n == "thread.y" || n == "thread.z" => d.with_help(
+                            "blocks are one-dimensional: a thread is `thread.x`, and a thread layout gives it coordinates, e.g. local_partition(T, (32, 8):(1, 32), thread.x) for a 32 x 8 block",
+                        ),
                         [] => d,
                         [one] => d.with_help(format!("a similar name exists: `{one}`")),
                         more => d.with_help(format!(
