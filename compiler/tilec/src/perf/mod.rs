@@ -272,16 +272,18 @@ fn record(
     e.ideal = e.ideal.max(ideal);
 }
 
-/// 32-byte sectors the lanes' accesses touch, and the fewest possible.
+/// 32-byte sectors the lanes' accesses touch, and the fewest possible: the
+/// distinct bytes' (lanes reading one address, a broadcast, share them).
 fn sectors(addrs: &[i64], bytes: i64) -> (i64, i64) {
-    let mut set = HashSet::new();
+    let (mut sectors, mut words) = (HashSet::new(), HashSet::new());
     for &a in addrs {
         for b in (0..bytes).step_by(4) {
-            set.insert((a + b).div_euclid(SECTOR_BYTES));
+            sectors.insert((a + b).div_euclid(SECTOR_BYTES));
+            words.insert((a + b).div_euclid(4));
         }
     }
-    let total = addrs.len() as i64 * bytes;
-    (set.len() as i64, (total + SECTOR_BYTES - 1) / SECTOR_BYTES)
+    let distinct = words.len() as i64 * 4;
+    (sectors.len() as i64, (distinct + SECTOR_BYTES - 1) / SECTOR_BYTES)
 }
 
 /// Wavefronts a shared request takes: per phase, the most distinct 4-byte
@@ -490,4 +492,20 @@ fn line_col(src: &str, offset: usize) -> (usize, usize) {
         .map_or(before.len(), |i| before.len() - i - 1)
         + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A warp's 4-byte accesses: consecutive, every other one, and all at
+    /// one address (a broadcast, which one sector serves at best).
+    #[test]
+    fn a_request_s_fewest_sectors_are_its_distinct_bytes() {
+        let lanes = |f: fn(i64) -> i64| (0..32).map(f).collect::<Vec<_>>();
+        assert_eq!(sectors(&lanes(|l| 4 * l), 4), (4, 4));
+        assert_eq!(sectors(&lanes(|l| 8 * l), 4), (8, 4));
+        assert_eq!(sectors(&lanes(|_| 64), 4), (1, 1));
+        assert_eq!(sectors(&lanes(|l| 16 * l), 16), (16, 16));
+    }
 }
