@@ -283,7 +283,10 @@ fn sectors(addrs: &[i64], bytes: i64) -> (i64, i64) {
         }
     }
     let distinct = words.len() as i64 * 4;
-    (sectors.len() as i64, (distinct + SECTOR_BYTES - 1) / SECTOR_BYTES)
+    (
+        sectors.len() as i64,
+        (distinct + SECTOR_BYTES - 1) / SECTOR_BYTES,
+    )
 }
 
 /// Wavefronts a shared request takes: per phase, the most distinct 4-byte

@@ -603,21 +603,39 @@ fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// What a swizzle asks of a box's rows, for a copy that is not TMA boxes:
-/// `Swizzle(2, 3, 3)` of bf16 swizzles rows of 64 bytes, where rows of 64
-/// bf16 (128 bytes) take `Swizzle(3, 3, 3)`.
+/// What TMA's swizzles ask of a box's rows, for a copy that is not TMA
+/// boxes. TMA swizzles 16-byte units in rows of 32, 64 or 128 bytes: on
+/// bf16, `Swizzle(1|2|3, 3, 3)`. A buffer that has one of them needs boxes
+/// of its rows; one that has another is told TMA's for its rows (or for
+/// rows of 128 bytes).
 fn swizzle_rows(sw: tilec_layout::Swizzle, elem: crate::check::program::Elem) -> String {
-    let unit = (1i64 << sw.base) * elem.bytes();
-    let row = (1i64 << sw.bits) * unit;
-    let b128 = (128 / unit.max(1)).max(1).trailing_zeros();
-    format!(
-        ". This buffer's Swizzle({}, {}, {}) swizzles rows of {row} bytes ({} {elem}), the rows of a box under it; rows of 128 bytes ({} {elem}) take Swizzle({b128}, {}, {})",
-        sw.bits,
-        sw.base,
-        sw.shift,
-        row / elem.bytes(),
-        128 / elem.bytes(),
-        sw.base,
-        sw.shift
-    )
+    let bytes = elem.bytes().max(1);
+    let row = (1i64 << sw.bits) * (1i64 << sw.base) * bytes;
+    let base = (16 / bytes).max(1).trailing_zeros();
+    let tma = |row: i64| format!("Swizzle({}, {base}, 3)", (row / 16).trailing_zeros());
+    let others = [32, 64, 128]
+        .into_iter()
+        .filter(|&r| r != row)
+        .map(|r| format!("rows of {r} bytes take {}", tma(r)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let own = format!("Swizzle({}, {}, {})", sw.bits, sw.base, sw.shift);
+    if [32, 64, 128].contains(&row) && own == tma(row) {
+        format!(
+            ". This buffer's {own} is TMA's for rows of {row} bytes ({} {elem}): the box's rows must be that wide; {others}",
+            row / bytes
+        )
+    } else {
+        let fit = if [32, 64, 128].contains(&row) {
+            row
+        } else {
+            128
+        };
+        format!(
+            ". This buffer's {own} is none of TMA's ({} for rows of 32, 64 and 128 bytes of {elem}); rows of {fit} bytes ({} {elem}) take {}",
+            [32, 64, 128].map(tma).join(", "),
+            fit / bytes,
+            tma(fit)
+        )
+    }
 }
