@@ -73,6 +73,19 @@ fn a_shared_buffer_takes_a_shape() {
     assert!(shapes.contains("(16,16):(1,16)"), "{shapes}");
 }
 
+/// Parentheses group an `if`'s conditions (they were taken for a tuple).
+#[test]
+fn an_if_s_conditions_group_in_parentheses() {
+    let src = "kernel k(Y: tensor<f32, (M):(1)>)
+{
+    launch grid(1), block(64);
+    if thread.x < 32 && (M > 5 || thread.x < 16) {
+        if thread.x < M { Y[thread.x] = 1.0; }
+    }
+}";
+    check_source(src).unwrap_or_else(|d| panic!("{}", d[0].render("x", src)));
+}
+
 #[test]
 fn every_wrong_program_gets_its_diagnostics() {
     let files = tile_files("tests/check/errors");

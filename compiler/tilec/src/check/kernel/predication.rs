@@ -74,6 +74,12 @@ impl KernelChecker {
             return Err(Diagnostic::new("this condition nests too deeply", e.span)
                 .with_help("split it into nested `if` statements"));
         }
+        // `(a || b)`: parentheses group conditions too.
+        if let ExprKind::Tuple(v) = &e.kind
+            && let [inner] = v.as_slice()
+        {
+            return self.predicate(inner, depth + 1);
+        }
         let ExprKind::Binary(op, a, b) = &e.kind else {
             return Err(match self.eval(e) {
                 Ok(v) => Diagnostic::new("an `if` needs a comparison", e.span)
