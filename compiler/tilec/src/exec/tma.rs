@@ -239,6 +239,11 @@ impl<'a> Block<'a> {
         let total: i64 = dims.iter().map(|d| d.2).product();
         let stack = m.stacking_dim();
         at[stack] += part * dims[stack].2;
+        // The instructions take coordinates as signed 32-bit integers: one
+        // past them wraps, as the GPU's does (a box at row 2^32 is row 0's).
+        for c in &mut at {
+            *c = *c as i32 as i64;
+        }
         let start = self.uniform(
             place.index,
             span,
