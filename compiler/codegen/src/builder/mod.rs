@@ -34,7 +34,7 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tilec::check::program::Elem;
-use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param, Space, for_each_atom};
+use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param};
 use tilec_layout::int::Op as IntOp;
 
 /// The `ptx_kernel` calling convention.
@@ -186,21 +186,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             inkwell::attributes::Attribute::get_named_enum_kind_id("readonly"),
             0,
         );
-        let mut written = Vec::new();
-        for_each_atom(&ir.body, &mut |i| {
-            if let Some((dst, _)) = i.written()
-                && let Space::Global(p) = dst.space
-            {
-                written.push(p);
-            }
-            if let InstKind::TmaStore { map, .. } = i.kind {
-                written.push(ir.tensor_maps[map].param);
-            }
-        });
+        let written = ir.written_params();
         for (i, p) in ir.params.iter().enumerate() {
             if let Param::Tensor { name, .. } = p {
                 let at = inkwell::attributes::AttributeLoc::Param(i as u32);
-                if !written.contains(&i) {
+                if !written[i] {
                     func.add_attribute(at, noalias);
                     func.add_attribute(at, readonly);
                 }

@@ -101,6 +101,9 @@ impl<'a> Block<'a> {
         match a.space {
             Space::Global(p) => {
                 let i = self.global_index(p, i, t, span, "read")?;
+                if self.written[p] {
+                    self.global_read(p, i, t as u32, span)?;
+                }
                 Ok(self.global_value(p, i))
             }
             Space::Shared(s) => self.read_shared(s, i, t, span),
@@ -207,6 +210,12 @@ impl<'a> Block<'a> {
         span: Span,
     ) -> Result<()> {
         let i = self.global_index(p, i, t, span, "write")?;
+        if let Some(e) = self.readers.get(&(p, i))
+            && e.epoch == self.epoch
+            && let Some((r, at)) = e.readers.iter().flatten().find(|(r, _)| *r != t as u32)
+        {
+            return Err(self.global_race(p, i, (*r, *at, "reads"), (t as u32, span, "writes")));
+        }
         let me = (t as u32, self.epoch, span);
         if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
             && other != t as u32
@@ -234,6 +243,62 @@ impl<'a> Block<'a> {
             span,
         });
         Ok(())
+    }
+
+    /// Thread `t` reads element `i` of global tensor `p`, which the kernel
+    /// writes: another thread's write of it in this barrier epoch is a race
+    /// (its warp may run before or after this one's), and the read is
+    /// recorded for the writes to come and for other blocks' writes.
+    fn global_read(&mut self, p: usize, i: usize, t: u32, span: Span) -> Result<()> {
+        if let Some(&(w, epoch, at)) = self.writers.get(&(p, i))
+            && w != t
+            && epoch == self.epoch
+        {
+            return Err(self.global_race(p, i, (w, at, "writes"), (t, span, "reads")));
+        }
+        let epoch = self.epoch;
+        let e = self.readers.entry((p, i)).or_default();
+        if e.epoch != epoch {
+            *e = Touch {
+                epoch,
+                ..Touch::default()
+            };
+        }
+        match e.readers {
+            [None, _] => e.readers[0] = Some((t, span)),
+            [Some((r, _)), None] if r != t => e.readers[1] = Some((t, span)),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Two threads of this block at one global element with no barrier
+    /// between, one of them writing: `other` then `mine` (thread, statement,
+    /// what it does).
+    fn global_race(
+        &self,
+        p: usize,
+        i: usize,
+        other: (u32, Span, &str),
+        mine: (u32, Span, &str),
+    ) -> ExecError {
+        ExecError {
+            message: format!(
+                "thread {} of block {:?} {} element {i} of `{}` and thread {} {} it with no barrier between: what is read depends on the order the threads run in",
+                other.0,
+                self.block,
+                other.2,
+                param_name(self.ir, p),
+                mine.0,
+                mine.2
+            ),
+            span: mine.1,
+            label: format!("thread {} {} it here", mine.0, mine.2),
+            other: Some((other.1, format!("thread {} {} it here", other.0, other.2))),
+            help: Some(
+                "order them with sync(), or give each thread the elements it writes to read alone",
+            ),
+        }
     }
 
     /// Records an access to shared element `i`; two threads in one epoch

@@ -137,8 +137,17 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
         })
         .collect();
     let groups = reduce::groups(&blocks);
+    // Per entry, which tensors it writes: only their reads are recorded.
+    let written: Vec<Vec<bool>> = launch.parts.iter().map(|p| p.ir.written_params()).collect();
+    let parts_of = |ir: &KernelIr| {
+        launch
+            .parts
+            .iter()
+            .position(|p| std::ptr::eq(p.ir, ir))
+            .unwrap_or(0)
+    };
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<Vec<Write>>)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, Result<Log>)>> = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(groups.len().max(1));
@@ -154,7 +163,8 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                     let partials = reduce::Partials::default();
                     for &b in &groups[g] {
                         let (ir, at) = blocks[b];
-                        let r = Block::new(ir, launch, inputs, at, Some(&partials)).run();
+                        let written = &written[parts_of(ir)];
+                        let r = Block::new(ir, launch, inputs, at, written, Some(&partials)).run();
                         if let Some(done) = launch.blocks_done {
                             done.fetch_add(1, Ordering::Relaxed);
                         }
@@ -187,7 +197,7 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
     // of its output, tens of millions at GPU sizes.
     let mut writer: Vec<Vec<usize>> = vec![Vec::new(); tensors.len()];
     for (b, log) in &logs {
-        for w in log {
+        for w in &log.writes {
             let owner = &mut writer[w.param];
             if owner.is_empty() {
                 let len = tensors[w.param].as_ref().map_or(0, |t| t.data.len());
@@ -202,7 +212,9 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                         .iter()
                         .find(|(ob, _)| *ob == other)
                         .and_then(|(_, l)| {
-                            l.iter().find(|x| (x.param, x.index) == (w.param, w.index))
+                            l.writes
+                                .iter()
+                                .find(|x| (x.param, x.index) == (w.param, w.index))
                         })
                         .map_or(w.span, |x| x.span);
                     return Err(ExecError {
@@ -222,8 +234,32 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
             }
         }
     }
+    // A block that reads what another writes: blocks are not ordered, so
+    // it reads the launch's input here and either value on a GPU.
+    for (b, log) in &logs {
+        for r in &log.reads {
+            let owner = writer[r.param].get(r.index).copied().unwrap_or(0);
+            if owner != 0 && owner != b + 1 {
+                return Err(ExecError {
+                    message: format!(
+                        "block {:?} reads element {} of `{}`, which block {:?} writes: blocks are not ordered, so what it reads depends on which runs first",
+                        blocks[*b].1,
+                        r.index,
+                        param_name(blocks[*b].0, r.param),
+                        blocks[owner - 1].1
+                    ),
+                    span: r.span,
+                    label: format!("block {:?} reads it here", blocks[*b].1),
+                    other: None,
+                    help: Some(
+                        "give each block the elements it writes to read alone, or split the kernel in two launches",
+                    ),
+                });
+            }
+        }
+    }
     for (_, log) in logs {
-        for w in log {
+        for w in log.writes {
             if let Some(t) = tensors[w.param].as_mut() {
                 t.data[w.index] = w.value;
             }
@@ -233,6 +269,20 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
         .iter()
         .map(|w| (0..w.len()).filter(|&i| w[i] != 0).collect())
         .collect())
+}
+
+/// What a block leaves: its global writes, applied after every block has
+/// run, and the elements of written tensors it read (each once).
+struct Log {
+    writes: Vec<Write>,
+    reads: Vec<Read>,
+}
+
+/// A global read of one block of a tensor the kernel writes.
+struct Read {
+    param: usize,
+    index: usize,
+    span: Span,
 }
 
 /// A global write of one block, applied after every block has run.
@@ -320,6 +370,11 @@ struct Block<'a> {
     /// epoch and the statement, so that two threads writing it with no
     /// barrier between them are caught.
     writers: HashMap<(usize, usize), (u32, u32, Span)>,
+    /// Per parameter: whether the kernel writes it.
+    written: &'a [bool],
+    /// Per global element of a written tensor this block read: who read
+    /// it in the current barrier epoch, as [`Touch`] keeps them.
+    readers: HashMap<(usize, usize), Touch>,
     counters: HashMap<usize, i64>,
     /// In a pipeline: per shared element, the iteration whose box last
     /// wrote it (and the load), and the iteration whose body is running.
@@ -335,6 +390,7 @@ impl<'a> Block<'a> {
         launch: &'a Launch<'a>,
         globals: &'a [Option<Tensor>],
         block: [u32; 3],
+        written: &'a [bool],
         partials: Option<&'a reduce::Partials>,
     ) -> Block<'a> {
         let threads = ir.block_threads.max(1) as usize;
@@ -379,6 +435,8 @@ impl<'a> Block<'a> {
             writes: Vec::new(),
             overlay: HashMap::new(),
             writers: HashMap::new(),
+            written,
+            readers: HashMap::new(),
             counters: HashMap::new(),
             stage_tags: Vec::new(),
             iteration: None,
@@ -389,11 +447,22 @@ impl<'a> Block<'a> {
         }
     }
 
-    fn run(mut self) -> Result<Vec<Write>> {
+    fn run(mut self) -> Result<Log> {
         self.stopped(Span { start: 0, end: 0 })?;
         self.scope_ints(None, Span { start: 0, end: 0 })?;
         self.insts(&self.ir.body)?;
-        Ok(self.writes)
+        let reads = self
+            .readers
+            .into_iter()
+            .filter_map(|((param, index), t)| {
+                let span = t.readers[0]?.1;
+                Some(Read { param, index, span })
+            })
+            .collect();
+        Ok(Log {
+            writes: self.writes,
+            reads,
+        })
     }
 
     /// An error where the caller asked the run to stop.

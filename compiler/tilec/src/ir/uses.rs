@@ -208,6 +208,24 @@ impl KernelIr {
         false
     }
 
+    /// Per parameter: whether the kernel writes it (a store, a TMA store);
+    /// the others are read-only (codegen's `noalias`, and the executor
+    /// needs no record of their reads for its race checks).
+    pub fn written_params(&self) -> Vec<bool> {
+        let mut written = vec![false; self.params.len()];
+        super::for_each_atom(&self.body, &mut |i| {
+            if let Some((dst, _)) = i.written()
+                && let Space::Global(p) = dst.space
+            {
+                written[p] = true;
+            }
+            if let InstKind::TmaStore { map, .. } = i.kind {
+                written[self.tensor_maps[map].param] = true;
+            }
+        });
+        written
+    }
+
     /// The grid dimension the kernel's cluster spans, if it has one.
     pub fn cluster_dim(&self) -> Option<u8> {
         self.cluster.iter().position(|&c| c > 1).map(|d| d as u8)
