@@ -59,3 +59,8 @@ for m, n, k, l in ((2048, 2048, 2048, 16), (1024, 1024, 1024, 64), (512, 512, 51
     b = torch.randn(l, n, k, device="cuda", dtype=torch.bfloat16)
     ms = time_ms(lambda: torch.bmm(a, b.transpose(1, 2)))
     print(f"bmm bf16 {l} x {m}x{n}x{k}: {2 * l * m * n * k / ms / 1e9:.1f} TFLOP/s")
+# One head of attention, head dimension 64, bf16, as examples/attention.tile.
+for s in (4096, 16384):
+    q, k, v = (torch.randn(1, 1, s, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    ms = time_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
+    print(f"attention S={s} d=64 bf16 (SDPA): {ms:.3f} ms, {4 * s * s * 64 / ms / 1e9:.1f} TFLOP/s")
