@@ -56,10 +56,7 @@ impl KernelChecker {
                 _ => None,
             };
             let Some(p) = p else {
-                return Err(
-                    Diagnostic::new("a reference operand is a kernel parameter", a.span)
-                        .with_help(usage),
-                );
+                return Err(not_a_parameter(a, &usage));
             };
             // A gemm's operands may carry a batch mode, all three alike;
             // a copy's are vectors or matrices, both alike.
@@ -184,10 +181,7 @@ impl KernelChecker {
                     ExprKind::Name(n) => self.params.iter().position(|p| &p.name == n),
                     _ => None,
                 }
-                .ok_or_else(|| {
-                    Diagnostic::new("a reference operand is a kernel parameter", a.span)
-                        .with_help(usage)
-                })
+.ok_or_else(|| not_a_parameter(a, &usage))
             })
             .collect::<Result<_, _>>()?;
         Ok(Reference {
@@ -351,4 +345,18 @@ fn signature(kind: ReferenceKind) -> &'static str {
         ReferenceKind::Transpose => "reference transpose(A, B): B = A^T, A (M,N), B (N,M)",
         ReferenceKind::Kernel => "reference KERNEL(params...): a kernel of this file",
     }
+}
+
+/// A reference's operand that is not one of the kernel's parameters (a
+/// number, an expression): the reference runs on the launch's own tensors
+/// and scalars.
+fn not_a_parameter(a: &Expr, usage: &str) -> Diagnostic {
+    let what = match &a.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) => "a number",
+        ExprKind::Name(_) => "a name that is no parameter",
+        _ => "an expression",
+    };
+    Diagnostic::new("a reference's operands must be the kernel's parameters", a.span)
+        .with_label(format!("this is {what}"))
+        .with_help(format!("{usage}; a reference runs on the launch's own tensors and scalars: declare a scalar parameter (`alpha: f32`) and pass it, and `tilec run` fills it with a random value"))
 }
