@@ -55,6 +55,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/gemm_bias_gelu.tile", "M=136,N=200,K=72"),
         ("examples/attention.tile", "S=64"),
         ("examples/attention.tile", "S=200"),
+        ("tests/run/attention_causal.tile", "S=200"),
+        ("tests/run/coordinates.tile", "M=100,N=37"),
         ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("tests/run/fast_math.tile", "M=100,N=37"),
         ("tests/run/non_finite.tile", "M=300"),

@@ -203,6 +203,9 @@ pub enum Elementwise {
     /// `inside(t)`: 1 where the element of `t` lies inside its tensor (a
     /// partial tile's edge), else 0.
     Inside(View),
+    /// `coord(t, m)`: the element of `t`'s coordinate along mode `m` of its
+    /// tensor, an integer.
+    Coord(View, usize),
     /// `bf16(x)`, `f16(x)`, `f32(x)`: `x` rounded to the type (nearest
     /// even), still computed in f32; `i32(x)`: `x`, computed in f32,
     /// truncated toward zero, saturating (NaN gives 0).
@@ -241,6 +244,7 @@ impl Elementwise {
             Elementwise::Tensor(_)
             | Elementwise::Scalar(_)
             | Elementwise::Inside(_)
+            | Elementwise::Coord(..)
             | Elementwise::Int(_) => {}
             Elementwise::Unary(_, x)
             | Elementwise::Convert(_, x)
@@ -265,6 +269,7 @@ impl Elementwise {
         match self {
             Elementwise::Tensor(v) => Elementwise::Tensor(f(v)),
             Elementwise::Inside(v) => Elementwise::Inside(f(v)),
+            Elementwise::Coord(v, m) => Elementwise::Coord(f(v), *m),
             Elementwise::Scalar(_) | Elementwise::Int(_) => self.clone(),
             Elementwise::Unary(u, x) => Elementwise::Unary(*u, m(x)),
             Elementwise::Binary(b, x, y) => {
@@ -315,6 +320,7 @@ impl Elementwise {
             Elementwise::Tensor(_)
             | Elementwise::Scalar(_)
             | Elementwise::Inside(_)
+            | Elementwise::Coord(..)
             | Elementwise::Int(_) => 1,
             Elementwise::Reduce {
                 mode, modes, value, ..

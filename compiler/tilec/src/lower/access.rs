@@ -137,6 +137,14 @@ impl Lowerer<'_> {
         Ok(self.def(IntDef::Bin(IntOp::Add, swizzled, whole)))
     }
 
+    /// Where element `c` of a global view sits along mode `m` of its
+    /// tensor (`coord(t, m)`).
+    pub(super) fn coordinate(&mut self, v: &View, c: &Coord, m: usize) -> Result<IntId, Problem> {
+        let f = &v.coords[m];
+        let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
+        Ok(self.int(&at)?)
+    }
+
     /// The guard of element `c` of a global view: every coordinate function
     /// below its extent, one [`IntDef::Below`] test per mode joined by
     /// `min`. Tests that hold statically are left out; `None` when all do.

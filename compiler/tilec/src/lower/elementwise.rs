@@ -18,8 +18,9 @@ use super::tensor_core::{MatrixPlan, Rejected};
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
-use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, ScalarRef, Space};
+use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, IntDef, ScalarRef, Space};
 use crate::span::Span;
+use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Coord, Int};
 
 /// The elements of a staged statement loaded together: their loads
@@ -401,6 +402,23 @@ impl Lowerer<'_> {
                 let v = self.fix(v);
                 Arith::Int(self.int(&v)?)
             }
+            Elementwise::Coord(v, m) => Arith::Int(self.coordinate(v, &coord(v), *m)?),
+            // Arithmetic and comparisons of integers (coordinates, run-time
+            // values) are integer ones: exact where f32 rounds past 2^24.
+            Elementwise::Binary(op, a, b) if integral(e) => {
+                let (Arith::Int(x), Arith::Int(y)) = (sub(self, a)?, sub(self, b)?) else {
+                    unreachable!("integral operands lower to integers")
+                };
+                let int = match op {
+                    Binary::Add => IntDef::Bin(IntOp::Add, x, y),
+                    Binary::Sub => IntDef::Bin(IntOp::Sub, x, y),
+                    Binary::Mul => IntDef::Bin(IntOp::Mul, x, y),
+                    Binary::Min => IntDef::Bin(IntOp::Min, x, y),
+                    Binary::Max => IntDef::Bin(IntOp::Max, x, y),
+                    _ => IntDef::Compare(*op, x, y),
+                };
+                Arith::Int(self.def(int))
+            }
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
@@ -641,4 +659,15 @@ fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
             .collect();
         coords.is_some_and(|c| seen.insert(c))
     })
+}
+
+/// Whether `e` is an integer of the thread (a run-time value, an element's
+/// coordinate, and sums, products, minima, maxima and comparisons of
+/// them), which lowers to [`Arith::Int`].
+fn integral(e: &Elementwise) -> bool {
+    match e {
+        Elementwise::Int(_) | Elementwise::Coord(..) => true,
+        Elementwise::Binary(op, a, b) => *op != Binary::Div && integral(a) && integral(b),
+        _ => false,
+    }
 }

@@ -97,10 +97,10 @@ fn folds(e: &Elementwise) -> bool {
     found
 }
 
-/// Every view `e` reads: its tensors and those `inside` asks of.
+/// Every view `e` reads: its tensors and those `inside` and `coord` ask of.
 fn visit_views(e: &Elementwise, f: &mut dyn FnMut(&View)) {
     match e {
-        Elementwise::Tensor(v) | Elementwise::Inside(v) => f(v),
+        Elementwise::Tensor(v) | Elementwise::Inside(v) | Elementwise::Coord(v, _) => f(v),
         _ => e.for_each_operand(&mut |x| visit_views(x, f)),
     }
 }

@@ -460,12 +460,12 @@ pub(super) fn rows_grow(
 
 /// Whether `e` reads each operand at the target's element only (no
 /// reduction folds a mode, no shuffle crosses lanes), and asks `inside()`
-/// of tensors of the target's `shape` (or of one element): a group's
+/// and `coord()` of tensors of the target's `shape` (or of one element): a group's
 /// coordinates are congruent with that shape.
 fn plain(e: &Elementwise, shape: &IntTuple) -> bool {
     let mut ok = match e {
         Elementwise::Reduce { .. } | Elementwise::Shuffle(..) => false,
-        Elementwise::Inside(v) => {
+        Elementwise::Inside(v) | Elementwise::Coord(v, _) => {
             v.layout.size().as_static() == Some(1) || v.layout.shape() == shape
         }
         _ => true,

@@ -17,7 +17,7 @@ use tilec_layout::Int;
 pub(super) const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), the hardware's approximations fast_exp fast_exp2 fast_log fast_sqrt fast_rsqrt fast_tanh (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode) or (x, threads(L, mode)), shfl_xor(x, mask), inside(t)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf (x), the hardware's approximations fast_exp fast_exp2 fast_log fast_sqrt fast_rsqrt fast_tanh (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode) or (x, threads(L, mode)), shfl_xor(x, mask), inside(t), coord(t, mode)";
 
 /// Where an operand's elements go: the statement's target (for messages
 /// and its type) and the mode sizes operands must have here (the target's,
@@ -146,6 +146,11 @@ impl KernelChecker {
                         .with_help(usage),
                 ),
             };
+        }
+        if let ExprKind::Call(f, args) = &e.kind
+            && matches!(&f.kind, ExprKind::Name(n) if n == "coord")
+        {
+            return self.coordinate(args, e, to);
         }
         if let Some(value) = self.integers(e, to)? {
             return Ok(value);
@@ -459,7 +464,7 @@ impl KernelChecker {
                     None => None,
                 })
             }
-            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || CONVERSIONS.contains(&n.as_str()) || n == "shfl_xor" || n == "inside") =>
+            ExprKind::Call(f, args) if matches!(&f.kind, ExprKind::Name(n) if is_function(n) || CONVERSIONS.contains(&n.as_str()) || n == "shfl_xor" || n == "inside" || n == "coord") =>
             {
                 for a in args {
                     if let Some(m) = self.modes_of(a, single)? {
@@ -565,6 +570,56 @@ impl KernelChecker {
     }
 
     /// A tensor, a scalar parameter or a number.
+    /// `coord(t, m)`: where the element of `t`, a view of a global tensor,
+    /// sits along mode `m` of that tensor (CuTe's identity tensor): masks by
+    /// position, such as a causal one (`coord(tK, 0) <= coord(tQ, 0)`).
+    fn coordinate(
+        &mut self,
+        args: &[Expr],
+        e: &Expr,
+        to: &Target,
+    ) -> Result<Elementwise, Diagnostic> {
+        let usage = "`coord(t, m)` is where t's element sits along mode m of t's tensor (a view of a kernel parameter): e.g. `select(coord(tS, 1) <= coord(tS, 0), s, -3.0e38)` for a causal mask";
+        let [t, m] = args else {
+            return Err(Diagnostic::new(
+                format!("`coord` takes 2 operands, not {}", args.len()),
+                e.span,
+            )
+            .with_help(usage));
+        };
+        let view = match self.eval(t)? {
+            Value::Tensor(v) if !v.coords.is_empty() => v,
+            _ => {
+                return Err(Diagnostic::new(
+                    "`coord` asks where an element of a kernel parameter is",
+                    t.span,
+                )
+                .with_label("not a view of a tensor parameter")
+                .with_help(usage));
+            }
+        };
+        if mode_sizes(&view) != to.modes && view.layout.size().as_static() != Some(1) {
+            return Err(
+                Diagnostic::new("this operand's shape is not the target's", t.span)
+                    .with_label(format!("shape {}", view.layout.shape()))
+                    .with_related(
+                        to.expr.span,
+                        format!("the target, shape {}", to.view.layout.shape()),
+                    )
+                    .with_help(usage),
+            );
+        }
+        let mode = self.eval(m)?.to_int().and_then(|i| i.as_static());
+        let Some(mode) = mode.filter(|&i| (0..view.coords.len() as i64).contains(&i)) else {
+            return Err(Diagnostic::new(
+                format!("the tensor has modes 0 to {}", view.coords.len() - 1),
+                m.span,
+            )
+            .with_help(usage));
+        };
+        Ok(Elementwise::Coord(view, mode as usize))
+    }
+
     fn leaf(&mut self, e: &Expr, to: &Target) -> Result<Elementwise, Diagnostic> {
         let v = self.eval(e)?;
         self.leaf_value(v, e, to)
@@ -641,7 +696,7 @@ pub(super) fn elementwise_names() -> Vec<&'static str> {
         .chain(COMBINING)
         .chain(CONVERSIONS)
         .chain(REDUCTIONS.map(|(n, _)| n))
-        .chain(["shfl_xor", "inside"])
+        .chain(["shfl_xor", "inside", "coord"])
         .collect()
 }
 

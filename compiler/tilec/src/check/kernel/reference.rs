@@ -56,7 +56,7 @@ impl KernelChecker {
                 _ => None,
             };
             let Some(p) = p else {
-                return Err(not_a_parameter(a, &usage));
+                return Err(not_a_parameter(a, usage));
             };
             // A gemm's operands may carry a batch mode, all three alike;
             // a copy's are vectors or matrices, both alike.
@@ -181,7 +181,7 @@ impl KernelChecker {
                     ExprKind::Name(n) => self.params.iter().position(|p| &p.name == n),
                     _ => None,
                 }
-.ok_or_else(|| not_a_parameter(a, &usage))
+                .ok_or_else(|| not_a_parameter(a, usage))
             })
             .collect::<Result<_, _>>()?;
         Ok(Reference {
