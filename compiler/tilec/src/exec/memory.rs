@@ -144,14 +144,23 @@ impl<'a> Block<'a> {
     pub(super) fn read_shared(&mut self, s: usize, i: i64, t: usize, span: Span) -> Result<f64> {
         let i = self.shared_slot(s, i, t, span, "reads")?;
         if !self.shared[s].written[i] {
-            return Err(self.err(
+            let mut e = self.err(
                 t,
                 span,
                 format!(
                     "reads {}[{i}] of shared memory, which nothing wrote",
                     self.ir.shared_label(s)
                 ),
-            ));
+            );
+            // In a pipeline's body, most likely a stage read before its
+            // box has landed: another iteration's.
+            if let Some(k) = self.iteration {
+                e.label = format!("iteration {k} of the pipeline reads it here");
+                e.help = Some(
+                    "the body reads the stage its own iteration loaded: index the stage buffers by the pipeline's stage name (`smA[_, _, s]`)",
+                );
+            }
+            return Err(e);
         }
         self.touch(s, i, t as u32, false, span)?;
         Ok(self.shared[s].values[i])
