@@ -72,6 +72,11 @@ const PIECES: &[&str] = &[
     "reduce_max(",
     "threads((32, 8):(1, 32), 0)",
     "threads((48):(1))",
+    "coord(tC, 0)",
+    "coord(",
+    "fast_exp2(",
+    "fast_tanh(tC)",
+    "shared<f32>((16, 16))",
 ];
 
 proptest! {
