@@ -511,3 +511,20 @@ fn a_value_common_to_every_element_is_computed_once() {
     let ir = lower_variant(&k, Variant::Full).unwrap().ir;
     assert_eq!(exponentials(&ir.body), 32 + 32 + 1 + 5 + 8 + 1);
 }
+
+/// A divisibility that another of a variant's conditions implies is left
+/// out: softmax's full entry needs N % 8192 (its tiles), which holds N % 4
+/// (its vectors) too.
+#[test]
+fn a_variant_s_conditions_leave_out_the_implied() {
+    let k = kernel("softmax");
+    let lowered = lower_variants(&k, |v| lower_variant(&k, v)).unwrap();
+    let full = facts(&lowered[0].conditions);
+    assert!(full.iter().any(|f| f.contains("8192")), "{full:?}");
+    assert!(
+        !full
+            .iter()
+            .any(|f| f.starts_with("N % 4") || f.contains("4 | N")),
+        "{full:?}"
+    );
+}
