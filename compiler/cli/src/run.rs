@@ -196,6 +196,12 @@ pub fn run(a: Args) -> ExitCode {
 
 /// The GPU's tensors against the CPU executor's, on the same inputs: every
 /// element of every tensor, bit for bit; prints how many differ.
+/// Units in the last place of an output's type by which a kernel of
+/// hardware approximations may differ from the executor anyway: an
+/// approximation's difference moves the roundings after it (to bf16, a
+/// unit of 2^-8) one way or the other.
+const ROUNDING_ULPS: u64 = 4;
+
 fn agree(gpu: &[Option<HostBuffer>], cpu: &[Option<HostBuffer>], approximation: f64) -> bool {
     let (mut differ, mut total, mut most, mut beyond) = (0usize, 0usize, 0u64, 0usize);
     let mut shown = 0;
@@ -203,17 +209,24 @@ fn agree(gpu: &[Option<HostBuffer>], cpu: &[Option<HostBuffer>], approximation: 
         let (Some(g), Some(c)) = (g, c) else { continue };
         total += g.len();
         // The scale of an element's allowed difference: its own value, or
-        // the output's root mean square where that is larger (near zeros).
-        let rms =
-            ((0..c.len()).map(|i| c.get(i) * c.get(i)).sum::<f64>() / c.len().max(1) as f64).sqrt();
+        // the output's root mean square where that is larger (near zeros),
+        // of its finite values.
+        let finite: Vec<f64> = (0..c.len())
+            .map(|i| c.get(i))
+            .filter(|v| v.is_finite())
+            .collect();
+        let rms = (finite.iter().map(|v| v * v).sum::<f64>() / finite.len().max(1) as f64).sqrt();
         for i in 0..g.len() {
             let u = g.ulps(c, i);
             if u > 0 {
                 differ += 1;
                 most = most.max(u);
+                // The approximations' error carried on, or a few units in
+                // the last place of the output's type: a difference that
+                // small before a rounding to bf16 can move it a unit.
                 let allowed = 32.0 * approximation * c.get(i).abs().max(rms);
                 // NaN against a number is beyond.
-                let within = (g.get(i) - c.get(i)).abs() <= allowed;
+                let within = u <= ROUNDING_ULPS || (g.get(i) - c.get(i)).abs() <= allowed;
                 beyond += usize::from(!within);
                 // The first few, to study.
                 if shown < 4 {
@@ -234,7 +247,7 @@ fn agree(gpu: &[Option<HostBuffer>], cpu: &[Option<HostBuffer>], approximation: 
     }
     // The executor computes the hardware's approximations exactly.
     println!(
-        "  the kernel's fast_ functions allow {:.1e} relatively (32 times {approximation:.1e}): {beyond} elements beyond",
+        "  the kernel's fast_ functions allow {:.1e} relatively (32 times {approximation:.1e}) or {ROUNDING_ULPS} units in the last place: {beyond} elements beyond",
         32.0 * approximation
     );
     beyond == 0

@@ -98,13 +98,7 @@ impl Block<'_> {
         let v = self.value(elem, value, t, span)?;
         let v = match elem {
             Elem::I32 => v,
-            // A reference keeps f64's precision in any tensor, but not
-            // values past the type's range: those are its infinities, as
-            // any kernel storing them gets (an f16 of 1.9e8 is inf).
-            _ if self.launch.exact => match round(elem, v) {
-                r if r.is_infinite() => r,
-                _ => v,
-            },
+            _ if self.launch.exact => v,
             _ => round(elem, v),
         };
         self.write(dst, t, v, span)

@@ -219,7 +219,16 @@ impl<'a> Block<'a> {
         span: Span,
     ) -> Result<()> {
         let i = self.global_index(p, i, t, span, "write")?;
-        if let Some(e) = self.readers.get(&(p, i))
+        // A reference keeps f64's precision, but stores no value past its
+        // tensor's range: that is the type's infinity, as a kernel storing
+        // it gets (an f16 of 1.9e8 is inf).
+        let v = match &self.ir.params[p] {
+            Param::Tensor { elem, .. } if self.launch.exact && round(*elem, v).is_infinite() => {
+                round(*elem, v)
+            }
+            _ => v,
+        };
+        if let Some((e, _)) = self.readers.get(&(p, i))
             && e.epoch == self.epoch
             && let Some((r, at)) = e.readers.iter().flatten().find(|(r, _)| *r != t as u32)
         {
@@ -266,7 +275,8 @@ impl<'a> Block<'a> {
             return Err(self.global_race(p, i, (w, at, "writes"), (t, span, "reads")));
         }
         let epoch = self.epoch;
-        let e = self.readers.entry((p, i)).or_default();
+        let (e, in_reduce) = self.readers.entry((p, i)).or_default();
+        *in_reduce |= self.in_reduce_body;
         if e.epoch != epoch {
             *e = Touch {
                 epoch,

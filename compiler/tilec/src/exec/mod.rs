@@ -137,14 +137,21 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
         })
         .collect();
     let groups = reduce::groups(&blocks);
+    let mut group_of = vec![0; blocks.len()];
+    for (g, members) in groups.iter().enumerate() {
+        for &b in members {
+            group_of[b] = g;
+        }
+    }
     // Per entry, which tensors it writes: only their reads are recorded.
     let written: Vec<Vec<bool>> = launch.parts.iter().map(|p| p.ir.written_params()).collect();
+    // Every block's entry is one of the parts' (the blocks are made from them).
     let parts_of = |ir: &KernelIr| {
         launch
             .parts
             .iter()
             .position(|p| std::ptr::eq(p.ir, ir))
-            .unwrap_or(0)
+            .unwrap_or_default()
     };
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Log>)>> = Mutex::new(Vec::new());
@@ -240,20 +247,34 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
         for r in &log.reads {
             let owner = writer[r.param].get(r.index).copied().unwrap_or(0);
             if owner != 0 && owner != b + 1 {
+                let (writer, reader) = (blocks[owner - 1].1, blocks[*b].1);
+                let grouped = r.in_reduce && group_of[owner - 1] == group_of[*b];
                 return Err(ExecError {
-                    message: format!(
-                        "block {:?} reads element {} of `{}`, which block {:?} writes: blocks are not ordered, so what it reads depends on which runs first",
-                        blocks[*b].1,
-                        r.index,
-                        param_name(blocks[*b].0, r.param),
-                        blocks[owner - 1].1
-                    ),
+                    message: match grouped {
+                        // Ordered on the GPU, but the executor runs each
+                        // block on the launch's inputs and its own writes.
+                        true => format!(
+                            "block {reader:?} reads element {} of `{}` in a reduce's body, which block {writer:?} of its group wrote before arriving: the CPU executor does not model such reads",
+                            r.index,
+                            param_name(blocks[*b].0, r.param)
+                        ),
+                        false => format!(
+                            "block {reader:?} reads element {} of `{}`, which block {writer:?} writes: blocks are not ordered, so what it reads depends on which runs first",
+                            r.index,
+                            param_name(blocks[*b].0, r.param)
+                        ),
+                    },
                     span: r.span,
-                    label: format!("block {:?} reads it here", blocks[*b].1),
+                    label: format!("block {reader:?} reads it here"),
                     other: None,
-                    help: Some(
-                        "give each block the elements it writes to read alone, or split the kernel in two launches",
-                    ),
+                    help: Some(match grouped {
+                        true => {
+                            "let the reduce add the parts (its register tensor), rather than read their global writes in its body"
+                        }
+                        false => {
+                            "give each block the elements it writes to read alone, or split the kernel in two launches"
+                        }
+                    }),
                 });
             }
         }
@@ -283,6 +304,9 @@ struct Read {
     param: usize,
     index: usize,
     span: Span,
+    /// In a reduce's body: after its group's arrivals, which order the
+    /// group's writes before it on the GPU.
+    in_reduce: bool,
 }
 
 /// A global write of one block, applied after every block has run.
@@ -373,8 +397,11 @@ struct Block<'a> {
     /// Per parameter: whether the kernel writes it.
     written: &'a [bool],
     /// Per global element of a written tensor this block read: who read
-    /// it in the current barrier epoch, as [`Touch`] keeps them.
-    readers: HashMap<(usize, usize), Touch>,
+    /// it in the current barrier epoch, as [`Touch`] keeps them, and
+    /// whether a reduce's body read it.
+    readers: HashMap<(usize, usize), (Touch, bool)>,
+    /// Whether a reduce's body runs (after its group's arrivals).
+    in_reduce_body: bool,
     counters: HashMap<usize, i64>,
     /// In a pipeline: per shared element, the iteration whose box last
     /// wrote it (and the load), and the iteration whose body is running.
@@ -437,6 +464,7 @@ impl<'a> Block<'a> {
             writers: HashMap::new(),
             written,
             readers: HashMap::new(),
+            in_reduce_body: false,
             counters: HashMap::new(),
             stage_tags: Vec::new(),
             iteration: None,
@@ -454,9 +482,14 @@ impl<'a> Block<'a> {
         let reads = self
             .readers
             .into_iter()
-            .filter_map(|((param, index), t)| {
+            .filter_map(|((param, index), (t, in_reduce))| {
                 let span = t.readers[0]?.1;
-                Some(Read { param, index, span })
+                Some(Read {
+                    param,
+                    index,
+                    span,
+                    in_reduce,
+                })
             })
             .collect();
         Ok(Log {

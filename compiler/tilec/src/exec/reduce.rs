@@ -98,6 +98,9 @@ impl<'a> Block<'a> {
                 "does not reach a reduce across blocks the block's other threads reach".into(),
             ));
         }
+        // The block meets before its arrival (codegen's barrier): what its
+        // threads wrote before is ordered before the body's reads.
+        self.meet(span)?;
         let Some(partials) = self.partials else {
             return Err(ExecError {
                 message: "a reduce across blocks in a block run outside its group".into(),
@@ -235,6 +238,9 @@ impl<'a> Block<'a> {
             reg.values = values;
             reg.written.iter_mut().for_each(|w| *w = true);
         }
-        self.insts(body)
+        self.in_reduce_body = true;
+        let ran = self.insts(body);
+        self.in_reduce_body = false;
+        ran
     }
 }
