@@ -17,7 +17,7 @@
 use super::tensor_core::{MatrixPlan, Rejected};
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
-use crate::check::program::{Base, Elem, Elementwise, ParamKind, View};
+use crate::check::program::{Base, Elem, Elementwise, ParamKind, Scalar, View};
 use crate::ir::{Addr, Arith, CopyAtom, Inst, InstKind, IntDef, ScalarRef, Space};
 use crate::span::Span;
 use tilec_layout::int::Op as IntOp;
@@ -372,6 +372,42 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The integer an [`integral`] expression is at element `at`.
+    fn integer(&mut self, e: &Elementwise, at: &At) -> Result<crate::ir::IntId, Problem> {
+        Ok(match e {
+            Elementwise::Int(v) => {
+                let v = self.fix(v);
+                self.int(&v)?
+            }
+            Elementwise::Coord(v, m) => {
+                let c = match v.layout.size().as_static() {
+                    Some(1) => Coord::from(0),
+                    _ => at.coord.clone(),
+                };
+                self.coordinate(v, &c, *m)?
+            }
+            Elementwise::Scalar(Scalar::Literal(v)) => self.int(&Int::Static(*v as i64))?,
+            Elementwise::Binary(op, a, b) => {
+                let (x, y) = (self.integer(a, at)?, self.integer(b, at)?);
+                let int = match op {
+                    Binary::Add => IntDef::Bin(IntOp::Add, x, y),
+                    Binary::Sub => IntDef::Bin(IntOp::Sub, x, y),
+                    Binary::Mul => IntDef::Bin(IntOp::Mul, x, y),
+                    Binary::Min => IntDef::Bin(IntOp::Min, x, y),
+                    Binary::Max => IntDef::Bin(IntOp::Max, x, y),
+                    _ => IntDef::Compare(*op, x, y),
+                };
+                self.def(int)
+            }
+            _ => {
+                return Err(String::from(
+                    "an element-wise integer of another form; this is a bug in tilec",
+                )
+                .into());
+            }
+        })
+    }
+
     /// The IR of the element `at` of `e`; an operand with a register array
     /// of its own in `temps` (loaded ahead) is read there.
     pub(super) fn tree(
@@ -402,23 +438,11 @@ impl Lowerer<'_> {
                 let v = self.fix(v);
                 Arith::Int(self.int(&v)?)
             }
-            Elementwise::Coord(v, m) => Arith::Int(self.coordinate(v, &coord(v), *m)?),
-            // Arithmetic and comparisons of integers (coordinates, run-time
-            // values) are integer ones: exact where f32 rounds past 2^24.
-            Elementwise::Binary(op, a, b) if integral(e) => {
-                let (Arith::Int(x), Arith::Int(y)) = (sub(self, a)?, sub(self, b)?) else {
-                    unreachable!("integral operands lower to integers")
-                };
-                let int = match op {
-                    Binary::Add => IntDef::Bin(IntOp::Add, x, y),
-                    Binary::Sub => IntDef::Bin(IntOp::Sub, x, y),
-                    Binary::Mul => IntDef::Bin(IntOp::Mul, x, y),
-                    Binary::Min => IntDef::Bin(IntOp::Min, x, y),
-                    Binary::Max => IntDef::Bin(IntOp::Max, x, y),
-                    _ => IntDef::Compare(*op, x, y),
-                };
-                Arith::Int(self.def(int))
-            }
+            // Coordinates, and arithmetic and comparisons of integers
+            // (coordinates, run-time values, whole numbers) are integer
+            // ones: exact where f32 rounds past 2^24.
+            Elementwise::Coord(..) => Arith::Int(self.integer(e, at)?),
+            Elementwise::Binary(..) if integral(e) => Arith::Int(self.integer(e, at)?),
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
@@ -662,12 +686,19 @@ fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
 }
 
 /// Whether `e` is an integer of the thread (a run-time value, an element's
-/// coordinate, and sums, products, minima, maxima and comparisons of
-/// them), which lowers to [`Arith::Int`].
+/// coordinate, a whole number, and sums, products, minima, maxima and
+/// comparisons of them), which lowers to [`Arith::Int`]. Not a quotient:
+/// `/` of elements divides as floats do.
 fn integral(e: &Elementwise) -> bool {
     match e {
         Elementwise::Int(_) | Elementwise::Coord(..) => true,
+        Elementwise::Scalar(Scalar::Literal(v)) => whole(*v),
         Elementwise::Binary(op, a, b) => *op != Binary::Div && integral(a) && integral(b),
         _ => false,
     }
+}
+
+/// A number an i32 holds exactly.
+fn whole(v: f64) -> bool {
+    v.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&v)
 }

@@ -9,6 +9,7 @@
 //! algebra's functions, from which dispatch, usage lines and "did you
 //! mean" all come.
 
+mod atoms;
 mod coordinates;
 mod functions;
 
@@ -422,37 +423,8 @@ impl<'a> Evaluator<'a> {
             let one = tilec_layout::TiledMma::new(atom, [1, 1, 1]).expect("one warp");
             return Ok(Value::Mma(one));
         }
-        if n.starts_with("SM90_64x") {
-            return Err(Diagnostic::new(format!("`{n}` is not a wgmma atom"), span)
-                .with_label("no such atom")
-                .with_help(format!(
-                    "the SM90 atoms are {} and {}, N a multiple of 8 from 8 to 256 (SM90_64x256x16_F32BF16BF16_SS), A and B both from shared memory (no _RS form yet)",
-                    tilec_layout::MmaAtom::WARPGROUP_BF16,
-                    tilec_layout::MmaAtom::WARPGROUP_F16
-                )));
-        }
-        // CuTe's other atom names: the ones there are, the closest first.
-        if n.starts_with("SM80_") || n.starts_with("SM75_") {
-            let mut atoms: Vec<&str> = tilec_layout::MmaAtom::WARP_NAMES
-                .iter()
-                .copied()
-                .chain(tilec_layout::LdMatrixAtom::ALL.iter().map(|a| a.name))
-                .collect();
-            atoms.sort_by_key(|a| (edit_distance(a, n), *a));
-            return Err(
-                Diagnostic::new(format!("`{n}` is not an atom tilec has"), span)
-                    .with_label("no such atom")
-                    .with_help(format!(
-                        "the closest: `{}`; the mma.sync atoms are {}, the ldmatrix ones {}",
-                        atoms[0],
-                        tilec_layout::MmaAtom::WARP_NAMES.join(", "),
-                        tilec_layout::LdMatrixAtom::ALL
-                            .iter()
-                            .map(|a| a.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-            );
+        if let Some(d) = atoms::unknown_atom(n, span) {
+            return Err(d);
         }
         if !matches!(
             n,
