@@ -53,6 +53,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/add.tile", "M=1000,N=37"),
         ("examples/gemm_bias_relu.tile", "M=136,N=200,K=72"),
         ("tests/run/gemm_bias_gelu.tile", "M=136,N=200,K=72"),
+        (
+            "tests/run/persistent_gelu.tile",
+            "M=256,N=512,K=128,sm_count=3",
+        ),
         ("examples/attention.tile", "S=64"),
         ("examples/attention.tile", "S=200"),
         ("tests/run/attention_causal.tile", "S=200"),
