@@ -3,7 +3,7 @@
 //! access checked for races and for a cp.async or TMA load still in flight,
 //! global writes recorded so that two blocks writing one element are caught.
 
-use super::{Block, ExecError, Landing, Result, Touch, Write, param_name, round};
+use super::{Block, ExecError, Landing, Result, Write, param_name, round};
 use crate::ir::{Addr, Param, ScalarRef, Space};
 use crate::span::Span;
 
@@ -277,17 +277,8 @@ impl<'a> Block<'a> {
         let epoch = self.epoch;
         let (e, in_reduce) = self.readers.entry((p, i)).or_default();
         *in_reduce |= self.in_reduce_body;
-        if e.epoch != epoch {
-            *e = Touch {
-                epoch,
-                ..Touch::default()
-            };
-        }
-        match e.readers {
-            [None, _] => e.readers[0] = Some((t, span)),
-            [Some((r, _)), None] if r != t => e.readers[1] = Some((t, span)),
-            _ => {}
-        }
+        e.enter(epoch);
+        e.read_by(t, span);
         Ok(())
     }
 
@@ -332,12 +323,7 @@ impl<'a> Block<'a> {
     ) -> Result<()> {
         let epoch = self.epoch;
         let e = &mut self.touches[s][i];
-        if e.epoch != epoch {
-            *e = Touch {
-                epoch,
-                ..Touch::default()
-            };
-        }
+        e.enter(epoch);
         let conflict = if write {
             match e.writer {
                 Some((w, ws)) if w != t => Some((w, ws, "writes")),
@@ -374,11 +360,7 @@ impl<'a> Block<'a> {
         if write {
             e.writer = Some((t, span));
         } else {
-            match e.readers {
-                [None, _] => e.readers[0] = Some((t, span)),
-                [Some((r, _)), None] if r != t => e.readers[1] = Some((t, span)),
-                _ => {}
-            }
+            e.read_by(t, span);
         }
         Ok(())
     }

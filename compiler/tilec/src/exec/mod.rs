@@ -333,6 +333,27 @@ struct Touch {
     readers: [Option<(u32, Span)>; 2],
 }
 
+impl Touch {
+    /// Starts the record afresh in a new barrier epoch.
+    fn enter(&mut self, epoch: u32) {
+        if self.epoch != epoch {
+            *self = Touch {
+                epoch,
+                ..Touch::default()
+            };
+        }
+    }
+
+    /// Records thread `t`'s read, keeping two distinct readers at most.
+    fn read_by(&mut self, t: u32, span: Span) {
+        match self.readers {
+            [None, _] => self.readers[0] = Some((t, span)),
+            [Some((r, _)), None] if r != t => self.readers[1] = Some((t, span)),
+            _ => {}
+        }
+    }
+}
+
 /// One element of a cp.async, landing when its group is retired.
 struct Landing {
     buffer: usize,
