@@ -8,7 +8,7 @@ use crate::manifest::{Elem, Manifest, ParamKind, ReferenceKind};
 use crate::plan::{Dims, LaunchPlan, plan_on_gpu};
 use crate::reference::{Arg, Expect, param_bytes, work};
 use crate::settle::Settle;
-use crate::{RuntimeError, check_args, random_args};
+use crate::{Inputs, RuntimeError, check_args};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t};
 use half::{bf16, f16};
 use tilec_layout::Layout;
@@ -318,11 +318,11 @@ pub fn bench(
     ptx: &str,
     m: &Manifest,
     dims: &Dims,
-    seed: u64,
+    inputs: &Inputs,
     iters: usize,
     expect: &Expect,
 ) -> Result<BenchResult, RuntimeError> {
-    let (mut results, _) = race(gpu, &[(ptx, m)], dims, seed, iters, Pruning::None, expect)?;
+    let (mut results, _) = race(gpu, &[(ptx, m)], dims, inputs, iters, Pruning::None, expect)?;
     results.remove(0)
 }
 
@@ -411,7 +411,7 @@ pub fn race(
     gpu: &Gpu,
     builds: &[(&str, &Manifest)],
     dims: &Dims,
-    seed: u64,
+    inputs: &Inputs,
     iters: usize,
     pruning: Pruning,
     expect: &Expect,
@@ -461,8 +461,8 @@ pub fn race(
     let bytes = tensor_bytes(m, p, |_| true);
     let sets = (2 * gpu.l2_bytes).div_ceil(bytes.max(1)).clamp(1, MAX_SETS);
     let host: Vec<Vec<Arg>> = (0..sets as u64)
-        .map(|s| random_args(m, p, seed.wrapping_add(s * 7919)))
-        .collect();
+        .map(|s| inputs.args(m, p, s))
+        .collect::<Result<_, _>>()?;
     check_args(m, p, &host[0])?;
     // Correctness first, on the first set, each build from fresh inputs
     // (a kernel may accumulate into its output).

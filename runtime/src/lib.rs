@@ -51,9 +51,68 @@ pub enum RuntimeError {
     },
 }
 
+/// What a run's inputs are made of: the seed of its random tensors and
+/// scalars, and the scalars set by name instead (`--scalars eps=1e-5`: an
+/// rmsnorm's epsilon at the value it runs with, not a random one).
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    pub seed: u64,
+    pub scalars: Vec<(String, f64)>,
+}
+
+impl Inputs {
+    /// `eps=1e-5,window=64`: scalar parameters' values.
+    pub fn parse_scalars(s: &str) -> Result<Vec<(String, f64)>, RuntimeError> {
+        let mut v = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, val) = part.split_once('=').ok_or_else(|| {
+                RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. eps=1e-5"))
+            })?;
+            let x: f64 = val.trim().parse().map_err(|_| {
+                RuntimeError::Usage(format!("`{val}` is not a number (in {part})"))
+            })?;
+            v.push((k.trim().to_string(), x));
+        }
+        Ok(v)
+    }
+
+    /// The arguments of input set `set` (a benchmark fills several, each
+    /// from its own seed): seeded random ones ([`random_args`]), the named
+    /// scalars at their values.
+    pub fn args(&self, m: &Manifest, plan: &LaunchPlan, set: u64) -> Result<Vec<Arg>, RuntimeError> {
+        let mut args = random_args(m, plan, self.seed.wrapping_add(set * 7919));
+        for (name, v) in &self.scalars {
+            let scalars = || match m.scalar_names().as_slice() {
+                [] => "it has none".to_string(),
+                names => format!("its scalars are {}", names.join(", ")),
+            };
+            let (i, elem) = m
+                .params
+                .iter()
+                .enumerate()
+                .find_map(|(i, p)| match p.kind {
+                    ParamKind::Scalar { elem } if p.name == *name => Some((i, elem)),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    RuntimeError::Usage(format!(
+                        "the kernel has no scalar parameter {name}; {}",
+                        scalars()
+                    ))
+                })?;
+            if elem == Elem::I32 && !(v.fract() == 0.0 && (-2f64.powi(31)..2f64.powi(31)).contains(v)) {
+                return Err(RuntimeError::Usage(format!("{name} is an i32, and {v} is not one")));
+            }
+            args[i] = Arg::Scalar(*v);
+        }
+        Ok(args)
+    }
+}
+
 /// Inputs for a run: every tensor filled with seeded random values, every
-/// scalar a seeded random value in [0.5, 1.5) (never 0 or 1, which hide bugs).
-pub fn random_args(m: &Manifest, plan: &LaunchPlan, seed: u64) -> Vec<Arg> {
+/// scalar a seeded random value in [0.5, 1.5) (never 0 or 1, which hide
+/// bugs), an i32 one rounded (1).
+fn random_args(m: &Manifest, plan: &LaunchPlan, seed: u64) -> Vec<Arg> {
     m.params
         .iter()
         .enumerate()
@@ -252,13 +311,13 @@ pub fn run_gpu(
     ptx: &str,
     m: &Manifest,
     dims: &Dims,
-    seed: u64,
+    inputs: &Inputs,
     iters: usize,
     expect: &reference::Expect,
 ) -> Result<(Report, Vec<Option<HostBuffer>>), RuntimeError> {
     let plan = plan::plan_on_gpu(m, dims, gpu.sms)?;
     gpu.check_fits(m, &plan)?;
-    let args = random_args(m, &plan, seed);
+    let args = inputs.args(m, &plan, 0)?;
     check_args(m, &plan, &args)?;
     let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;

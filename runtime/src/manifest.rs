@@ -240,6 +240,15 @@ impl Manifest {
         self.params.iter().map(|p| p.name.clone()).collect()
     }
 
+    /// The scalar parameters' names (`--scalars` sets their values).
+    pub fn scalar_names(&self) -> Vec<&str> {
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Scalar { .. }))
+            .map(|p| p.name.as_str())
+            .collect()
+    }
+
     /// `splits=16,stages=4`: the tunables' values of this build.
     pub fn tuned(&self) -> String {
         crate::plan::assignments(self.tunables.iter().map(|t| (&t.name, t.value)))

@@ -23,6 +23,10 @@ pub fn run(a: Args) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let inputs = match a.launch.inputs() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let gpu = match Gpu::open() {
         Ok(Some(g)) => g,
         Ok(None) => {
@@ -64,7 +68,7 @@ pub fn run(a: Args) -> ExitCode {
             &c.code,
             &c.manifest,
             &dims,
-            a.launch.seed,
+            &inputs,
             a.iters,
             &expect,
         );

@@ -456,6 +456,10 @@ pub struct LaunchArgs {
     /// Extents, comma-separated, e.g. M=4096,N=4096,K=4096.
     #[arg(long, default_value = "", hide_default_value = true)]
     pub dims: String,
+    /// Values of scalar parameters, comma-separated, e.g. eps=1e-5,window=64.
+    /// The others are seeded random values in [0.5, 1.5) (an i32's: 1).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub scalars: String,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -521,6 +525,16 @@ impl LaunchArgs {
         let dims =
             tilec_runtime::plan::Dims::parse(&self.dims).map_err(|e| fail(&e.to_string()))?;
         Ok((self.file.display().to_string(), src, dims))
+    }
+
+    /// The inputs' seed and the scalars' values.
+    pub fn inputs(&self) -> Result<tilec_runtime::Inputs, std::process::ExitCode> {
+        let scalars = tilec_runtime::Inputs::parse_scalars(&self.scalars)
+            .map_err(|e| fail(&e.to_string()))?;
+        Ok(tilec_runtime::Inputs {
+            seed: self.seed,
+            scalars,
+        })
     }
 
     /// The build options: `--checked` naming this file, and `settings`.

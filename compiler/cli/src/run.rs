@@ -26,7 +26,7 @@ use tilec_runtime::host::HostBuffer;
 use tilec_runtime::manifest::{Manifest, ParamKind};
 use tilec_runtime::plan::{Dims, LaunchPlan, plan_sizes};
 use tilec_runtime::reference::{Arg, work};
-use tilec_runtime::{Report, check_args, random_args};
+use tilec_runtime::{Inputs, Report, check_args};
 
 /// Work the CPU executor may start on without being asked (`--cpu`).
 const CPU_LIMIT: Duration = Duration::from_secs(60);
@@ -50,6 +50,10 @@ pub struct Args {
 
 pub fn run(a: Args) -> ExitCode {
     let (name, src, dims) = match a.launch.read() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let inputs = match a.launch.inputs() {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -105,7 +109,7 @@ pub fn run(a: Args) -> ExitCode {
                     &c.code,
                     &c.manifest,
                     &dims,
-                    a.launch.seed,
+                    &inputs,
                     a.iters,
                     &expect,
                 );
@@ -115,7 +119,7 @@ pub fn run(a: Args) -> ExitCode {
                         println!("{}", r.line());
                         all_ok &= r.passed();
                         if a.check_cpu {
-                            match run_cpu(&compiled, c, &dims, a.launch.seed, None) {
+                            match run_cpu(&compiled, c, &dims, &inputs, None) {
                                 Ok((_, cpu_outs)) => {
                                     all_ok &= agree(&gpu_outs, &cpu_outs, c.manifest.approximation)
                                 }
@@ -169,7 +173,7 @@ pub fn run(a: Args) -> ExitCode {
                 // estimate approved just under the minute may run past it.
                 let limit =
                     (!a.cpu).then(|| estimate.map_or(CPU_LIMIT, |e| (e * 3).max(CPU_LIMIT)));
-                match run_cpu(&compiled, c, &dims, a.launch.seed, limit) {
+                match run_cpu(&compiled, c, &dims, &inputs, limit) {
                     Ok((r, _)) => {
                         println!("{}", r.line());
                         all_ok &= r.passed();
@@ -293,13 +297,13 @@ pub fn run_cpu(
     all: &[Compiled],
     c: &Compiled,
     dims: &Dims,
-    seed: u64,
+    inputs: &Inputs,
     limit: Option<Duration>,
 ) -> Result<(Report, Vec<Option<HostBuffer>>), CpuFailure> {
     let m = &c.manifest;
     let plan = plan_sizes(m, dims)?;
     let waiting = spinner("making the inputs and computing the reference");
-    let args = random_args(m, &plan, seed);
+    let args = inputs.args(m, &plan, 0)?;
     check_args(m, &plan, &args)?;
     let want = crate::expect::expected(all, c, &plan, &args)?;
     let mut tensors: Vec<Option<exec::Tensor>> =
@@ -615,7 +619,7 @@ pub fn note_passed_over(m: &Manifest, plan: &LaunchPlan) {
 /// against what the machine has, before anything is allocated; returns the
 /// plan, or prints why not and gives the exit code.
 pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, ExitCode> {
-    let problems = dims_problems(&m.kernel, &m.extents, dims, true);
+    let problems = dims_problems(&m.kernel, &m.extents, &m.scalar_names(), dims, true);
     if !problems.is_empty() {
         for p in &problems {
             eprintln!("error: {p}");
@@ -656,11 +660,18 @@ pub fn check_launch(m: &Manifest, dims: &Dims, cpu: bool) -> Result<LaunchPlan, 
     Ok(plan)
 }
 
-/// Every problem of `dims` for a kernel with `extents`: names given twice,
-/// names the kernel does not have (with the one probably meant), and, when
+/// Every problem of `dims` for a kernel with `extents` (and `scalars`,
+/// which `--dims` does not set): names given twice, names the kernel does
+/// not have (with the one probably meant), and, when
 /// `all` are needed (a launch; not `check --perf`, which defaults them),
 /// extents missing.
-pub fn dims_problems(kernel: &str, extents: &[String], dims: &Dims, all: bool) -> Vec<String> {
+pub fn dims_problems(
+    kernel: &str,
+    extents: &[String],
+    scalars: &[&str],
+    dims: &Dims,
+    all: bool,
+) -> Vec<String> {
     let mut problems = Vec::new();
     for (i, (k, v)) in dims.0.iter().enumerate() {
         if let Some((_, w)) = dims.0[..i].iter().find(|(j, _)| j == k) {
@@ -687,6 +698,12 @@ pub fn dims_problems(kernel: &str, extents: &[String], dims: &Dims, all: bool) -
                     .filter(|e| e.len() > 2 && strsim::damerau_levenshtein(e, k) <= 1)
                     .min_by_key(|e| strsim::damerau_levenshtein(e, k))
             });
+        if scalars.contains(&k.as_str()) {
+            problems.push(format!(
+                "{k} is a scalar parameter, not an extent: its value goes in --scalars {k}=VALUE"
+            ));
+            continue;
+        }
         problems.push(match meant {
             Some(e) => format!("the kernel has no extent {k}; did you mean {e}?"),
             None => format!(

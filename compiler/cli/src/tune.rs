@@ -88,7 +88,7 @@ pub fn run(a: Args) -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     for k in &targets {
-        let problems = crate::run::dims_problems(&k.name, k.dims(), &dims, true);
+        let problems = crate::run::dims_problems(&k.name, k.dims(), &k.scalar_names(), &dims, true);
         if !problems.is_empty() {
             problems.iter().for_each(|p| eprintln!("error: {p}"));
             return ExitCode::from(2);
@@ -145,8 +145,11 @@ pub fn run(a: Args) -> ExitCode {
             continue;
         };
         refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
-        let (seed, iters) = (a.launch.seed, a.iters);
-        let timed = match time_all(gpu, &mut variants, &k.name, &dims, seed, iters, &defaults) {
+        let inputs = match a.launch.inputs() {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        let timed = match time_all(gpu, &mut variants, &k.name, &dims, &inputs, a.iters, &defaults) {
             Ok(t) => t,
             Err(code) => return code,
         };
@@ -314,7 +317,7 @@ fn time_all(
     variants: &mut [Variant],
     kernel: &str,
     dims: &Dims,
-    seed: u64,
+    inputs: &tilec_runtime::Inputs,
     iters: usize,
     defaults: &[i64],
 ) -> Result<Vec<(usize, BenchResult)>, ExitCode> {
@@ -350,7 +353,7 @@ fn time_all(
         gpu,
         &builds,
         dims,
-        seed,
+        inputs,
         iters,
         Pruning::Halving { keep },
         &expect,

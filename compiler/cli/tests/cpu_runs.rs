@@ -3,12 +3,17 @@
 use std::process::Command;
 
 fn run_cpu(name: &str, source: &str, dims: &str) -> (i32, String) {
+    run_cpu_with(name, source, dims, &[])
+}
+
+fn run_cpu_with(name: &str, source: &str, dims: &str, extra: &[&str]) -> (i32, String) {
     let dir = std::env::temp_dir().join(format!("tilec-cpu-runs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.tile"));
     std::fs::write(&file, source).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
         .args(["run", "--cpu", file.to_str().unwrap(), "--dims", dims])
+        .args(extra)
         .output()
         .expect("tilec runs");
     (
@@ -47,4 +52,40 @@ kernel both(A: tensor<f32, (M, N):(1, M)>, B: tensor<f32, (M, N):(1, M)>)
         err.contains("copy(r, tB)") && err.contains("the other block's write"),
         "{err}"
     );
+}
+
+/// `--scalars` gives scalar parameters their values (the others are
+/// random): a kernel scaling by `s` matches a reference that doubles only
+/// where s = 2 reaches it; a name the kernel lacks, an i32 that is not
+/// whole, and a scalar given as an extent are refused by name.
+#[test]
+fn scalars_take_the_values_given() {
+    let source = "
+kernel scale(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>, s: f32, n: i32)
+{
+    reference twice(X, Y, s, n);
+    launch grid(ceil_div(M, 32)), block(32);
+    let tX = local_partition(local_tile(X, (32), (block.x)), (32):(1), thread.x);
+    let tY = local_partition(local_tile(Y, (32), (block.x)), (32):(1), thread.x);
+    tY = s * tX + n;
+}
+kernel twice(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>, s: f32, n: i32)
+{
+    launch grid(M), block(1);
+    Y[block.x] = 2.0 * X[block.x] + 7;
+}
+";
+    let (code, err) = run_cpu_with("scalars", source, "M=100", &["--scalars", "s=2,n=7"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _) = run_cpu_with("scalars", source, "M=100", &["--scalars", "n=7"]);
+    assert_ne!(code, 0, "a random s should not match the doubling reference");
+    for (dims, scalars, said) in [
+        ("M=100", "t=2", "the kernel has no scalar parameter t; its scalars are s, n"),
+        ("M=100", "n=1.5", "n is an i32, and 1.5 is not one"),
+        ("M=100,s=2", "", "s is a scalar parameter, not an extent: its value goes in --scalars s=VALUE"),
+    ] {
+        let (code, err) = run_cpu_with("scalars", source, dims, &["--scalars", scalars]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(said), "{err}");
+    }
 }

@@ -3,18 +3,19 @@
 //! it against its reference, prints error and speed. Needs no LLVM.
 
 use std::process::ExitCode;
-use tilec_runtime::{gpu::Gpu, manifest::Manifest, plan::Dims, run_gpu};
+use tilec_runtime::{Inputs, gpu::Gpu, manifest::Manifest, plan::Dims, run_gpu};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: tilec-run KERNEL.json --dims M=4096,N=4096,K=4096 [--seed S] [--iters N]";
+    let usage = "usage: tilec-run KERNEL.json --dims M=4096,N=4096,K=4096 [--scalars eps=1e-5,..] [--seed S] [--iters N]";
     let mut manifest = None;
-    let (mut dims, mut seed, mut iters) = (String::new(), 1u64, 20usize);
+    let (mut dims, mut scalars, mut seed, mut iters) = (String::new(), String::new(), 1u64, 20usize);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().unwrap_or_default();
         match a.as_str() {
             "--dims" => dims = value(),
+            "--scalars" => scalars = value(),
             "--seed" => seed = value().parse().unwrap_or(1),
             "--iters" => iters = value().parse().unwrap_or(20),
             "-h" | "--help" => {
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(2);
     };
-    match run(&path, &dims, seed, iters) {
+    match run(&path, &dims, &scalars, seed, iters) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> {
+fn run(path: &str, dims: &str, scalars: &str, seed: u64, iters: usize) -> Result<bool, String> {
     let m =
         Manifest::from_json(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)?;
     let ptx_path = std::path::Path::new(path).with_extension("ptx");
@@ -46,6 +47,8 @@ fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> 
         std::fs::read_to_string(&ptx_path).map_err(|e| format!("{}: {e}", ptx_path.display()))?;
     m.check_seal(&ptx).map_err(|e| format!("{path}: {e}"))?;
     let dims = Dims::parse(dims).map_err(|e| e.to_string())?;
+    let scalars = Inputs::parse_scalars(scalars).map_err(|e| e.to_string())?;
+    let inputs = Inputs { seed, scalars };
     let gpu = Gpu::open()
         .map_err(|e| e.to_string())?
         .ok_or("no GPU on this machine (no CUDA driver or no device)")?;
@@ -55,7 +58,7 @@ fn run(path: &str, dims: &str, seed: u64, iters: usize) -> Result<bool, String> 
         eprintln!("{note}");
     }
     let expect = |p: &_, a: &[_]| tilec_runtime::reference::builtin(&m, p, a);
-    let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, seed, iters, &expect).map_err(|e| e.to_string())?;
+    let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, &inputs, iters, &expect).map_err(|e| e.to_string())?;
     println!("{}", r.line());
     Ok(r.passed())
 }

@@ -71,7 +71,9 @@ impl Dims {
                 RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. M=4096"))
             })?;
             let n: i64 = val.trim().parse().map_err(|_| {
-                RuntimeError::Usage(format!("`{val}` is not an integer (in {part})"))
+                RuntimeError::Usage(format!(
+                    "`{val}` is not an integer (in {part}); extents are whole numbers, and a scalar parameter's value goes in --scalars"
+                ))
             })?;
             v.push((k.trim().to_string(), n));
         }
@@ -339,10 +341,10 @@ fn plan_sizes_within(
         .iter()
         .find(|(k, _)| !m.extents.contains(k) && k != SM_COUNT)
     {
-        return Err(RuntimeError::Usage(format!(
-            "the kernel has no extent {k}; its extents are {}",
-            m.extents.join(", ")
-        )));
+        return Err(RuntimeError::Usage(match m.params.iter().any(|p| p.name == *k) {
+            true => format!("{k} is a parameter, not an extent: a scalar's value is set with --scalars {k}=VALUE"),
+            false => format!("the kernel has no extent {k}; its extents are {}", m.extents.join(", ")),
+        }));
     }
     // Each stride symbol is its declared stride: the caller's buffers.
     let strides: Vec<i64> = {

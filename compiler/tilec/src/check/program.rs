@@ -206,6 +206,14 @@ pub enum Elementwise {
     /// `coord(t, m)`: the element of `t`'s coordinate along mode `m` of its
     /// tensor, an integer.
     Coord(View, usize),
+    /// `value / divisor` or `value % divisor` (`rem`) of an integer
+    /// ([`Elementwise::integral`]) by one known positive (a whole number or
+    /// an extent): truncating, as the integers of indices divide.
+    Quotient {
+        rem: bool,
+        value: Box<Elementwise>,
+        divisor: Int,
+    },
     /// `bf16(x)`, `f16(x)`, `f32(x)`: `x` rounded to the type (nearest
     /// even), still computed in f32; `i32(x)`: `x`, computed in f32,
     /// truncated toward zero, saturating (NaN gives 0).
@@ -228,7 +236,7 @@ impl Elementwise {
     /// parameters it asks `inside()` of, into `inside`.
     pub fn integers_and_insides(&self, names: &mut Vec<String>, inside: &mut Vec<usize>) {
         match self {
-            Elementwise::Int(x) => x.names(names),
+            Elementwise::Int(x) | Elementwise::Quotient { divisor: x, .. } => x.names(names),
             Elementwise::Inside(View {
                 base: Base::Param(p),
                 ..
@@ -249,6 +257,7 @@ impl Elementwise {
             Elementwise::Unary(_, x)
             | Elementwise::Convert(_, x)
             | Elementwise::Shuffle(x, _)
+            | Elementwise::Quotient { value: x, .. }
             | Elementwise::Reduce { value: x, .. } => f(x),
             Elementwise::Binary(_, a, b) => {
                 f(a);
@@ -282,6 +291,15 @@ impl Elementwise {
             }
             Elementwise::Convert(e, x) => Elementwise::Convert(*e, m(x)),
             Elementwise::Shuffle(x, k) => Elementwise::Shuffle(m(x), *k),
+            Elementwise::Quotient {
+                rem,
+                value,
+                divisor,
+            } => Elementwise::Quotient {
+                rem: *rem,
+                value: m(value),
+                divisor: divisor.clone(),
+            },
             Elementwise::Reduce {
                 op,
                 mode,
@@ -330,6 +348,21 @@ impl Elementwise {
                 self.for_each_operand(&mut |x| n = n.saturating_add(x.terms()));
                 n
             }
+        }
+    }
+
+    /// Whether it is an integer of the thread (a run-time value, an
+    /// element's coordinate, a whole number, and sums, products, quotients
+    /// by [`Elementwise::Quotient`], minima, maxima and comparisons of
+    /// them), which lowering computes as integers: exact where f32 would
+    /// round past 2^24. Not `/` of elements, which divides as floats do.
+    pub fn integral(&self) -> bool {
+        match self {
+            Elementwise::Int(_) | Elementwise::Coord(..) => true,
+            Elementwise::Scalar(Scalar::Literal(v)) => whole(*v),
+            Elementwise::Quotient { value, .. } => value.integral(),
+            Elementwise::Binary(op, a, b) => *op != Binary::Div && a.integral() && b.integral(),
+            _ => false,
         }
     }
 
@@ -777,7 +810,21 @@ pub fn setting(settings: &Settings, kernel: &str, name: &str) -> Option<i64> {
 }
 
 impl Kernel {
+    /// The scalar parameters' names (`--scalars` sets their values).
+    pub fn scalar_names(&self) -> Vec<&str> {
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Scalar(_)))
+            .map(|p| p.name.as_str())
+            .collect()
+    }
+
     pub fn shared_bytes(&self) -> i64 {
         shared_placement(&self.shared, &self.body).map_or(i64::MAX, |(_, total)| total)
     }
+}
+
+/// A number an i32 holds exactly.
+fn whole(v: f64) -> bool {
+    v.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&v)
 }

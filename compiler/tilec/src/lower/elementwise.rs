@@ -387,6 +387,17 @@ impl Lowerer<'_> {
                 self.coordinate(v, &c, *m)?
             }
             Elementwise::Scalar(Scalar::Literal(v)) => self.int(&Int::Static(*v as i64))?,
+            Elementwise::Quotient {
+                rem,
+                value,
+                divisor,
+            } => {
+                let x = self.integer(value, at)?;
+                let d = self.fix(divisor);
+                let d = self.int(&d)?;
+                let op = if *rem { IntOp::Mod } else { IntOp::Div };
+                self.def(IntDef::Bin(op, x, d))
+            }
             Elementwise::Binary(op, a, b) => {
                 let (x, y) = (self.integer(a, at)?, self.integer(b, at)?);
                 let int = match op {
@@ -441,8 +452,8 @@ impl Lowerer<'_> {
             // Coordinates, and arithmetic and comparisons of integers
             // (coordinates, run-time values, whole numbers) are integer
             // ones: exact where f32 rounds past 2^24.
-            Elementwise::Coord(..) => Arith::Int(self.integer(e, at)?),
-            Elementwise::Binary(..) if integral(e) => Arith::Int(self.integer(e, at)?),
+            Elementwise::Coord(..) | Elementwise::Quotient { .. } => Arith::Int(self.integer(e, at)?),
+            Elementwise::Binary(..) if e.integral() => Arith::Int(self.integer(e, at)?),
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {
@@ -685,20 +696,3 @@ fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
     })
 }
 
-/// Whether `e` is an integer of the thread (a run-time value, an element's
-/// coordinate, a whole number, and sums, products, minima, maxima and
-/// comparisons of them), which lowers to [`Arith::Int`]. Not a quotient:
-/// `/` of elements divides as floats do.
-fn integral(e: &Elementwise) -> bool {
-    match e {
-        Elementwise::Int(_) | Elementwise::Coord(..) => true,
-        Elementwise::Scalar(Scalar::Literal(v)) => whole(*v),
-        Elementwise::Binary(op, a, b) => *op != Binary::Div && integral(a) && integral(b),
-        _ => false,
-    }
-}
-
-/// A number an i32 holds exactly.
-fn whole(v: f64) -> bool {
-    v.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&v)
-}

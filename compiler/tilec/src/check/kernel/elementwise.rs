@@ -155,6 +155,19 @@ impl KernelChecker {
         if let Some(value) = self.integers(e, to)? {
             return Ok(value);
         }
+        // An integer over an integer divides as indices do; over a float
+        // (`2.0`, a tensor), as floats do.
+        if let ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) = &e.kind {
+            let value = self.elementwise(a, to, depth + 1)?;
+            let rem = *op == BinOp::Rem;
+            if value.integral()
+                && (rem
+                    || (self.elementwise(b, to, depth + 1)?.integral()
+                        && !matches!(self.eval(b), Ok(Value::Float(_)))))
+            {
+                return self.quotient(rem, value, b);
+            }
+        }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
@@ -177,8 +190,8 @@ impl KernelChecker {
                     }
                     // `%` of integers is one (above); what is left is `%` of a tensor.
                     _ => {
-                        return Err(Diagnostic::new("`%` is not an element-wise operation", e.span)
-                            .with_help("`%` takes the remainder of integers such as loop counters; element-wise operations are + - * / and comparisons"));
+                        return Err(Diagnostic::new("`%` of a tensor's elements", e.span)
+                            .with_help("`%` takes the remainder of integers: loop counters, `coord(t, m)`, whole numbers (`coord(tS, 1) % 64`); element-wise operations on values are + - * / and comparisons"));
                     }
                 };
                 if integers && !op.on_integers() {
@@ -566,6 +579,48 @@ impl KernelChecker {
                 v.iter().try_for_each(|x| self.no_truncating_quotient(x))
             }
             _ => Ok(()),
+        }
+    }
+
+    /// `value / b` or `value % b` (`rem`) of an integer element-wise value
+    /// (a coordinate, say): an integer quotient, truncating as indices
+    /// divide, by a divisor known positive, so that no element divides by
+    /// zero on the GPU (where nothing traps) or differs from the executor.
+    /// `value / 2.0` is a fraction (a float divisor), as are quotients of
+    /// floats.
+    fn quotient(&mut self, rem: bool, value: Elementwise, b: &Expr) -> Result<Elementwise, Diagnostic> {
+        let op = if rem { "%" } else { "/" };
+        let fraction = if rem {
+            String::new()
+        } else {
+            "; for a fraction, divide by a float (`coord(t, 0) / 2.0`, `f32(coord(t, 0)) / x`)".to_string()
+        };
+        let divisor = self.eval(b).ok().and_then(|v| v.to_int());
+        let known_positive = |d: &Int| match d.as_static() {
+            Some(d) => d > 0,
+            None => d.as_var().is_some_and(|n| self.extents.iter().any(|x| x == n)),
+        };
+        match divisor {
+            Some(d) if known_positive(&d) => Ok(Elementwise::Quotient {
+                rem,
+                value: Box::new(value),
+                divisor: d,
+            }),
+            Some(d) => Err(Diagnostic::new(
+                match d.as_static() {
+                    Some(_) => format!("`{op}` of integers by {d}, which is not positive"),
+                    None => format!("`{op}` of integers by {d}, which may not be positive"),
+                },
+                b.span,
+            )
+            .with_help(format!(
+                "an element-wise integer divides by a whole number above 0 or an extent (`coord(tS, 1) {op} 64`, `{op} N`){fraction}"
+            ))),
+            None => Err(Diagnostic::new(format!("`{op}` of an integer by this"), b.span)
+                .with_label("not a whole number or an extent")
+                .with_help(format!(
+                    "an element-wise integer (a coordinate, a counter) divides by a whole number above 0 or an extent (`coord(tS, 1) {op} 64`){fraction}"
+                ))),
         }
     }
 
