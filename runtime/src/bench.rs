@@ -486,12 +486,10 @@ pub fn race(
         gpu.restore(&clean, &mut dev[0])?;
         gpu.launch(f, q, &dev[0])?;
         let outs = gpu.download_only(&dev[0], output)?;
-        checks.push(crate::compare(
-            &outs,
-            &want,
-            &b.param_names(),
-            b.approximation,
-        )?);
+        checks.push(
+            crate::compare(&outs, &want, &b.param_names(), b.approximation)?
+                .map(|c| c.located(b, q)),
+        );
     }
     gpu.restore(&clean, &mut dev[0])?;
     drop(clean);

@@ -68,9 +68,10 @@ impl Inputs {
             let (k, val) = part.split_once('=').ok_or_else(|| {
                 RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. eps=1e-5"))
             })?;
-            let x: f64 = val.trim().parse().map_err(|_| {
-                RuntimeError::Usage(format!("`{val}` is not a number (in {part})"))
-            })?;
+            let x: f64 = val
+                .trim()
+                .parse()
+                .map_err(|_| RuntimeError::Usage(format!("`{val}` is not a number (in {part})")))?;
             v.push((k.trim().to_string(), x));
         }
         Ok(v)
@@ -79,7 +80,12 @@ impl Inputs {
     /// The arguments of input set `set` (a benchmark fills several, each
     /// from its own seed): seeded random ones ([`random_args`]), the named
     /// scalars at their values.
-    pub fn args(&self, m: &Manifest, plan: &LaunchPlan, set: u64) -> Result<Vec<Arg>, RuntimeError> {
+    pub fn args(
+        &self,
+        m: &Manifest,
+        plan: &LaunchPlan,
+        set: u64,
+    ) -> Result<Vec<Arg>, RuntimeError> {
         let mut args = random_args(m, plan, self.seed.wrapping_add(set * 7919));
         for (name, v) in &self.scalars {
             let scalars = || match m.scalar_names().as_slice() {
@@ -100,8 +106,12 @@ impl Inputs {
                         scalars()
                     ))
                 })?;
-            if elem == Elem::I32 && !(v.fract() == 0.0 && (-2f64.powi(31)..2f64.powi(31)).contains(v)) {
-                return Err(RuntimeError::Usage(format!("{name} is an i32, and {v} is not one")));
+            if elem == Elem::I32
+                && !(v.fract() == 0.0 && (-2f64.powi(31)..2f64.powi(31)).contains(v))
+            {
+                return Err(RuntimeError::Usage(format!(
+                    "{name} is an i32, and {v} is not one"
+                )));
             }
             args[i] = Arg::Scalar(*v);
         }
@@ -207,6 +217,11 @@ pub struct Check {
     pub element_tolerance: f64,
     /// Checked on a sample of the reference's outputs.
     pub sample: Option<Sample>,
+    /// The worst element's coordinate in its tensor (its flattened modes),
+    /// where [`Check::located`] found it from the offset.
+    pub coord: Option<Vec<i64>>,
+    /// The output holds integers (printed as such).
+    pub integers: bool,
 }
 
 /// A reference computed in part: `ran` of its `of` blocks (a reference
@@ -219,6 +234,16 @@ pub struct Sample {
 }
 
 impl Check {
+    /// The same check with its worst element's coordinate, from its
+    /// offset through the tensor's layout at the launch's extents.
+    pub fn located(mut self, m: &Manifest, plan: &LaunchPlan) -> Check {
+        self.coord = self.worst.and_then(|w| {
+            let p = m.params.iter().position(|p| p.name == self.tensor)?;
+            reference::coordinate_of(m, plan, p, w.offset)
+        });
+        self
+    }
+
     /// The error is within the element type's tolerance.
     pub fn ok(&self) -> bool {
         self.error <= self.tolerance && self.worst.is_none_or(|w| w.error <= self.element_tolerance)
@@ -231,11 +256,27 @@ impl std::fmt::Display for Check {
         write!(f, "rel. error {:.2e} (", self.error)?;
         match self.worst {
             _ if self.ok() => write!(f, "ok")?,
-            Some(w) => write!(
-                f,
-                "MISMATCH: element {} of {} is {:.6e} where the reference has {:.6e}",
-                w.offset, self.tensor, w.got, w.want
-            )?,
+            Some(w) => {
+                let at = match &self.coord {
+                    Some(c) if c.len() == 1 => c[0].to_string(),
+                    Some(c) => format!(
+                        "({})",
+                        c.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                    ),
+                    None => w.offset.to_string(),
+                };
+                let value = |v: f64| match self.integers && v.is_finite() {
+                    true => format!("{v:.0}"),
+                    false => format!("{v:.6e}"),
+                };
+                write!(
+                    f,
+                    "MISMATCH: element {at} of {} is {} where the reference has {}",
+                    self.tensor,
+                    value(w.got),
+                    value(w.want)
+                )?
+            }
             None => write!(f, "MISMATCH of {}", self.tensor)?,
         }
         if let Some(Sample { ran, of, unit }) = self.sample {
@@ -322,7 +363,8 @@ pub fn run_gpu(
     let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
-    let check = compare(&outs, &expected, &m.param_names(), m.approximation)?;
+    let check =
+        compare(&outs, &expected, &m.param_names(), m.approximation)?.map(|c| c.located(m, &plan));
     times.sort_by(f32::total_cmp);
     let report = Report {
         device: gpu.name.clone(),
@@ -364,6 +406,8 @@ pub fn compare(
             worst: d.worst,
             element_tolerance: element_tolerance(out.elem()).max(8.0 * approximation),
             sample: e.sample,
+            coord: None,
+            integers: out.elem() == Elem::I32,
         };
         // A NaN error is the worst of all; an output off by its elements
         // is worse than one within tolerance.

@@ -76,6 +76,29 @@ fn gemm_rows(rows: usize, per_row: usize) -> (Vec<usize>, Option<crate::Sample>)
     (picked, Some(sample))
 }
 
+/// The coordinate (over the flattened modes) of the element at `offset`
+/// of tensor parameter `p`, for a report: each mode's from the largest
+/// stride down; `None` where the layout is not that simple (its modes
+/// overlap, or a stride symbol has no value here).
+pub fn coordinate_of(m: &Manifest, plan: &LaunchPlan, p: usize, offset: usize) -> Option<Vec<i64>> {
+    let layout = static_layout(m, plan, p).ok()?;
+    let modes: Vec<(i64, i64)> = (layout.shape().leaves().iter())
+        .zip(layout.stride().leaves().iter())
+        .map(|(n, d)| Some((n.as_static()?, d.as_static()?)))
+        .collect::<Option<_>>()?;
+    let mut order: Vec<usize> = (0..modes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(modes[i].1));
+    let (mut left, mut coord) = (i64::try_from(offset).ok()?, vec![0; modes.len()]);
+    for i in order {
+        let (size, stride) = modes[i];
+        if stride > 0 && size > 1 {
+            coord[i] = (left / stride).min(size - 1);
+            left -= coord[i] * stride;
+        }
+    }
+    (left == 0).then_some(coord)
+}
+
 /// The layout of parameter `p` with the launch's extents substituted.
 fn static_layout(m: &Manifest, plan: &LaunchPlan, p: usize) -> Result<Layout, RuntimeError> {
     let ParamKind::Tensor { layout, .. } = &m.params[p].kind else {

@@ -62,12 +62,25 @@ pub fn run(args: Args) -> ExitCode {
                 // is planned where --dims gives every one.
                 let mut whole = !args.dims.is_empty();
                 for (k, _) in &lowered {
-                    let problems = crate::run::dims_problems(&k.name, k.dims(), &k.scalar_names(), &dims, !args.perf);
+                    let problems = crate::run::dims_problems(
+                        &k.name,
+                        k.dims(),
+                        &k.scalar_names(),
+                        &dims,
+                        !args.perf,
+                    );
                     if !problems.is_empty() {
                         problems.iter().for_each(|p| eprintln!("error: {p}"));
                         return ExitCode::from(2);
                     }
-                    whole &= crate::run::dims_problems(&k.name, k.dims(), &k.scalar_names(), &dims, true).is_empty();
+                    whole &= crate::run::dims_problems(
+                        &k.name,
+                        k.dims(),
+                        &k.scalar_names(),
+                        &dims,
+                        true,
+                    )
+                    .is_empty();
                 }
                 if whole && !launches(&lowered, &dims, &args.arch) {
                     return ExitCode::FAILURE;

@@ -329,7 +329,8 @@ pub fn run_cpu(
         dims: dims.to_string(),
         // The executor computes the `fast_` forms exactly: the types'
         // own tolerances.
-        check: tilec_runtime::compare(&outs, &want, &m.param_names(), 0.0)?,
+        check: tilec_runtime::compare(&outs, &want, &m.param_names(), 0.0)?
+            .map(|c| c.located(m, &plan)),
         ms_median: ms,
         ms_min: ms,
         ms_max: ms,

@@ -149,7 +149,15 @@ pub fn run(a: Args) -> ExitCode {
             Ok(x) => x,
             Err(code) => return code,
         };
-        let timed = match time_all(gpu, &mut variants, &k.name, &dims, &inputs, a.iters, &defaults) {
+        let timed = match time_all(
+            gpu,
+            &mut variants,
+            &k.name,
+            &dims,
+            &inputs,
+            a.iters,
+            &defaults,
+        ) {
             Ok(t) => t,
             Err(code) => return code,
         };

@@ -6,11 +6,17 @@ fn run_cpu(name: &str, source: &str, dims: &str) -> (i32, String) {
     run_cpu_with(name, source, dims, &[])
 }
 
-fn run_cpu_with(name: &str, source: &str, dims: &str, extra: &[&str]) -> (i32, String) {
+/// `source` in a file of its own, `NAME.tile` in a directory of this run.
+fn write_source(name: &str, source: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tilec-cpu-runs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.tile"));
     std::fs::write(&file, source).unwrap();
+    file
+}
+
+fn run_cpu_with(name: &str, source: &str, dims: &str, extra: &[&str]) -> (i32, String) {
+    let file = write_source(name, source);
     let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
         .args(["run", "--cpu", file.to_str().unwrap(), "--dims", dims])
         .args(extra)
@@ -78,14 +84,67 @@ kernel twice(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>, s: f32, n: i32)
     let (code, err) = run_cpu_with("scalars", source, "M=100", &["--scalars", "s=2,n=7"]);
     assert_eq!(code, 0, "{err}");
     let (code, _) = run_cpu_with("scalars", source, "M=100", &["--scalars", "n=7"]);
-    assert_ne!(code, 0, "a random s should not match the doubling reference");
+    assert_ne!(
+        code, 0,
+        "a random s should not match the doubling reference"
+    );
     for (dims, scalars, said) in [
-        ("M=100", "t=2", "the kernel has no scalar parameter t; its scalars are s, n"),
+        (
+            "M=100",
+            "t=2",
+            "the kernel has no scalar parameter t; its scalars are s, n",
+        ),
         ("M=100", "n=1.5", "n is an i32, and 1.5 is not one"),
-        ("M=100,s=2", "", "s is a scalar parameter, not an extent: its value goes in --scalars s=VALUE"),
+        (
+            "M=100,s=2",
+            "",
+            "s is a scalar parameter, not an extent: its value goes in --scalars s=VALUE",
+        ),
     ] {
         let (code, err) = run_cpu_with("scalars", source, dims, &["--scalars", scalars]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains(said), "{err}");
     }
+}
+
+/// A mismatch names its element by its coordinate in the tensor (here a
+/// row-major one: offset 5 * 40 + 3), and an i32 tensor's values as
+/// integers.
+#[test]
+fn a_mismatch_names_the_element_by_its_coordinate() {
+    let source = "
+kernel off(X: tensor<f32, (M, N):(N, 1)>, Y: tensor<f32, (M, N):(N, 1)>,
+           I: tensor<i32, (M, N):(N, 1)>, J: tensor<i32, (M, N):(N, 1)>)
+{
+    reference exact(X, Y, I, J);
+    launch grid(M, N), block(1);
+    Y[block.x, block.y] = X[block.x, block.y] + select(block.x == 5 && block.y == 3, 1.0, 0.0);
+    J[block.x, block.y] = I[block.x, block.y];
+}
+kernel exact(X: tensor<f32, (M, N):(N, 1)>, Y: tensor<f32, (M, N):(N, 1)>,
+             I: tensor<i32, (M, N):(N, 1)>, J: tensor<i32, (M, N):(N, 1)>)
+{
+    launch grid(M, N), block(1);
+    Y[block.x, block.y] = X[block.x, block.y];
+    J[block.x, block.y] = I[block.x, block.y] + select(block.x == 7 && block.y == 0, 100, 0);
+}
+";
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(["run", "--cpu", "--kernel", "off"])
+        .arg(write_source("off", source))
+        .args(["--dims", "M=9,N=40"])
+        .output()
+        .expect("tilec runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    // The worst of the two is J's: 100 off, against Y's 1.
+    assert!(
+        shown.contains("MISMATCH: element (7, 0) of J is "),
+        "{shown}"
+    );
+    assert!(shown.contains(" where the reference has "), "{shown}");
+    assert!(
+        !shown.contains("e0 where"),
+        "integers print as integers: {shown}"
+    );
 }

@@ -9,7 +9,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: tilec-run KERNEL.json --dims M=4096,N=4096,K=4096 [--scalars eps=1e-5,..] [--seed S] [--iters N]";
     let mut manifest = None;
-    let (mut dims, mut scalars, mut seed, mut iters) = (String::new(), String::new(), 1u64, 20usize);
+    let (mut dims, mut scalars, mut seed, mut iters) =
+        (String::new(), String::new(), 1u64, 20usize);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().unwrap_or_default();
@@ -58,7 +59,8 @@ fn run(path: &str, dims: &str, scalars: &str, seed: u64, iters: usize) -> Result
         eprintln!("{note}");
     }
     let expect = |p: &_, a: &[_]| tilec_runtime::reference::builtin(&m, p, a);
-    let (r, _) = run_gpu(&gpu, &ptx, &m, &dims, &inputs, iters, &expect).map_err(|e| e.to_string())?;
+    let (r, _) =
+        run_gpu(&gpu, &ptx, &m, &dims, &inputs, iters, &expect).map_err(|e| e.to_string())?;
     println!("{}", r.line());
     Ok(r.passed())
 }

@@ -341,10 +341,17 @@ fn plan_sizes_within(
         .iter()
         .find(|(k, _)| !m.extents.contains(k) && k != SM_COUNT)
     {
-        return Err(RuntimeError::Usage(match m.params.iter().any(|p| p.name == *k) {
-            true => format!("{k} is a parameter, not an extent: a scalar's value is set with --scalars {k}=VALUE"),
-            false => format!("the kernel has no extent {k}; its extents are {}", m.extents.join(", ")),
-        }));
+        return Err(RuntimeError::Usage(
+            match m.params.iter().any(|p| p.name == *k) {
+                true => format!(
+                    "{k} is a parameter, not an extent: a scalar's value is set with --scalars {k}=VALUE"
+                ),
+                false => format!(
+                    "the kernel has no extent {k}; its extents are {}",
+                    m.extents.join(", ")
+                ),
+            },
+        ));
     }
     // Each stride symbol is its declared stride: the caller's buffers.
     let strides: Vec<i64> = {

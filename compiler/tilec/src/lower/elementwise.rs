@@ -452,7 +452,9 @@ impl Lowerer<'_> {
             // Coordinates, and arithmetic and comparisons of integers
             // (coordinates, run-time values, whole numbers) are integer
             // ones: exact where f32 rounds past 2^24.
-            Elementwise::Coord(..) | Elementwise::Quotient { .. } => Arith::Int(self.integer(e, at)?),
+            Elementwise::Coord(..) | Elementwise::Quotient { .. } => {
+                Arith::Int(self.integer(e, at)?)
+            }
             Elementwise::Binary(..) if e.integral() => Arith::Int(self.integer(e, at)?),
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
@@ -695,4 +697,3 @@ fn distinct_elements(v: &View, kind: &ParamKind) -> bool {
         coords.is_some_and(|c| seen.insert(c))
     })
 }
-

@@ -588,17 +588,25 @@ impl KernelChecker {
     /// zero on the GPU (where nothing traps) or differs from the executor.
     /// `value / 2.0` is a fraction (a float divisor), as are quotients of
     /// floats.
-    fn quotient(&mut self, rem: bool, value: Elementwise, b: &Expr) -> Result<Elementwise, Diagnostic> {
+    fn quotient(
+        &mut self,
+        rem: bool,
+        value: Elementwise,
+        b: &Expr,
+    ) -> Result<Elementwise, Diagnostic> {
         let op = if rem { "%" } else { "/" };
         let fraction = if rem {
             String::new()
         } else {
-            "; for a fraction, divide by a float (`coord(t, 0) / 2.0`, `f32(coord(t, 0)) / x`)".to_string()
+            "; for a fraction, divide by a float (`coord(t, 0) / 2.0`, `f32(coord(t, 0)) / x`)"
+                .to_string()
         };
         let divisor = self.eval(b).ok().and_then(|v| v.to_int());
         let known_positive = |d: &Int| match d.as_static() {
             Some(d) => d > 0,
-            None => d.as_var().is_some_and(|n| self.extents.iter().any(|x| x == n)),
+            None => d
+                .as_var()
+                .is_some_and(|n| self.extents.iter().any(|x| x == n)),
         };
         match divisor {
             Some(d) if known_positive(&d) => Ok(Elementwise::Quotient {
