@@ -426,6 +426,10 @@ impl<'a> Evaluator<'a> {
         if let Some(d) = atoms::unknown_atom(n, span) {
             return Err(d);
         }
+        // A name the program does not bind: `-inf` starts a running maximum.
+        if n == "inf" {
+            return Ok(Value::Float(f64::INFINITY));
+        }
         if !matches!(
             n,
             "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X"
