@@ -249,7 +249,7 @@ impl<'a> Block<'a> {
                 label: format!("thread {t} writes it here"),
                 other: Some((at, format!("thread {other} writes it here"))),
                 help: Some(
-                    "give each thread its own elements (check that the thread layout does not map two threads to one element), or order the writes with sync()",
+                    "give each thread its own elements (check that the thread layout does not map two threads to one element), have one thread write what all share (`if thread.x == 0 { ... }`), or order the writes with sync()",
                 ),
             });
         }

@@ -652,6 +652,14 @@ impl KernelChecker {
         };
         let view = match self.eval(t)? {
             Value::Tensor(v) if !v.coords.is_empty() => v,
+            Value::Tensor(_) => {
+                return Err(Diagnostic::new(
+                    "`coord` asks where an element of a kernel parameter is",
+                    t.span,
+                )
+                .with_label("a tile of shared memory or registers: no place in a parameter")
+                .with_help("ask it of the global view whose elements these are, partitioned alike: `let tCgC = partition_C(mma, gC, thread.x);` then `select(coord(tCgC, 1) <= coord(tCgC, 0), ...)` in the statement that writes the shared tile"));
+            }
             _ => {
                 return Err(Diagnostic::new(
                     "`coord` asks where an element of a kernel parameter is",
