@@ -72,7 +72,13 @@ impl Inputs {
                 .trim()
                 .parse()
                 .map_err(|_| RuntimeError::Usage(format!("`{val}` is not a number (in {part})")))?;
-            v.push((k.trim().to_string(), x));
+            let k = k.trim().to_string();
+            if let Some((_, y)) = v.iter().find(|(j, _)| *j == k) {
+                return Err(RuntimeError::Usage(format!(
+                    "--scalars gives {k} twice ({k}={y} and {k}={x})"
+                )));
+            }
+            v.push((k, x));
         }
         Ok(v)
     }

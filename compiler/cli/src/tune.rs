@@ -487,6 +487,8 @@ mod tests {
                 worst: None,
                 element_tolerance: 0.0,
                 sample: None,
+                coord: None,
+                integers: false,
             }),
             runs,
             input_sets: 1,

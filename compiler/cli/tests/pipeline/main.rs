@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tilec_runtime::plan::{Dims, Launch, plan};
 use tilec_runtime::reference::Arg;
-use tilec_runtime::{RuntimeError, check_args, random_args};
+use tilec_runtime::{Inputs, RuntimeError, check_args};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -517,7 +517,12 @@ fn the_runtime_refuses_unsafe_launches() {
     let e = plan(&wide, &d("M=256,N=128,K=64")).unwrap_err();
     assert!(matches!(e, RuntimeError::Bounds(_)), "{e}");
     // A buffer of the wrong length.
-    let mut args = random_args(&m, &p, 7);
+    let mut args = Inputs {
+        seed: 7,
+        scalars: vec![],
+    }
+    .args(&m, &p, 0)
+    .unwrap();
     assert!(check_args(&m, &p, &args).is_ok());
     if let Arg::Tensor(tilec_runtime::host::HostBuffer::F32(v)) = &mut args[1] {
         v.pop();
@@ -531,7 +536,12 @@ fn references_match_a_direct_computation() {
     // The GEMM reference on a small problem, against a direct triple loop.
     let m = manifest_of("examples/sgemm_tn.tile");
     let p = plan(&m, &Dims::parse("M=128,N=256,K=16").unwrap()).unwrap();
-    let args = random_args(&m, &p, 3);
+    let args = Inputs {
+        seed: 3,
+        scalars: vec![],
+    }
+    .args(&m, &p, 0)
+    .unwrap();
     let e = tilec_runtime::reference::expected(&m, &p, &args).unwrap();
     let get = |i: usize| match &args[i] {
         Arg::Tensor(t) => t.clone(),

@@ -824,7 +824,11 @@ impl Kernel {
     }
 }
 
-/// A number an i32 holds exactly.
-fn whole(v: f64) -> bool {
-    v.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&v)
+/// A whole number that f64 (and so an integer operation) holds exactly.
+pub fn whole(v: f64) -> bool {
+    v.fract() == 0.0 && v.abs() <= WHOLE_MAX
 }
+
+/// The largest whole number every integer of 53 bits holds: past it, f64
+/// skips some.
+pub const WHOLE_MAX: f64 = 9007199254740992.0;

@@ -155,37 +155,35 @@ impl KernelChecker {
         if let Some(value) = self.integers(e, to)? {
             return Ok(value);
         }
-        // An integer over an integer divides as indices do; over a float
-        // (`2.0`, a tensor), as floats do.
-        if let ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), a, b) = &e.kind {
-            let value = self.elementwise(a, to, depth + 1)?;
-            let rem = *op == BinOp::Rem;
-            if value.integral()
-                && (rem
-                    || (self.elementwise(b, to, depth + 1)?.integral()
-                        && !matches!(self.eval(b), Ok(Value::Float(_)))))
-            {
-                return self.quotient(rem, value, b);
-            }
-        }
         let mut sub = |x: &Expr| self.elementwise(x, to, depth + 1);
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
+                let (x, y) = (sub(a)?, sub(b)?);
+                let rem = *op == BinOp::Rem;
                 let op = match op {
                     BinOp::Add => Binary::Add,
                     BinOp::Sub => Binary::Sub,
                     BinOp::Mul => Binary::Mul,
+                    // An integer over an integer divides as indices do; over
+                    // a float (`2.0`, a tensor), as floats do.
+                    BinOp::Div | BinOp::Rem
+                        if x.integral()
+                            && (rem
+                                || (y.integral()
+                                    && !matches!(self.eval(b), Ok(Value::Float(_))))) =>
+                    {
+                        return self.quotient(rem, x, b);
+                    }
                     BinOp::Div => Binary::Div,
                     op if let Some(c) = super::predication::comparison(*op) => c,
                     // `a && b` is `select(a, b != 0, 0)`, `a || b` `select(a, 1,
                     // b != 0)`: 1 or 0, as comparisons give.
                     BinOp::And | BinOp::Or => {
-                        let (a, b) = (sub(a)?, sub(b)?);
                         let number = |v: f64| Box::new(Elementwise::Scalar(Scalar::Literal(v)));
-                        let b = Box::new(Elementwise::Binary(Binary::Ne, Box::new(b), number(0.0)));
+                        let y = Box::new(Elementwise::Binary(Binary::Ne, Box::new(y), number(0.0)));
                         return Ok(match op {
-                            BinOp::And => Elementwise::Select(Box::new(a), b, number(0.0)),
-                            _ => Elementwise::Select(Box::new(a), number(1.0), b),
+                            BinOp::And => Elementwise::Select(Box::new(x), y, number(0.0)),
+                            _ => Elementwise::Select(Box::new(x), number(1.0), y),
                         });
                     }
                     // `%` of integers is one (above); what is left is `%` of a tensor.
@@ -197,8 +195,7 @@ impl KernelChecker {
                 if integers && !op.on_integers() {
                     return Err(integer_statement(e, "`/`", to));
                 }
-                let (a, b) = (sub(a)?, sub(b)?);
-                Ok(Elementwise::Binary(op, Box::new(a), Box::new(b)))
+                Ok(Elementwise::Binary(op, Box::new(x), Box::new(y)))
             }
             ExprKind::Neg(x) => Ok(Elementwise::Unary(Unary::Neg, Box::new(sub(x)?))),
             // `(a + b)`: grouping.
@@ -733,6 +730,11 @@ impl KernelChecker {
             Value::Int(Int::Static(v)) => {
                 if integers && i32::try_from(v).is_err() {
                     return Err(integer_statement(e, "a number past i32's range", to));
+                }
+                if v.unsigned_abs() > crate::check::program::WHOLE_MAX as u64 {
+                    return Err(Diagnostic::new(format!("{v} is past 2^53"), e.span).with_help(
+                        "element-wise integers are exact to 2^53 (past it a float skips whole numbers); write such a number as a float (`1.0e17`) if a float's rounding will do",
+                    ));
                 }
                 Ok(Elementwise::Scalar(Scalar::Literal(v as f64)))
             }

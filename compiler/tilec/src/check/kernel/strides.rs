@@ -113,6 +113,10 @@ impl KernelChecker {
         let (mut written, mut shared) = (Vec::new(), Vec::new());
         // Names used outside a view's index, and tensors asked `inside()` of.
         let (mut outside, mut inside) = (Vec::new(), Vec::new());
+        // The names each view's index uses, by the parameter it views (a
+        // stride of A in an index into X reads the copy's pitch or A's
+        // stride as the runtime chooses: A then is not copied).
+        let mut indices: Vec<(Option<usize>, Vec<String>)> = Vec::new();
         for x in launch.grid.iter().chain(&launch.block) {
             x.names(&mut outside);
         }
@@ -124,19 +128,17 @@ impl KernelChecker {
             {
                 written.push(*p);
             }
-            for v in s.op.read() {
+            let read = s.op.read();
+            for v in read.iter().copied().chain(s.op.written()) {
+                let base = match v.base {
+                    Base::Param(p) => Some(p),
+                    _ => None,
+                };
+                indices.push((base, index_names(v)));
+            }
+            for v in read {
                 if let Base::Param(p) = v.base {
-                    let mut names = Vec::new();
-                    v.offset.names(&mut names);
-                    for x in v
-                        .layout
-                        .shape()
-                        .leaves()
-                        .iter()
-                        .chain(&v.layout.stride().leaves())
-                    {
-                        x.names(&mut names);
-                    }
+                    let names = index_names(v);
                     if spanned.iter().any(|b| !names.iter().any(|n| n == b))
                         || names.iter().any(|n| walking.contains(n))
                     {
@@ -155,13 +157,33 @@ impl KernelChecker {
             }
         });
         let computed = |p: &usize| {
-            self.strides
-                .iter()
-                .any(|s| s.param == *p && outside.contains(&s.name))
+            self.strides.iter().any(|s| {
+                s.param == *p
+                    && (outside.contains(&s.name)
+                        || indices
+                            .iter()
+                            .any(|(base, names)| *base != Some(*p) && names.contains(&s.name)))
+            })
         };
         shared.retain(|p| !written.contains(p) && !inside.contains(p) && !computed(p));
         shared
     }
+}
+
+/// The names a view's offset and layout use.
+fn index_names(v: &View) -> Vec<String> {
+    let mut names = Vec::new();
+    v.offset.names(&mut names);
+    for x in v
+        .layout
+        .shape()
+        .leaves()
+        .iter()
+        .chain(&v.layout.stride().leaves())
+    {
+        x.names(&mut names);
+    }
+    names
 }
 
 /// Whether layout `l` maps its coordinates onto `0..size` one to one (no
