@@ -10,13 +10,20 @@ use tilec_layout::int::apply;
 
 impl<'a> Block<'a> {
     /// Computes, for every thread, the integer values of `scope`.
-    pub(super) fn scope_ints(&mut self, scope: Option<usize>, span: Span) -> Result<()> {
+    pub(super) fn scope_ints(&mut self, scope: Option<usize>) {
         for t in 0..self.threads {
             for (id, v) in self.ir.ints.iter().enumerate() {
                 if v.scope != scope {
                     continue;
                 }
                 let ints = &self.ints[t];
+                let operands = match v.def {
+                    IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
+                        [Some(a), Some(b)]
+                    }
+                    IntDef::Swizzle(a, _) => [Some(a), None],
+                    _ => [None, None],
+                };
                 let value = match &v.def {
                     IntDef::Const(c) => Some(*c),
                     IntDef::ThreadIdx => Some(t as i64),
@@ -28,17 +35,49 @@ impl<'a> Block<'a> {
                     IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
                     IntDef::Compare(op, a, b) => Some(i64::from(op.compare(ints[*a], ints[*b]))),
                 };
-                let value = value.ok_or_else(|| ExecError {
-                    message: format!("index value %{id} is undefined (division by zero or overflow) in thread {t}"),
-                    span,
-                    label: "computing an index here".into(),
-                    other: None,
-                    help: None,
-                })?;
-                self.ints[t][id] = value;
+                let from_undefined = !self.undefined.is_empty()
+                    && operands
+                        .iter()
+                        .flatten()
+                        .any(|&a| self.undefined.contains(&(t, a)));
+                match value {
+                    Some(value) if !from_undefined => {
+                        self.ints[t][id] = value;
+                        if !self.undefined.is_empty() {
+                            self.undefined.remove(&(t, id));
+                        }
+                    }
+                    _ => {
+                        self.undefined.insert((t, id));
+                    }
+                }
             }
         }
-        Ok(())
+    }
+
+    /// Whether every value `inst` uses (outside its branches, which check
+    /// their own) is defined in each thread running it.
+    pub(super) fn defined_for(&self, inst: &Inst) -> Result<()> {
+        let mut used = Vec::new();
+        inst.ints_used_before_branches(&mut used);
+        let Some((t, id)) = (0..self.threads).filter(|&t| self.active[t]).find_map(|t| {
+            used.iter()
+                .find(|&&id| self.undefined.contains(&(t, id)))
+                .map(|&id| (t, id))
+        }) else {
+            return Ok(());
+        };
+        Err(ExecError {
+            message: format!(
+                "integer %{id} is undefined in thread {t}: a quotient by zero or a value past 64 bits"
+            ),
+            span: inst.span,
+            label: "used here".into(),
+            other: None,
+            help: Some(
+                "`--emit ir` shows how %N is computed; a quotient whose divisor may be 0 belongs under an `if` that excludes it",
+            ),
+        })
     }
 
     /// `then` on the running threads where `cond` is not 0, `otherwise` on
@@ -80,7 +119,7 @@ impl<'a> Block<'a> {
                 .collect();
             self.counters.insert(id, k);
             self.stopped(span)?;
-            self.scope_ints(Some(id), span)?;
+            self.scope_ints(Some(id));
             self.insts(body)?;
         }
         self.active = outer;

@@ -392,6 +392,10 @@ struct Block<'a> {
     threads: usize,
     /// Per thread, every integer value computed so far.
     ints: Vec<Vec<i64>>,
+    /// The (thread, value) of `ints` left undefined (a quotient by zero, an
+    /// overflow): an error where an instruction the thread runs uses one,
+    /// not where the scope computes it (the GPU computes it where used).
+    undefined: std::collections::HashSet<(usize, crate::ir::IntId)>,
     shared: Vec<Buffer>,
     touches: Vec<Vec<Touch>>,
     /// Per shared element: the thread and copy of a cp.async in flight to it.
@@ -462,6 +466,7 @@ impl<'a> Block<'a> {
             block,
             threads,
             ints: vec![vec![0; ir.ints.len()]; threads],
+            undefined: Default::default(),
             shared: ir
                 .shared
                 .iter()
@@ -498,7 +503,7 @@ impl<'a> Block<'a> {
 
     fn run(mut self) -> Result<Log> {
         self.stopped(Span { start: 0, end: 0 })?;
-        self.scope_ints(None, Span { start: 0, end: 0 })?;
+        self.scope_ints(None);
         self.insts(&self.ir.body)?;
         let reads = self
             .readers
@@ -535,6 +540,9 @@ impl<'a> Block<'a> {
 
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
+            if !self.undefined.is_empty() {
+                self.defined_for(inst)?;
+            }
             match &inst.kind {
                 // TMA read the buffers when the store was issued; a new
                 // epoch, so that a write before the wait is a race.

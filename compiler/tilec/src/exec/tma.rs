@@ -46,7 +46,7 @@ impl<'a> Block<'a> {
         for k in s..e {
             self.counters.insert(id, k);
             self.stopped(span)?;
-            self.scope_ints(Some(id), span)?;
+            self.scope_ints(Some(id));
             for l in load {
                 if let InstKind::TmaLoad {
                     map,
