@@ -76,27 +76,51 @@ fn gemm_rows(rows: usize, per_row: usize) -> (Vec<usize>, Option<crate::Sample>)
     (picked, Some(sample))
 }
 
-/// The coordinate (over the flattened modes) of the element at `offset`
-/// of tensor parameter `p`, for a report: each mode's from the largest
-/// stride down; `None` where the layout is not that simple (its modes
-/// overlap, or a stride symbol has no value here).
+/// The coordinate of the element at `offset` of tensor parameter `p`, one
+/// integer a mode as the program indexes it (a nested mode's leaves folded
+/// column-major), for a report. Each leaf's coordinate is taken from the
+/// largest stride down and the result checked to land on `offset`: `None`
+/// where that does not (a stride symbol with no value here, a layout whose
+/// strides do not nest).
 pub fn coordinate_of(m: &Manifest, plan: &LaunchPlan, p: usize, offset: usize) -> Option<Vec<i64>> {
-    let layout = static_layout(m, plan, p).ok()?;
-    let modes: Vec<(i64, i64)> = (layout.shape().leaves().iter())
-        .zip(layout.stride().leaves().iter())
-        .map(|(n, d)| Some((n.as_static()?, d.as_static()?)))
-        .collect::<Option<_>>()?;
-    let mut order: Vec<usize> = (0..modes.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(modes[i].1));
-    let (mut left, mut coord) = (i64::try_from(offset).ok()?, vec![0; modes.len()]);
-    for i in order {
-        let (size, stride) = modes[i];
-        if stride > 0 && size > 1 {
-            coord[i] = (left / stride).min(size - 1);
-            left -= coord[i] * stride;
+    coordinate_in(&static_layout(m, plan, p).ok()?, offset)
+}
+
+/// [`coordinate_of`] in a static layout.
+fn coordinate_in(layout: &Layout, offset: usize) -> Option<Vec<i64>> {
+    // (mode, size, stride) of every leaf.
+    let mut leaves = Vec::new();
+    for (i, (n, d)) in layout
+        .shape()
+        .modes()
+        .iter()
+        .zip(layout.stride().modes())
+        .enumerate()
+    {
+        for (n, d) in n.leaves().iter().zip(d.leaves()) {
+            leaves.push((i, n.as_static()?, d.as_static()?));
         }
     }
-    (left == 0).then_some(coord)
+    let mut order: Vec<usize> = (0..leaves.len()).collect();
+    order.sort_by_key(|&l| std::cmp::Reverse(leaves[l].2));
+    let (mut left, mut at) = (i64::try_from(offset).ok()?, vec![0; leaves.len()]);
+    for l in order {
+        let (_, size, stride) = leaves[l];
+        if stride > 0 && size > 1 {
+            at[l] = (left / stride).min(size - 1);
+            left -= at[l] * stride;
+        }
+    }
+    if left != 0 {
+        return None;
+    }
+    let mut coord = vec![0; layout.shape().modes().len()];
+    let mut scale = vec![1; coord.len()];
+    for (l, &(i, size, _)) in leaves.iter().enumerate() {
+        coord[i] += at[l] * scale[i];
+        scale[i] *= size;
+    }
+    Some(coord)
 }
 
 /// The layout of parameter `p` with the launch's extents substituted.
@@ -385,6 +409,7 @@ pub fn work(m: &Manifest, plan: &LaunchPlan) -> Option<(f64, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tilec_layout::tup;
 
     /// Up to 4096^3 a GEMM reference is whole; past it, one row in every
     /// `s`, at every place within a group over the matrix, and the last.
@@ -428,5 +453,26 @@ mod tests {
         assert_eq!((s.output, s.sample), (2, None));
         let after = crate::host::deviation(&out, &s.values, &s.offsets).norm;
         assert!((before - after).abs() < 1e-15 && after > 0.0);
+    }
+
+    fn located(shape: IntTuple, stride: IntTuple, offset: usize) -> Option<Vec<i64>> {
+        coordinate_in(&Layout::new(shape, stride).unwrap(), offset)
+    }
+
+    #[test]
+    fn an_offset_is_found_by_the_coordinate_the_program_indexes_with() {
+        // Row-major: offset 5 * 40 + 3 is (5, 3).
+        assert_eq!(located(tup!(9, 40), tup!(40, 1), 203), Some(vec![5, 3]));
+        // A nested row mode ((2, 4), 7):((1, 14), 2): row 5 is (1, 2), at 1 + 28.
+        assert_eq!(
+            located(tup!((2, 4), 7), tup!((1, 14), 2), 1 + 28 + 2 * 3),
+            Some(vec![5, 3])
+        );
+        // A broadcast mode (stride 0) sits at 0.
+        assert_eq!(located(tup!(9, 40), tup!(0, 1), 7), Some(vec![0, 7]));
+        // Strides that do not nest: 3 = 1 * 3 is (1, 0), found; 4 is not
+        // reached by the walk from the largest stride, and says so.
+        assert_eq!(located(tup!(2, 3), tup!(3, 2), 3), Some(vec![1, 0]));
+        assert_eq!(located(tup!(2, 3), tup!(3, 2), 4), None);
     }
 }

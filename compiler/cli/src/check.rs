@@ -20,7 +20,7 @@ pub struct Args {
     perf: bool,
     /// Extents: plan the launch there as on an H200 (which entries run on
     /// how many blocks; every access proved in bounds, or the refusal),
-    /// and the extents for --perf (default 4096 each), e.g. M=4096,N=4096,K=4096.
+    /// and the extents for --perf (default 4096 each, sm_count 132), e.g. M=4096,N=4096,K=4096.
     #[arg(long, default_value = "", hide_default_value = true)]
     dims: String,
     /// GPU architecture the launch is planned for.

@@ -60,6 +60,10 @@ pub fn run(a: Args) -> ExitCode {
             "tilec tune times kernels; a --checked build checks every access and is slower: tune without it, then `tilec run --checked` one variant with --set",
         );
     }
+    let inputs = match a.launch.inputs() {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
     let fixed = match crate::settings::parse_set(&a.launch.tuning, &name, &src) {
         Ok(s) => s,
         Err(code) => return code,
@@ -145,10 +149,6 @@ pub fn run(a: Args) -> ExitCode {
             continue;
         };
         refuse_what_does_not_fit(gpu, &mut variants, &k.name, &dims);
-        let inputs = match a.launch.inputs() {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
         let timed = match time_all(
             gpu,
             &mut variants,

@@ -342,9 +342,9 @@ fn plan_sizes_within(
         .find(|(k, _)| !m.extents.contains(k) && k != SM_COUNT)
     {
         return Err(RuntimeError::Usage(
-            match m.params.iter().any(|p| p.name == *k) {
+            match m.scalar_names().contains(&k.as_str()) {
                 true => format!(
-                    "{k} is a parameter, not an extent: a scalar's value is set with --scalars {k}=VALUE"
+                    "{k} is a scalar parameter, not an extent: its value goes in --scalars {k}=VALUE"
                 ),
                 false => format!(
                     "the kernel has no extent {k}; its extents are {}",

@@ -5,6 +5,7 @@
 //! diagnostics of everything wrong with it.
 
 pub mod algebra;
+pub mod elementwise_tree;
 pub mod kernel;
 pub mod placement;
 pub mod program;

@@ -177,11 +177,15 @@ impl fmt::Display for View {
     }
 }
 
-/// A scalar operand: a scalar parameter or a literal.
+/// A scalar operand: a scalar parameter or a number.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scalar {
     Param(usize),
+    /// A number written as a float (`2.0`, `0.5`).
     Literal(f64),
+    /// A number written as an integer (`2`): an integer operand of
+    /// integer arithmetic ([`Elementwise::integral`]), a float otherwise.
+    Whole(i64),
 }
 
 /// What each element of an element-wise statement's target becomes:
@@ -229,149 +233,6 @@ pub enum Elementwise {
         modes: Vec<i64>,
         value: Box<Elementwise>,
     },
-}
-
-impl Elementwise {
-    /// The names its run-time integers use, into `names`, and the tensor
-    /// parameters it asks `inside()` of, into `inside`.
-    pub fn integers_and_insides(&self, names: &mut Vec<String>, inside: &mut Vec<usize>) {
-        match self {
-            Elementwise::Int(x) | Elementwise::Quotient { divisor: x, .. } => x.names(names),
-            Elementwise::Inside(View {
-                base: Base::Param(p),
-                ..
-            }) => inside.push(*p),
-            _ => {}
-        }
-        self.for_each_operand(&mut |x| x.integers_and_insides(names, inside));
-    }
-
-    /// Its operands, left to right (a reduction's: the value it folds).
-    pub fn for_each_operand<'a>(&'a self, f: &mut dyn FnMut(&'a Elementwise)) {
-        match self {
-            Elementwise::Tensor(_)
-            | Elementwise::Scalar(_)
-            | Elementwise::Inside(_)
-            | Elementwise::Coord(..)
-            | Elementwise::Int(_) => {}
-            Elementwise::Unary(_, x)
-            | Elementwise::Convert(_, x)
-            | Elementwise::Shuffle(x, _)
-            | Elementwise::Quotient { value: x, .. }
-            | Elementwise::Reduce { value: x, .. } => f(x),
-            Elementwise::Binary(_, a, b) => {
-                f(a);
-                f(b);
-            }
-            Elementwise::Select(c, a, b) => {
-                f(c);
-                f(a);
-                f(b);
-            }
-        }
-    }
-
-    /// The same expression with every view (tensors and those `inside`
-    /// asks of) through `f`.
-    pub fn map_views(&self, f: &mut dyn FnMut(&View) -> View) -> Elementwise {
-        let mut m = |x: &Elementwise| Box::new(x.map_views(f));
-        match self {
-            Elementwise::Tensor(v) => Elementwise::Tensor(f(v)),
-            Elementwise::Inside(v) => Elementwise::Inside(f(v)),
-            Elementwise::Coord(v, m) => Elementwise::Coord(f(v), *m),
-            Elementwise::Scalar(_) | Elementwise::Int(_) => self.clone(),
-            Elementwise::Unary(u, x) => Elementwise::Unary(*u, m(x)),
-            Elementwise::Binary(b, x, y) => {
-                let x = m(x);
-                Elementwise::Binary(*b, x, m(y))
-            }
-            Elementwise::Select(c, x, y) => {
-                let (c, x) = (m(c), m(x));
-                Elementwise::Select(c, x, m(y))
-            }
-            Elementwise::Convert(e, x) => Elementwise::Convert(*e, m(x)),
-            Elementwise::Shuffle(x, k) => Elementwise::Shuffle(m(x), *k),
-            Elementwise::Quotient {
-                rem,
-                value,
-                divisor,
-            } => Elementwise::Quotient {
-                rem: *rem,
-                value: m(value),
-                divisor: divisor.clone(),
-            },
-            Elementwise::Reduce {
-                op,
-                mode,
-                modes,
-                value,
-            } => Elementwise::Reduce {
-                op: *op,
-                mode: *mode,
-                modes: modes.clone(),
-                value: m(value),
-            },
-        }
-    }
-
-    /// Its tensors, left to right.
-    pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
-        match self {
-            Elementwise::Tensor(v) => out.push(v),
-            _ => self.for_each_operand(&mut |x| x.tensors(out)),
-        }
-    }
-
-    /// Its tensors outside reductions, whose elements are the target's.
-    pub fn tensors_outside_reductions<'a>(&'a self, out: &mut Vec<&'a View>) {
-        match self {
-            Elementwise::Tensor(v) => out.push(v),
-            Elementwise::Reduce { .. } => {}
-            _ => self.for_each_operand(&mut |x| x.tensors_outside_reductions(out)),
-        }
-    }
-
-    /// The elements it reads for one element of its target (reductions
-    /// multiply): what unrolling it costs.
-    pub fn terms(&self) -> i64 {
-        match self {
-            Elementwise::Tensor(_)
-            | Elementwise::Scalar(_)
-            | Elementwise::Inside(_)
-            | Elementwise::Coord(..)
-            | Elementwise::Int(_) => 1,
-            Elementwise::Reduce {
-                mode, modes, value, ..
-            } => value.terms().saturating_mul(modes[*mode]),
-            _ => {
-                let mut n = 0i64;
-                self.for_each_operand(&mut |x| n = n.saturating_add(x.terms()));
-                n
-            }
-        }
-    }
-
-    /// Whether it is an integer of the thread (a run-time value, an
-    /// element's coordinate, a whole number, and sums, products, quotients
-    /// by [`Elementwise::Quotient`], minima, maxima and comparisons of
-    /// them), which lowering computes as integers: exact where f32 would
-    /// round past 2^24. Not `/` of elements, which divides as floats do.
-    pub fn integral(&self) -> bool {
-        match self {
-            Elementwise::Int(_) | Elementwise::Coord(..) => true,
-            Elementwise::Scalar(Scalar::Literal(v)) => whole(*v),
-            Elementwise::Quotient { value, .. } => value.integral(),
-            Elementwise::Binary(op, a, b) => *op != Binary::Div && a.integral() && b.integral(),
-            _ => false,
-        }
-    }
-
-    /// Whether it takes values of other lanes.
-    pub fn shuffles(&self) -> bool {
-        let mut found = matches!(self, Elementwise::Shuffle(..));
-        self.for_each_operand(&mut |x| found |= x.shuffles());
-        found
-    }
 }
 
 /// An `if` condition: comparisons of run-time integers (`thread.x < 4`,
@@ -823,12 +684,3 @@ impl Kernel {
         shared_placement(&self.shared, &self.body).map_or(i64::MAX, |(_, total)| total)
     }
 }
-
-/// A whole number that f64 (and so an integer operation) holds exactly.
-pub fn whole(v: f64) -> bool {
-    v.fract() == 0.0 && v.abs() <= WHOLE_MAX
-}
-
-/// The largest whole number every integer of 53 bits holds: past it, f64
-/// skips some.
-pub const WHOLE_MAX: f64 = 9007199254740992.0;

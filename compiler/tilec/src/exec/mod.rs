@@ -235,7 +235,9 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                         span: w.span,
                         label: format!("block {:?} writes it here", blocks[*b].1),
                         other: Some((span, "the other block's write".into())),
-                        help: None,
+                        help: Some(
+                            "blocks run in no order and no barrier orders them: give each block its own elements (a batch stride of at least a batch entry's elements, a tile per block)",
+                        ),
                     });
                 }
             }

@@ -386,7 +386,7 @@ impl Lowerer<'_> {
                 };
                 self.coordinate(v, &c, *m)?
             }
-            Elementwise::Scalar(Scalar::Literal(v)) => self.int(&Int::Static(*v as i64))?,
+            Elementwise::Scalar(Scalar::Whole(v)) => self.int(&Int::Static(*v))?,
             Elementwise::Quotient {
                 rem,
                 value,

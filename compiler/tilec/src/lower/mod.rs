@@ -755,6 +755,7 @@ pub(super) fn scalar(s: &Scalar) -> ScalarRef {
     match s {
         Scalar::Param(p) => ScalarRef::Param(*p),
         Scalar::Literal(v) => ScalarRef::Literal(*v),
+        Scalar::Whole(v) => ScalarRef::Literal(*v as f64),
     }
 }
 

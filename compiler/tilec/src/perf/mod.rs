@@ -423,7 +423,7 @@ fn param_elem(ir: &KernelIr, p: usize) -> Elem {
 
 /// The report `tilec check --perf` prints: one line per access kind, with
 /// its `line:column` in the source, then lowering's notes (why a copy is
-/// not ldmatrix). Extents not in `extents` are 4096; the stride symbols
+/// not ldmatrix). Extents not in `extents` are 4096 (`sm_count` 132); the stride symbols
 /// (`strides`, the kernel's) their declared values.
 pub fn report(
     lowered: &crate::lower::Lowered,
@@ -441,7 +441,7 @@ pub fn report(
             let v = extents
                 .iter()
                 .find(|(n, _)| n == e)
-                .map_or(4096, |(_, v)| *v);
+                .map_or(default_extent(e), |(_, v)| *v);
             (e, v)
         })
         .collect();
@@ -452,12 +452,12 @@ pub fn report(
         .map(|e| match strides.iter().find(|s| &s.name == e) {
             // Overflowing only at extents no buffer could have.
             Some(s) => s.declared.eval(&bound).unwrap_or(0),
-            None => bound(e).unwrap_or(4096),
+            None => bound(e).unwrap_or(default_extent(e)),
         })
         .collect();
     let dims: Vec<String> = dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let mut out = format!(
-        "kernel {} (warp 0 of block (0,0,0), first loop iteration; {})\n",
+        "kernel {} (warp 0 of block (0,0,0), first loop iteration, an `if` it does not take left out; {})\n",
         ir.name,
         dims.join(", ")
     );
@@ -495,6 +495,15 @@ fn line_col(src: &str, offset: usize) -> (usize, usize) {
         .map_or(before.len(), |i| before.len() - i - 1)
         + 1;
     (line, col)
+}
+
+/// An extent `--dims` leaves out: 4096, or the H200's 132 multiprocessors
+/// for `sm_count` (4096 of them made a persistent grid of 4096 blocks).
+fn default_extent(name: &str) -> i64 {
+    match name {
+        tilec_layout::SM_COUNT => 132,
+        _ => 4096,
+    }
 }
 
 #[cfg(test)]

@@ -426,13 +426,9 @@ impl<'a> Evaluator<'a> {
         if let Some(d) = atoms::unknown_atom(n, span) {
             return Err(d);
         }
-        // A name the program does not bind: `-inf` starts a running maximum.
-        if n == "inf" {
-            return Ok(Value::Float(f64::INFINITY));
-        }
         if !matches!(
             n,
-            "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X"
+            "LayoutLeft" | "GenColMajor" | "LayoutRight" | "GenRowMajor" | "X" | "inf"
         ) {
             self.undefined.push(n.to_string());
         }
@@ -448,6 +444,8 @@ impl<'a> Evaluator<'a> {
                 .with_label("used here")
                 .with_related(def, "defined here")
                 .with_help(format!("move the definition of `{n}` above its first use"))),
+                // A name the program does not bind: `-inf` starts a running maximum.
+                None if n == "inf" => Ok(Value::Float(f64::INFINITY)),
                 None => {
                     let d = Diagnostic::new(format!("`{n}` is not defined"), span)
                         .with_label("unknown name");

@@ -165,8 +165,13 @@ impl KernelChecker {
                     .with_label(format!("partitions by {} threads", u.threads))
                     .with_related(span, format!("launches {block} threads a block"))
                     .with_help(format!(
-                        "use block(size({})) or a thread layout of size {block}",
-                        u.name
+                        "use block(size({})) or a thread layout of size {block}{}",
+                        u.name,
+                        match self.pipeline {
+                            Some(_) =>
+                                " (the pipeline adds its producer warpgroup to the block itself)",
+                            None => "",
+                        }
                     )),
                 );
             }

@@ -24,6 +24,7 @@
 mod block_reduce;
 mod elementwise;
 mod functions;
+mod integers;
 mod launch;
 mod names;
 mod operations;

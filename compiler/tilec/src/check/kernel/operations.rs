@@ -200,6 +200,7 @@ impl KernelChecker {
                     arity(2)?;
                     match self.scalar_arg(&args[1])? {
                         Scalar::Literal(v) => v,
+                        Scalar::Whole(v) => v as f64,
                         Scalar::Param(_) => {
                             return Err(Diagnostic::new("fill takes a number", args[1].span)
                                 .with_help("fill(T, 0.5); to fill with a parameter, use axpby"));
@@ -278,7 +279,7 @@ impl KernelChecker {
         match self.eval(e)? {
             Value::Scalar { index, .. } => Ok(Scalar::Param(index)),
             Value::Float(v) => Ok(Scalar::Literal(v)),
-            Value::Int(Int::Static(v)) => Ok(Scalar::Literal(v as f64)),
+            Value::Int(Int::Static(v)) => Ok(Scalar::Whole(v)),
             v => Err(Diagnostic::new("expected a scalar", e.span)
                 .with_label(format!("this is {}", v.kind()))
                 .with_help("a scalar parameter such as alpha, or a number")),

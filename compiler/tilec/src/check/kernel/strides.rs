@@ -134,11 +134,11 @@ impl KernelChecker {
                     Base::Param(p) => Some(p),
                     _ => None,
                 };
-                indices.push((base, index_names(v)));
+                indices.push((base, index_names(&v.offset, &v.layout)));
             }
             for v in read {
                 if let Base::Param(p) = v.base {
-                    let names = index_names(v);
+                    let names = index_names(&v.offset, &v.layout);
                     if spanned.iter().any(|b| !names.iter().any(|n| n == b))
                         || names.iter().any(|n| walking.contains(n))
                     {
@@ -152,7 +152,23 @@ impl KernelChecker {
                     end.names(&mut outside);
                 }
                 Op::If { cond, .. } => cond.names(&mut outside),
-                Op::Assign { value, .. } => value.integers_and_insides(&mut outside, &mut inside),
+                Op::Assign { value, .. } => {
+                    value.integers_and_insides(&mut outside, &mut inside);
+                    // `coord(t, m)` and `inside(t)` read their views' indices too.
+                    value.map_views(&mut |v| {
+                        let base = match v.base {
+                            Base::Param(p) => Some(p),
+                            _ => None,
+                        };
+                        let mut names = index_names(&v.offset, &v.layout);
+                        for c in &v.coords {
+                            names.extend(index_names(&c.offset, &c.layout));
+                            c.extent.names(&mut names);
+                        }
+                        indices.push((base, names));
+                        v.clone()
+                    });
+                }
                 _ => {}
             }
         });
@@ -170,16 +186,16 @@ impl KernelChecker {
     }
 }
 
-/// The names a view's offset and layout use.
-fn index_names(v: &View) -> Vec<String> {
+/// The names an index (a view's, or a coordinate's) uses: its offset and
+/// layout.
+fn index_names(offset: &Int, layout: &Layout) -> Vec<String> {
     let mut names = Vec::new();
-    v.offset.names(&mut names);
-    for x in v
-        .layout
+    offset.names(&mut names);
+    for x in layout
         .shape()
         .leaves()
         .iter()
-        .chain(&v.layout.stride().leaves())
+        .chain(&layout.stride().leaves())
     {
         x.names(&mut names);
     }
