@@ -173,7 +173,11 @@ fn expected_help(expected: &[String]) -> String {
         .iter()
         .map(|e| e.trim_matches('"').replace("\\\"", "\""))
         .collect();
-    format!("expected one of: {}", names.join(" "))
+    match names.as_slice() {
+        // The parser has no continuation here: what came before is whole.
+        [] => "nothing may stand here: remove it, or look for an unbalanced bracket before it".into(),
+        _ => format!("expected one of: {}", names.join(" ")),
+    }
 }
 
 #[cfg(test)]
