@@ -150,7 +150,11 @@ fn launches(
                     p.notes(&m)
                 );
                 for (entry, c) in p.passed_over(&m) {
-                    println!("  not {entry}: {} does not hold ({})", c.fact, c.needed_by);
+                    println!(
+                        "  not {entry}: {} does not hold ({})",
+                        m.in_declared_terms(&c.fact.to_string()),
+                        c.needed_by
+                    );
                 }
             }
             Err(e) => {

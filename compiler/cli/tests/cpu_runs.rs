@@ -148,3 +148,27 @@ kernel exact(X: tensor<f32, (M, N):(N, 1)>, Y: tensor<f32, (M, N):(N, 1)>,
         "integers print as integers: {shown}"
     );
 }
+
+/// A launch condition that fails is said in the caller's terms: a stride
+/// symbol of `X: (M, N):(N, 1)` is `N` there.
+#[test]
+fn a_passed_over_entry_names_its_condition_in_the_callers_terms() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "run",
+            "--cpu",
+            "tests/run/column_sums_split.tile",
+            "--dims",
+            "M=77,N=1001",
+        ])
+        .output()
+        .expect("tilec runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("colsum_split_guarded_vec does not run: N % 4 == 0 does not hold"),
+        "{err}"
+    );
+    assert!(!err.contains("stride"), "{err}");
+}

@@ -175,7 +175,9 @@ fn expected_help(expected: &[String]) -> String {
         .collect();
     match names.as_slice() {
         // The parser has no continuation here: what came before is whole.
-        [] => "nothing may stand here: remove it, or look for an unbalanced bracket before it".into(),
+        [] => {
+            "nothing may stand here: remove it, or look for an unbalanced bracket before it".into()
+        }
         _ => format!("expected one of: {}", names.join(" ")),
     }
 }
