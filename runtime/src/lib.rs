@@ -161,7 +161,7 @@ pub fn check_args(m: &Manifest, plan: &LaunchPlan, args: &[Arg]) -> Result<(), R
     }
     for ((p, a), need) in m.params.iter().zip(args).zip(&plan.lens) {
         match (&p.kind, a, need) {
-            (ParamKind::Tensor { layout, elem }, Arg::Tensor(t), Some(n)) => {
+            (ParamKind::Tensor { layout, elem, .. }, Arg::Tensor(t), Some(n)) => {
                 if t.len() != *n {
                     return Err(RuntimeError::BufferSize {
                         name: p.name.clone(),

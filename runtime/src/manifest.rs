@@ -12,6 +12,10 @@ pub enum ParamKind {
     Tensor {
         elem: Elem,
         layout: Layout,
+        /// The kernel writes it: its layout must not put two elements in
+        /// one place at the launch's extents, or two writers race.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        written: bool,
     },
     Scalar {
         elem: Elem,

@@ -169,7 +169,7 @@ pub fn whole(
     param: usize,
     values: &dyn tilec_layout::Bindings,
 ) -> Option<(Staging, Vec<(usize, i64)>)> {
-    let ParamKind::Tensor { elem, layout } = &m.params.get(param)?.kind else {
+    let ParamKind::Tensor { elem, layout, .. } = &m.params.get(param)?.kind else {
         return None;
     };
     let symbols: Vec<usize> = (0..m.strides.len())

@@ -253,6 +253,9 @@ fn compile_variant(
 }
 
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
+    let written: Vec<bool> = (0..k.params.len())
+        .map(|p| variants.iter().any(|l| l.ir.written_params()[p]))
+        .collect();
     m::Manifest {
         kernel: k.name.clone(),
         // What the PTX targets (sm_90a for wgmma), as the code generator decides.
@@ -264,12 +267,14 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
         params: k
             .params
             .iter()
-            .map(|p| m::ParamSpec {
+            .enumerate()
+            .map(|(i, p)| m::ParamSpec {
                 name: p.name.clone(),
                 kind: match &p.kind {
                     ParamKind::Tensor { elem: e, layout } => m::ParamKind::Tensor {
                         elem: *e,
                         layout: layout.clone(),
+                        written: written[i],
                     },
                     ParamKind::Scalar(e) => m::ParamKind::Scalar { elem: *e },
                 },

@@ -172,3 +172,34 @@ fn a_passed_over_entry_names_its_condition_in_the_callers_terms() {
     );
     assert!(!err.contains("stride"), "{err}");
 }
+
+/// A tensor the kernel writes whose layout puts two elements in one place
+/// at the extents given (batch entries SC = 100 elements apart, each of
+/// M * N = 800) is refused at launch: two blocks would write one element.
+#[test]
+fn a_written_tensor_whose_elements_overlap_is_refused() {
+    let source = "
+kernel batched_copy(X: tensor<f32, (M, N, L):(1, M, M * N)>, Y: tensor<f32, (M, N, L):(1, M, SC)>)
+{
+    reference each(X, Y);
+    launch grid(ceil_div(M, 32), N, L), block(32);
+    let tX = local_tile(X[_, _, block.z], (32, 1), (block.x, block.y))[thread.x, 0];
+    let tY = local_tile(Y[_, _, block.z], (32, 1), (block.x, block.y))[thread.x, 0];
+    tY = tX;
+}
+kernel each(X: tensor<f32, (M, N, L):(1, M, M * N)>, Y: tensor<f32, (M, N, L):(1, M, SC)>)
+{
+    launch grid(M, N, L), block(1);
+    Y[block.x, block.y, block.z] = X[block.x, block.y, block.z];
+}
+";
+    let (code, err) = run_cpu("batched_copy", source, "M=40,N=20,L=3,SC=800");
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run_cpu("batched_copy", source, "M=40,N=20,L=3,SC=100");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Y (M,N,L):(1,M,SC) puts two of its elements in one place")
+            && err.contains("two writers of one element race"),
+        "{err}"
+    );
+}

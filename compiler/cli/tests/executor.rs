@@ -598,7 +598,8 @@ fn a_reduce_across_too_few_parts_stops_at_its_bound() {
 /// A tensor broadcast along a mode (stride 0: one B for every batch
 /// entry) cannot be a TMA map, whose strides are at least 16 bytes: the
 /// plan reads it through an aligned copy that repeats the entry, and says
-/// so. A broadcast C, which TMA would store to, is refused at launch.
+/// so. A broadcast C, which every batch entry's blocks would write, is
+/// refused at launch.
 #[test]
 fn a_broadcast_tma_operand_reads_a_copy_and_a_broadcast_output_is_refused() {
     let src =
@@ -630,7 +631,7 @@ fn a_broadcast_tma_operand_reads_a_copy_and_a_broadcast_output_is_refused() {
         } else {
             assert_ne!(code, 0, "{out}{err}");
             assert!(
-                err.contains("the tensor map of C has a stride of 0 elements"),
+                err.contains("C (M,N,L):(1,M,0) puts two of its elements in one place"),
                 "{err}"
             );
         }

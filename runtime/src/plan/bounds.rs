@@ -17,7 +17,7 @@ use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
 use crate::manifest::{LoopSpec, Manifest};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, COUNTER_MAX, Int};
+use tilec_layout::{Builtin, COUNTER_MAX, Int, Layout};
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -319,4 +319,43 @@ fn depends<'a>(
             out.push(k);
         }
     }
+}
+
+/// Why `layout` (its names bound by `env`) puts two coordinates at one
+/// offset, if it does: a mode of stride 0, or strides that do not nest
+/// (sorted, each past the span of those below it), found by listing the
+/// offsets where the layout has at most 2^24 elements. `None` also where
+/// a larger layout's strides do not nest (nothing cheap decides it).
+pub fn overlap(layout: &Layout, env: &dyn tilec_layout::Bindings) -> Option<String> {
+    let mut modes: Vec<(i64, i64)> = (layout.shape().leaves().iter())
+        .zip(layout.stride().leaves().iter())
+        .filter_map(|(n, d)| Some((n.eval(env)?, d.eval(env)?)))
+        .filter(|&(n, _)| n > 1)
+        .collect();
+    if let Some((n, _)) = modes.iter().find(|&&(_, d)| d == 0) {
+        return Some(format!("a mode of {n} elements has stride 0"));
+    }
+    modes.sort_by_key(|&(_, d)| d);
+    let mut span = 0i64;
+    let mut nested = true;
+    for &(n, d) in &modes {
+        nested &= d > span;
+        span = span.saturating_add((n - 1).saturating_mul(d));
+    }
+    if nested {
+        return None;
+    }
+    let size = modes.iter().try_fold(1i64, |a, &(n, _)| a.checked_mul(n))?;
+    if size > 1 << 24 {
+        return None;
+    }
+    let mut seen = std::collections::HashSet::new();
+    (0..size).find_map(|mut i| {
+        let mut offset = 0;
+        for &(n, d) in &modes {
+            offset += (i % n) * d;
+            i /= n;
+        }
+        (!seen.insert(offset)).then(|| format!("two elements at offset {offset}"))
+    })
 }

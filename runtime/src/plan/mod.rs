@@ -488,6 +488,14 @@ fn planned(
                 };
                 at_least(layout.shape(), 1, "extent")?;
                 at_least(layout.stride(), 0, "stride")?;
+                if let ParamKind::Tensor { written: true, .. } = p.kind
+                    && let Some(why) = bounds::overlap(layout, &env)
+                {
+                    return Err(RuntimeError::Condition(format!(
+                        "{} {layout} puts two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element race",
+                        p.name
+                    )));
+                }
                 let n = layout.cosize().eval(&env).ok_or_else(|| {
                     RuntimeError::Condition(format!(
                         "{} {layout} spans more elements than 64 bits count for {dims}",
