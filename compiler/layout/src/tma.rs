@@ -262,8 +262,15 @@ pub fn tma_copy(
         if step != dense {
             let want = Layout::new(Int::Static(first).into(), Int::Static(dense).into())
                 .map_err(|e| e.to_string())?;
+            // Along the tensor's stride-1 mode itself: a tile of the other
+            // major; along another, rows of the wrong width.
+            let major = if i == inner {
+                "; the tile is of the other major"
+            } else {
+                ""
+            };
             return Err(format!(
-                "mode {i} of the shared tile is {m}, but TMA writes a box densely, fastest along mode {inner} of the tensor (its stride-1 mode): it would start {want}"
+                "mode {i} of the shared tile is {m}, but TMA writes a box densely, fastest along mode {inner} of the tensor (its stride-1 mode): it would start {want}{major}"
             ));
         }
         let limit = match (j == inner, swizzle_bytes) {

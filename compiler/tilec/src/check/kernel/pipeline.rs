@@ -248,9 +248,15 @@ impl KernelChecker {
         let swizzle = self.state.shared[b].swizzle;
         let mut tma = tilec_layout::tma_copy(p, src.elem, &tensor, &coords, &sv.layout, &sv.offset, swizzle)
             .map_err(|why| {
+                // A tile whose fastest mode is not the tensor's: the rows'
+                // widths are beside the point.
+                let help = match why.ends_with("the tile is of the other major") {
+                    true => "the shared tile's first mode must run along the tensor's stride-1 mode, densely: an M-major (or N-major) operand takes a stage of that major, e.g. `composition(Swizzle(3, 3, 3), tile_to_shape((64, 8):(1, 64), (128, 64, 4), (2, 1, 3)))` for the wgmma's MN-major form (examples/bgemm_nt_sm90_tma.tile), or goes through a buffer of the tensor's own major".to_string(),
+                    false => format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| swizzle_rows(sw, src.elem))),
+                };
                 Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
                     .with_label(format!("{} -> {}", src.layout, dst.layout))
-                    .with_help(format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| swizzle_rows(sw, src.elem))))
+                    .with_help(help)
             })?;
         tma.map.store = store;
         Ok(Op::CopyTma {
