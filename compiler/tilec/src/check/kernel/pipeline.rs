@@ -251,7 +251,7 @@ impl KernelChecker {
                 // A tile whose fastest mode is not the tensor's: the rows'
                 // widths are beside the point.
                 let help = match why.ends_with("the tile is of the other major") {
-                    true => "the shared tile's first mode must run along the tensor's stride-1 mode, densely: an M-major (or N-major) operand takes a stage of that major, e.g. `composition(Swizzle(3, 3, 3), tile_to_shape((64, 8):(1, 64), (128, 64, 4), (2, 1, 3)))` for the wgmma's MN-major form (examples/bgemm_nt_sm90_tma.tile), or goes through a buffer of the tensor's own major".to_string(),
+                    true => "a stage takes the tensor's major: a K-major tensor a K-major stage (`tile_to_shape((8, 64):(64, 1), (128, 64, 4))` under its swizzle), an M- or N-major one an MN-major stage (`tile_to_shape((64, 8):(1, 64), (128, 64, 4), (2, 1, 3))`, as examples/bgemm_nt_sm90_tma.tile), whose wgmma descriptor tilec derives either way".to_string(),
                     false => format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| swizzle_rows(sw, src.elem))),
                 };
                 Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
