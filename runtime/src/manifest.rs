@@ -244,29 +244,6 @@ impl Manifest {
         self.params.iter().map(|p| p.name.clone()).collect()
     }
 
-    /// `text` (a launch condition, say) with each stride symbol written as
-    /// what the caller's buffer has there, its declared stride or extent
-    /// (`X.stride.0 % 4 == 0` of `X: (M, N):(N, 1)` reads `N % 4 == 0`).
-    pub fn in_declared_terms(&self, text: &str) -> String {
-        let mut strides: Vec<&StrideSpec> = self.strides.iter().collect();
-        // `X.stride.10` before `X.stride.1`.
-        strides.sort_by_key(|s| std::cmp::Reverse(s.name.len()));
-        strides.into_iter().fold(text.to_string(), |t, s| {
-            let declared = s.declared.to_string();
-            let plain = declared
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-            t.replace(
-                &s.name,
-                &if plain {
-                    declared
-                } else {
-                    format!("({declared})")
-                },
-            )
-        })
-    }
-
     /// The scalar parameters' names (`--scalars` sets their values).
     pub fn scalar_names(&self) -> Vec<&str> {
         self.params

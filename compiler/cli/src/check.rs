@@ -152,7 +152,7 @@ fn launches(
                 for (entry, c) in p.passed_over(&m) {
                     println!(
                         "  not {entry}: {} does not hold ({})",
-                        m.in_declared_terms(&c.fact.to_string()),
+                        p.in_callers_terms(&m, &c.fact.to_string()),
                         c.needed_by
                     );
                 }

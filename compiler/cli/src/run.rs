@@ -610,7 +610,7 @@ pub fn note_passed_over(m: &Manifest, plan: &LaunchPlan) {
     for (entry, c) in plan.passed_over(m) {
         eprintln!(
             "note: {entry} does not run: {} does not hold ({})",
-            m.in_declared_terms(&c.fact.to_string()),
+            plan.in_callers_terms(m, &c.fact.to_string()),
             c.needed_by
         );
     }

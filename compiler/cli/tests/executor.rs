@@ -64,6 +64,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/stride_in_another_index.tile", "M=64,K=5,L=2,P=2"),
         ("tests/run/quotient_under_if.tile", "M=8"),
         ("tests/run/quotient_under_if.tile", "M=100"),
+        ("tests/run/ragged_quotient.tile", "M=64"),
         ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("tests/run/fast_math.tile", "M=100,N=37"),
         ("tests/run/non_finite.tile", "M=300"),

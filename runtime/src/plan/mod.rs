@@ -198,6 +198,36 @@ impl LaunchPlan {
             .collect()
     }
 
+    /// `text` (a launch condition, say) with each stride symbol that holds
+    /// the caller's stride here (not an aligned copy's pitch) written as
+    /// the stride or extent it declares: `X.stride.0 % 4 == 0` of `X: (M,
+    /// N):(N, 1)` reads `N % 4 == 0`.
+    pub fn in_callers_terms(&self, m: &Manifest, text: &str) -> String {
+        let values = bound(m, &self.extents);
+        let env = |n: &str| values.get(n).copied();
+        let mut strides: Vec<&crate::manifest::StrideSpec> = m
+            .strides
+            .iter()
+            .filter(|s| s.declared.eval(&env).is_some() && s.declared.eval(&env) == env(&s.name))
+            .collect();
+        // `X.stride.10` before `X.stride.1`.
+        strides.sort_by_key(|s| std::cmp::Reverse(s.name.len()));
+        strides.into_iter().fold(text.to_string(), |t, s| {
+            let declared = s.declared.to_string();
+            let plain = declared
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            t.replace(
+                &s.name,
+                &if plain {
+                    declared
+                } else {
+                    format!("({declared})")
+                },
+            )
+        })
+    }
+
     /// [`LaunchPlan::entries`] less the entries' names: the tunables'
     /// values and the tensors read or written through aligned copies.
     pub fn notes(&self, m: &Manifest) -> String {

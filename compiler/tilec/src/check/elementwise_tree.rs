@@ -3,7 +3,7 @@
 //! and the stride rules ask of it.
 
 use super::program::{Base, Elementwise, Scalar, View};
-use crate::arith::Binary;
+use crate::arith::{Binary, Unary};
 
 impl Elementwise {
     /// The names its run-time integers use, into `names`, and the tensor
@@ -88,6 +88,14 @@ impl Elementwise {
         }
     }
 
+    /// Every view it reads: its tensors and those `inside` and `coord` ask of.
+    pub fn for_each_view(&self, f: &mut dyn FnMut(&View)) {
+        match self {
+            Elementwise::Tensor(v) | Elementwise::Inside(v) | Elementwise::Coord(v, _) => f(v),
+            _ => self.for_each_operand(&mut |x| x.for_each_view(f)),
+        }
+    }
+
     /// Its tensors, left to right.
     pub fn tensors<'a>(&'a self, out: &mut Vec<&'a View>) {
         match self {
@@ -134,7 +142,9 @@ impl Elementwise {
         match self {
             Elementwise::Int(_) | Elementwise::Coord(..) => true,
             Elementwise::Scalar(Scalar::Whole(_)) => true,
-            Elementwise::Quotient { value, .. } => value.integral(),
+            Elementwise::Quotient { value, .. } | Elementwise::Unary(Unary::Neg, value) => {
+                value.integral()
+            }
             Elementwise::Binary(op, a, b) => *op != Binary::Div && a.integral() && b.integral(),
             _ => false,
         }

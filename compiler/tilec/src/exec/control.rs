@@ -9,7 +9,11 @@ use crate::span::Span;
 use tilec_layout::int::apply;
 
 impl<'a> Block<'a> {
-    /// Computes, for every thread, the integer values of `scope`.
+    /// Computes, for every thread, the integer values of `scope`. One
+    /// that is undefined (a quotient by zero, an overflow), or computed
+    /// from one, is marked so: an error where a thread runs an
+    /// instruction that uses it ([`Self::defined_for`]), as the GPU
+    /// computes it where it is used.
     pub(super) fn scope_ints(&mut self, scope: Option<usize>) {
         for t in 0..self.threads {
             for (id, v) in self.ir.ints.iter().enumerate() {
@@ -17,13 +21,6 @@ impl<'a> Block<'a> {
                     continue;
                 }
                 let ints = &self.ints[t];
-                let operands = match v.def {
-                    IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
-                        [Some(a), Some(b)]
-                    }
-                    IntDef::Swizzle(a, _) => [Some(a), None],
-                    _ => [None, None],
-                };
                 let value = match &v.def {
                     IntDef::Const(c) => Some(*c),
                     IntDef::ThreadIdx => Some(t as i64),
@@ -35,34 +32,31 @@ impl<'a> Block<'a> {
                     IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
                     IntDef::Compare(op, a, b) => Some(i64::from(op.compare(ints[*a], ints[*b]))),
                 };
-                let from_undefined = !self.undefined.is_empty()
-                    && operands
-                        .iter()
+                let from_undefined = self.undefined.count > 0
+                    && v.def
+                        .operands()
+                        .into_iter()
                         .flatten()
-                        .any(|&a| self.undefined.contains(&(t, a)));
-                match value {
-                    Some(value) if !from_undefined => {
-                        self.ints[t][id] = value;
-                        if !self.undefined.is_empty() {
-                            self.undefined.remove(&(t, id));
-                        }
-                    }
-                    _ => {
-                        self.undefined.insert((t, id));
-                    }
+                        .any(|a| self.undefined.is(t, a));
+                if let Some(value) = value {
+                    self.ints[t][id] = value;
                 }
+                self.undefined.set(t, id, value.is_none() || from_undefined);
             }
         }
     }
 
-    /// Whether every value `inst` uses (outside its branches, which check
-    /// their own) is defined in each thread running it.
+    /// Whether every value `inst` itself uses is defined in each thread
+    /// running it (the instructions nested in it check theirs as they run).
     pub(super) fn defined_for(&self, inst: &Inst) -> Result<()> {
+        if self.undefined.count == 0 {
+            return Ok(());
+        }
         let mut used = Vec::new();
-        inst.ints_used_before_branches(&mut used);
+        inst.ints_own(&mut used);
         let Some((t, id)) = (0..self.threads).filter(|&t| self.active[t]).find_map(|t| {
             used.iter()
-                .find(|&&id| self.undefined.contains(&(t, id)))
+                .find(|&&id| self.undefined.is(t, id))
                 .map(|&id| (t, id))
         }) else {
             return Ok(());

@@ -386,6 +386,28 @@ impl Buffer {
     }
 }
 
+/// Per thread, per integer value: undefined or not, and how many are.
+struct Undefined {
+    flags: Vec<Vec<bool>>,
+    count: usize,
+}
+
+impl Undefined {
+    fn is(&self, t: usize, id: usize) -> bool {
+        self.flags[t][id]
+    }
+
+    fn set(&mut self, t: usize, id: usize, undefined: bool) {
+        let flag = &mut self.flags[t][id];
+        match (*flag, undefined) {
+            (false, true) => self.count += 1,
+            (true, false) => self.count -= 1,
+            _ => {}
+        }
+        *flag = undefined;
+    }
+}
+
 struct Block<'a> {
     ir: &'a KernelIr,
     launch: &'a Launch<'a>,
@@ -394,10 +416,10 @@ struct Block<'a> {
     threads: usize,
     /// Per thread, every integer value computed so far.
     ints: Vec<Vec<i64>>,
-    /// The (thread, value) of `ints` left undefined (a quotient by zero, an
-    /// overflow): an error where an instruction the thread runs uses one,
-    /// not where the scope computes it (the GPU computes it where used).
-    undefined: std::collections::HashSet<(usize, crate::ir::IntId)>,
+    /// Which of `ints` are undefined (a quotient by zero, an overflow):
+    /// an error where an instruction the thread runs uses one, not where
+    /// the scope computes it (the GPU computes it where used).
+    undefined: Undefined,
     shared: Vec<Buffer>,
     touches: Vec<Vec<Touch>>,
     /// Per shared element: the thread and copy of a cp.async in flight to it.
@@ -468,7 +490,10 @@ impl<'a> Block<'a> {
             block,
             threads,
             ints: vec![vec![0; ir.ints.len()]; threads],
-            undefined: Default::default(),
+            undefined: Undefined {
+                flags: vec![vec![false; ir.ints.len()]; threads],
+                count: 0,
+            },
             shared: ir
                 .shared
                 .iter()
@@ -542,9 +567,7 @@ impl<'a> Block<'a> {
 
     fn insts(&mut self, insts: &'a [Inst]) -> Result<()> {
         for inst in insts {
-            if !self.undefined.is_empty() {
-                self.defined_for(inst)?;
-            }
+            self.defined_for(inst)?;
             match &inst.kind {
                 // TMA read the buffers when the store was issued; a new
                 // epoch, so that a write before the wait is a race.

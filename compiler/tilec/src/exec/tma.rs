@@ -48,6 +48,9 @@ impl<'a> Block<'a> {
             self.stopped(span)?;
             self.scope_ints(Some(id));
             for l in load {
+                // The loads run here, not through `insts`: their origins
+                // are checked defined as theirs are.
+                self.defined_for(l)?;
                 if let InstKind::TmaLoad {
                     map,
                     origin,

@@ -14,6 +14,9 @@ enum Reach {
     BeforeBranches,
     /// Those but an if's `otherwise` branch's and a block reduction's.
     Hoisted,
+    /// Its own: a loop's, pipeline's, if's or reduction's bounds and
+    /// conditions, not its bodies' (the instructions there name theirs).
+    Own,
 }
 
 impl Inst {
@@ -44,6 +47,13 @@ impl Inst {
     /// understood; docs/performance.md, version 17.)
     pub fn ints_shared(&self, out: &mut Vec<IntId>) {
         self.ints_named(out, Reach::Hoisted)
+    }
+
+    /// The values it reads itself, where it runs: what the CPU executor
+    /// needs defined in each thread that runs it (those of a body, an
+    /// if's branches, a pipeline's loads are the nested instructions').
+    pub fn ints_own(&self, out: &mut Vec<IntId>) {
+        self.ints_named(out, Reach::Own)
     }
 
     fn ints_named(&self, out: &mut Vec<IntId>, reach: Reach) {
@@ -91,7 +101,9 @@ impl Inst {
                 start, end, body, ..
             } => {
                 out.extend([*start, *end]);
-                body.iter().for_each(|i| i.ints_named(out, reach));
+                if reach != Reach::Own {
+                    body.iter().for_each(|i| i.ints_named(out, reach));
+                }
             }
             InstKind::If {
                 cond,
@@ -102,7 +114,7 @@ impl Inst {
                 let branches: &[&[Inst]] = match reach {
                     Reach::Everywhere => &[then, otherwise],
                     Reach::Hoisted => &[then],
-                    Reach::BeforeBranches => &[],
+                    Reach::BeforeBranches | Reach::Own => &[],
                 };
                 for i in branches.iter().copied().flatten() {
                     i.ints_named(out, Reach::Everywhere);
@@ -134,10 +146,12 @@ impl Inst {
                 ..
             } => {
                 out.extend([*start, *end]);
-                load.iter()
-                    .chain(prefetch)
-                    .chain(body)
-                    .for_each(|i| i.ints_named(out, reach));
+                if reach != Reach::Own {
+                    load.iter()
+                        .chain(prefetch)
+                        .chain(body)
+                        .for_each(|i| i.ints_named(out, reach));
+                }
             }
             InstKind::MmaSync { .. }
             | InstKind::TmaWait
@@ -180,14 +194,23 @@ impl Inst {
     }
 }
 
+impl IntDef {
+    /// The values it is computed from.
+    pub fn operands(&self) -> [Option<IntId>; 2] {
+        match *self {
+            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
+                [Some(a), Some(b)]
+            }
+            IntDef::Swizzle(a, _) => [Some(a), None],
+            _ => [None, None],
+        }
+    }
+}
+
 impl KernelIr {
     /// The values value `id` is computed from.
     pub fn operands(&self, id: IntId) -> Vec<IntId> {
-        match self.ints[id].def {
-            IntDef::Bin(_, a, b) | IntDef::Below(a, b) | IntDef::Compare(_, a, b) => vec![a, b],
-            IntDef::Swizzle(a, _) => vec![a],
-            _ => vec![],
-        }
+        self.ints[id].def.operands().into_iter().flatten().collect()
     }
 
     /// Whether value `id` depends on `block.*` along grid dimension `d`

@@ -398,6 +398,10 @@ impl Lowerer<'_> {
                 let op = if *rem { IntOp::Mod } else { IntOp::Div };
                 self.def(IntDef::Bin(op, x, d))
             }
+            Elementwise::Unary(Unary::Neg, x) => {
+                let (zero, x) = (self.int(&Int::Static(0))?, self.integer(x, at)?);
+                self.def(IntDef::Bin(IntOp::Sub, zero, x))
+            }
             Elementwise::Binary(op, a, b) => {
                 let (x, y) = (self.integer(a, at)?, self.integer(b, at)?);
                 let int = match op {
@@ -455,7 +459,9 @@ impl Lowerer<'_> {
             Elementwise::Coord(..) | Elementwise::Quotient { .. } => {
                 Arith::Int(self.integer(e, at)?)
             }
-            Elementwise::Binary(..) if e.integral() => Arith::Int(self.integer(e, at)?),
+            Elementwise::Binary(..) | Elementwise::Unary(..) if e.integral() => {
+                Arith::Int(self.integer(e, at)?)
+            }
             Elementwise::Unary(op, x) => Arith::Unary(*op, Box::new(sub(self, x)?)),
             Elementwise::Convert(to, x) => Arith::Convert(*to, Box::new(sub(self, x)?)),
             Elementwise::Binary(op, a, b) => {

@@ -72,9 +72,7 @@ pub(super) fn in_memory_order(dst: &View, value: &Elementwise) -> Option<(View, 
     }
     let one = |v: &View| v.layout.size().is_const(1);
     let mut fits = !folds(value);
-    visit_views(value, &mut |v| {
-        fits &= one(v) || v.layout.shape().leaves() == leaves
-    });
+    value.for_each_view(&mut |v| fits &= one(v) || v.layout.shape().leaves() == leaves);
     if !fits {
         return None;
     }
@@ -95,12 +93,4 @@ fn folds(e: &Elementwise) -> bool {
     let mut found = matches!(e, Elementwise::Reduce { .. });
     e.for_each_operand(&mut |x| found |= folds(x));
     found
-}
-
-/// Every view `e` reads: its tensors and those `inside` and `coord` ask of.
-fn visit_views(e: &Elementwise, f: &mut dyn FnMut(&View)) {
-    match e {
-        Elementwise::Tensor(v) | Elementwise::Inside(v) | Elementwise::Coord(v, _) => f(v),
-        _ => e.for_each_operand(&mut |x| visit_views(x, f)),
-    }
 }

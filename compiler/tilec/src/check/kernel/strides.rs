@@ -155,7 +155,7 @@ impl KernelChecker {
                 Op::Assign { value, .. } => {
                     value.integers_and_insides(&mut outside, &mut inside);
                     // `coord(t, m)` and `inside(t)` read their views' indices too.
-                    value.map_views(&mut |v| {
+                    value.for_each_view(&mut |v| {
                         let base = match v.base {
                             Base::Param(p) => Some(p),
                             _ => None,
@@ -166,7 +166,6 @@ impl KernelChecker {
                             c.extent.names(&mut names);
                         }
                         indices.push((base, names));
-                        v.clone()
                     });
                 }
                 _ => {}
