@@ -12,8 +12,26 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{BinOp, Expr, ExprKind};
 use tilec_layout::Int;
+use tilec_layout::int::{Op, Sym};
 
 impl KernelChecker {
+    /// Whether `d` is above 0 at any extents: a whole number above 0, an
+    /// extent (the runtime refuses one below 1), and sums, products,
+    /// maxima and rounded-up quotients of such (`2 * N`, `ceil_div(N, 64)`).
+    fn known_positive(&self, d: &Int) -> bool {
+        match d {
+            Int::Static(v) => *v > 0,
+            Int::Dynamic(s) => match &**s {
+                Sym::Var(n) => self.extents.iter().any(|x| x == n),
+                Sym::Bin(Op::Add | Op::Mul | Op::CeilDiv, a, b) => {
+                    self.known_positive(a) && self.known_positive(b)
+                }
+                Sym::Bin(Op::Max, a, b) => self.known_positive(a) || self.known_positive(b),
+                Sym::Bin(..) => false,
+            },
+        }
+    }
+
     /// Arithmetic, `min`, `max`, `abs` and comparisons of run-time integers (loop
     /// counters, `thread.x`, extents) as integer ones, one operand, as in
     /// an index: `t / 32` truncates, and `i < M * N` does not round past
@@ -124,14 +142,8 @@ impl KernelChecker {
                 .to_string()
         };
         let divisor = self.eval(b).ok().and_then(|v| v.to_int());
-        let known_positive = |d: &Int| match d.as_static() {
-            Some(d) => d > 0,
-            None => d
-                .as_var()
-                .is_some_and(|n| self.extents.iter().any(|x| x == n)),
-        };
         match divisor {
-            Some(d) if known_positive(&d) => Ok(Elementwise::Quotient {
+            Some(d) if self.known_positive(&d) => Ok(Elementwise::Quotient {
                 rem,
                 value: Box::new(value),
                 divisor: d,
