@@ -309,9 +309,32 @@ fn eval(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
     apply(&a.values[0], &a.values[1], a.spans[0], a.call)
 }
 
+/// `idx2crd(INDEX, SHAPE)`; an index that is a tuple splits mode by mode
+/// (CuTe's `idx2crd((1, 5), (3, (2, 3)))` is `(1, (1, 2))`).
 fn idx2crd(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
     a.arity(&[2])?;
-    Ok(coord_value(&alg::idx2crd(&a.int(0)?, &a.shape(1)?)))
+    fn split(index: &alg::Coord, shape: &alg::IntTuple) -> Option<alg::Coord> {
+        match (index, shape) {
+            (alg::Coord::Int(i), s) => Some(alg::idx2crd(i, s)),
+            (alg::Coord::Tuple(is), alg::IntTuple::Tuple(ss)) if is.len() == ss.len() => is
+                .iter()
+                .zip(ss)
+                .map(|(i, s)| split(i, s))
+                .collect::<Option<Vec<_>>>()
+                .map(alg::Coord::Tuple),
+            _ => None,
+        }
+    }
+    let shape = a.shape(1)?;
+    let index = a.coord(0)?;
+    split(&index, &shape)
+        .map(|c| coord_value(&c))
+        .ok_or_else(|| {
+            a.wrong(
+                0,
+                "an integer, or a tuple of them congruent with the shape's modes",
+            )
+        })
 }
 
 fn crd2idx(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
