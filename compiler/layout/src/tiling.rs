@@ -253,11 +253,28 @@ pub fn tile_to_shape(
     rank_product(&padded, &repeat, Interleave::Blocked, conds)
 }
 
-/// CuTe's `make_ordered_layout(shape, order)` for a flat order: a compact
-/// layout whose modes are laid out by increasing `order`.
+/// CuTe's `make_ordered_layout(shape, order)`: a compact layout whose
+/// modes are laid out by increasing `order`, one integer a mode (a nested
+/// mode column-major within), or an order shaped like the shape, one a
+/// leaf: `make_ordered_layout((2,(3,4)), (2,(0,1)))` is `(2,(3,4)):(12,(1,3))`.
 pub fn ordered_layout(shape: &IntTuple, order: &IntTuple) -> Result<Layout> {
     let modes = shape.modes();
     let orders = order.modes();
+    if orders.iter().any(IntTuple::is_tuple) && shape.congruent(order) {
+        let (leaves, keys) = (shape.leaves(), order.leaves());
+        if let Some(keys) = keys
+            .iter()
+            .map(crate::Int::as_static)
+            .collect::<Option<Vec<i64>>>()
+        {
+            let mut strides = keys.iter().map(|k| {
+                (leaves.iter().zip(&keys))
+                    .filter(|(_, kj)| *kj < k)
+                    .fold(crate::Int::Static(1), |acc, (l, _)| acc.mul(l))
+            });
+            return Layout::new(shape.clone(), shape.unflatten_like(&mut strides));
+        }
+    }
     if modes.len() != orders.len()
         || orders
             .iter()
@@ -265,7 +282,9 @@ pub fn ordered_layout(shape: &IntTuple, order: &IntTuple) -> Result<Layout> {
     {
         return Err(AlgebraError::Invalid {
             op: "make_ordered_layout",
-            why: format!("the order {order} needs one static integer per mode of {shape}"),
+            why: format!(
+                "the order {order} needs one static integer per mode of {shape}, or one per leaf shaped like it"
+            ),
         });
     }
     let key = |o: &IntTuple| o.as_int().and_then(|i| i.as_static()).unwrap_or(0);
