@@ -53,6 +53,7 @@ pub fn composition_tiler(a: &Layout, tiler: &Tiler, conds: &mut Conditions) -> R
         Tiler::Tuple(ts) => {
             if ts.len() > a.rank() {
                 return Err(AlgebraError::TooManyModes {
+                    what: "tiler",
                     op: "composition",
                     layout: a.clone(),
                     tiler: ts.len(),

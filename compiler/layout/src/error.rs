@@ -74,9 +74,11 @@ pub enum AlgebraError {
         covered: Int,
     },
 
-    #[error("{op}: the tiler has {tiler} modes but the layout {layout} has only {modes}")]
+    #[error("{op}: the {what} has {tiler} modes but the layout {layout} has only {modes}")]
     TooManyModes {
         op: &'static str,
+        /// The operand with too many modes: a tiler, or a profile.
+        what: &'static str,
         layout: Layout,
         tiler: usize,
         modes: usize,

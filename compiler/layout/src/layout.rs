@@ -290,6 +290,7 @@ impl Layout {
                 if p.len() > self.rank() {
                     return Err(AlgebraError::TooManyModes {
                         op,
+                        what: "profile",
                         layout: self.clone(),
                         tiler: p.len(),
                         modes: self.rank(),

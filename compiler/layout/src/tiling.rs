@@ -83,6 +83,7 @@ fn by_mode(
         Tiler::Tuple(ts) => {
             if ts.len() > a.rank() {
                 return Err(AlgebraError::TooManyModes {
+                    what: "tiler",
                     op: name,
                     layout: a.clone(),
                     tiler: ts.len(),
@@ -221,6 +222,7 @@ pub fn tile_to_shape(
     let r = target.rank();
     if block.rank() > r {
         return Err(AlgebraError::TooManyModes {
+            what: "tiler",
             op: "tile_to_shape",
             layout: block.clone(),
             tiler: block.rank(),

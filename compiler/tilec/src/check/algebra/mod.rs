@@ -755,11 +755,12 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
             "choose a right operand whose strides and extents divide the left layout's modes, or coalesce the left layout first"
         }
         AlgebraError::NotInjective { .. } | AlgebraError::ComplementGap { .. } => {
-            "complement and left_inverse need an injective layout (each offset reached once), and a complement strides that grow by whole multiples; filter out stride-0 modes"
+            "complement needs an injective layout (each offset reached once) whose strides grow by whole multiples; filter out stride-0 modes"
         }
-        AlgebraError::TooManyModes { .. } => {
-            "give the tiler at most as many modes as the layout has"
-        }
+        AlgebraError::TooManyModes { what, .. } => match *what {
+            "profile" => "give the profile at most as many modes as the layout has",
+            _ => "give the tiler at most as many modes as the layout has",
+        },
         AlgebraError::BadCoordinate { .. } => {
             "give one coordinate per mode; `_` keeps a whole mode"
         }
