@@ -64,7 +64,9 @@ fn batch() -> ExitCode {
                 Ok(v) => v.to_string(),
                 Err(d) => {
                     failed += 1;
-                    format!("error: {}", d.message.replace('\n', " "))
+                    // One line an answer: the span as the column it starts at.
+                    let column = line.get(..d.span.start).map_or(0, |p| p.chars().count()) + 1;
+                    format!("error: {} (column {column})", d.message.replace('\n', " "))
                 }
             }
         };
