@@ -707,9 +707,10 @@ pub fn dims_problems(
             continue;
         }
         problems.push(match meant {
-            Some(e) => format!("the kernel has no extent {k}; did you mean {e}?"),
+            Some(e) => format!("{kernel} has no extent {k}; did you mean {e}?"),
+            // A file's kernels may take different extents: one runs alone.
             None => format!(
-                "the kernel has no extent {k}; its extents are {}",
+                "{kernel} has no extent {k}; its extents are {} (--kernel NAME runs one kernel of a file)",
                 extents.join(", ")
             ),
         });

@@ -208,7 +208,11 @@ pub fn run(a: Args) -> ExitCode {
             Err(e) => return fail(&format!("best: {tuned}, but the tune cache: {e}")),
         }
     }
-    eprintln!("tuned in {:.1} s", start.elapsed().as_secs_f64());
+    let secs = start.elapsed().as_secs_f64();
+    match gpu {
+        Some(_) => eprintln!("tuned in {secs:.1} s"),
+        None => eprintln!("built and checked in {secs:.1} s; nothing timed without a GPU"),
+    }
     ExitCode::SUCCESS
 }
 

@@ -23,6 +23,10 @@ fn main() -> ExitCode {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
             }
+            flag if flag.starts_with('-') => {
+                eprintln!("error: unknown option {flag}\n{usage}");
+                return ExitCode::from(2);
+            }
             _ => manifest = Some(a.clone()),
         }
     }
@@ -52,7 +56,7 @@ fn run(path: &str, dims: &str, scalars: &str, seed: u64, iters: usize) -> Result
     let inputs = Inputs { seed, scalars };
     let gpu = Gpu::open()
         .map_err(|e| e.to_string())?
-        .ok_or("no GPU on this machine (no CUDA driver or no device)")?;
+        .ok_or("no GPU on this machine (no CUDA driver or no device); `tilec run --cpu FILE.tile` runs the kernel's source on the CPU executor")?;
     if let Some(note) = tilec_runtime::tuning::default_path()
         .and_then(|path| tilec_runtime::tuning::advice(&path, &m, &gpu.name, &dims))
     {

@@ -71,9 +71,12 @@ impl Dims {
                 RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. M=4096"))
             })?;
             let n: i64 = val.trim().parse().map_err(|_| {
-                RuntimeError::Usage(format!(
-                    "`{val}` is not an integer (in {part}); extents are whole numbers, and a scalar parameter's value goes in --scalars"
-                ))
+                RuntimeError::Usage(match val.trim().bytes().all(|b| b.is_ascii_digit()) {
+                    true => format!("`{val}` is past 64 bits (in {part}); extents are below 2^40"),
+                    false => format!(
+                        "`{val}` is not an integer (in {part}); extents are whole numbers, and a scalar parameter's value goes in --scalars"
+                    ),
+                })
             })?;
             v.push((k.trim().to_string(), n));
         }

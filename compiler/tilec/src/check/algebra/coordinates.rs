@@ -35,6 +35,12 @@ pub fn check_slice(
         true => spans[i],
         false => span,
     };
+    // The guard that keeps the coordinate inside, where it moves with the
+    // run-time values (a thread's, a counter's).
+    let guard = match (&reach, c.as_static()) {
+        (Reach::At(..), None) => format!(" (`if {c} < {size} {{ ... }}`)"),
+        _ => String::new(),
+    };
     let (message, label) = match (reach, c.as_static()) {
         (Reach::PastBy(d), _) => (
             format!("the coordinate `{c}` is outside its mode's 0..{size}"),
@@ -55,11 +61,13 @@ pub fn check_slice(
             )
         }
     };
-    Err(Diagnostic::new(message, at).with_label(label).with_help(
-        "a coordinate past its mode reaches another tile's elements (or past a register \
-         array), which no guard sees: guard the statement (`if thread.x < 128 { ... }`), \
-         launch fewer threads, loop fewer times, or slice a larger mode",
-    ))
+    Err(Diagnostic::new(message, at)
+        .with_label(label)
+        .with_help(format!(
+            "a coordinate past its mode reaches another tile's elements (or past a register \
+         array), which no guard sees: guard the statement{guard}, launch fewer threads, \
+         loop fewer times, or slice a larger mode"
+        )))
 }
 
 /// Where a coordinate goes: to a value outside a static size, at the
