@@ -29,7 +29,7 @@ pub fn check_slice(
         _ => first_outside(shape, coord, ranges).map(|o| (0, o)),
     };
     let Some((i, (c, size, reach))) = outside else {
-        return Ok(());
+        return threads_cover(shape, coord, ranges, spans, span);
     };
     let at = match spans.len() == coord_count(coord) {
         true => spans[i],
@@ -68,6 +68,48 @@ pub fn check_slice(
          array), which no guard sees: guard the statement{guard}, launch fewer threads, \
          loop fewer times, or slice a larger mode"
         )))
+}
+
+/// Refuses a mode sliced by `thread.x` alone that has more coordinates
+/// than the block has threads: the rest are never taken, and the tile's
+/// elements there never copied or written (as a thread layout of more
+/// threads than the block is refused where it partitions).
+fn threads_cover(
+    shape: &IntTuple,
+    coord: &Coord,
+    ranges: &Ranges,
+    spans: &[Span],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    let (IntTuple::Tuple(modes), Coord::Tuple(cs)) = (shape, coord) else {
+        return Ok(());
+    };
+    let thread = tilec_layout::Builtin::Thread.name();
+    for (i, (m, c)) in modes.iter().zip(cs).enumerate() {
+        let (Coord::Int(c), Some(size)) = (c, m.product().as_static()) else {
+            continue;
+        };
+        if c.as_var() != Some(thread) {
+            continue;
+        }
+        let Some((_, hi)) = ranges(thread) else {
+            continue;
+        };
+        if hi + 1 < size {
+            let at = if spans.len() == cs.len() {
+                spans[i]
+            } else {
+                span
+            };
+            return Err(Diagnostic::new(
+                format!("mode {i} has {size} coordinates but the block only {} threads", hi + 1),
+                at,
+            )
+            .with_label(format!("coordinates {} to {} are never taken", hi + 1, size - 1))
+            .with_help(format!("launch block({size}) (`block(size(get(tv, 0)))` for a thread-value layout tv), or slice a mode of {} coordinates", hi + 1)));
+        }
+    }
+    Ok(())
 }
 
 /// Where a coordinate goes: to a value outside a static size, at the
