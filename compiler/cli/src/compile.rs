@@ -253,9 +253,13 @@ fn compile_variant(
 }
 
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
-    let written: Vec<bool> = (0..k.params.len())
-        .map(|p| variants.iter().any(|l| l.ir.written_params()[p]))
-        .collect();
+    // A tensor any variant writes: one walk of each variant's IR.
+    let written = variants
+        .iter()
+        .map(|l| l.ir.written_params())
+        .fold(vec![false; k.params.len()], |all, w| {
+            all.iter().zip(w).map(|(a, b)| *a || b).collect()
+        });
     m::Manifest {
         kernel: k.name.clone(),
         // What the PTX targets (sm_90a for wgmma), as the code generator decides.

@@ -211,7 +211,11 @@ impl LaunchPlan {
         let mut strides: Vec<&crate::manifest::StrideSpec> = m
             .strides
             .iter()
-            .filter(|s| s.declared.eval(&env).is_some() && s.declared.eval(&env) == env(&s.name))
+            .filter(|s| {
+                s.declared
+                    .eval(&env)
+                    .is_some_and(|v| env(&s.name) == Some(v))
+            })
             .collect();
         // `X.stride.10` before `X.stride.1`.
         strides.sort_by_key(|s| std::cmp::Reverse(s.name.len()));

@@ -31,10 +31,7 @@ pub fn check_slice(
     let Some((i, (c, size, reach))) = outside else {
         return threads_cover(shape, coord, ranges, spans, span);
     };
-    let at = match spans.len() == coord_count(coord) {
-        true => spans[i],
-        false => span,
-    };
+    let at = argument_span(spans, coord, i, span);
     // The guard that keeps the coordinate inside, where it moves with the
     // run-time values (a thread's, a counter's).
     let guard = match (&reach, c.as_static()) {
@@ -70,6 +67,15 @@ pub fn check_slice(
         )))
 }
 
+/// The span of mode `i`'s argument where the slice has one a mode, else
+/// the slice's.
+fn argument_span(spans: &[Span], coord: &Coord, i: usize, span: Span) -> Span {
+    match spans.len() == coord_count(coord) {
+        true => spans[i],
+        false => span,
+    }
+}
+
 /// Refuses a mode sliced by `thread.x` alone that has more coordinates
 /// than the block has threads: the rest are never taken, and the tile's
 /// elements there never copied or written (as a thread layout of more
@@ -96,11 +102,7 @@ fn threads_cover(
             continue;
         };
         if hi + 1 < size {
-            let at = if spans.len() == cs.len() {
-                spans[i]
-            } else {
-                span
-            };
+            let at = argument_span(spans, coord, i, span);
             return Err(Diagnostic::new(
                 format!("mode {i} has {size} coordinates but the block only {} threads", hi + 1),
                 at,

@@ -129,22 +129,22 @@ impl KernelChecker {
                 written.push(*p);
             }
             let read = s.op.read();
-            for v in read.iter().copied().chain(s.op.written()) {
+            let reads = read.len();
+            for (i, v) in read.into_iter().chain(s.op.written()).enumerate() {
+                let names = index_names(&v.offset, &v.layout);
                 let base = match v.base {
                     Base::Param(p) => Some(p),
                     _ => None,
                 };
-                indices.push((base, index_names(&v.offset, &v.layout)));
-            }
-            for v in read {
-                if let Base::Param(p) = v.base {
-                    let names = index_names(&v.offset, &v.layout);
-                    if spanned.iter().any(|b| !names.iter().any(|n| n == b))
-                        || names.iter().any(|n| walking.contains(n))
-                    {
-                        shared.push(p);
-                    }
+                // A read whose index misses a spanned block index, or walks
+                // a block's run of tiles, is shared between blocks.
+                if let Some(p) = base.filter(|_| i < reads)
+                    && (spanned.iter().any(|b| !names.iter().any(|n| n == b))
+                        || names.iter().any(|n| walking.contains(n)))
+                {
+                    shared.push(p);
                 }
+                indices.push((base, names));
             }
             match &s.op {
                 Op::For { start, end, .. } | Op::Pipeline { start, end, .. } => {
