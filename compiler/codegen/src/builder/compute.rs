@@ -162,7 +162,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// The value of lane `lane ^ mask`, all 32 lanes taking part.
-    fn shuffle(
+    pub(super) fn shuffle(
         &self,
         v: BasicValueEnum<'ctx>,
         mask: u32,

@@ -330,7 +330,7 @@ fn counter_divisions(ir: &KernelIr, id: usize) -> Vec<(Option<usize>, Option<usi
 }
 
 /// The register elements `insts` write, by (array, index), loops included.
-fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
+pub(super) fn written_registers(ir: &KernelIr, insts: &[Inst]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for_each_atom(insts, &mut |i| {
         if let InstKind::MmaSync { c: f, .. }

@@ -23,6 +23,7 @@ mod pipeline;
 mod reduce;
 mod tensor_core;
 mod trip;
+mod turns;
 mod warpgroup;
 
 use crate::{CodegenError, Result, dynamic_shared_bytes, has_block_loads};
@@ -83,6 +84,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     loads_barrier: Option<(IntValue<'ctx>, PointerValue<'ctx>)>,
     /// In a pipeline iteration: its stage's barriers and its trip.
     stage: Option<pipeline::Stage<'ctx>>,
+    /// In a pipeline's turn: the trips of the turns before it (i64), which
+    /// its own trips count on from.
+    trip_base: Option<IntValue<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
     first_map: usize,
     /// The loops around the instructions being emitted, whose values may be
@@ -249,6 +253,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             ring: None,
             loads_barrier: None,
             stage: None,
+            trip_base: None,
             first_map,
             open_loops: Vec::new(),
         })
@@ -646,6 +651,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     start,
                     end,
                     body,
+                    turn: None,
                     ..
                 } => self.loop_(
                     *id,
@@ -655,6 +661,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                     body,
                     Some(pipeline::Role::Consumer),
                 )?,
+                InstKind::Pipeline { turn: Some(_), .. } => self.consumer_turns(inst)?,
                 InstKind::TmaLoad {
                     map,
                     origin,

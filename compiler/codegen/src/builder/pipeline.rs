@@ -72,9 +72,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             stages,
             bytes,
             lag,
+            turn,
             load,
             prefetch,
             body,
+            ..
         } = &pipeline.kind
         else {
             unreachable!("a pipeline")
@@ -109,6 +111,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 // of every block of it: the producer writes its part into
                 // each of their stages.
                 let releases = match k.peers() {
+                    // A turn's stages are its warpgroup's alone.
+                    1 if turn.is_some() => 128,
                     1 => k.ir.block_threads as u64,
                     peers => (k.ir.block_threads / 32) as u64 * peers as u64,
                 };
@@ -145,15 +149,24 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let issuer = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, consumers, "")?;
+        let role = Some(Role::Producer { bytes: *bytes });
         self.when(issuer, "producer.loop", |k| {
-            k.loop_(
-                *id,
-                name,
-                *start,
-                *end,
-                load,
-                Some(Role::Producer { bytes: *bytes }),
-            )?;
+            match turn {
+                None => k.loop_(*id, name, *start, *end, load, role)?,
+                // Every turn's trips, one after the other.
+                Some(t) => {
+                    let one = k.ctx.i64_type().const_int(1, false);
+                    let trips = k.b.build_int_nsw_sub(k.ints[end], k.ints[start], "")?;
+                    let first = k.ints[&t.start];
+                    k.turn_loop(t, [first, one, trips], &[], &mut |k, base| {
+                        k.values_for(load)?;
+                        k.trip_base = Some(base);
+                        k.loop_(*id, name, *start, *end, load, role)?;
+                        k.trip_base = None;
+                        Ok(())
+                    })?
+                }
+            }
             for p in prefetch {
                 if let InstKind::TmaPrefetch { map, origin } = &p.kind {
                     k.tma_prefetch(*map, origin)?;
@@ -169,13 +182,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(())
     }
 
-    /// At the top of a pipeline iteration (`trip` counted from the start):
-    /// the consumers wait for the stage to land; the producer waits for it
-    /// to be free, then expects its bytes.
-    pub(super) fn stage_begin(&mut self, role: Role, trip: IntValue<'ctx>) -> Result<()> {
+    /// At the top of a pipeline iteration (`local` counted from the loop's
+    /// start; in a turn, the turns' trips before it come first): the
+    /// consumers wait for the stage to land; the producer waits for it to
+    /// be free, then expects its bytes.
+    pub(super) fn stage_begin(&mut self, role: Role, local: IntValue<'ctx>) -> Result<()> {
         let i32t = self.ctx.i32_type();
         let stages = self.ring.expect("a pipeline kernel").stages;
+        let trip = match self.trip_base {
+            Some(base) => self.b.build_int_nsw_add(base, local, "trip")?,
+            None => local,
+        };
         let trip = self.b.build_int_truncate(trip, i32t, "")?;
+        let local = self.b.build_int_truncate(local, i32t, "")?;
         let n = i32t.const_int(stages as u64, false);
         let stage = self.b.build_int_unsigned_rem(trip, n, "stage")?;
         let round = self.b.build_int_unsigned_div(trip, n, "")?;
@@ -193,14 +212,21 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 )?;
             }
         }
-        self.stage = Some(Stage { full, empty, trip });
+        self.stage = Some(Stage {
+            full,
+            empty,
+            trip,
+            local,
+        });
         Ok(())
     }
 
     /// At the end of a consumer iteration: its stage is free again, or in
     /// a lagged pipeline the previous iteration's (none in the first).
     pub(super) fn stage_end(&mut self, role: Role) -> Result<()> {
-        let Stage { empty, trip, .. } = self.stage.take().expect("in a pipeline iteration");
+        let Stage {
+            empty, trip, local, ..
+        } = self.stage.take().expect("in a pipeline iteration");
         let ring = self.ring.expect("a pipeline kernel");
         match (role, ring.lag) {
             (Role::Producer { .. }, _) => Ok(()),
@@ -213,10 +239,30 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 let stage = self.b.build_int_add(trip, back, "")?;
                 let stage = self.b.build_int_unsigned_rem(stage, n, "released")?;
                 let empty = self.barrier(false, stage)?;
+                // Not before the loop's (the turn's) own trips: the one
+                // before is another warpgroup's.
                 let lag = i32t.const_int(lag as u64, false);
-                self.release(empty, Some([trip, lag]))
+                self.release(empty, Some([local, lag]))
             }
         }
+    }
+
+    /// At a lagged turn's end, after the wait for its last group: the stage
+    /// of its last trip (`trip` from the first turn's first, i64) is free,
+    /// if it had trips (`trips` > 0).
+    pub(super) fn release_last(
+        &mut self,
+        trip: IntValue<'ctx>,
+        trips: IntValue<'ctx>,
+    ) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let stages = self.ring.expect("a pipeline kernel").stages;
+        let trip = self.b.build_int_truncate(trip, i32t, "")?;
+        let trips = self.b.build_int_truncate(trips, i32t, "")?;
+        let n = i32t.const_int(stages as u64, false);
+        let stage = self.b.build_int_unsigned_rem(trip, n, "released")?;
+        let empty = self.barrier(false, stage)?;
+        self.release(empty, Some([trips, i32t.const_int(1, false)]))
     }
 
     /// The thread's release of empty barrier `empty`: its arrival, or in a
@@ -725,11 +771,13 @@ fn async_reads(shared: &[tilec::ir::Buffer], load: &[Inst], body: &[Inst]) -> bo
     only
 }
 
-/// In a pipeline iteration: its stage's full and empty barriers, and the
-/// trip (from the loop's start, 32 bits).
+/// In a pipeline iteration: its stage's full and empty barriers, the trip
+/// (from the pipeline's first, across turns) and the loop's own (from its
+/// start), 32 bits.
 #[derive(Clone, Copy)]
 pub(super) struct Stage<'ctx> {
     pub(super) full: IntValue<'ctx>,
     empty: IntValue<'ctx>,
     trip: IntValue<'ctx>,
+    local: IntValue<'ctx>,
 }

@@ -423,7 +423,9 @@ pub enum Op {
     /// stages`) runs on a producer warpgroup as soon as the consumers have
     /// finished with the stage; the rest of the body runs on the block's
     /// threads once the stage has landed. The stage name is bound to that
-    /// expression inside the body.
+    /// expression inside the body. With `turn`, the loop runs once a turn,
+    /// each turn on one consumer warpgroup in rotation, and the stage is
+    /// that of the trip counted across the turns.
     Pipeline {
         var: String,
         start: Int,
@@ -431,6 +433,7 @@ pub enum Op {
         stages: i64,
         load: Vec<Stmt>,
         body: Vec<Stmt>,
+        turn: Option<Turns>,
     },
     /// `copy_tma(src, dst)`: a global tile into a shared stage as TMA boxes
     /// of one tensor map, in a pipeline's `load` block (`stage`);
@@ -517,10 +520,25 @@ impl Op {
             Op::If {
                 then, otherwise, ..
             } => vec![then, otherwise],
-            Op::Pipeline { load, body, .. } => vec![load, body],
+            Op::Pipeline {
+                load, body, turn, ..
+            } => match turn {
+                Some(t) => vec![load, body, &t.after],
+                None => vec![load, body],
+            },
             _ => vec![],
         }
     }
+}
+
+/// A pipeline's turns (`turn j in start..end`): turn `j` runs the loop's
+/// trips on consumer warpgroup `(j - start) % G`, then `after` on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Turns {
+    pub var: String,
+    pub start: Int,
+    pub end: Int,
+    pub after: Vec<Stmt>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

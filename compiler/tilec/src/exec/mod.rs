@@ -589,10 +589,19 @@ impl<'a> Block<'a> {
                     start,
                     end,
                     stages,
+                    turn,
                     load,
                     body,
+                    after,
                     ..
-                } => self.pipeline(*id, [*start, *end], *stages, load, body, inst.span)?,
+                } => self.pipeline(
+                    *id,
+                    [*start, *end],
+                    *stages,
+                    turn.as_ref(),
+                    [load, body, after],
+                    inst.span,
+                )?,
                 InstKind::TmaStores { stores, .. } => self.tma_stores(stores, inst.span)?,
                 InstKind::TmaLoads { loads, .. } => self.block_loads(loads, inst.span)?,
                 InstKind::ReduceBlocks {

@@ -16,7 +16,7 @@
 //! other writes out of stage buffers.
 
 use super::{Block, ExecError, Result, Touch};
-use crate::ir::{Addr, Inst, InstKind, Param, Space};
+use crate::ir::{Addr, Inst, InstKind, Param, Space, Turn};
 use crate::span::Span;
 
 /// What [`Block::tma_box`] calls per element of a box: its element of the
@@ -24,14 +24,19 @@ use crate::span::Span;
 type BoxElement<'f, 'a> = dyn FnMut(&mut Block<'a>, Option<usize>, usize) -> Result<()> + 'f;
 
 impl<'a> Block<'a> {
-    /// Runs a pipeline's iterations: loads land, then the body runs.
+    /// Runs a pipeline's iterations: loads land, then the body runs. With
+    /// turns, each turn's iterations and then its `after` run on its
+    /// warpgroup's threads alone, one turn after the other: the GPU's
+    /// warpgroups run theirs at once, which nothing between them can tell
+    /// apart (a turn holds no barrier, and the race check sees the
+    /// warpgroups' accesses to shared memory in one epoch).
     pub(super) fn pipeline(
         &mut self,
         id: usize,
         [start, end]: [usize; 2],
         stages: u32,
-        load: &'a [Inst],
-        body: &'a [Inst],
+        turn: Option<&Turn>,
+        [load, body, after]: [&'a [Inst]; 3],
         span: Span,
     ) -> Result<()> {
         let (s, e) = (
@@ -43,7 +48,50 @@ impl<'a> Block<'a> {
             .iter()
             .map(|b| vec![None; b.values.len()])
             .collect();
+        let turns = match turn {
+            Some(t) => (
+                self.uniform(t.start, span, "pipeline bounds differ")?,
+                self.uniform(t.end, span, "pipeline bounds differ")?,
+            ),
+            None => (0, 1),
+        };
+        let outer = self.active.clone();
+        // The trip, counted on across the turns from the loop's start.
+        let mut trip = s;
+        for j in turns.0..turns.1 {
+            if let Some(t) = turn {
+                let group = (j - turns.0).rem_euclid(i64::from(t.groups)) as usize;
+                self.active = (0..self.threads)
+                    .map(|th| outer[th] && th / 128 == group)
+                    .collect();
+                self.counters.insert(t.id, j);
+                self.scope_ints(Some(t.id));
+            }
+            self.trips(id, [s, e], stages, [load, body], &mut trip, span)?;
+            if turn.is_some() {
+                self.insts(after)?;
+            }
+        }
+        self.active = outer;
+        // After the pipeline every box has landed and been waited for.
+        self.stage_tags.clear();
+        Ok(())
+    }
+
+    /// One turn's trips of a pipeline (the whole loop, without turns),
+    /// `trip` counting them across turns.
+    fn trips(
+        &mut self,
+        id: usize,
+        [s, e]: [i64; 2],
+        stages: u32,
+        [load, body]: [&'a [Inst]; 2],
+        trip: &mut i64,
+        span: Span,
+    ) -> Result<()> {
         for k in s..e {
+            let t = *trip;
+            *trip += 1;
             self.counters.insert(id, k);
             self.stopped(span)?;
             self.scope_ints(Some(id));
@@ -62,16 +110,14 @@ impl<'a> Block<'a> {
                     // of the cluster (the verifier's rule), so the block's
                     // own issue and its peers' bring it all of them.
                     for part in 0..*parts as i64 {
-                        self.tma_load(*map, origin, dst, part, (k, stages as i64), l.span)?;
+                        self.tma_load(*map, origin, dst, part, (t, stages as i64), l.span)?;
                     }
                 }
             }
-            self.iteration = Some(k);
+            self.iteration = Some(t);
             self.insts(body)?;
             self.iteration = None;
         }
-        // After the pipeline every box has landed and been waited for.
-        self.stage_tags.clear();
         Ok(())
     }
 

@@ -344,6 +344,12 @@ pub enum InstKind {
     /// block's TMA loads after the pipeline (the tile of C an epilogue
     /// reads), so that they come from L2, not DRAM, when the consumers
     /// get there.
+    ///
+    /// With `turn`, the loop runs once for each value of the turn's
+    /// counter, on one consumer warpgroup in rotation, and `after` closes
+    /// each turn on it (lagged: after a wait for the turn's last group);
+    /// the trip is counted across the turns, so the producer walks them all
+    /// as one loop, and a stage is released by its turn's warpgroup alone.
     Pipeline {
         id: usize,
         name: String,
@@ -352,9 +358,11 @@ pub enum InstKind {
         stages: u32,
         bytes: i64,
         lag: u32,
+        turn: Option<Turn>,
         load: Vec<Inst>,
         prefetch: Vec<Inst>,
         body: Vec<Inst>,
+        after: Vec<Inst>,
     },
     /// `parts` TMA boxes of tensor map `map`, stacked along its
     /// [`TensorMapIr::stacking_dim`], whose first element is at `origin` (per map dimension),
@@ -536,6 +544,18 @@ fn label(all: &[Buffer], prefix: char, i: usize) -> String {
     buffer_label(all.iter().map(|b| b.name.as_str()), prefix, i)
 }
 
+/// A pipeline's turns: loop `id`'s counter `name` runs from `start` to
+/// `end`, turn `j` on consumer warpgroup `(j - start) % groups` (the
+/// block's threads `128 w ..`), each turn the pipeline's own loop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Turn {
+    pub id: usize,
+    pub name: String,
+    pub start: IntId,
+    pub end: IntId,
+    pub groups: u32,
+}
+
 /// Buffer `i` of those named `names` ("" for none) by its name, with its
 /// label too where another buffer has the name (`let tmp` in two loops):
 /// `tmp/r3`; unnamed, `r3`. Lowering's checked builds name shared
@@ -710,8 +730,9 @@ impl InstKind {
                 load,
                 prefetch,
                 body,
+                after,
                 ..
-            } => vec![load, prefetch, body],
+            } => vec![load, prefetch, body, after],
             InstKind::TmaStores { stores, .. } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],
@@ -729,8 +750,9 @@ impl InstKind {
                 load,
                 prefetch,
                 body,
+                after,
                 ..
-            } => vec![load, prefetch, body],
+            } => vec![load, prefetch, body, after],
             InstKind::TmaStores { stores, .. } => vec![stores],
             InstKind::TmaLoads { loads, .. } => vec![loads],
             _ => vec![],

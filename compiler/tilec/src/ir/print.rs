@@ -337,20 +337,39 @@ impl KernelIr {
                     stages,
                     bytes,
                     lag,
+                    turn,
                     load,
                     prefetch,
                     body,
+                    after,
                 } => {
                     let lag = match lag {
                         0 => String::new(),
                         l => format!(" lag {l}"),
                     };
+                    let turns = match turn {
+                        Some(t) => format!(
+                            " turn {} {} in {}..{} groups {}",
+                            t.id,
+                            t.name,
+                            self.operand(t.start),
+                            self.operand(t.end),
+                            t.groups
+                        ),
+                        None => String::new(),
+                    };
                     let _ = writeln!(
                         out,
-                        "{pad}pipeline {id} {name} in {}..{} stages {stages} bytes {bytes}{lag} {{",
+                        "{pad}pipeline {id} {name} in {}..{} stages {stages} bytes {bytes}{lag}{turns} {{",
                         self.operand(*start),
                         self.operand(*end)
                     );
+                    // A turn's values, then a trip's.
+                    if let Some(t) = turn {
+                        let _ = writeln!(out, "{pad}  turn {{");
+                        self.write_ints(out, Some(t.id), depth + 2);
+                        let _ = writeln!(out, "{pad}  }}");
+                    }
                     self.write_ints(out, Some(*id), depth + 1);
                     let _ = writeln!(out, "{pad}  load {{");
                     self.write_insts(out, load, depth + 2);
@@ -361,6 +380,10 @@ impl KernelIr {
                         let _ = writeln!(out, "{pad}  }}");
                     }
                     self.write_insts(out, body, depth + 1);
+                    if turn.is_some() {
+                        let _ = writeln!(out, "{pad}}} after {{");
+                        self.write_insts(out, after, depth + 1);
+                    }
                     writeln!(out, "{pad}}}")
                 }
                 InstKind::TmaLoads {

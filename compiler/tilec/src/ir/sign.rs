@@ -88,6 +88,9 @@ fn loop_starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
         {
             out.insert(*id, *start);
         }
+        if let InstKind::Pipeline { turn: Some(t), .. } = &inst.kind {
+            out.insert(t.id, t.start);
+        }
         for body in inst.kind.bodies() {
             loop_starts(body, out);
         }

@@ -140,16 +140,22 @@ impl Inst {
             InstKind::Pipeline {
                 start,
                 end,
+                turn,
                 load,
                 prefetch,
                 body,
+                after,
                 ..
             } => {
                 out.extend([*start, *end]);
+                if let Some(t) = turn {
+                    out.extend([t.start, t.end]);
+                }
                 if reach != Reach::Own {
                     load.iter()
                         .chain(prefetch)
                         .chain(body)
+                        .chain(after)
                         .for_each(|i| i.ints_named(out, reach));
                 }
             }
@@ -322,10 +328,19 @@ fn collect_loops(insts: &[Inst], out: &mut Vec<usize>) {
                 out.push(*id);
                 collect_loops(body, out);
             }
-            InstKind::Pipeline { id, load, body, .. } => {
+            InstKind::Pipeline {
+                id,
+                turn,
+                load,
+                body,
+                after,
+                ..
+            } => {
+                out.extend(turn.as_ref().map(|t| t.id));
                 out.push(*id);
                 collect_loops(load, out);
                 collect_loops(body, out);
+                collect_loops(after, out);
             }
             InstKind::If {
                 then, otherwise, ..

@@ -633,7 +633,16 @@ impl Lowerer<'_> {
                 stages,
                 load,
                 body,
-            } => self.pipeline(var, [start, end], *stages, [load, body], s.span, out)?,
+                turn,
+            } => self.pipeline(
+                var,
+                [start, end],
+                *stages,
+                [load, body],
+                turn.as_ref(),
+                s.span,
+                out,
+            )?,
             Op::CopyTma { src, tma, .. } if tma.map.store => {
                 self.tma_store(src, tma, s.span, out)?
             }
@@ -737,8 +746,14 @@ fn indexes_registers(body: &[Stmt], var: &str) -> bool {
         Op::If {
             then, otherwise, ..
         } => indexes_registers(then, var) || indexes_registers(otherwise, var),
-        Op::Pipeline { load, body, .. } => {
-            indexes_registers(load, var) || indexes_registers(body, var)
+        Op::Pipeline {
+            load, body, turn, ..
+        } => {
+            indexes_registers(load, var)
+                || indexes_registers(body, var)
+                || turn
+                    .as_ref()
+                    .is_some_and(|t| indexes_registers(&t.after, var))
         }
         Op::ReduceBlocks { body, .. } => indexes_registers(body, var),
         Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } | Op::Prefetch { .. } => {

@@ -4,23 +4,28 @@
 
 use super::{Lowerer, Problem};
 use crate::check::kernel::predication::UNIFORM;
-use crate::check::program::{Base, Op, Stmt, View};
+use crate::check::program::{Base, Op, Stmt, Turns, View};
 use crate::ir::stores::StoresInFlight;
-use crate::ir::{Addr, Inst, InstKind, IntValue, Space};
+use crate::ir::{Addr, Inst, InstKind, IntValue, Space, Turn};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
+
+/// The threads of a warpgroup.
+const WARPGROUP: i64 = 128;
 
 /// A TMA box of a copy: its origin in the map (per dimension), and where it
 /// lies in shared memory.
 type TmaBox = (Vec<crate::ir::IntId>, Addr);
 
 impl Lowerer<'_> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn pipeline(
         &mut self,
         var: &str,
         [start, end]: [&Int; 2],
         stages: i64,
         [load, body]: [&[Stmt]; 2],
+        turns: Option<&Turns>,
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
@@ -31,29 +36,61 @@ impl Lowerer<'_> {
                 _ => 0,
             })
             .sum();
+        // The turns' loop encloses the trips': the load block and the body
+        // see both counters, `after` the turn's alone.
+        let turn = match turns {
+            Some(t) => {
+                let (id, s_id, e_id) = self.open_loop(&t.var, &t.start, &t.end)?;
+                Some(Turn {
+                    id,
+                    name: t.var.clone(),
+                    start: s_id,
+                    end: e_id,
+                    groups: (self.block_threads / WARPGROUP) as u32,
+                })
+            }
+            None => None,
+        };
         let (id, s_id, e_id) = self.open_loop(var, start, end)?;
         let inner = self.stmts(load).and_then(|l| Ok((l, self.stmts(body)?)));
         self.active.pop();
-        let (load, mut body) = inner.map_err(Problem::Inside)?;
+        let after = match (turns, inner) {
+            (Some(t), Ok(inner)) => self.stmts(&t.after).map(|a| (inner, a)),
+            (_, inner) => inner.map(|i| (i, Vec::new())),
+        };
+        if turn.is_some() {
+            self.active.pop();
+        }
+        let ((load, mut body), mut after) = after.map_err(Problem::Inside)?;
         // One consumer warpgroup drains the tensor cores at every wait for
         // all; with two or more the others' groups fill those gaps, and a
         // late release only holds each stage longer (on the H200, lag 1
         // gave a 64x256 warpgroup 5-10% and cost two warpgroups up to 6%:
-        // docs/performance.md, version 18).
-        let lag = u32::from(
-            stages >= 2 && self.block_threads == 128 && crate::ir::one_wgmma_group(&body, 0),
-        );
+        // docs/performance.md, version 18). A turn is one warpgroup's.
+        let lone = self.block_threads == WARPGROUP || turn.is_some();
+        let lag = u32::from(stages >= 2 && lone && crate::ir::one_wgmma_group(&body, 0));
         if lag == 1 {
-            // The group stays in flight into the next trip; the pipeline's
-            // exit waits for the last one.
+            // The group stays in flight into the next trip; the turn's end
+            // (or the pipeline's exit) waits for the last one.
             body.last_mut().expect("a group").kind = InstKind::WgmmaWait(1);
+            if turn.is_some() {
+                after.insert(0, Inst::at(span, InstKind::WgmmaWait(0)));
+            }
         }
         // What the pipeline became, for `check --perf` (once per statement).
-        let waits = match lag {
-            1 => {
-                "one wgmma group in flight across iterations (one consumer warpgroup), each stage handed back an iteration late"
+        let waits = match (lag, &turn) {
+            (1, None) => {
+                "one wgmma group in flight across iterations (one consumer warpgroup), each stage handed back an iteration late".to_string()
             }
-            _ => "each stage handed back at the end of its iteration",
+            (_, None) => "each stage handed back at the end of its iteration".to_string(),
+            (lag, Some(t)) => format!(
+                "turns on {} consumer warpgroup(s) in rotation, each stage handed back by its turn's warpgroup{}",
+                t.groups,
+                match lag {
+                    1 => ", an iteration late (one wgmma group in flight)",
+                    _ => "",
+                }
+            ),
         };
         self.note(
             span,
@@ -74,9 +111,11 @@ impl Lowerer<'_> {
                 // ([`prefetch_block_loads`]).
                 prefetch: Vec::new(),
                 body,
+                after,
+                turn,
             },
         ));
-        if lag == 1 {
+        if lag == 1 && turns.is_none() {
             out.push(Inst::at(span, InstKind::WgmmaWait(0)));
         }
         Ok(())

@@ -371,9 +371,12 @@ fn lanes_running(
             InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => {
                 lanes_running(body, ints, on, out)
             }
-            InstKind::Pipeline { load, body, .. } => {
+            InstKind::Pipeline {
+                load, body, after, ..
+            } => {
                 lanes_running(load, ints, on, out);
                 lanes_running(body, ints, on, out);
+                lanes_running(after, ints, on, out);
             }
             _ => {
                 out.insert(i as *const Inst, on.to_vec());
@@ -393,6 +396,15 @@ fn starts(insts: &[Inst], out: &mut HashMap<usize, usize>) {
             } => {
                 out.insert(*id, *start);
                 starts(body, out);
+                if let InstKind::Pipeline {
+                    turn: Some(t),
+                    after,
+                    ..
+                } = &i.kind
+                {
+                    out.insert(t.id, t.start);
+                    starts(after, out);
+                }
             }
             InstKind::If {
                 then, otherwise, ..

@@ -125,17 +125,29 @@ pub enum Type {
 
 /// A loop whose `load` block runs ahead on a producer warpgroup, `stages`
 /// iterations at most, while the rest of the body consumes; `stage` names
-/// the iteration's stage, `(var - start) % stages`.
+/// the iteration's stage, `(var - start) % stages` (with turns, of the
+/// trip counted across them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pipeline {
     pub var: Ident,
     pub start: Expr,
     pub end: Expr,
+    /// `turn j in a..b`: the loop runs once a turn, each turn on one
+    /// consumer warpgroup in rotation, closed by the body's `after` block.
+    pub turn: Option<Box<Turn>>,
     pub stage: Ident,
     /// The stage range's start, which must be 0.
     pub first: Expr,
     pub stages: Expr,
     pub body: Vec<Stmt>,
+}
+
+/// A pipeline's `turn j in start..end` clause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Turn {
+    pub var: Ident,
+    pub start: Expr,
+    pub end: Expr,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -171,6 +183,9 @@ pub enum StmtKind {
     },
     /// `load { copy_tma(...); ... }`: a pipeline's loads.
     Load(Vec<Stmt>),
+    /// `after { ... }`: the last statement of a pipeline with turns, run by
+    /// a turn's warpgroup once its trips are done (its epilogue).
+    After(Vec<Stmt>),
     /// `reduce tCrC across block.z { ... }`: the register tensor summed
     /// over the blocks that differ only in `block.z`, the body run by the
     /// one block that holds the sum.

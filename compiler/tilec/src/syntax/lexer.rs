@@ -43,6 +43,10 @@ pub enum Tok<'s> {
     Stage,
     #[token("load")]
     Load,
+    #[token("turn")]
+    Turn,
+    #[token("after")]
+    After,
     #[token("reference")]
     Reference,
     #[token("if")]
@@ -159,6 +163,8 @@ impl fmt::Display for Tok<'_> {
             Tok::Pipeline => write!(f, "pipeline"),
             Tok::Stage => write!(f, "stage"),
             Tok::Load => write!(f, "load"),
+            Tok::Turn => write!(f, "turn"),
+            Tok::After => write!(f, "after"),
             Tok::Reference => write!(f, "reference"),
             Tok::If => write!(f, "if"),
             Tok::Reduce => write!(f, "reduce"),

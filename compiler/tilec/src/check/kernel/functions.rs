@@ -286,6 +286,7 @@ impl KernelState {
             name,
             threads: thr.size(),
             span: a.call,
+            grouped: false,
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
         let view = t
@@ -334,12 +335,17 @@ impl KernelState {
         };
         let t = tensor(a, 1)?;
         // The atom's lanes are the hardware's: thread t is lane t % 32 of
-        // warp t / 32, so the index is the thread itself.
+        // warp t / 32, so the index is the thread itself, or its place in
+        // an aligned group of the MMA's threads (each warpgroup its own
+        // tile, as a pipeline's turns have it): whole warps either way.
         let index = a.int(2)?;
-        if index != Int::var(Builtin::Thread.name()) {
-            return Err(a.wrong(2, "thread.x").with_help(
-                "an MMA's lanes are the hardware's lanes: partition by thread.x itself",
-            ));
+        let thread = Int::var(Builtin::Thread.name());
+        let threads = mma.threads();
+        let grouped = index == thread.rem(&Int::Static(threads));
+        if index != thread && !grouped {
+            return Err(a.wrong(2, "thread.x").with_help(format!(
+                "an MMA's lanes are the hardware's lanes: partition by thread.x itself, or by thread.x % {threads} for each group of its {threads} threads"
+            )));
         }
         let (rows, cols) = mma.extent(op);
         if t.layout.rank() < 2 {
@@ -365,8 +371,9 @@ impl KernelState {
         )?;
         self.thread_uses.push(ThreadUse {
             name,
-            threads: Int::Static(mma.threads()),
+            threads: Int::Static(threads),
             span: a.call,
+            grouped,
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler));
         let tv = mma.tv(op);

@@ -151,8 +151,12 @@ impl KernelChecker {
         let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
         let mut reported: Vec<&str> = Vec::new();
         for u in &self.state.thread_uses {
+            let fits = match (u.grouped, u.threads.as_static(), block.as_static()) {
+                (true, Some(t), Some(b)) => t > 0 && b % t == 0,
+                _ => u.threads == block,
+            };
             // One report per thread layout, at its first use.
-            if u.threads != block && !reported.contains(&u.name.as_str()) {
+            if !fits && !reported.contains(&u.name.as_str()) {
                 reported.push(&u.name);
                 self.diags.push(
                     Diagnostic::new(

@@ -132,6 +132,10 @@ struct ThreadUse {
     name: String,
     threads: Int,
     span: Span,
+    /// Used by each aligned group of `threads` threads alike (an MMA's
+    /// operands partitioned by `thread.x % threads`): the block is whole
+    /// groups, not one.
+    grouped: bool,
 }
 
 /// The memory and thread facts that the tensor operations record.
@@ -509,7 +513,13 @@ impl KernelChecker {
             StmtKind::Launch(v) => v.iter().collect(),
             StmtKind::Reference(e) => vec![e],
             StmtKind::For { start, end, .. } => vec![start, end],
-            StmtKind::Pipeline(p) => vec![&p.start, &p.end, &p.first, &p.stages],
+            StmtKind::Pipeline(p) => {
+                let mut v = vec![&p.start, &p.end, &p.first, &p.stages];
+                if let Some(t) = &p.turn {
+                    v.extend([&t.start, &t.end]);
+                }
+                v
+            }
             StmtKind::If { cond, .. } => vec![cond],
             StmtKind::ReduceBlocks { target, dim, .. } => vec![target, dim],
             StmtKind::Tune {
@@ -517,7 +527,7 @@ impl KernelChecker {
                 candidates,
                 ..
             } => std::iter::once(default).chain(candidates).collect(),
-            StmtKind::Load(_) => vec![],
+            StmtKind::Load(_) | StmtKind::After(_) => vec![],
         };
         if exprs.iter().any(|e| self.uses_broken(e)) {
             if let StmtKind::Tiler(n, _)
@@ -621,6 +631,7 @@ impl KernelChecker {
                             start: start.span.start,
                             end: end.span.end,
                         },
+                        turn: false,
                     });
                     self.loop_granules.insert(var.name.clone(), granule);
                 }
@@ -658,6 +669,15 @@ impl KernelChecker {
                     Diagnostic::new("a load block stands first in a pipeline's body", s.span)
                         .with_help(
                             "pipeline k in 0..kt, stage s in 0..3 { load { copy_tma(...); } ... }",
+                        ),
+                );
+                None
+            }
+            StmtKind::After(_) => {
+                self.diags.push(
+                    Diagnostic::new("an after block stands last in the body of a pipeline with turns", s.span)
+                        .with_help(
+                            "pipeline k in 0..kt, turn j in 0..n, stage s in 0..4 { load { ... } gemm(...); after { ... } }",
                         ),
                 );
                 None

@@ -90,7 +90,8 @@ pub(super) fn declare_names(
             StmtKind::For { body, .. }
             | StmtKind::Pipeline(ast::Pipeline { body, .. })
             | StmtKind::ReduceBlocks { body, .. }
-            | StmtKind::Load(body) => declare_names(body, out, uses),
+            | StmtKind::Load(body)
+            | StmtKind::After(body) => declare_names(body, out, uses),
             StmtKind::If {
                 then, otherwise, ..
             } => {

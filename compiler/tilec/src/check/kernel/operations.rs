@@ -165,6 +165,8 @@ impl KernelChecker {
                     },
                     threads: Int::Static(mma.threads()),
                     span: e.span,
+                    // Its operands' partitions say which threads hold them.
+                    grouped: true,
                 });
                 Ok(Op::Mma {
                     mma: Box::new(mma),

@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Launch, Op, Stmt, View, shared_placement, walk};
+use crate::check::program::{Base, Launch, Op, Stmt, Turns, View, shared_placement, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -54,18 +54,11 @@ impl KernelChecker {
             return None;
         }
         self.pipeline = Some(span);
-        let (start, end) = self.loop_bounds(&p.start, &p.end)?;
-        // The producer warpgroup and the consumers count the same trips.
-        if self.granule(&start).min(self.granule(&end)) < super::predication::UNIFORM {
-            self.diags.push(
-                Diagnostic::new("a pipeline's bounds depend on thread.x", Span {
-                    start: p.start.span.start,
-                    end: p.end.span.end,
-                })
-                .with_help("its producer warpgroup and its consumers must run the same iterations: bound it by values of the block (extents, block.x)"),
-            );
-            return None;
-        }
+        let (start, end) = self.uniform_bounds(&p.start, &p.end)?;
+        let turns = match &p.turn {
+            Some(t) => Some((t, self.uniform_bounds(&t.start, &t.end)?)),
+            None => None,
+        };
         match self.eval(&p.first).ok().and_then(|v| v.to_int()) {
             Some(Int::Static(0)) => {}
             _ => {
@@ -127,7 +120,19 @@ impl KernelChecker {
         let outer: Vec<String> = self.scope.keys().cloned().collect();
         let counter = Int::var(&p.var.name);
         self.define(&p.var, Some(Value::Int(counter.clone())));
-        let stage = counter.sub(&start).rem(&Int::Static(stages));
+        // The trip counted from the pipeline's first: across turns, the
+        // earlier turns' trips before this one's, `(j - j0) * (k1 - k0)`,
+        // taken mod S factor by factor, so that its range is known without
+        // one for the product (whose bounds would pass 2^63).
+        let n = Int::Static(stages);
+        let mut trip = counter.sub(&start);
+        if let Some((t, (first, _))) = &turns {
+            let turn = Int::var(&t.var.name);
+            self.define(&t.var, Some(Value::Int(turn.clone())));
+            let before = turn.sub(first).rem(&n).mul(&end.sub(&start).rem(&n));
+            trip = before.add(&trip);
+        }
+        let stage = trip.rem(&n);
         self.define(&p.stage, Some(Value::Int(stage)));
         for s in lead {
             self.stmt(s);
@@ -176,9 +181,58 @@ impl KernelChecker {
                     .with_help("the producer warpgroup runs it, one thread issuing each box: anything else belongs in the body, on the consumers"),
             );
         }
+        // A turn's statements run on its warpgroup alone: what needs more
+        // threads than one (a barrier, a block's TMA copy) is refused as
+        // under a condition of warpgroups.
+        let (rest, after) = match (rest.split_last(), &turns) {
+            (
+                Some((
+                    ast::Stmt {
+                        kind: StmtKind::After(a),
+                        ..
+                    },
+                    init,
+                )),
+                Some(_),
+            ) => (init, Some(a)),
+            _ => (rest, None),
+        };
+        if let Some((t, _)) = &turns {
+            self.enclosing.push(super::predication::Enclosing {
+                granule: WARPGROUP,
+                span: Span {
+                    start: t.var.span.start,
+                    end: t.end.span.end,
+                },
+                turn: true,
+            });
+        }
         self.loop_depth += 1;
         let body = self.block(rest);
+        // `after` sees the turn, not a trip: the names of the trip (its
+        // counter, stage and `let`s) are out of scope there.
+        let after = after.map(|a| {
+            let turn = |name: &str| turns.iter().any(|(t, _)| t.var.name == name);
+            let trip: Vec<String> = self
+                .scope
+                .keys()
+                .filter(|n| !outer.contains(n) && !turn(n))
+                .cloned()
+                .collect();
+            self.scope.retain(|name, _| outer.contains(name) || turn(name));
+            let first = self.diags.len();
+            let block = self.block(a);
+            for d in &mut self.diags[first..] {
+                if trip.iter().any(|n| d.message == format!("`{n}` is not defined")) {
+                    d.help = Some("`after` runs once a turn's trips are done: the trip's names (its counter, its stage, the `let`s of the body) are not in scope there; define what it needs from the turn's counter again".into());
+                }
+            }
+            block
+        });
         self.loop_depth -= 1;
+        if turns.is_some() {
+            self.enclosing.pop();
+        }
         self.scope.retain(|name, _| outer.contains(name));
         if !only_boxes {
             return None;
@@ -191,9 +245,32 @@ impl KernelChecker {
                 stages,
                 load,
                 body,
+                turn: turns.map(|(t, (start, end))| Turns {
+                    var: t.var.name.clone(),
+                    start,
+                    end,
+                    after: after.unwrap_or_default(),
+                }),
             },
             span,
         })
+    }
+
+    /// A pipeline's or its turns' bounds: integers of the block, since its
+    /// producer warpgroup and its consumers count the same trips.
+    fn uniform_bounds(&mut self, start: &Expr, end: &Expr) -> Option<(Int, Int)> {
+        let (a, b) = self.loop_bounds(start, end)?;
+        if self.granule(&a).min(self.granule(&b)) < super::predication::UNIFORM {
+            self.diags.push(
+                Diagnostic::new("a pipeline's bounds depend on thread.x", Span {
+                    start: start.span.start,
+                    end: end.span.end,
+                })
+                .with_help("its producer warpgroup and its consumers must run the same iterations: bound it by values of the block (extents, block.x)"),
+            );
+            return None;
+        }
+        Some((a, b))
     }
 
     /// `copy_tma(src, dst)`: in a pipeline's load block, a global tile into
@@ -451,6 +528,16 @@ impl KernelChecker {
                 )
                 .with_help("launch a one-dimensional block of 128 to 896 threads, whole warpgroups; the producer warpgroup is added to it (1024 threads at most)"),
             ),
+        }
+        let turns = body
+            .iter()
+            .any(|s| matches!(s.op, Op::Pipeline { turn: Some(_), .. }));
+        if turns && launch.cluster != [1; 3] {
+            self.diags.push(
+                Diagnostic::new("a pipeline with turns, in a kernel on clusters", span)
+                    .with_related(self.cluster.unwrap_or(span), "the cluster")
+                    .with_help("a turn's stages are released by its warpgroup alone, which a cluster's multicast does not count yet: launch without cluster(...)"),
+            );
         }
         let (mut stages, mut loaded) = (Vec::new(), Vec::new());
         walk(body, &mut |s| {

@@ -27,6 +27,9 @@ pub const UNIFORM: i64 = i64::MAX;
 pub(super) struct Enclosing {
     pub granule: i64,
     pub span: Span,
+    /// A pipeline's turn clause, which is no condition: each turn runs on
+    /// one warpgroup.
+    pub turn: bool,
 }
 
 const USAGE: &str = "a condition compares integers: `if thread.x < 32 { ... }`, `if block.x == 0 && k + 1 < kt { ... }`";
@@ -51,6 +54,7 @@ impl KernelChecker {
         self.enclosing.push(Enclosing {
             granule,
             span: cond_span,
+            turn: false,
         });
         self.facts.push(cond.clone());
         let then = self.scoped_block(then);
@@ -190,6 +194,13 @@ impl KernelChecker {
         let Some(c) = self.enclosing.iter().find(|c| c.granule < need) else {
             return Ok(());
         };
+        if c.turn {
+            return Err(
+                Diagnostic::new(format!("{what}, in a pipeline's turn"), span)
+                    .with_related(c.span, "each turn runs on one warpgroup of the block")
+                    .with_help("a turn's warpgroup runs beside the others, which meet nowhere in it: move the statement out of the pipeline"),
+            );
+        }
         let agree = match c.granule {
             1 => "differs from thread to thread".to_string(),
             g => format!("is the same only across groups of {g} threads"),

@@ -150,6 +150,10 @@ impl KernelChecker {
                 Op::For { start, end, .. } | Op::Pipeline { start, end, .. } => {
                     start.names(&mut outside);
                     end.names(&mut outside);
+                    if let Op::Pipeline { turn: Some(t), .. } = &s.op {
+                        t.start.names(&mut outside);
+                        t.end.names(&mut outside);
+                    }
                 }
                 Op::If { cond, .. } => cond.names(&mut outside),
                 Op::Assign { value, .. } => {

@@ -37,6 +37,7 @@ pub fn parse(text: &str) -> Result<KernelIr> {
         names: HashMap::new(),
         table: HashMap::new(),
         else_follows: false,
+        after_follows: false,
         ir: KernelIr {
             name: String::new(),
             params: Vec::new(),
@@ -72,6 +73,9 @@ struct Parser<'t> {
     table: HashMap<IntDef, IntId>,
     /// The block just read ended with `} else {`, not `}`.
     else_follows: bool,
+    /// The block just closed was a pipeline's body, and its turns' `after`
+    /// block follows (`} after {`).
+    after_follows: bool,
     ir: KernelIr,
 }
 
@@ -253,11 +257,12 @@ impl Parser<'_> {
     fn block(&mut self, scope: Option<usize>, nested: bool) -> Result<Vec<Inst>> {
         let mut out = Vec::new();
         while let Some(&(_, l)) = self.lines.get(self.at) {
-            if l == "}" || l == "} else {" {
+            if l == "}" || l == "} else {" || l == "} after {" {
                 if !nested {
                     return self.fail("`}` outside a loop or an if");
                 }
-                self.else_follows = l != "}";
+                self.else_follows = l == "} else {";
+                self.after_follows = l == "} after {";
                 self.at += 1;
                 return Ok(out);
             }
@@ -281,6 +286,9 @@ impl Parser<'_> {
                     then, otherwise, ..
                 } => {
                     *then = self.block(scope, true)?;
+                    if std::mem::take(&mut self.after_follows) {
+                        return self.fail("`after` after a block that is not a pipeline's body");
+                    }
                     if std::mem::take(&mut self.else_follows) {
                         *otherwise = self.closed_block(scope)?;
                     }
@@ -293,10 +301,23 @@ impl Parser<'_> {
                     load,
                     prefetch,
                     body,
+                    turn,
+                    after,
                     ..
                 } => {
-                    // Its values, `load {`, the loads, `}`, perhaps
-                    // `prefetch {`, the boxes, `}`, the body, `}`.
+                    // Perhaps `turn {`, the turn's values, `}`; its values,
+                    // `load {`, the loads, `}`, perhaps `prefetch {`, the
+                    // boxes, `}`, the body, `}` (or `} after {`, the turn's
+                    // end, `}`).
+                    if let Some(t) = turn {
+                        if self.lines.get(self.at).map(|(_, l)| *l) != Some("turn {") {
+                            return self.fail("expected `turn {` after a pipeline with turns");
+                        }
+                        self.at += 1;
+                        if !self.closed_block(Some(t.id))?.is_empty() {
+                            return self.fail("a pipeline's `turn { }` holds values only");
+                        }
+                    }
                     while let Some(rest) = self
                         .lines
                         .get(self.at)
@@ -314,7 +335,14 @@ impl Parser<'_> {
                         self.at += 1;
                         *prefetch = self.closed_block(None)?;
                     }
-                    *body = self.closed_block(Some(*id))?;
+                    *body = self.block(Some(*id), true)?;
+                    if std::mem::take(&mut self.after_follows) {
+                        let Some(t) = turn else {
+                            return self
+                                .fail("`} after {` closes the body of a pipeline with turns");
+                        };
+                        *after = self.closed_block(Some(t.id))?;
+                    }
                 }
                 _ => {}
             }
@@ -371,6 +399,9 @@ impl Parser<'_> {
         let body = self.block(scope, true)?;
         if std::mem::take(&mut self.else_follows) {
             return self.fail("`else` after a block that is not an if's");
+        }
+        if std::mem::take(&mut self.after_follows) {
+            return self.fail("`after` after a block that is not a pipeline's body");
         }
         Ok(body)
     }

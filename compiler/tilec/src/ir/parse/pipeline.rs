@@ -2,7 +2,7 @@
 //! `pipeline ... {` header and `tma` loads, prefetches and stores.
 
 use super::{Parser, Result};
-use crate::ir::{InstKind, IntId, Param, TensorMapIr};
+use crate::ir::{InstKind, IntId, Param, TensorMapIr, Turn};
 
 impl Parser<'_> {
     /// `tN: A, box (64, 128), extent (%1, %2), stride (1, %1), swizzle 128`.
@@ -51,11 +51,11 @@ impl Parser<'_> {
         })
     }
 
-    /// `pipeline ID NAME in START..END stages S bytes B [lag L] {` (the
-    /// rest of the line).
+    /// `pipeline ID NAME in START..END stages S bytes B [lag L] [turn ID
+    /// NAME in START..END groups G] {` (the rest of the line).
     pub(super) fn pipeline(&mut self, rest: &str) -> Result<InstKind> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let expected = "expected `pipeline ID NAME in START..END stages S bytes B [lag L] {`";
+        let expected = "expected `pipeline ID NAME in START..END stages S bytes B [lag L] [turn ID NAME in START..END groups G] {`";
         let [
             id,
             name,
@@ -70,32 +70,56 @@ impl Parser<'_> {
         else {
             return self.fail(expected);
         };
-        let lag = match rest {
-            ["{"] => "0",
-            ["lag", lag, "{"] => lag,
-            _ => return self.fail(expected),
+        let (lag, rest) = match rest {
+            ["lag", lag, rest @ ..] => (*lag, rest),
+            rest => ("0", rest),
         };
-        let (start, end) = range
-            .split_once("..")
-            .ok_or(format!("line {}: expected START..END", self.line_no()))?;
         let line = self.line_no();
         let number = |w: &str| {
             w.parse::<i64>()
                 .map_err(|_| format!("line {line}: bad number `{w}`"))
         };
+        let turn = match rest {
+            ["{"] => None,
+            ["turn", id, name, "in", range, "groups", groups, "{"] => {
+                let (start, end) = self.range(range)?;
+                Some(Turn {
+                    id: number(id)? as usize,
+                    name: name.to_string(),
+                    start,
+                    end,
+                    groups: u32::try_from(number(groups)?)
+                        .ok()
+                        .filter(|g| *g > 0)
+                        .ok_or(format!("line {line}: bad group count `{groups}`"))?,
+                })
+            }
+            _ => return self.fail(expected),
+        };
+        let (start, end) = self.range(range)?;
         Ok(InstKind::Pipeline {
             id: number(id)? as usize,
             name: name.to_string(),
-            start: self.operand(start)?,
-            end: self.operand(end)?,
+            start,
+            end,
             stages: number(stages)? as u32,
             bytes: number(bytes)?,
             lag: u32::try_from(number(lag)?)
                 .map_err(|_| format!("line {line}: bad lag `{lag}`"))?,
+            turn,
             load: Vec::new(),
             prefetch: Vec::new(),
             body: Vec::new(),
+            after: Vec::new(),
         })
+    }
+
+    /// `START..END`, two operands.
+    fn range(&mut self, range: &str) -> Result<(IntId, IntId)> {
+        let (start, end) = range
+            .split_once("..")
+            .ok_or(format!("line {}: expected START..END", self.line_no()))?;
+        Ok((self.operand(start)?, self.operand(end)?))
     }
 
     /// `tma tN (ORIGIN, ...) -> s0[INDEX] [multicast PARTS]`, a load,

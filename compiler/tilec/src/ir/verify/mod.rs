@@ -182,16 +182,28 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
             InstKind::Pipeline {
                 start,
                 end,
+                turn,
                 load,
                 body,
+                after,
                 ..
             } => {
                 // The producer and the consumers must count the same trips.
-                if granules[*start].min(granules[*end]) < UNIFORM {
+                let bounds = match turn {
+                    Some(t) => [*start, *end, t.start, t.end],
+                    None => [*start, *end, *start, *end],
+                };
+                if bounds.iter().any(|&b| granules[b] < UNIFORM) {
                     return Err("a pipeline whose bounds differ between threads".into());
                 }
                 agreement(load, granules, under)?;
-                agreement(body, granules, under)?;
+                // A turn runs on one warpgroup.
+                let g = match turn {
+                    Some(_) => under.min(128),
+                    None => under,
+                };
+                agreement(body, granules, g)?;
+                agreement(after, granules, g)?;
                 continue;
             }
             _ => continue,
@@ -372,9 +384,11 @@ fn insts(
                 stages,
                 bytes,
                 lag,
+                turn,
                 load,
                 prefetch,
                 body,
+                after,
                 ..
             } => {
                 if !open.is_empty() || seen.contains(id) {
@@ -384,6 +398,13 @@ fn insts(
                     return Err(format!("a pipeline of {stages} stages"));
                 }
                 seen.push(*id);
+                if let Some(t) = turn {
+                    turns(ir, t, after, *lag)?;
+                    visible(ir, t.start, open)?;
+                    visible(ir, t.end, open)?;
+                    seen.push(t.id);
+                    open.push(t.id);
+                }
                 visible(ir, *start, open)?;
                 visible(ir, *end, open)?;
                 if let Some(d) = ir.cluster_dim()
@@ -403,6 +424,17 @@ fn insts(
                 }
                 insts(ir, body, open, seen, *lag)?;
                 open.pop();
+                if turn.is_some() {
+                    // Lagged, the turn's last group is waited for first.
+                    let closed = match *lag {
+                        1 => &after[1..],
+                        _ => &after[..],
+                    };
+                    insts(ir, closed, open, seen, 0)?;
+                    open.pop();
+                } else if !after.is_empty() {
+                    return Err("an `after` block in a pipeline without turns".into());
+                }
             }
             InstKind::TmaWait
             | InstKind::Barrier
@@ -512,6 +544,29 @@ fn insts(
     Ok(())
 }
 
+/// A pipeline's turns: each one warpgroup's, so the block is `groups`
+/// warpgroups and nothing in a turn needs more threads (the agreement
+/// check holds its body and `after` to a warpgroup's granule); the
+/// counter is its own loop's; lagged, `after` opens with the wait for the
+/// turn's last group.
+fn turns(ir: &KernelIr, t: &super::Turn, after: &[Inst], lag: u32) -> Result<(), String> {
+    if i64::from(t.groups) * 128 != ir.block_threads {
+        return Err(format!(
+            "a pipeline's turns on {} warpgroups, in a block of {} threads",
+            t.groups, ir.block_threads
+        ));
+    }
+    if ir.cluster != [1; 3] {
+        return Err("a pipeline with turns, on a cluster".into());
+    }
+    if lag == 1 && !matches!(after.first().map(|i| &i.kind), Some(InstKind::WgmmaWait(0))) {
+        return Err(
+            "wgmma protocol: a lagged turn's `after` opens with a wait for all (wait 0)".into(),
+        );
+    }
+    Ok(())
+}
+
 /// wgmma's protocol, as lowering places it: in each instruction list,
 /// wgmmas stand between a fence and a commit, and the commit is followed by
 /// a wait for all groups before anything else, so nothing touches an
@@ -520,7 +575,7 @@ fn insts(
 /// group in flight across a lagged pipeline's trips (`lag` 1 is the list's
 /// own): that body is one group and nothing else, ending in a wait for all
 /// but it; and a lagged pipeline leaves its last group in flight, so a
-/// wait for all follows it.
+/// wait for all follows it (with turns, heads each turn's `after`).
 fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
     if lag == 1 {
         // Anything beside the group would run beside the last trip's.
@@ -548,7 +603,13 @@ fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
             (InstKind::Wgmma { .. }, State::Issuing) => State::Issuing,
             (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
             (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
-            (InstKind::Pipeline { lag, .. }, State::Outside) if *lag > 0 => State::Committed,
+            // A turn's last group is waited for in its `after`.
+            (
+                InstKind::Pipeline {
+                    lag, turn: None, ..
+                },
+                State::Outside,
+            ) if *lag > 0 => State::Committed,
             (_, State::Outside)
                 if !matches!(
                     inst.kind,

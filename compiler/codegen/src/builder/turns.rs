@@ -1,0 +1,160 @@
+//! A pipeline's turns (sm_90a; CUTLASS's ping-pong): the consumer
+//! warpgroups take the turns in rotation, each running the pipeline's loop
+//! on its own tile and then the turn's `after` (its epilogue), while the
+//! next warpgroup's turn keeps the tensor cores busy; the producer walks
+//! every turn's trips as one sequence of the ring's stages.
+//!
+//! In: a `Pipeline` with `turn`. A trip's stage and phase come from its
+//! number across the turns (`trip_base`, the earlier turns' trips, plus the
+//! loop's own), the same on both sides; a stage is released by the one
+//! warpgroup whose turn it serves (the empty barriers count 128 arrivals).
+//! Lagged, the turn's last group is waited for at the head of `after`,
+//! and its stage released right then.
+
+use super::KernelBuilder;
+use super::control::written_registers;
+use crate::Result;
+use inkwell::IntPredicate;
+use inkwell::values::IntValue;
+use tilec::ir::{Inst, InstKind, IntDef, Turn};
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// The consumers' side of pipeline `pipeline`, which has turns:
+    /// warpgroup `w` takes turns `start + w`, `start + w + G`, ...
+    pub(super) fn consumer_turns(&mut self, pipeline: &Inst) -> Result<()> {
+        let InstKind::Pipeline {
+            id,
+            name,
+            start,
+            end,
+            lag,
+            turn: Some(t),
+            body,
+            after,
+            ..
+        } = &pipeline.kind
+        else {
+            unreachable!("a pipeline with turns")
+        };
+        let i64t = self.ctx.i64_type();
+        // The warpgroup, as lane 0 of the warp has it: ptxas then knows
+        // that a warp agrees on it, and so on the turns it runs (wgmma's
+        // `.sync.aligned` needs the warp converged).
+        let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
+        let w = self
+            .b
+            .build_int_unsigned_div(tid, i64t.const_int(128, false), "")?;
+        let w = self.b.build_int_truncate(w, self.ctx.i32_type(), "")?;
+        let w = self
+            .shuffle(w.into(), 0, "llvm.nvvm.shfl.sync.idx.i32")?
+            .into_int_value();
+        let w = self.b.build_int_z_extend(w, i64t, "warpgroup")?;
+        let first = self.b.build_int_nsw_add(self.ints[&t.start], w, "")?;
+        let step = i64t.const_int(u64::from(t.groups), false);
+        let trips = self
+            .b
+            .build_int_nsw_sub(self.ints[end], self.ints[start], "")?;
+        let (wait, rest) = after.split_at(*lag as usize);
+        self.turn_loop(t, [first, step, trips], &[body, after], &mut |k, base| {
+            k.values_for(body)?;
+            k.trip_base = Some(base);
+            k.loop_(
+                *id,
+                name,
+                *start,
+                *end,
+                body,
+                Some(super::pipeline::Role::Consumer),
+            )?;
+            k.trip_base = None;
+            // Lagged: the last group retires, and with it the last stage.
+            k.insts(wait)?;
+            if !wait.is_empty() {
+                let last = k.b.build_int_nsw_add(base, trips, "")?;
+                let last = k.b.build_int_nsw_sub(last, i64t.const_int(1, false), "")?;
+                k.release_last(last, trips)?;
+            }
+            k.values_for(rest)?;
+            k.insts(rest)
+        })
+    }
+
+    /// A loop over turns `j = first, first + step, ...` below `t.end`:
+    /// `each` emits a turn, given the trips of the turns before it,
+    /// `(j - t.start) * trips`; the registers that `writes` write are
+    /// carried from turn to turn.
+    pub(super) fn turn_loop(
+        &mut self,
+        t: &Turn,
+        [first, step, trips]: [IntValue<'ctx>; 3],
+        writes: &[&[Inst]],
+        each: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> Result<()>,
+    ) -> Result<()> {
+        let i64t = self.ctx.i64_type();
+        let ir = self.ir;
+        let last = self.ints[&t.end];
+        let pre = self.b.get_insert_block().expect("positioned");
+        let body = self
+            .ctx
+            .append_basic_block(self.func, &format!("{}.turn", t.name));
+        let exit = self
+            .ctx
+            .append_basic_block(self.func, &format!("{}.turns.exit", t.name));
+        let any = self
+            .b
+            .build_int_compare(IntPredicate::SLT, first, last, "")?;
+        self.b.build_conditional_branch(any, body, exit)?;
+        self.b.position_at_end(body);
+        let j = self.b.build_phi(i64t, &t.name)?;
+        j.add_incoming(&[(&first, pre)]);
+        let mut slots = Vec::new();
+        for list in writes {
+            for slot in written_registers(ir, list) {
+                if !slots.contains(&slot) {
+                    slots.push(slot);
+                }
+            }
+        }
+        let mut carried = Vec::new();
+        for (r, k) in slots {
+            let before = self.registers[r][k]
+                .unwrap_or_else(|| super::constant(self.ctx, ir.registers[r].elem, 0.0));
+            let p = self.b.build_phi(before.get_type(), "")?;
+            p.add_incoming(&[(&before, pre)]);
+            self.registers[r][k] = Some(p.as_basic_value());
+            carried.push((r, k, before, p));
+        }
+        self.shared_loads.clear();
+        self.predicates.clear();
+        let entry: Vec<usize> = self.ints.keys().copied().collect();
+        let counter = j.as_basic_value().into_int_value();
+        if let Some(v) = ir.ints.iter().position(|v| v.def == IntDef::LoopVar(t.id)) {
+            self.ints.insert(v, counter);
+        }
+        self.open_loops.push(t.id);
+        let done = self.b.build_int_nsw_sub(counter, self.ints[&t.start], "")?;
+        let base = self.b.build_int_nsw_mul(done, trips, "")?;
+        each(self, base)?;
+        let next = self.b.build_int_nsw_add(counter, step, "")?;
+        let latch = self.b.get_insert_block().expect("positioned");
+        j.add_incoming(&[(&next, latch)]);
+        let again = self
+            .b
+            .build_int_compare(IntPredicate::SLT, next, last, "")?;
+        self.b.build_conditional_branch(again, body, exit)?;
+        self.open_loops.pop();
+        self.b.position_at_end(exit);
+        // What a turn computed does not reach past the loop.
+        self.ints.retain(|k, _| entry.contains(k));
+        for (r, k, before, p) in carried {
+            let after = self.registers[r][k].expect("set in the turn");
+            p.add_incoming(&[(&after, latch)]);
+            let out = self.b.build_phi(after.get_type(), "")?;
+            out.add_incoming(&[(&before, pre), (&after, latch)]);
+            self.registers[r][k] = Some(out.as_basic_value());
+        }
+        self.shared_loads.clear();
+        self.predicates.clear();
+        Ok(())
+    }
+}
