@@ -92,6 +92,16 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=256,N=512,K=128,sm_count=3",
         ),
         ("tests/run/persistent_gemm.tile", "M=200,N=300,K=72"),
+        // Turns: four on one block (two each), then five on two blocks
+        // (three and two), partial tiles.
+        (
+            "tests/run/pingpong_gemm.tile",
+            "M=256,N=512,K=128,sm_count=1",
+        ),
+        (
+            "tests/run/pingpong_gemm.tile",
+            "M=200,N=520,K=72,sm_count=2",
+        ),
         (
             "tests/run/persistent_one_warpgroup.tile",
             "M=200,N=300,K=136,sm_count=3",

@@ -350,11 +350,18 @@ impl<'a> Block<'a> {
                 span,
                 label: format!("thread {t} {mine} it here"),
                 other: Some((other_span, format!("thread {other} {what} it here"))),
-                // One statement, two threads, one element: no barrier can
-                // order them; the layouts map both threads there.
-                help: (other_span == span).then_some(
-                    "both threads reach this element through one statement: check that the shared layout's strides do not overlap and that the thread layout maps each thread to elements of its own",
-                ),
+                // Two warpgroups' turns: they meet nowhere. One statement,
+                // two threads, one element: no barrier can order them; the
+                // layouts map both threads there.
+                help: if self.in_turns && other / 128 != t / 128 {
+                    Some(
+                        "the two threads are of two warpgroups, whose turns of the pipeline run beside each other and meet nowhere: give each warpgroup shared memory of its own (a mode of the buffer sliced by thread.x / 128)",
+                    )
+                } else {
+                    (other_span == span).then_some(
+                        "both threads reach this element through one statement: check that the shared layout's strides do not overlap and that the thread layout maps each thread to elements of its own",
+                    )
+                },
             });
         }
         if write {

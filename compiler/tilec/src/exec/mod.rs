@@ -456,6 +456,9 @@ struct Block<'a> {
     /// wrote it (and the load), and the iteration whose body is running.
     stage_tags: Vec<Vec<Option<(i64, Span)>>>,
     iteration: Option<i64>,
+    /// In a pipeline's turns: each warpgroup's threads run their own turns,
+    /// meeting nowhere.
+    in_turns: bool,
     /// For a kernel that reduces across blocks: its group's partials.
     partials: Option<&'a reduce::Partials>,
 }
@@ -521,6 +524,7 @@ impl<'a> Block<'a> {
             counters: HashMap::new(),
             stage_tags: Vec::new(),
             iteration: None,
+            in_turns: false,
             shuffled: Vec::new(),
             shuffle_at: 0,
             active: vec![true; threads],

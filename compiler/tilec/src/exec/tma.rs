@@ -56,6 +56,7 @@ impl<'a> Block<'a> {
             None => (0, 1),
         };
         let outer = self.active.clone();
+        self.in_turns = turn.is_some();
         // The trip, counted on across the turns from the loop's start.
         let mut trip = s;
         for j in turns.0..turns.1 {
@@ -73,6 +74,7 @@ impl<'a> Block<'a> {
             }
         }
         self.active = outer;
+        self.in_turns = false;
         // After the pipeline every box has landed and been waited for.
         self.stage_tags.clear();
         Ok(())
