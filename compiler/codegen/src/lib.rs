@@ -38,10 +38,13 @@ pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
 }
 
 /// The static shared memory of the kernel's mbarriers: two of 8 bytes a
-/// pipeline stage, and 8 for its TMA loads outside a pipeline if any.
+/// pipeline stage and one a warpgroup taking turns, and 8 for its TMA
+/// loads outside a pipeline if any.
 pub fn ring_bytes(ir: &KernelIr) -> i64 {
     let ring = match ir.pipeline().map(|p| &p.kind) {
-        Some(InstKind::Pipeline { stages, .. }) => 16 * *stages as i64,
+        Some(InstKind::Pipeline { stages, turn, .. }) => {
+            16 * *stages as i64 + 8 * i64::from(turn.as_ref().map_or(0, |t| t.groups))
+        }
         _ => 0,
     };
     ring + 8 * has_block_loads(ir) as i64

@@ -32,7 +32,7 @@ use inkwell::values::{BasicMetadataValueEnum, CallSiteValue, IntValue, PointerVa
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
 
 /// Waits until the mbarrier at `$0` completes phase `$1`.
-const WAIT: &str = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
+pub(super) const WAIT: &str = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
 
 /// Which side of a pipeline a loop runs.
 #[derive(Clone, Copy)]
@@ -83,7 +83,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
-        let ring = self.shared_global(i64t.array_type(2 * stages).into(), "ring", 8);
+        // Per stage a full and an empty barrier; with turns, then one a
+        // warpgroup, which orders the turns' waits (`turns.rs`).
+        let groups = turn.as_ref().map_or(0, |t| t.groups);
+        let ring = self.shared_global(i64t.array_type(2 * stages + groups).into(), "ring", 8);
         self.ring = Some(Ring {
             base: ring,
             stages: *stages,
@@ -122,6 +125,16 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     &[empty, i32t.const_int(releases, false)],
                 )?;
             }
+            for w in 0..groups {
+                // Each thread of a warpgroup arrives once its turn's trips
+                // have landed.
+                let order = k.order_barrier(i32t.const_int(u64::from(w), false))?;
+                k.ptx(
+                    "mbarrier.init.shared::cta.b64 [$0], $1;",
+                    "r,r",
+                    &[order, i32t.const_int(128, false)],
+                )?;
+            }
             k.ptx_statement("fence.mbarrier_init.release.cluster;")
         })?;
         match self.peers() {
@@ -158,7 +171,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     let one = k.ctx.i64_type().const_int(1, false);
                     let trips = k.b.build_int_nsw_sub(k.ints[end], k.ints[start], "")?;
                     let first = k.ints[&t.start];
-                    k.turn_loop(t, [first, one, trips], &[], &mut |k, base| {
+                    k.turn_loop(t, [first, one], &[], &mut |k, done| {
+                        let base = k.b.build_int_nsw_mul(done, trips, "")?;
                         k.values_for(load)?;
                         k.trip_base = Some(base);
                         k.loop_(*id, name, *start, *end, load, role)?;
@@ -649,6 +663,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b
             .build_call(f, &[i32t.const_int(1, false).into(), threads.into()], "")?;
         Ok(())
+    }
+
+    /// The 32-bit shared address of warpgroup `w`'s barrier of turns.
+    pub(super) fn order_barrier(&self, w: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let Ring { base, stages, .. } = self.ring.expect("a pipeline kernel");
+        let base = self.b.build_ptr_to_int(base, i32t, "")?;
+        let slot = self
+            .b
+            .build_int_add(w, i32t.const_int(2 * stages as u64, false), "")?;
+        let offset = self.b.build_int_mul(slot, i32t.const_int(8, false), "")?;
+        Ok(self.b.build_int_add(base, offset, "")?)
     }
 
     /// The 32-bit shared address of stage `s`'s full or empty barrier.

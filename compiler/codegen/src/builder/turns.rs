@@ -10,6 +10,15 @@
 //! warpgroup whose turn it serves (the empty barriers count 128 arrivals).
 //! Lagged, the turn's last group is waited for at the head of `after`,
 //! and its stage released right then.
+//!
+//! A wait on an mbarrier's parity cannot tell a phase from the one two
+//! phases later, so a warpgroup must not wait on a stage two phases ahead
+//! of it: one that skips the other warpgroups' trips might, and read a
+//! stage from an old trip. So the turns wait in order: each warpgroup's
+//! threads arrive on the next warpgroup's barrier of turns once their
+//! turn's trips have all landed, and a warpgroup starts its turn's waits
+//! only once the turn before it has arrived (CUTLASS's ordered sequence
+//! barrier). Every trip before a turn's has then landed when it begins.
 
 use super::KernelBuilder;
 use super::control::written_registers;
@@ -55,7 +64,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .b
             .build_int_nsw_sub(self.ints[end], self.ints[start], "")?;
         let (wait, rest) = after.split_at(*lag as usize);
-        self.turn_loop(t, [first, step, trips], &[body, after], &mut |k, base| {
+        let i32t = self.ctx.i32_type();
+        let groups = i32t.const_int(u64::from(t.groups), false);
+        let w32 = self.b.build_int_truncate(w, i32t, "")?;
+        let own = self.order_barrier(w32)?;
+        let next = self.b.build_int_add(w32, i32t.const_int(1, false), "")?;
+        let next = self.b.build_int_unsigned_rem(next, groups, "")?;
+        let next = self.order_barrier(next)?;
+        self.turn_loop(t, [first, step], &[body, after], &mut |k, done| {
+            let base = k.b.build_int_nsw_mul(done, trips, "")?;
+            // The turn before this one has seen its trips land: its
+            // ((done - 1) / G)-th arrival here.
+            if t.groups > 1 {
+                let later =
+                    k.b.build_int_compare(IntPredicate::SGT, done, i64t.const_zero(), "")?;
+                k.when(later, "turn.wait", |k| {
+                    let before = k.b.build_int_nsw_sub(done, i64t.const_int(1, false), "")?;
+                    let n = k.b.build_int_unsigned_div(before, step, "")?;
+                    let n = k.b.build_int_truncate(n, i32t, "")?;
+                    let parity = k.b.build_and(n, i32t.const_int(1, false), "")?;
+                    k.ptx(super::pipeline::WAIT, "r,r", &[own, parity])
+                })?;
+            }
             k.values_for(body)?;
             k.trip_base = Some(base);
             k.loop_(
@@ -67,6 +97,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 Some(super::pipeline::Role::Consumer),
             )?;
             k.trip_base = None;
+            if t.groups > 1 {
+                k.ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &[next])?;
+            }
             // Lagged: the last group retires, and with it the last stage.
             k.insts(wait)?;
             if !wait.is_empty() {
@@ -80,13 +113,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// A loop over turns `j = first, first + step, ...` below `t.end`:
-    /// `each` emits a turn, given the trips of the turns before it,
-    /// `(j - t.start) * trips`; the registers that `writes` write are
-    /// carried from turn to turn.
+    /// `each` emits a turn, given the turns before it, `j - t.start`; the
+    /// registers that `writes` write are carried from turn to turn.
     pub(super) fn turn_loop(
         &mut self,
         t: &Turn,
-        [first, step, trips]: [IntValue<'ctx>; 3],
+        [first, step]: [IntValue<'ctx>; 2],
         writes: &[&[Inst]],
         each: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> Result<()>,
     ) -> Result<()> {
@@ -133,8 +165,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         self.open_loops.push(t.id);
         let done = self.b.build_int_nsw_sub(counter, self.ints[&t.start], "")?;
-        let base = self.b.build_int_nsw_mul(done, trips, "")?;
-        each(self, base)?;
+        each(self, done)?;
         let next = self.b.build_int_nsw_add(counter, step, "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         j.add_incoming(&[(&next, latch)]);

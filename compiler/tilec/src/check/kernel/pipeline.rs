@@ -469,9 +469,11 @@ impl KernelChecker {
         let mut barriers = 0;
         let mut loads = false;
         let mut pipeline = false;
+        let groups = self.block_threads().map_or(1, |b| b / WARPGROUP);
         walk(body, &mut |s| match &s.op {
-            Op::Pipeline { stages, .. } => {
-                barriers += 16 * stages;
+            Op::Pipeline { stages, turn, .. } => {
+                // And one a warpgroup that orders the turns.
+                barriers += 16 * stages + 8 * groups * i64::from(turn.is_some());
                 pipeline = true;
             }
             Op::CopyTma {
