@@ -767,5 +767,6 @@ mod fast_forms;
 mod hopper;
 mod plans;
 mod ptxas;
+mod turns;
 
 use ptxas::assembled;

@@ -113,11 +113,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 // A release per consumer thread; in a cluster, per warp
                 // of every block of it: the producer writes its part into
                 // each of their stages.
+                // A turn's stages are its warpgroup's alone.
+                let consumers = match turn {
+                    Some(_) => 128,
+                    None => k.ir.block_threads as u64,
+                };
                 let releases = match k.peers() {
-                    // A turn's stages are its warpgroup's alone.
-                    1 if turn.is_some() => 128,
-                    1 => k.ir.block_threads as u64,
-                    peers => (k.ir.block_threads / 32) as u64 * peers as u64,
+                    1 => consumers,
+                    peers => consumers / 32 * peers as u64,
                 };
                 k.ptx(
                     "mbarrier.init.shared::cta.b64 [$0], $1;",

@@ -531,16 +531,6 @@ impl KernelChecker {
                 .with_help("launch a one-dimensional block of 128 to 896 threads, whole warpgroups; the producer warpgroup is added to it (1024 threads at most)"),
             ),
         }
-        let turns = body
-            .iter()
-            .any(|s| matches!(s.op, Op::Pipeline { turn: Some(_), .. }));
-        if turns && launch.cluster != [1; 3] {
-            self.diags.push(
-                Diagnostic::new("a pipeline with turns, in a kernel on clusters", span)
-                    .with_related(self.cluster.unwrap_or(span), "the cluster")
-                    .with_help("a turn's stages are released by its warpgroup alone, which a cluster's multicast does not count yet: launch without cluster(...)"),
-            );
-        }
         let (mut stages, mut loaded) = (Vec::new(), Vec::new());
         walk(body, &mut |s| {
             if let Op::CopyTma {
@@ -631,9 +621,16 @@ impl KernelChecker {
         }
         let mut bounds = Vec::new();
         walk(body, &mut |s| {
-            if let Op::Pipeline { start, end, .. } = &s.op {
+            if let Op::Pipeline {
+                start, end, turn, ..
+            } = &s.op
+            {
                 start.names(&mut bounds);
                 end.names(&mut bounds);
+                if let Some(t) = turn {
+                    t.start.names(&mut bounds);
+                    t.end.names(&mut bounds);
+                }
             }
         });
         for n in bounds {

@@ -407,8 +407,10 @@ fn insts(
                 }
                 visible(ir, *start, open)?;
                 visible(ir, *end, open)?;
+                let mut bounds = vec![*start, *end];
+                bounds.extend(turn.iter().flat_map(|t| [t.start, t.end]));
                 if let Some(d) = ir.cluster_dim()
-                    && (ir.depends_on_block(*start, d) || ir.depends_on_block(*end, d))
+                    && bounds.iter().any(|&b| ir.depends_on_block(b, d))
                 {
                     return Err(format!(
                         "a pipeline whose bounds differ between the blocks of the cluster (they depend on block index {d})"
@@ -546,18 +548,16 @@ fn insts(
 
 /// A pipeline's turns: each one warpgroup's, so the block is `groups`
 /// warpgroups and nothing in a turn needs more threads (the agreement
-/// check holds its body and `after` to a warpgroup's granule); the
-/// counter is its own loop's; lagged, `after` opens with the wait for the
-/// turn's last group.
+/// check holds its body and `after` to a warpgroup's granule); lagged,
+/// `after` opens with the wait for the turn's last group. On a cluster the
+/// blocks take the same turns (their bounds, like the trips', do not
+/// depend on the block's rank).
 fn turns(ir: &KernelIr, t: &super::Turn, after: &[Inst], lag: u32) -> Result<(), String> {
     if i64::from(t.groups) * 128 != ir.block_threads {
         return Err(format!(
             "a pipeline's turns on {} warpgroups, in a block of {} threads",
             t.groups, ir.block_threads
         ));
-    }
-    if ir.cluster != [1; 3] {
-        return Err("a pipeline with turns, on a cluster".into());
     }
     if lag == 1 && !matches!(after.first().map(|i| &i.kind), Some(InstKind::WgmmaWait(0))) {
         return Err(
