@@ -102,6 +102,15 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/pingpong_gemm.tile",
             "M=200,N=520,K=72,sm_count=2",
         ),
+        // Barriers of a turn's warpgroup order its epilogue's accesses.
+        (
+            "tests/run/pingpong_smem_epilogue.tile",
+            "M=256,N=512,K=128,sm_count=1",
+        ),
+        (
+            "tests/run/pingpong_smem_epilogue.tile",
+            "M=200,N=520,K=72,sm_count=2",
+        ),
         (
             "tests/run/persistent_one_warpgroup.tile",
             "M=200,N=300,K=136,sm_count=3",

@@ -87,6 +87,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// In a pipeline's turn: the trips of the turns before it (i64), which
     /// its own trips count on from.
     trip_base: Option<IntValue<'ctx>>,
+    /// In a pipeline's turns: the named barrier of the consumer's
+    /// warpgroup (`2 + w`), at which a barrier there meets.
+    turn_barrier: Option<IntValue<'ctx>>,
     /// The index of the first tensor-map parameter (after the block offset).
     first_map: usize,
     /// The loops around the instructions being emitted, whose values may be
@@ -254,6 +257,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             loads_barrier: None,
             stage: None,
             trip_base: None,
+            turn_barrier: None,
             first_map,
             open_loops: Vec::new(),
         })

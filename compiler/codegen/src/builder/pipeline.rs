@@ -436,14 +436,22 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// A barrier of the block's threads (its consumers' in a pipeline
-    /// kernel: the producer warpgroup has left), after `fence.proxy.async`
+    /// kernel: the producer warpgroup has left; in a pipeline's turn, the
+    /// turn's warpgroup's, named barrier `2 + w`), after `fence.proxy.async`
     /// where TMA or wgmma will read what the threads wrote to shared
     /// memory before it.
     pub(super) fn block_barrier(&mut self, fence: bool) -> Result<()> {
         if fence {
             self.ptx_statement("fence.proxy.async.shared::cta;")?;
         }
-        if self.ring.is_some() {
+        if let Some(id) = self.turn_barrier {
+            // In a turn: its warpgroup's threads alone.
+            let i32t = self.ctx.i32_type();
+            let f = self.intrinsic("llvm.nvvm.barrier.sync.cnt", &[])?;
+            self.b
+                .build_call(f, &[id.into(), i32t.const_int(128, false).into()], "")?;
+            Ok(())
+        } else if self.ring.is_some() {
             self.consumer_barrier()
         } else {
             let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;

@@ -71,7 +71,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let next = self.b.build_int_add(w32, i32t.const_int(1, false), "")?;
         let next = self.b.build_int_unsigned_rem(next, groups, "")?;
         let next = self.order_barrier(next)?;
-        self.turn_loop(t, [first, step], &[body, after], &mut |k, done| {
+        // Barriers 0 and 1 are the block's and the consumers'.
+        self.turn_barrier = Some(self.b.build_int_add(w32, i32t.const_int(2, false), "")?);
+        let turns = self.turn_loop(t, [first, step], &[body, after], &mut |k, done| {
             let base = k.b.build_int_nsw_mul(done, trips, "")?;
             // The turn before this one has seen its trips land: its
             // ((done - 1) / G)-th arrival here.
@@ -109,7 +111,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
             k.values_for(rest)?;
             k.insts(rest)
-        })
+        });
+        self.turn_barrier = None;
+        turns
     }
 
     /// A loop over turns `j = first, first + step, ...` below `t.end`:

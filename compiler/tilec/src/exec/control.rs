@@ -153,8 +153,26 @@ impl<'a> Block<'a> {
     }
 
     /// A barrier: every thread of the block reaches it, and what they did
-    /// before it happens before what any does after.
+    /// before it happens before what any does after. In a pipeline's turn,
+    /// the turn's warpgroup's threads alone, and what they did before it
+    /// happens before what they do after.
     pub(super) fn meet(&mut self, span: Span) -> Result<()> {
+        if self.in_turns {
+            let first = self.active.iter().position(|a| *a).unwrap_or(0);
+            let group = first / 128;
+            let whole = (0..self.threads)
+                .filter(|t| t / 128 == group)
+                .find(|&t| !self.active[t]);
+            if let Some(t) = whole {
+                return Err(self.err(
+                    t,
+                    span,
+                    "does not reach a barrier the other threads of its warpgroup wait at in their turn".into(),
+                ));
+            }
+            self.turn_barriers[group] += 1;
+            return Ok(());
+        }
         if let Some(t) = self.active.iter().position(|a| !a) {
             return Err(self.err(
                 t,

@@ -3,7 +3,7 @@
 //! access checked for races and for a cp.async or TMA load still in flight,
 //! global writes recorded so that two blocks writing one element are caught.
 
-use super::{Block, ExecError, Landing, Result, Write, param_name, round};
+use super::{Access, Block, ExecError, Landing, Result, Write, param_name, round};
 use crate::ir::{Addr, Param, ScalarRef, Space};
 use crate::span::Span;
 
@@ -228,17 +228,23 @@ impl<'a> Block<'a> {
             }
             _ => v,
         };
+        let me = self.access(t as u32, span);
         if let Some((e, _)) = self.readers.get(&(p, i))
             && e.epoch == self.epoch
-            && let Some((r, at)) = e.readers.iter().flatten().find(|(r, _)| *r != t as u32)
+            && let Some(r) = e.readers.iter().flatten().find(|r| self.unordered(r, &me))
         {
-            return Err(self.global_race(p, i, (*r, *at, "reads"), (t as u32, span, "writes")));
+            return Err(self.global_race(
+                p,
+                i,
+                (r.thread, r.span, "reads"),
+                (t as u32, span, "writes"),
+            ));
         }
-        let me = (t as u32, self.epoch, span);
-        if let Some((other, epoch, at)) = self.writers.insert((p, i), me)
-            && other != t as u32
+        if let Some((epoch, w)) = self.writers.insert((p, i), (self.epoch, me))
             && epoch == self.epoch
+            && self.unordered(&w, &me)
         {
+            let (other, at) = (w.thread, w.span);
             return Err(ExecError {
                 message: format!(
                     "threads {other} and {t} of block {:?} both write element {i} of `{}` with no barrier between: the result depends on their order",
@@ -268,18 +274,37 @@ impl<'a> Block<'a> {
     /// (its warp may run before or after this one's), and the read is
     /// recorded for the writes to come and for other blocks' writes.
     fn global_read(&mut self, p: usize, i: usize, t: u32, span: Span) -> Result<()> {
-        if let Some(&(w, epoch, at)) = self.writers.get(&(p, i))
-            && w != t
+        let me = self.access(t, span);
+        if let Some(&(epoch, w)) = self.writers.get(&(p, i))
             && epoch == self.epoch
+            && self.unordered(&w, &me)
         {
-            return Err(self.global_race(p, i, (w, at, "writes"), (t, span, "reads")));
+            return Err(self.global_race(p, i, (w.thread, w.span, "writes"), (t, span, "reads")));
         }
         let epoch = self.epoch;
         let (e, in_reduce) = self.readers.entry((p, i)).or_default();
         *in_reduce |= self.in_reduce_body;
         e.enter(epoch);
-        e.read_by(t, span);
+        e.read_by(me);
         Ok(())
+    }
+
+    /// Thread `t`'s access by statement `span`, now.
+    fn access(&self, t: u32, span: Span) -> Access {
+        Access {
+            thread: t,
+            span,
+            turn_barriers: self.turn_barriers[t as usize / 128],
+        }
+    }
+
+    /// Whether `before` (in this barrier epoch) and `now` may run in either
+    /// order: two threads, unless a barrier of their warpgroup's turn came
+    /// between.
+    fn unordered(&self, before: &Access, now: &Access) -> bool {
+        before.thread != now.thread
+            && (before.thread / 128 != now.thread / 128
+                || before.turn_barriers == now.turn_barriers)
     }
 
     /// Two threads of this block at one global element with no barrier
@@ -322,22 +347,23 @@ impl<'a> Block<'a> {
         span: Span,
     ) -> Result<()> {
         let epoch = self.epoch;
-        let e = &mut self.touches[s][i];
-        e.enter(epoch);
+        let me = self.access(t, span);
+        self.touches[s][i].enter(epoch);
+        let e = self.touches[s][i];
         let conflict = if write {
             match e.writer {
-                Some((w, ws)) if w != t => Some((w, ws, "writes")),
+                Some(w) if self.unordered(&w, &me) => Some((w.thread, w.span, "writes")),
                 _ => e
                     .readers
                     .iter()
                     .flatten()
-                    .find(|(r, _)| *r != t)
-                    .map(|&(r, rs)| (r, rs, "reads")),
+                    .find(|r| self.unordered(r, &me))
+                    .map(|r| (r.thread, r.span, "reads")),
             }
         } else {
             e.writer
-                .filter(|(w, _)| *w != t)
-                .map(|(w, ws)| (w, ws, "writes"))
+                .filter(|w| self.unordered(w, &me))
+                .map(|w| (w.thread, w.span, "writes"))
         };
         if let Some((other, other_span, what)) = conflict {
             let mine = if write { "writes" } else { "reads" };
@@ -364,10 +390,11 @@ impl<'a> Block<'a> {
                 },
             });
         }
+        let e = &mut self.touches[s][i];
         if write {
-            e.writer = Some((t, span));
+            e.writer = Some(me);
         } else {
-            e.read_by(t, span);
+            e.read_by(me);
         }
         Ok(())
     }

@@ -331,8 +331,18 @@ fn param_name(ir: &KernelIr, p: usize) -> &str {
 #[derive(Clone, Copy, Default)]
 struct Touch {
     epoch: u32,
-    writer: Option<(u32, Span)>,
-    readers: [Option<(u32, Span)>; 2],
+    writer: Option<Access>,
+    readers: [Option<Access>; 2],
+}
+
+/// A thread's access: the thread, its statement, and how many barriers
+/// its warpgroup had met in its pipeline turns by then (which order it
+/// before that warpgroup's later accesses, not another's).
+#[derive(Clone, Copy)]
+struct Access {
+    thread: u32,
+    span: Span,
+    turn_barriers: u32,
 }
 
 impl Touch {
@@ -346,12 +356,24 @@ impl Touch {
         }
     }
 
-    /// Records thread `t`'s read, keeping two distinct readers at most.
-    fn read_by(&mut self, t: u32, span: Span) {
+    /// Records a read, keeping two distinct readers at most: a reader of
+    /// the same warpgroup that a barrier of its turn has ordered before
+    /// this one gives way to it (a later access that races with the old
+    /// one races with this one too).
+    fn read_by(&mut self, a: Access) {
         match self.readers {
-            [None, _] => self.readers[0] = Some((t, span)),
-            [Some((r, _)), None] if r != t => self.readers[1] = Some((t, span)),
-            _ => {}
+            [None, _] => self.readers[0] = Some(a),
+            [Some(r), None] if r.thread != a.thread => self.readers[1] = Some(a),
+            _ => {
+                let stale = self.readers.iter_mut().find(|r| {
+                    r.is_some_and(|r| {
+                        r.thread / 128 == a.thread / 128 && r.turn_barriers != a.turn_barriers
+                    })
+                });
+                if let Some(slot) = stale {
+                    *slot = Some(a);
+                }
+            }
         }
     }
 }
@@ -442,7 +464,7 @@ struct Block<'a> {
     /// Per global element this block wrote: the last writer, the barrier
     /// epoch and the statement, so that two threads writing it with no
     /// barrier between them are caught.
-    writers: HashMap<(usize, usize), (u32, u32, Span)>,
+    writers: HashMap<(usize, usize), (u32, Access)>,
     /// Per parameter: whether the kernel writes it.
     written: &'a [bool],
     /// Per global element of a written tensor this block read: who read
@@ -457,8 +479,9 @@ struct Block<'a> {
     stage_tags: Vec<Vec<Option<(i64, Span)>>>,
     iteration: Option<i64>,
     /// In a pipeline's turns: each warpgroup's threads run their own turns,
-    /// meeting nowhere.
+    /// meeting only at their warpgroup's barriers, which each counts here.
     in_turns: bool,
+    turn_barriers: Vec<u32>,
     /// For a kernel that reduces across blocks: its group's partials.
     partials: Option<&'a reduce::Partials>,
 }
@@ -525,6 +548,7 @@ impl<'a> Block<'a> {
             stage_tags: Vec::new(),
             iteration: None,
             in_turns: false,
+            turn_barriers: vec![0; threads.div_ceil(128)],
             shuffled: Vec::new(),
             shuffle_at: 0,
             active: vec![true; threads],
@@ -540,7 +564,7 @@ impl<'a> Block<'a> {
             .readers
             .into_iter()
             .filter_map(|((param, index), (t, in_reduce))| {
-                let span = t.readers[0]?.1;
+                let span = t.readers[0]?.span;
                 Some(Read {
                     param,
                     index,

@@ -282,11 +282,17 @@ impl KernelState {
             conds,
             &format!("the thread layout `{name}`"),
         )?;
+        // By `thread.x % size(threads)`: each aligned group of that many
+        // threads takes the whole tensor (a warpgroup's turn).
+        let grouped = thr
+            .size()
+            .as_static()
+            .is_some_and(|n| index == Int::var(Builtin::Thread.name()).rem(&Int::Static(n)));
         self.thread_uses.push(ThreadUse {
             name,
             threads: thr.size(),
             span: a.call,
-            grouped: false,
+            grouped,
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
         let view = t

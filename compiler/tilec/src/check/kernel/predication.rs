@@ -158,7 +158,13 @@ impl KernelChecker {
     /// Whether `op` may stand here: the threads that must issue it together
     /// agree on every enclosing condition.
     pub(super) fn check_agreement(&self, op: &Op, span: Span) -> Result<(), Diagnostic> {
+        let in_turn = self.enclosing.iter().any(|c| c.turn);
         let (need, what) = match op {
+            // In a pipeline's turn, the turn's warpgroup's barrier.
+            Op::Sync if in_turn => (
+                128,
+                "a barrier, which every thread of the turn's warpgroup must reach",
+            ),
             Op::Sync => (
                 UNIFORM,
                 "a barrier, which every thread of the block must reach",

@@ -130,14 +130,16 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
     pipeline::block_load_waits(&ir.body)?;
     pipeline::tma_store_waits(ir)?;
     pipeline::tma_store_order(ir)?;
-    agreement(&ir.body, &super::granules(&ir.ints), UNIFORM)
+    agreement(&ir.body, &super::granules(&ir.ints), UNIFORM, false)
 }
 
 /// Instructions a whole warp (mma.sync, ldmatrix, shuffles), warpgroup
-/// (wgmma) or block (barriers) issues, under conditions of granule `under`.
-fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> {
+/// (wgmma; a barrier in a pipeline's turn, `turn`) or block (barriers)
+/// issues, under conditions of granule `under`.
+fn agreement(body: &[Inst], granules: &[i64], under: i64, turn: bool) -> Result<(), String> {
     for inst in body {
         let (need, what) = match &inst.kind {
+            InstKind::Barrier if turn => (128, "a barrier of a turn's warpgroup"),
             InstKind::Barrier => (UNIFORM, "a barrier"),
             InstKind::TmaStoreWait { .. } => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
@@ -157,15 +159,15 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                 otherwise,
             } => {
                 let g = under.min(granules[*cond]);
-                agreement(then, granules, g)?;
-                agreement(otherwise, granules, g)?;
+                agreement(then, granules, g, turn)?;
+                agreement(otherwise, granules, g, turn)?;
                 continue;
             }
             InstKind::Loop {
                 start, end, body, ..
             } => {
                 let g = under.min(granules[*start]).min(granules[*end]);
-                agreement(body, granules, g)?;
+                agreement(body, granules, g, turn)?;
                 continue;
             }
             InstKind::ReduceBlocks { body, .. } => {
@@ -176,7 +178,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                         "a reduce across blocks under a condition threads may split on".into(),
                     );
                 }
-                agreement(body, granules, under)?;
+                agreement(body, granules, under, turn)?;
                 continue;
             }
             InstKind::Pipeline {
@@ -196,14 +198,14 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64) -> Result<(), String> 
                 if bounds.iter().any(|&b| granules[b] < UNIFORM) {
                     return Err("a pipeline whose bounds differ between threads".into());
                 }
-                agreement(load, granules, under)?;
+                agreement(load, granules, under, false)?;
                 // A turn runs on one warpgroup.
-                let g = match turn {
-                    Some(_) => under.min(128),
-                    None => under,
+                let (g, t) = match turn {
+                    Some(_) => (under.min(128), true),
+                    None => (under, false),
                 };
-                agreement(body, granules, g)?;
-                agreement(after, granules, g)?;
+                agreement(body, granules, g, t)?;
+                agreement(after, granules, g, t)?;
                 continue;
             }
             _ => continue,
