@@ -6,7 +6,7 @@
 //! tensor-core GEMMs (random warps, tiles, majors, swizzles, element
 //! types; TMA pipelines, some split over block.z with a reduce, some on
 //! clusters; persistent ones walking the tiles, some stream-K:
-//! `persistent.rs`), reductions across threads (`threads.rs`) and run-time
+//! `persistent.rs`; ping-pong ones taking them in turns: `turns.rs`), reductions across threads (`threads.rs`) and run-time
 //! integers in statements against loops and conditions (`ints.rs`), are checked, then run on the CPU executor at random extents (1, primes, tile
 //! multiples, off by one) against their reference. A kernel the checker refuses is fine; one it
 //! accepts must run with no out-of-bounds access, no race, no unwritten
@@ -23,11 +23,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tensor_core::{generate_mma_gemm, generate_tma_gemm, generate_wgmma_gemm};
 use threads::generate_thread_reduction;
+use turns::generate_pingpong_gemm;
 
 mod ints;
 mod persistent;
 mod tensor_core;
 mod threads;
+mod turns;
 
 /// A small deterministic generator (xorshift64*), so a seed reproduces a run.
 struct Rng(u64);
@@ -216,7 +218,8 @@ fn generate(rng: &mut Rng) -> Program {
         25..37 => generate_mma_gemm(rng),
         37..42 => generate_wgmma_gemm(rng),
         42..46 => generate_tma_gemm(rng),
-        46..49 => generate_persistent_gemm(rng),
+        46..48 => generate_persistent_gemm(rng),
+        48..49 => generate_pingpong_gemm(rng),
         49..57 => generate_row_sums(rng),
         57..62 => generate_thread_reduction(rng),
         62..65 => generate_integers(rng),
@@ -436,7 +439,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x1000_0000_01B3));
-    // FUZZ_KIND=mma, wgmma, tma, persistent, rows, threads or ints: one kind only (off-line runs).
+    // FUZZ_KIND=mma, wgmma, tma, persistent, turns, rows, threads or ints: one kind only (off-line runs).
     let kind = std::env::var("FUZZ_KIND").unwrap_or_default();
     let dir = scratch();
     let (mut ran, mut refused, mut failures) = (0, 0, Vec::new());
@@ -448,6 +451,7 @@ fn generated_programs_run_as_their_reference_or_are_refused() {
             "wgmma" => generate_wgmma_gemm(&mut rng),
             "tma" => generate_tma_gemm(&mut rng),
             "persistent" => generate_persistent_gemm(&mut rng),
+            "turns" => generate_pingpong_gemm(&mut rng),
             "rows" => generate_row_sums(&mut rng),
             "threads" => generate_thread_reduction(&mut rng),
             "ints" => generate_integers(&mut rng),
