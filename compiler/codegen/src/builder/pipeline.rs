@@ -275,7 +275,14 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let stages = self.ring.expect("a pipeline kernel").stages;
         let trip = self.b.build_int_truncate(trip, i32t, "")?;
-        let trips = self.b.build_int_truncate(trips, i32t, "")?;
+        // Signed: an empty range may be reversed.
+        let any = self.b.build_int_compare(
+            IntPredicate::SGT,
+            trips,
+            trips.get_type().const_zero(),
+            "",
+        )?;
+        let trips = self.b.build_int_z_extend(any, i32t, "")?;
         let n = i32t.const_int(stages as u64, false);
         let stage = self.b.build_int_unsigned_rem(trip, n, "released")?;
         let empty = self.barrier(false, stage)?;

@@ -356,24 +356,31 @@ impl Touch {
         }
     }
 
-    /// Records a read, keeping two distinct readers at most: a reader of
-    /// the same warpgroup that a barrier of its turn has ordered before
-    /// this one gives way to it (a later access that races with the old
-    /// one races with this one too).
+    /// Records a read, keeping two distinct readers at most, so that any
+    /// later write that races with a read races with a reader kept: a
+    /// reader of a warpgroup not kept takes the place of one of a
+    /// warpgroup kept twice (readers of two warpgroups race with every
+    /// write, which one of them is not ordered with), and a reader that
+    /// its warpgroup's own barriers have ordered before this one gives way
+    /// to it (a later write that races with the old read races with this).
     fn read_by(&mut self, a: Access) {
+        let group = |r: Access| r.thread / 128;
         match self.readers {
             [None, _] => self.readers[0] = Some(a),
             [Some(r), None] if r.thread != a.thread => self.readers[1] = Some(a),
-            _ => {
-                let stale = self.readers.iter_mut().find(|r| {
-                    r.is_some_and(|r| {
-                        r.thread / 128 == a.thread / 128 && r.turn_barriers != a.turn_barriers
-                    })
-                });
-                if let Some(slot) = stale {
-                    *slot = Some(a);
+            [Some(r0), Some(r1)] => {
+                let slot = if group(r0) != group(a) && group(r1) != group(a) {
+                    (group(r0) == group(r1)).then_some(1)
+                } else {
+                    [r0, r1]
+                        .iter()
+                        .position(|r| group(*r) == group(a) && r.turn_barriers != a.turn_barriers)
+                };
+                if let Some(i) = slot {
+                    self.readers[i] = Some(a);
                 }
             }
+            _ => {}
         }
     }
 }

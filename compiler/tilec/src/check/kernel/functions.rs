@@ -292,7 +292,10 @@ impl KernelState {
             name,
             threads: thr.size(),
             span: a.call,
-            grouped,
+            by: match grouped {
+                true => super::ThreadsUsed::Groups,
+                false => super::ThreadsUsed::Whole,
+            },
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
         let view = t
@@ -379,7 +382,10 @@ impl KernelState {
             name,
             threads: Int::Static(threads),
             span: a.call,
-            grouped,
+            by: match grouped {
+                true => super::ThreadsUsed::Groups,
+                false => super::ThreadsUsed::Whole,
+            },
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler));
         let tv = mma.tv(op);

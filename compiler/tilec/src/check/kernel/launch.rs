@@ -150,9 +150,33 @@ impl KernelChecker {
     pub(super) fn check_threads(&mut self, l: &Launch, span: Span) {
         let block = l.block.iter().fold(Int::Static(1), |a, b| a.mul(b));
         let mut reported: Vec<&str> = Vec::new();
+        let turns = self.turns;
         for u in &self.state.thread_uses {
-            let fits = match (u.grouped, u.threads.as_static(), block.as_static()) {
-                (true, Some(t), Some(b)) => t > 0 && b % t == 0,
+            if reported.contains(&u.name.as_str()) {
+                continue;
+            }
+            // Every group of `threads` takes the whole tensor: a
+            // warpgroup's own tile in a pipeline's turns, nowhere else.
+            let groups = u.by == super::ThreadsUsed::Groups;
+            if groups && (u.threads.as_static() != Some(128) || turns.is_none()) {
+                reported.push(&u.name);
+                let mut d = Diagnostic::new(
+                    format!(
+                        "`{}` partitioned by thread.x % {} gives every group of {} threads the whole tensor",
+                        u.name, u.threads, u.threads
+                    ),
+                    u.span,
+                )
+                .with_help("only a pipeline's turns give each warpgroup (128 threads) a tile of its own: partition by thread.x % 128 for them, by thread.x elsewhere");
+                if let Some(t) = turns {
+                    d = d.with_related(t, "the turns");
+                }
+                self.diags.push(d);
+                continue;
+            }
+            let fits = match (u.by, u.threads.as_static(), block.as_static()) {
+                (super::ThreadsUsed::Whole, ..) => u.threads == block,
+                (_, Some(t), Some(b)) => t > 0 && b % t == 0,
                 _ => u.threads == block,
             };
             // One report per thread layout, at its first use.

@@ -132,10 +132,21 @@ struct ThreadUse {
     name: String,
     threads: Int,
     span: Span,
-    /// Used by each aligned group of `threads` threads alike (an MMA's
-    /// operands partitioned by `thread.x % threads`): the block is whole
-    /// groups, not one.
-    grouped: bool,
+    by: ThreadsUsed,
+}
+
+/// How a thread layout or tiled MMA meets the block's threads.
+#[derive(Clone, Copy, PartialEq)]
+enum ThreadsUsed {
+    /// Partitioned by `thread.x`: the block is its threads.
+    Whole,
+    /// Partitioned by `thread.x % threads`: each aligned group of them
+    /// takes the whole tensor, a warpgroup's own tile in a pipeline's
+    /// turns.
+    Groups,
+    /// A gemm's tiled MMA, whose operands' partitions say which threads
+    /// hold them: the block is whole groups of its threads.
+    Gemm,
 }
 
 /// The memory and thread facts that the tensor operations record.
@@ -180,6 +191,8 @@ struct KernelChecker {
     in_load: bool,
     /// The conditions around the statement being checked.
     enclosing: Vec<predication::Enclosing>,
+    /// The turn clause of the kernel's pipeline, if it has one.
+    turns: Option<Span>,
     /// The granule of each loop counter whose bounds differ between threads.
     loop_granules: HashMap<String, i64>,
     /// The first and last value of each loop counter with static bounds.

@@ -165,8 +165,7 @@ impl KernelChecker {
                     },
                     threads: Int::Static(mma.threads()),
                     span: e.span,
-                    // Its operands' partitions say which threads hold them.
-                    grouped: true,
+                    by: super::ThreadsUsed::Gemm,
                 });
                 Ok(Op::Mma {
                     mma: Box::new(mma),

@@ -198,6 +198,10 @@ impl KernelChecker {
             _ => (rest, None),
         };
         if let Some((t, _)) = &turns {
+            self.turns = Some(Span {
+                start: t.var.span.start,
+                end: t.end.span.end,
+            });
             self.enclosing.push(super::predication::Enclosing {
                 granule: WARPGROUP,
                 span: Span {
@@ -549,6 +553,27 @@ impl KernelChecker {
                     _ => None,
                 });
             }
+        });
+        // A turn hands its last stage back before `after` runs, and the
+        // producer fills it for a later turn meanwhile.
+        walk(body, &mut |s| {
+            let Op::Pipeline { turn: Some(t), .. } = &s.op else {
+                return;
+            };
+            walk(&t.after, &mut |a| {
+                let mut views = a.op.read();
+                views.extend(a.op.written());
+                if views
+                    .iter()
+                    .any(|v| matches!(v.base, Base::Shared(b) if stages.contains(&b)))
+                {
+                    self.diags.push(
+                        Diagnostic::new("this touches a pipeline's stage buffer in `after`", a.span)
+                            .with_related(span, "the turn has handed its stages back by then; the producer fills them for later turns")
+                            .with_help("read the stages in the body, where a trip's stage has landed and is the turn's"),
+                    );
+                }
+            });
         });
         walk(body, &mut |s| {
             let written = s.op.written();

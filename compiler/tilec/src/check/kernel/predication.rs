@@ -159,6 +159,16 @@ impl KernelChecker {
     /// agree on every enclosing condition.
     pub(super) fn check_agreement(&self, op: &Op, span: Span) -> Result<(), Diagnostic> {
         let in_turn = self.enclosing.iter().any(|c| c.turn);
+        if let (Op::Mma { mma, .. }, Some(turn)) = (op, self.enclosing.iter().find(|c| c.turn))
+            && mma.threads() != 128
+        {
+            return Err(Diagnostic::new(
+                format!("a gemm of a tiled MMA of {} threads, in a pipeline's turn", mma.threads()),
+                span,
+            )
+            .with_related(turn.span, "each turn runs on one warpgroup of 128 threads")
+            .with_help("a turn's warpgroup computes its tile alone: tile the MMA over one warpgroup's 128 threads (e.g. make_tiled_mma(SM90_64x128x16_F32BF16BF16_SS, (1, 1)) over more rows) and partition by thread.x % 128"));
+        }
         let (need, what) = match op {
             // In a pipeline's turn, the turn's warpgroup's barrier.
             Op::Sync if in_turn => (

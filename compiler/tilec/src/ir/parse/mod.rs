@@ -336,6 +336,9 @@ impl Parser<'_> {
                         *prefetch = self.closed_block(None)?;
                     }
                     *body = self.block(Some(*id), true)?;
+                    if std::mem::take(&mut self.else_follows) {
+                        return self.fail("`else` after a block that is not an if's");
+                    }
                     if std::mem::take(&mut self.after_follows) {
                         let Some(t) = turn else {
                             return self
