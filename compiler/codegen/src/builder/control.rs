@@ -5,6 +5,8 @@
 use super::{KernelBuilder, constant, elem_type, pipeline, trip};
 use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{BasicValueEnum, PhiValue};
 use tilec::ir::{Inst, InstKind, IntDef, KernelIr, Space, for_each_atom};
 use tilec_layout::int::Op as IntOp;
 
@@ -204,15 +206,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
             _ => None,
         };
-        let mut carried = Vec::new();
-        for (r, k) in written_registers(self.ir, body) {
-            let elem = self.ir.registers[r].elem;
-            let before = self.registers[r][k].unwrap_or_else(|| constant(self.ctx, elem, 0.0));
-            let p = self.b.build_phi(elem_type(self.ctx, elem), "")?;
-            p.add_incoming(&[(&before, pre)]);
-            self.registers[r][k] = Some(p.as_basic_value());
-            carried.push((r, k, before, p));
-        }
+        let carried = self.carry(written_registers(self.ir, body), pre)?;
         self.shared_loads.clear();
         self.predicates.clear();
         let counter = phi.as_basic_value().into_int_value();
@@ -289,18 +283,54 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.position_at_end(exit);
         self.ints
             .retain(|k, _| ir.ints[*k].scope.is_some() || entry_before.contains(k));
+        self.close_carried(carried, [pre, latch])?;
+        self.shared_loads.clear();
+        self.predicates.clear();
+        Ok(())
+    }
+
+    /// At a loop's head, entered from `pre`: a phi for each register
+    /// element of `slots`, its value there the one before the loop (0
+    /// where none was set).
+    pub(super) fn carry(
+        &mut self,
+        slots: Vec<(usize, usize)>,
+        pre: BasicBlock<'ctx>,
+    ) -> Result<Vec<Carried<'ctx>>> {
+        let mut carried = Vec::new();
+        for (r, k) in slots {
+            let elem = self.ir.registers[r].elem;
+            let before = self.registers[r][k].unwrap_or_else(|| constant(self.ctx, elem, 0.0));
+            let p = self.b.build_phi(elem_type(self.ctx, elem), "")?;
+            p.add_incoming(&[(&before, pre)]);
+            self.registers[r][k] = Some(p.as_basic_value());
+            carried.push((r, k, before, p));
+        }
+        Ok(carried)
+    }
+
+    /// At a loop's exit, reached from `pre` (no trip) and from the end of
+    /// its body `latch`: each carried element's phi takes the body's value,
+    /// and a phi after the loop holds whichever arrived.
+    pub(super) fn close_carried(
+        &mut self,
+        carried: Vec<Carried<'ctx>>,
+        [pre, latch]: [BasicBlock<'ctx>; 2],
+    ) -> Result<()> {
         for (r, k, before, p) in carried {
-            let after = self.registers[r][k].expect("set in the body");
+            let after = self.registers[r][k].expect("set in the loop's body");
             p.add_incoming(&[(&after, latch)]);
             let out = self.b.build_phi(after.get_type(), "")?;
             out.add_incoming(&[(&before, pre), (&after, latch)]);
             self.registers[r][k] = Some(out.as_basic_value());
         }
-        self.shared_loads.clear();
-        self.predicates.clear();
         Ok(())
     }
 }
+
+/// A register element carried around a loop: (array, index, its value
+/// before the loop, its phi at the loop's head).
+pub(super) type Carried<'ctx> = (usize, usize, BasicValueEnum<'ctx>, PhiValue<'ctx>);
 
 /// The values `counter / d` and `counter % d` of loop `id`'s counter by a
 /// run-time value `d` from outside the loop, by divisor: (quotient,

@@ -151,15 +151,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 }
             }
         }
-        let mut carried = Vec::new();
-        for (r, k) in slots {
-            let before = self.registers[r][k]
-                .unwrap_or_else(|| super::constant(self.ctx, ir.registers[r].elem, 0.0));
-            let p = self.b.build_phi(before.get_type(), "")?;
-            p.add_incoming(&[(&before, pre)]);
-            self.registers[r][k] = Some(p.as_basic_value());
-            carried.push((r, k, before, p));
-        }
+        let carried = self.carry(slots, pre)?;
         self.shared_loads.clear();
         self.predicates.clear();
         let entry: Vec<usize> = self.ints.keys().copied().collect();
@@ -181,13 +173,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.position_at_end(exit);
         // What a turn computed does not reach past the loop.
         self.ints.retain(|k, _| entry.contains(k));
-        for (r, k, before, p) in carried {
-            let after = self.registers[r][k].expect("set in the turn");
-            p.add_incoming(&[(&after, latch)]);
-            let out = self.b.build_phi(after.get_type(), "")?;
-            out.add_incoming(&[(&before, pre), (&after, latch)]);
-            self.registers[r][k] = Some(out.as_basic_value());
-        }
+        self.close_carried(carried, [pre, latch])?;
         self.shared_loads.clear();
         self.predicates.clear();
         Ok(())
