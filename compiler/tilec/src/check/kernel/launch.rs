@@ -192,15 +192,18 @@ impl KernelChecker {
                     )
                     .with_label(format!("partitions by {} threads", u.threads))
                     .with_related(span, format!("launches {block} threads a block"))
-                    .with_help(format!(
-                        "use block(size({})) or a thread layout of size {block}{}",
-                        u.name,
-                        match self.pipeline {
-                            Some(_) =>
-                                " (the pipeline adds its producer warpgroup to the block itself)",
-                            None => "",
-                        }
-                    )),
+                    .with_help(match (turns, u.threads.as_static()) {
+                        // In turns each warpgroup takes a tile of its own.
+                        (Some(_), Some(128)) => "in a pipeline's turns each warpgroup partitions a tile of its own: partition by thread.x % 128, not thread.x".to_string(),
+                        _ => format!(
+                            "use block(size({})) or a thread layout of size {block}{}",
+                            u.name,
+                            match self.pipeline {
+                                Some(_) => " (the pipeline adds its producer warpgroup to the block itself)",
+                                None => "",
+                            }
+                        ),
+                    }),
                 );
             }
         }

@@ -54,6 +54,25 @@ impl KernelChecker {
             return None;
         }
         self.pipeline = Some(span);
+        if let Some(t) = &p.turn {
+            self.turns = Some(Span {
+                start: t.var.span.start,
+                end: t.end.span.end,
+            });
+        }
+        // An `after` closes turns: without them, the body has none.
+        if p.turn.is_none()
+            && let Some(a) = p
+                .body
+                .last()
+                .filter(|s| matches!(s.kind, StmtKind::After(_)))
+        {
+            self.diags.push(
+                Diagnostic::new("an `after` block closes a pipeline's turns, and this pipeline has no `turn` clause", a.span)
+                    .with_help("give the pipeline turns, `pipeline k in 0..kt, turn j in 0..n, stage s in 0..4 { ... }`, or put the epilogue after the pipeline"),
+            );
+            return None;
+        }
         let (start, end) = self.uniform_bounds(&p.start, &p.end)?;
         let turns = match &p.turn {
             Some(t) => Some((t, self.uniform_bounds(&t.start, &t.end)?)),
@@ -198,10 +217,6 @@ impl KernelChecker {
             _ => (rest, None),
         };
         if let Some((t, _)) = &turns {
-            self.turns = Some(Span {
-                start: t.var.span.start,
-                end: t.end.span.end,
-            });
             self.enclosing.push(super::predication::Enclosing {
                 granule: WARPGROUP,
                 span: Span {
@@ -227,7 +242,14 @@ impl KernelChecker {
             let first = self.diags.len();
             let block = self.block(a);
             for d in &mut self.diags[first..] {
-                if trip.iter().any(|n| d.message == format!("`{n}` is not defined")) {
+                let name = trip.iter().find(|n| {
+                    d.message == format!("`{n}` is not defined")
+                        || d.message == format!("`{n}` is used before its definition")
+                });
+                if let Some(n) = name {
+                    d.message = format!("`{n}` is not in scope in `after`");
+                    d.label = "a name of the trip".into();
+                    d.related.clear();
                     d.help = Some("`after` runs once a turn's trips are done: the trip's names (its counter, its stage, the `let`s of the body) are not in scope there; define what it needs from the turn's counter again".into());
                 }
             }

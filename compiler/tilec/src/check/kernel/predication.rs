@@ -214,7 +214,7 @@ impl KernelChecker {
             return Err(
                 Diagnostic::new(format!("{what}, in a pipeline's turn"), span)
                     .with_related(c.span, "each turn runs on one warpgroup of the block")
-                    .with_help("a turn's warpgroup runs beside the others, which meet nowhere in it: move the statement out of the pipeline"),
+                    .with_help("a turn's warpgroup runs beside the others, which meet nowhere in it: move the statement out of the pipeline, or do the warpgroup's part with copies through a shared tile of its own between sync()s, its warpgroup's barrier there (tests/run/pingpong_smem_epilogue.tile)"),
             );
         }
         let agree = match c.granule {
