@@ -259,16 +259,23 @@ impl KernelChecker {
             };
         let budget = registers_at_launch(threads, n);
         if acc + BESIDE_ACCUMULATORS > budget {
-            let asked = match l.min_blocks {
-                Some(n) => format!("min_blocks({n})"),
-                None => format!("a block of {threads} threads"),
+            let asked = match (l.min_blocks, self.pipeline) {
+                (Some(n), _) => format!("min_blocks({n})"),
+                (None, Some(_)) => format!(
+                    "a block of {threads} threads ({block} and the pipeline's producer warpgroup)"
+                ),
+                (None, None) => format!("a block of {threads} threads"),
+            };
+            let blocks = match n {
+                1 => "one block".to_string(),
+                n => format!("{n} blocks"),
             };
             self.diags.push(
                 Diagnostic::new(
                     format!("{asked} leaves a thread {budget} registers, too few for this wgmma's {acc} accumulators and their addresses"),
                     at,
                 )
-                .with_related(span, format!("{n} blocks of {threads} threads a multiprocessor"))
+                .with_related(span, format!("{blocks} of {threads} threads a multiprocessor"))
                 .with_help("ptxas compiles the whole kernel for that budget and the accumulators cannot spill: ask for fewer blocks, or a narrower tile"),
             );
         }
