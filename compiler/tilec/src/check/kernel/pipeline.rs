@@ -582,15 +582,15 @@ impl KernelChecker {
             let Op::Pipeline { turn: Some(t), .. } = &s.op else {
                 return;
             };
+            // (A write to a stage is refused below, anywhere.)
             walk(&t.after, &mut |a| {
-                let mut views = a.op.read();
-                views.extend(a.op.written());
-                if views
+                if a.op
+                    .read()
                     .iter()
                     .any(|v| matches!(v.base, Base::Shared(b) if stages.contains(&b)))
                 {
                     self.diags.push(
-                        Diagnostic::new("this touches a pipeline's stage buffer in `after`", a.span)
+                        Diagnostic::new("this reads a pipeline's stage buffer in `after`", a.span)
                             .with_related(span, "the turn has handed its stages back by then; the producer fills them for later turns")
                             .with_help("read the stages in the body, where a trip's stage has landed and is the turn's"),
                     );
