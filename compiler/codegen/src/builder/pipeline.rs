@@ -264,31 +264,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
     }
 
-    /// At a lagged turn's end, after the wait for its last group: the stage
-    /// of its last trip (`trip` from the first turn's first, i64) is free,
-    /// if it had trips (`trips` > 0).
-    pub(super) fn release_last(
-        &mut self,
-        trip: IntValue<'ctx>,
-        trips: IntValue<'ctx>,
-    ) -> Result<()> {
-        let i32t = self.ctx.i32_type();
-        let stages = self.ring.expect("a pipeline kernel").stages;
-        let trip = self.b.build_int_truncate(trip, i32t, "")?;
-        // Signed: an empty range may be reversed.
-        let any = self.b.build_int_compare(
-            IntPredicate::SGT,
-            trips,
-            trips.get_type().const_zero(),
-            "",
-        )?;
-        let trips = self.b.build_int_z_extend(any, i32t, "")?;
-        let n = i32t.const_int(stages as u64, false);
-        let stage = self.b.build_int_unsigned_rem(trip, n, "released")?;
-        let empty = self.barrier(false, stage)?;
-        self.release(empty, Some([trips, i32t.const_int(1, false)]))
-    }
-
     /// The thread's release of empty barrier `empty`: its arrival, or in a
     /// cluster its warp's, once all its lanes are done (`bar.warp.sync`),
     /// at the same offset in every block of the cluster (lane `r` arrives
@@ -298,7 +273,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// per thread made the cluster kernels 40% slower, and
     /// `.release.cluster` 35% (docs/performance.md, version 19), which
     /// other bodies pay. `when`: only if `[a, b]` has a >= b.
-    fn release(&mut self, empty: IntValue<'ctx>, when: Option<[IntValue<'ctx>; 2]>) -> Result<()> {
+    pub(super) fn release(
+        &mut self,
+        empty: IntValue<'ctx>,
+        when: Option<[IntValue<'ctx>; 2]>,
+    ) -> Result<()> {
         let text = match (self.peers(), when) {
             (1, None) => "mbarrier.arrive.shared::cta.b64 _, [$0];".to_string(),
             (1, Some(_)) => "{\n.reg .pred p;\nsetp.ge.u32 p, $1, $2;\n@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}".to_string(),
@@ -683,20 +662,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(())
     }
 
-    /// The 32-bit shared address of warpgroup `w`'s barrier of turns.
-    pub(super) fn order_barrier(&self, w: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
-        let i32t = self.ctx.i32_type();
-        let Ring { base, stages, .. } = self.ring.expect("a pipeline kernel");
-        let base = self.b.build_ptr_to_int(base, i32t, "")?;
-        let slot = self
-            .b
-            .build_int_add(w, i32t.const_int(2 * stages as u64, false), "")?;
-        let offset = self.b.build_int_mul(slot, i32t.const_int(8, false), "")?;
-        Ok(self.b.build_int_add(base, offset, "")?)
-    }
-
     /// The 32-bit shared address of stage `s`'s full or empty barrier.
-    fn barrier(&self, full: bool, s: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    pub(super) fn barrier(&self, full: bool, s: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         let i32t = self.ctx.i32_type();
         let Ring { base, stages, .. } = self.ring.expect("a pipeline kernel");
         let base = self.b.build_ptr_to_int(base, i32t, "")?;
@@ -787,8 +754,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 /// released), and whether only wgmma reads the stages.
 #[derive(Clone, Copy)]
 pub(super) struct Ring<'ctx> {
-    base: PointerValue<'ctx>,
-    stages: u32,
+    pub(super) base: PointerValue<'ctx>,
+    pub(super) stages: u32,
     lag: u32,
     async_reads: bool,
 }

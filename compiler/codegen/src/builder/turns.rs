@@ -22,6 +22,7 @@
 
 use super::KernelBuilder;
 use super::control::written_registers;
+use super::pipeline::Ring;
 use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::values::IntValue;
@@ -177,5 +178,44 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.shared_loads.clear();
         self.predicates.clear();
         Ok(())
+    }
+}
+
+impl<'ctx> KernelBuilder<'_, 'ctx> {
+    /// At a lagged turn's end, after the wait for its last group: the stage
+    /// of its last trip (`trip` from the first turn's first, i64) is free,
+    /// if it had trips (`trips` > 0).
+    pub(super) fn release_last(
+        &mut self,
+        trip: IntValue<'ctx>,
+        trips: IntValue<'ctx>,
+    ) -> Result<()> {
+        let i32t = self.ctx.i32_type();
+        let stages = self.ring.expect("a pipeline kernel").stages;
+        let trip = self.b.build_int_truncate(trip, i32t, "")?;
+        // Signed: an empty range may be reversed.
+        let any = self.b.build_int_compare(
+            IntPredicate::SGT,
+            trips,
+            trips.get_type().const_zero(),
+            "",
+        )?;
+        let trips = self.b.build_int_z_extend(any, i32t, "")?;
+        let n = i32t.const_int(stages as u64, false);
+        let stage = self.b.build_int_unsigned_rem(trip, n, "released")?;
+        let empty = self.barrier(false, stage)?;
+        self.release(empty, Some([trips, i32t.const_int(1, false)]))
+    }
+
+    /// The 32-bit shared address of warpgroup `w`'s barrier of turns.
+    pub(super) fn order_barrier(&self, w: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let Ring { base, stages, .. } = self.ring.expect("a pipeline kernel");
+        let base = self.b.build_ptr_to_int(base, i32t, "")?;
+        let slot = self
+            .b
+            .build_int_add(w, i32t.const_int(2 * stages as u64, false), "")?;
+        let offset = self.b.build_int_mul(slot, i32t.const_int(8, false), "")?;
+        Ok(self.b.build_int_add(base, offset, "")?)
     }
 }

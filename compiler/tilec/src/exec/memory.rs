@@ -3,7 +3,7 @@
 //! access checked for races and for a cp.async or TMA load still in flight,
 //! global writes recorded so that two blocks writing one element are caught.
 
-use super::{Access, Block, ExecError, Landing, Result, Write, param_name, round};
+use super::{Block, ExecError, Landing, Result, Write, param_name, round};
 use crate::ir::{Addr, Param, ScalarRef, Space};
 use crate::span::Span;
 
@@ -441,5 +441,65 @@ impl<'a> Block<'a> {
                 ),
             )
         })
+    }
+}
+
+/// Who touched a shared element in the current barrier epoch: the last
+/// writer, and up to two distinct readers (enough to name one that is not
+/// the thread writing now).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Touch {
+    pub(super) epoch: u32,
+    pub(super) writer: Option<Access>,
+    pub(super) readers: [Option<Access>; 2],
+}
+
+/// A thread's access: the thread, its statement, and how many barriers
+/// its warpgroup had met in its pipeline turns by then (which order it
+/// before that warpgroup's later accesses, not another's).
+#[derive(Clone, Copy)]
+pub(super) struct Access {
+    pub(super) thread: u32,
+    pub(super) span: Span,
+    pub(super) turn_barriers: u32,
+}
+
+impl Touch {
+    /// Starts the record afresh in a new barrier epoch.
+    pub(super) fn enter(&mut self, epoch: u32) {
+        if self.epoch != epoch {
+            *self = Touch {
+                epoch,
+                ..Touch::default()
+            };
+        }
+    }
+
+    /// Records a read, keeping two distinct readers at most, so that any
+    /// later write that races with a read races with a reader kept: a
+    /// reader of a warpgroup not kept takes the place of one of a
+    /// warpgroup kept twice (readers of two warpgroups race with every
+    /// write, which one of them is not ordered with), and a reader that
+    /// its warpgroup's own barriers have ordered before this one gives way
+    /// to it (a later write that races with the old read races with this).
+    pub(super) fn read_by(&mut self, a: Access) {
+        let group = |r: Access| r.thread / 128;
+        match self.readers {
+            [None, _] => self.readers[0] = Some(a),
+            [Some(r), None] if r.thread != a.thread => self.readers[1] = Some(a),
+            [Some(r0), Some(r1)] => {
+                let slot = if group(r0) != group(a) && group(r1) != group(a) {
+                    (group(r0) == group(r1)).then_some(1)
+                } else {
+                    [r0, r1]
+                        .iter()
+                        .position(|r| group(*r) == group(a) && r.turn_barriers != a.turn_barriers)
+                };
+                if let Some(i) = slot {
+                    self.readers[i] = Some(a);
+                }
+            }
+            _ => {}
+        }
     }
 }

@@ -36,6 +36,7 @@ mod reference;
 mod strides;
 mod threads;
 pub mod tune;
+mod turns;
 
 use super::algebra::Evaluator;
 use super::program::{

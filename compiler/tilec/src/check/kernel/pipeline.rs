@@ -24,7 +24,7 @@ use tilec_layout::{Builtin, Int, Layout};
 pub const MAX_STAGES: i64 = 16;
 
 /// The threads of a warpgroup.
-const WARPGROUP: i64 = 128;
+pub(super) const WARPGROUP: i64 = 128;
 
 /// The producer warpgroup's threads, added to the block's (the last ones).
 pub const PRODUCER_THREADS: i64 = WARPGROUP;
@@ -576,27 +576,7 @@ impl KernelChecker {
                 });
             }
         });
-        // A turn hands its last stage back before `after` runs, and the
-        // producer fills it for a later turn meanwhile.
-        walk(body, &mut |s| {
-            let Op::Pipeline { turn: Some(t), .. } = &s.op else {
-                return;
-            };
-            // (A write to a stage is refused below, anywhere.)
-            walk(&t.after, &mut |a| {
-                if a.op
-                    .read()
-                    .iter()
-                    .any(|v| matches!(v.base, Base::Shared(b) if stages.contains(&b)))
-                {
-                    self.diags.push(
-                        Diagnostic::new("this reads a pipeline's stage buffer in `after`", a.span)
-                            .with_related(span, "the turn has handed its stages back by then; the producer fills them for later turns")
-                            .with_help("read the stages in the body, where a trip's stage has landed and is the turn's"),
-                    );
-                }
-            });
-        });
+        self.check_turns(body, &stages, span, threads.as_static());
         walk(body, &mut |s| {
             let written = s.op.written();
             if let Some(v) = written

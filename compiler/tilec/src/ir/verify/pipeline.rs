@@ -463,3 +463,45 @@ fn tma_box(
     }
     Ok((elem, elems))
 }
+
+/// A pipeline's turns: each one warpgroup's, so the block is `groups`
+/// warpgroups and nothing in a turn needs more threads (the agreement
+/// check holds its body and `after` to a warpgroup's granule); `after`
+/// touches no stage (the turn has handed them back); lagged,
+/// `after` opens with the wait for the turn's last group. On a cluster the
+/// blocks take the same turns (their bounds, like the trips', do not
+/// depend on the block's rank).
+pub(super) fn turns(
+    ir: &KernelIr,
+    t: &crate::ir::Turn,
+    load: &[Inst],
+    after: &[Inst],
+    lag: u32,
+) -> Result<(), String> {
+    if i64::from(t.groups) * 128 != ir.block_threads {
+        return Err(format!(
+            "a pipeline's turns on {} warpgroups, in a block of {} threads",
+            t.groups, ir.block_threads
+        ));
+    }
+    // The turn's stages are handed back before `after`: the producer
+    // fills them for later turns meanwhile.
+    let sharers = crate::ir::shared::byte_sharers(&ir.shared);
+    let staged: Vec<usize> = crate::ir::stores::stages(load)
+        .iter()
+        .flat_map(|&s| sharers[s].clone())
+        .collect();
+    let mut touched = Vec::new();
+    crate::ir::for_each_atom(after, &mut |i| i.shared_buffers(&mut touched));
+    if let Some(b) = touched.iter().find(|b| staged.contains(b)) {
+        return Err(format!(
+            "a turn's `after` touches s{b}, a stage of its pipeline"
+        ));
+    }
+    if lag == 1 && !matches!(after.first().map(|i| &i.kind), Some(InstKind::WgmmaWait(0))) {
+        return Err(
+            "wgmma protocol: a lagged turn's `after` opens with a wait for all (wait 0)".into(),
+        );
+    }
+    Ok(())
+}
