@@ -115,7 +115,23 @@ pub fn parse_program(src: &str) -> Result<Program, Diagnostic> {
     within_limits(src)?;
     grammar::ProgramParser::new()
         .parse(lexer::tokens(src))
-        .map_err(to_diagnostic)
+        .map_err(|e| turn_after_the_stage(to_diagnostic(e), src))
+}
+
+/// A pipeline's turn clause written after its stage clause (`stage s in
+/// 0..4, turn j in ...`): the parser stops at the comma; say where the
+/// clause goes.
+fn turn_after_the_stage(d: Diagnostic, src: &str) -> Diagnostic {
+    let rest = src.get(d.span.end..).unwrap_or("").trim_start();
+    let turn = rest
+        .strip_prefix("turn")
+        .is_some_and(|r| r.starts_with(char::is_whitespace));
+    match d.message == "unexpected `,`" && turn {
+        true => d.with_help(
+            "a pipeline's turn clause stands before its stage clause: `pipeline k in 0..kt, turn j in 0..n, stage s in 0..4 { ... }`",
+        ),
+        false => d,
+    }
 }
 
 fn to_diagnostic(
