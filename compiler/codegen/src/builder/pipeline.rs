@@ -29,7 +29,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, CallSiteValue, IntValue, PointerValue};
-use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, registers_at_launch};
+use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, WARPGROUP, registers_at_launch};
 
 /// Waits until the mbarrier at `$0` completes phase `$1`.
 pub(super) const WAIT: &str = "{\n.reg .pred p;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra wait;\n}";
@@ -115,7 +115,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 // each of their stages.
                 // A turn's stages are its warpgroup's alone.
                 let consumers = match turn {
-                    Some(_) => 128,
+                    Some(_) => WARPGROUP as u64,
                     None => k.ir.block_threads as u64,
                 };
                 let releases = match k.peers() {
@@ -135,7 +135,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 k.ptx(
                     "mbarrier.init.shared::cta.b64 [$0], $1;",
                     "r,r",
-                    &[order, i32t.const_int(128, false)],
+                    &[order, i32t.const_int(WARPGROUP as u64, false)],
                 )?;
             }
             k.ptx_statement("fence.mbarrier_init.release.cluster;")
@@ -434,8 +434,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             // In a turn: its warpgroup's threads alone.
             let i32t = self.ctx.i32_type();
             let f = self.intrinsic("llvm.nvvm.barrier.sync.cnt", &[])?;
-            self.b
-                .build_call(f, &[id.into(), i32t.const_int(128, false).into()], "")?;
+            self.b.build_call(
+                f,
+                &[id.into(), i32t.const_int(WARPGROUP as u64, false).into()],
+                "",
+            )?;
             Ok(())
         } else if self.ring.is_some() {
             self.consumer_barrier()

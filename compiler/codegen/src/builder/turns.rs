@@ -26,7 +26,7 @@ use super::pipeline::Ring;
 use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::values::IntValue;
-use tilec::ir::{Inst, InstKind, IntDef, Turn};
+use tilec::ir::{Inst, InstKind, IntDef, Turn, WARPGROUP};
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// The consumers' side of pipeline `pipeline`, which has turns:
@@ -53,7 +53,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let w = self
             .b
-            .build_int_unsigned_div(tid, i64t.const_int(128, false), "")?;
+            .build_int_unsigned_div(tid, i64t.const_int(WARPGROUP as u64, false), "")?;
         let w = self.b.build_int_truncate(w, self.ctx.i32_type(), "")?;
         let w = self
             .shuffle(w.into(), 0, "llvm.nvvm.shfl.sync.idx.i32")?

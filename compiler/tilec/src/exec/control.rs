@@ -159,9 +159,9 @@ impl<'a> Block<'a> {
     pub(super) fn meet(&mut self, span: Span) -> Result<()> {
         if self.in_turns {
             let first = self.active.iter().position(|a| *a).unwrap_or(0);
-            let group = first / 128;
+            let group = super::warpgroup(first);
             let whole = (0..self.threads)
-                .filter(|t| t / 128 == group)
+                .filter(|&t| super::warpgroup(t) == group)
                 .find(|&t| !self.active[t]);
             if let Some(t) = whole {
                 return Err(self.err(

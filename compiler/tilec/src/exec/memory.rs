@@ -3,7 +3,7 @@
 //! access checked for races and for a cp.async or TMA load still in flight,
 //! global writes recorded so that two blocks writing one element are caught.
 
-use super::{Block, ExecError, Landing, Result, Write, param_name, round};
+use super::{Block, ExecError, Landing, Result, Write, param_name, round, warpgroup};
 use crate::ir::{Addr, Param, ScalarRef, Space};
 use crate::span::Span;
 
@@ -294,7 +294,7 @@ impl<'a> Block<'a> {
         Access {
             thread: t,
             span,
-            turn_barriers: self.turn_barriers[t as usize / 128],
+            turn_barriers: self.turn_barriers[warpgroup(t as usize)],
         }
     }
 
@@ -303,7 +303,7 @@ impl<'a> Block<'a> {
     /// between.
     fn unordered(&self, before: &Access, now: &Access) -> bool {
         before.thread != now.thread
-            && (before.thread / 128 != now.thread / 128
+            && (warpgroup(before.thread as usize) != warpgroup(now.thread as usize)
                 || before.turn_barriers == now.turn_barriers)
     }
 
@@ -379,7 +379,7 @@ impl<'a> Block<'a> {
                 // Two warpgroups' turns: they meet nowhere. One statement,
                 // two threads, one element: no barrier can order them; the
                 // layouts map both threads there.
-                help: if self.in_turns && other / 128 != t / 128 {
+                help: if self.in_turns && warpgroup(other as usize) != warpgroup(t as usize) {
                     Some(
                         "the two threads are of two warpgroups, whose turns of the pipeline run beside each other and meet nowhere: give each warpgroup shared memory of its own (a mode of the buffer sliced by thread.x / 128)",
                     )
@@ -483,7 +483,7 @@ impl Touch {
     /// its warpgroup's own barriers have ordered before this one gives way
     /// to it (a later write that races with the old read races with this).
     pub(super) fn read_by(&mut self, a: Access) {
-        let group = |r: Access| r.thread / 128;
+        let group = |r: Access| warpgroup(r.thread as usize);
         match self.readers {
             [None, _] => self.readers[0] = Some(a),
             [Some(r), None] if r.thread != a.thread => self.readers[1] = Some(a),

@@ -326,6 +326,11 @@ fn param_name(ir: &KernelIr, p: usize) -> &str {
     }
 }
 
+/// The warpgroup of thread `t` of a block.
+fn warpgroup(t: usize) -> usize {
+    t / crate::ir::WARPGROUP as usize
+}
+
 /// One element of a cp.async, landing when its group is retired.
 struct Landing {
     buffer: usize,
@@ -496,7 +501,7 @@ impl<'a> Block<'a> {
             stage_tags: Vec::new(),
             iteration: None,
             in_turns: false,
-            turn_barriers: vec![0; threads.div_ceil(128)],
+            turn_barriers: vec![0; threads.div_ceil(crate::ir::WARPGROUP as usize)],
             shuffled: Vec::new(),
             shuffle_at: 0,
             active: vec![true; threads],

@@ -63,7 +63,7 @@ impl<'a> Block<'a> {
             if let Some(t) = turn {
                 let group = (j - turns.0).rem_euclid(i64::from(t.groups)) as usize;
                 self.active = (0..self.threads)
-                    .map(|th| outer[th] && th / 128 == group)
+                    .map(|th| outer[th] && super::warpgroup(th) == group)
                     .collect();
                 self.counters.insert(t.id, j);
                 self.scope_ints(Some(t.id));

@@ -526,7 +526,9 @@ pub struct KernelIr {
     pub body: Vec<Inst>,
 }
 
-pub use crate::check::kernel::pipeline::{MAX_STAGES, PRODUCER_THREADS, registers_at_launch};
+pub use crate::check::kernel::pipeline::{
+    MAX_STAGES, PRODUCER_THREADS, WARPGROUP, registers_at_launch,
+};
 
 impl KernelIr {
     /// Shared buffer `s` in messages: its `.tile` name, else `s0`.

@@ -6,12 +6,9 @@ use super::{Lowerer, Problem};
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::{Base, Op, Stmt, Turns, View};
 use crate::ir::stores::StoresInFlight;
-use crate::ir::{Addr, Inst, InstKind, IntValue, Space, Turn};
+use crate::ir::{Addr, Inst, InstKind, IntValue, Space, Turn, WARPGROUP};
 use crate::span::Span;
 use tilec_layout::{Builtin, Int};
-
-/// The threads of a warpgroup.
-const WARPGROUP: i64 = 128;
 
 /// A TMA box of a copy: its origin in the map (per dimension), and where it
 /// lies in shared memory.

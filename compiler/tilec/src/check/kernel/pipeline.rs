@@ -24,7 +24,7 @@ use tilec_layout::{Builtin, Int, Layout};
 pub const MAX_STAGES: i64 = 16;
 
 /// The threads of a warpgroup.
-pub(super) const WARPGROUP: i64 = 128;
+pub const WARPGROUP: i64 = 128;
 
 /// The producer warpgroup's threads, added to the block's (the last ones).
 pub const PRODUCER_THREADS: i64 = WARPGROUP;

@@ -22,22 +22,22 @@ impl KernelChecker {
         span: Span,
         threads: Option<i64>,
     ) {
+        // The pipeline stands at the kernel's top level.
+        let Some((t, trips)) = body.iter().find_map(|s| match &s.op {
+            Op::Pipeline {
+                turn: Some(t),
+                body,
+                ..
+            } => Some((t, body)),
+            _ => None,
+        }) else {
+            return;
+        };
         // Two warpgroups' turns meet nowhere: shared memory one writes
         // must be its own, its place told apart by the warpgroup
         // (`thread.x / 128`) or the turn.
-        let groups = threads.map_or(1, |t| t / WARPGROUP);
-        walk(body, &mut |s| {
-            let Op::Pipeline { turn: Some(t), .. } = &s.op else {
-                return;
-            };
-            if groups < 2 {
-                return;
-            }
-            let mut lists = vec![&t.after[..]];
-            if let Op::Pipeline { body, .. } = &s.op {
-                lists.push(&body[..]);
-            }
-            for list in lists {
+        if threads.is_some_and(|t| t / WARPGROUP >= 2) {
+            for list in [&trips[..], &t.after[..]] {
                 walk(list, &mut |w| {
                     if let Some(v) = w.op.written()
                         && let Base::Shared(b) = v.base
@@ -53,27 +53,22 @@ impl KernelChecker {
                     }
                 });
             }
-        });
+        }
         // A turn hands its last stage back before `after` runs, and the
-        // producer fills it for a later turn meanwhile.
-        walk(body, &mut |s| {
-            let Op::Pipeline { turn: Some(t), .. } = &s.op else {
-                return;
-            };
-            // (A write to a stage is refused below, anywhere.)
-            walk(&t.after, &mut |a| {
-                if a.op
-                    .read()
-                    .iter()
-                    .any(|v| matches!(v.base, Base::Shared(b) if stages.contains(&b)))
-                {
-                    self.diags.push(
-                        Diagnostic::new("this reads a pipeline's stage buffer in `after`", a.span)
-                            .with_related(span, "the turn has handed its stages back by then; the producer fills them for later turns")
-                            .with_help("read the stages in the body, where a trip's stage has landed and is the turn's"),
-                    );
-                }
-            });
+        // producer fills it for a later turn meanwhile. (A write to a
+        // stage is refused anywhere, by `check_pipeline`.)
+        walk(&t.after, &mut |a| {
+            if a.op
+                .read()
+                .iter()
+                .any(|v| matches!(v.base, Base::Shared(b) if stages.contains(&b)))
+            {
+                self.diags.push(
+                    Diagnostic::new("this reads a pipeline's stage buffer in `after`", a.span)
+                        .with_related(span, "the turn has handed its stages back by then; the producer fills them for later turns")
+                        .with_help("read the stages in the body, where a trip's stage has landed and is the turn's"),
+                );
+            }
         });
     }
 }

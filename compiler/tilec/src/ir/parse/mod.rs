@@ -623,16 +623,14 @@ impl Parser<'_> {
                 let [id, name, "in", range, "{"] = words[..] else {
                     return self.fail("expected `loop ID NAME in START..END {`");
                 };
-                let (start, end) = range
-                    .split_once("..")
-                    .ok_or(format!("line {}: expected START..END", self.line_no()))?;
+                let (start, end) = self.range(range)?;
                 InstKind::Loop {
                     id: id
                         .parse()
                         .map_err(|_| format!("line {}: bad loop number", self.line_no()))?,
                     name: name.to_string(),
-                    start: self.operand(start)?,
-                    end: self.operand(end)?,
+                    start,
+                    end,
                     body: Vec::new(),
                 }
             }

@@ -114,8 +114,8 @@ impl Parser<'_> {
         })
     }
 
-    /// `START..END`, two operands.
-    fn range(&mut self, range: &str) -> Result<(IntId, IntId)> {
+    /// `START..END`, two operands (a loop's or a pipeline's range).
+    pub(super) fn range(&mut self, range: &str) -> Result<(IntId, IntId)> {
         let (start, end) = range
             .split_once("..")
             .ok_or(format!("line {}: expected START..END", self.line_no()))?;
