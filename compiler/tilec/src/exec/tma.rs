@@ -28,8 +28,9 @@ impl<'a> Block<'a> {
     /// turns, each turn's iterations and then its `after` run on its
     /// warpgroup's threads alone, one turn after the other: the GPU's
     /// warpgroups run theirs at once, which nothing between them can tell
-    /// apart (a turn holds no barrier, and the race check sees the
-    /// warpgroups' accesses to shared memory in one epoch).
+    /// apart (they meet at no barrier, a turn's `sync()` being its
+    /// warpgroup's, so the race check holds no access of one warpgroup
+    /// ordered against another's).
     pub(super) fn pipeline(
         &mut self,
         id: usize,
@@ -69,9 +70,8 @@ impl<'a> Block<'a> {
                 self.scope_ints(Some(t.id));
             }
             self.trips(id, [s, e], stages, [load, body], &mut trip, span)?;
-            if turn.is_some() {
-                self.insts(after)?;
-            }
+            // (Empty without turns.)
+            self.insts(after)?;
         }
         self.active = outer;
         self.in_turns = false;
