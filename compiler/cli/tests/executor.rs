@@ -67,6 +67,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/ragged_quotient.tile", "M=64"),
         ("tests/run/elementwise_math.tile", "M=100,N=37"),
         ("tests/run/fast_math.tile", "M=100,N=37"),
+        ("tests/run/gelu.tile", "M=100,N=37"),
         ("tests/run/non_finite.tile", "M=300"),
         ("examples/reduce_rows.tile", "M=1000,N=37"),
         ("examples/softmax.tile", "M=100,N=300"),

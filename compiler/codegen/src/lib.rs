@@ -120,8 +120,12 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
         InstKind::Compute { value, .. } => {
             let mut ops = Vec::new();
             value.unaries(&mut ops);
-            ops.contains(&tilec::arith::Unary::FastTanh)
-                .then_some(("fast_tanh (tanh.approx.f32)", 75))
+            ops.iter()
+                .find(|u| u.approx() == Some(tilec::arith::Approx::Tanh))
+                .map(|u| match u {
+                    tilec::arith::Unary::FastTanh => ("fast_tanh (tanh.approx.f32)", 75),
+                    _ => ("fast_gelu_tanh (tanh.approx.f32)", 75),
+                })
         }
         // Its bound check reports as an assert does.
         InstKind::ReduceBlocks {

@@ -46,3 +46,43 @@ fn fast_forms_are_the_hardware_s_approximations() {
         "{err}"
     );
 }
+
+/// GELU by name: `fast_gelu_tanh` is one `tanh.approx` an element in the
+/// fewest operations (x^2, an fma, a product, x / 2, an fma), and the
+/// exact forms `gelu` and `gelu_tanh` none; tanh.approx's bound is the
+/// kernel's, and sm_70 is refused at the statement.
+#[test]
+fn gelu_by_name_is_its_cheapest_form() {
+    let ptx = emitted("tests/run/gelu.tile", "ptx");
+    let full = part(&ptx, ".entry gelu(");
+    assert_eq!(full.matches("\ttanh.approx.f32 ").count(), 2, "{full}");
+    // tF's two elements a thread, from their loads to the first store
+    // after: each 12 x - 12 (an fma), then x^2, an fma, a product, x / 2
+    // and an fma around the approximation.
+    let at = full.find("\ttanh.approx.f32 ").unwrap();
+    let from = full[..at].rfind("ld.global").unwrap();
+    let to = at + full[at..].find("st.global").unwrap();
+    let window = &full[from..to];
+    let count = |op: &str| window.matches(op).count();
+    assert_eq!(
+        (
+            count("tanh.approx"),
+            count("mul.rn.f32"),
+            count("fma.rn.f32")
+        ),
+        (2, 6, 6),
+        "{window}"
+    );
+    assert_eq!(count("add.rn.f32") + count("sub.rn.f32"), 0, "{window}");
+    assert_eq!(
+        manifest_of("tests/run/gelu.tile").approximation,
+        2f64.powi(-10)
+    );
+    let f = root().join("tests/run/gelu.tile");
+    let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "--arch", "sm_70"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("fast_gelu_tanh (tanh.approx.f32), which needs sm_75"),
+        "{err}"
+    );
+}

@@ -22,6 +22,22 @@ pub fn unary<F: Float>(f: &mut F, op: Unary, x: F::V) -> Result<F::V, F::Error> 
         Unary::Log => log(f, x),
         Unary::Tanh => tanh(f, x),
         Unary::Erf => erf(f, x),
+        Unary::Gelu => {
+            let c = f.lit(std::f32::consts::FRAC_1_SQRT_2)?;
+            let z = f.mul(x, c)?;
+            let e = erf(f, z)?;
+            gelu_from(f, x, e)
+        }
+        Unary::GeluTanh => {
+            let u = gelu_tanh_argument(f, x)?;
+            let t = tanh(f, u)?;
+            gelu_from(f, x, t)
+        }
+        Unary::FastGeluTanh => {
+            let u = gelu_tanh_argument(f, x)?;
+            let t = f.approx(Approx::Tanh, u)?;
+            gelu_from(f, x, t)
+        }
         // CUDA's __expf and __logf: the approximation in base 2, the
         // argument or the result scaled by one rounded product.
         Unary::FastExp => {
@@ -51,6 +67,24 @@ pub fn binary<F: Float>(f: &mut F, op: Binary, a: F::V, b: F::V) -> Result<F::V,
         Binary::Max => f.max(a, b),
         _ => f.compare(op, a, b),
     }
+}
+
+/// `x/2 (1 + s)` as `h + h s`, `h = x/2` (exact): one rounding where
+/// `1 + s` would add a second.
+fn gelu_from<F: Float>(f: &mut F, x: F::V, s: F::V) -> Result<F::V, F::Error> {
+    let half = f.lit(0.5)?;
+    let h = f.mul(x, half)?;
+    f.fma(h, s, h)
+}
+
+/// `sqrt(2/pi) (x + 0.044715 x^3)` as `x (k0 + k1 x^2)`: three operations
+/// where the textbook order takes five.
+fn gelu_tanh_argument<F: Float>(f: &mut F, x: F::V) -> Result<F::V, F::Error> {
+    let k0 = (2.0 / std::f64::consts::PI).sqrt();
+    let (k0, k1) = (f.lit(k0 as f32)?, f.lit((k0 * 0.044715) as f32)?);
+    let x2 = f.mul(x, x)?;
+    let p = f.fma(k1, x2, k0)?;
+    f.mul(x, p)
 }
 
 /// `p(x)` by Horner's rule, `coefficients` from the highest power down.
@@ -472,6 +506,33 @@ mod tests {
         assert_eq!(run(Unary::FastRsqrt, 0.0), f32::INFINITY);
         assert_eq!(run(Unary::FastLog, 0.0), -f32::INFINITY);
         assert!(run(Unary::FastSqrt, -1.0).is_nan());
+    }
+
+    /// GELU's forms against their f64 formulas: within 2 ulp of the value
+    /// plus 1 ulp of `x / 2`, the second where `1 + erf` or `1 + tanh`
+    /// cancels (large negative `x`, the value far below `x`): the rounding
+    /// of `erf` or `tanh` near -1, which PyTorch's f32 forms carry too.
+    #[test]
+    fn gelu_forms_keep_their_accuracy() {
+        for op in [Unary::Gelu, Unary::GeluTanh, Unary::FastGeluTanh] {
+            for x in sweep(-12.0, 12.0, 200_000) {
+                let want = op.exact(x as f64);
+                let ulp = |v: f64| {
+                    let v = (v as f32).abs();
+                    (f32::from_bits(v.to_bits() + 1) - v) as f64
+                };
+                let bound = 2.0 * ulp(want) + ulp(x as f64 / 2.0);
+                let got = run(op, x) as f64;
+                assert!(
+                    (got - want).abs() <= bound,
+                    "{op}({x}) = {got}, want {want}"
+                );
+            }
+        }
+        assert_eq!(run(Unary::Gelu, f32::INFINITY), f32::INFINITY);
+        assert_eq!(run(Unary::GeluTanh, 1e30), 1e30);
+        assert_eq!(run(Unary::Gelu, -20.0), 0.0);
+        assert_eq!(run(Unary::GeluTanh, -1e30), 0.0);
     }
 
     #[test]

@@ -35,8 +35,15 @@ pub enum Unary {
     Rsqrt,
     /// Within 2 ulp.
     Tanh,
-    /// The error function (GELU's), within 2 ulp.
+    /// The error function, within 2 ulp.
     Erf,
+    /// GELU, `x/2 (1 + erf(x / sqrt(2)))` (PyTorch's `gelu`), as
+    /// `h + h erf(x c)` with `h = x/2` and `c` the f32 nearest `1/sqrt(2)`.
+    Gelu,
+    /// GELU's tanh form (PyTorch's `gelu(x, approximate="tanh")`),
+    /// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, in the fewest
+    /// operations: `h + h tanh(x (k0 + k1 x^2))`, `h = x/2`.
+    GeluTanh,
     /// `e^x` as `2^(x * log2(e))` by the hardware's approximation (CUDA's
     /// `__expf`): within [`Unary::error`], not bit for bit.
     FastExp,
@@ -50,6 +57,9 @@ pub enum Unary {
     FastRsqrt,
     /// The hardware's `tanh.approx.f32` (sm_75 and later).
     FastTanh,
+    /// [`Unary::GeluTanh`] with the tanh by `tanh.approx.f32`: the
+    /// cheapest GELU (an epilogue's), four roundings and one approximation.
+    FastGeluTanh,
 }
 
 /// An approximation the hardware computes in one instruction (the
@@ -110,7 +120,7 @@ pub enum Binary {
 }
 
 impl Unary {
-    pub const ALL: [Unary; 15] = [
+    pub const ALL: [Unary; 18] = [
         Unary::Neg,
         Unary::Abs,
         Unary::Exp,
@@ -120,12 +130,15 @@ impl Unary {
         Unary::Rsqrt,
         Unary::Tanh,
         Unary::Erf,
+        Unary::Gelu,
+        Unary::GeluTanh,
         Unary::FastExp,
         Unary::FastExp2,
         Unary::FastLog,
         Unary::FastSqrt,
         Unary::FastRsqrt,
         Unary::FastTanh,
+        Unary::FastGeluTanh,
     ];
 
     pub fn name(self) -> &'static str {
@@ -139,12 +152,15 @@ impl Unary {
             Unary::Rsqrt => "rsqrt",
             Unary::Tanh => "tanh",
             Unary::Erf => "erf",
+            Unary::Gelu => "gelu",
+            Unary::GeluTanh => "gelu_tanh",
             Unary::FastExp => "fast_exp",
             Unary::FastExp2 => "fast_exp2",
             Unary::FastLog => "fast_log",
             Unary::FastSqrt => "fast_sqrt",
             Unary::FastRsqrt => "fast_rsqrt",
             Unary::FastTanh => "fast_tanh",
+            Unary::FastGeluTanh => "fast_gelu_tanh",
         }
     }
 
@@ -155,7 +171,7 @@ impl Unary {
             Unary::FastLog => Some(Approx::Lg2),
             Unary::FastSqrt => Some(Approx::Sqrt),
             Unary::FastRsqrt => Some(Approx::Rsqrt),
-            Unary::FastTanh => Some(Approx::Tanh),
+            Unary::FastTanh | Unary::FastGeluTanh => Some(Approx::Tanh),
             _ => None,
         }
     }
@@ -183,6 +199,11 @@ impl Unary {
             Unary::Rsqrt | Unary::FastRsqrt => 1.0 / x.sqrt(),
             Unary::Tanh | Unary::FastTanh => x.tanh(),
             Unary::Erf => libm::erf(x),
+            Unary::Gelu => 0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2)),
+            Unary::GeluTanh | Unary::FastGeluTanh => {
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+            }
         }
     }
 
