@@ -32,6 +32,12 @@ for s in (4096, 8192):
     fused = time_ms(lambda: torch.relu(torch.addmm(bias, x, w.t())))
     flop = 2 * s ** 3
     print(f"bf16 {s}^3: mm {flop / plain / 1e9:.1f} TFLOP/s, relu(addmm(bias)) {flop / fused / 1e9:.1f} TFLOP/s")
+    # GELU after a GEMM: cuBLASLt's fused epilogue (bias + GELU, its tanh
+    # form) and PyTorch's two kernels, each against the plain mm.
+    lt = time_ms(lambda: torch._addmm_activation(bias, x, w.t(), use_gelu=True))
+    two = time_ms(lambda: torch.nn.functional.gelu(torch.addmm(bias, x, w.t()), approximate="tanh"))
+    print(f"bf16 {s}^3: mm {plain:.4f} ms, cuBLASLt bias+GELU epilogue {lt:.4f} ms ({lt / plain - 1:+.1%}), "
+          f"addmm then gelu {two:.4f} ms ({two / plain - 1:+.1%})")
 for m, k in ((8192, 8192), (1048576, 64)):
     x = torch.randn(k, m, device="cuda").t()   # (m, k), column-major
     y = torch.empty(m, device="cuda")
@@ -59,8 +65,9 @@ for m, n, k, l in ((2048, 2048, 2048, 16), (1024, 1024, 1024, 64), (512, 512, 51
     b = torch.randn(l, n, k, device="cuda", dtype=torch.bfloat16)
     ms = time_ms(lambda: torch.bmm(a, b.transpose(1, 2)))
     print(f"bmm bf16 {l} x {m}x{n}x{k}: {2 * l * m * n * k / ms / 1e9:.1f} TFLOP/s")
-# One head of attention, head dimension 64, bf16, as examples/attention.tile.
-for s in (4096, 16384):
-    q, k, v = (torch.randn(1, 1, s, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+# Attention, head dimension 64, bf16, as examples/attention.tile (one head)
+# and examples/attention_sm90.tile (H heads).
+for s, h in ((4096, 1), (16384, 1), (4096, 16), (16384, 4), (1024, 64)):
+    q, k, v = (torch.randn(1, h, s, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     ms = time_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
-    print(f"attention S={s} d=64 bf16 (SDPA): {ms:.3f} ms, {4 * s * s * 64 / ms / 1e9:.1f} TFLOP/s")
+    print(f"attention S={s} H={h} d=64 bf16 (SDPA): {ms:.3f} ms, {4 * s * s * 64 * h / ms / 1e9:.1f} TFLOP/s")

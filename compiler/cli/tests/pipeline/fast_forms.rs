@@ -86,3 +86,18 @@ fn gelu_by_name_is_its_cheapest_form() {
         "{err}"
     );
 }
+
+/// A kernel that rounds its approximations' results to bf16 and multiplies
+/// them on the tensor cores (attention's P before P V) may differ from the
+/// executor by a unit of bf16 there; a GELU epilogue, whose rounding is to
+/// its output, keeps tanh.approx's bound.
+#[test]
+fn approximations_rounded_into_an_mma_allow_a_unit_of_the_type() {
+    for f in ["examples/attention.tile", "examples/attention_sm90.tile"] {
+        assert_eq!(manifest_of(f).approximation, 2f64.powi(-8), "{f}");
+    }
+    assert_eq!(
+        manifest_of("tests/run/gemm_bias_gelu.tile").approximation,
+        2f64.powi(-10)
+    );
+}

@@ -14,6 +14,7 @@
 //! them it can be printed (`to_text`, `tilec build --emit ir`), read back
 //! ([`parse`]) and checked ([`verify`]).
 
+mod approximation;
 mod arith;
 pub mod parse;
 mod print;
@@ -581,21 +582,6 @@ impl KernelIr {
         self.body
             .iter()
             .find(|i| matches!(i.kind, InstKind::Pipeline { .. }))
-    }
-
-    /// The largest relative error its `fast_` functions allow the GPU's
-    /// values against the executor's ([`crate::arith::Unary::error`]): 0
-    /// where the two agree bit for bit.
-    pub fn approximation(&self) -> f64 {
-        let mut ops = Vec::new();
-        for_each_inst(&self.body, &mut |i| {
-            if let InstKind::Compute { value, .. } = &i.kind {
-                value.unaries(&mut ops);
-            }
-        });
-        ops.into_iter()
-            .map(crate::arith::Unary::error)
-            .fold(0.0, f64::max)
     }
 
     /// The threads a block is launched with: the block's, plus a
