@@ -146,6 +146,13 @@ pub struct Manifest {
     /// checked within it, not bit for bit against the CPU executor.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub approximation: f64,
+    /// A unit in the last place of bf16 or f16 where an approximated value
+    /// is rounded to that type and computed on again (0: nowhere): the
+    /// CPU executor's exact value and the hardware's may round either way
+    /// there, so `tilec run --check-cpu` allows one such unit at the
+    /// output's scale. The check against the reference ignores it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rounded_approximation: f64,
     /// The kernel's `tune` parameters and the values this build has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tunables: Vec<TunableSpec>,

@@ -386,6 +386,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .iter()
             .map(|l| l.ir.approximation())
             .fold(0.0, f64::max),
+        rounded_approximation: variants
+            .iter()
+            .map(|l| l.ir.rounded_approximation())
+            .fold(0.0, f64::max),
         tunables: k
             .tunables
             .iter()

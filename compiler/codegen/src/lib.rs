@@ -123,8 +123,8 @@ fn needs(kind: &InstKind) -> Option<(&'static str, u32)> {
             ops.iter()
                 .find(|u| u.approx() == Some(tilec::arith::Approx::Tanh))
                 .map(|u| match u {
-                    tilec::arith::Unary::FastTanh => ("fast_tanh (tanh.approx.f32)", 75),
-                    _ => ("fast_gelu_tanh (tanh.approx.f32)", 75),
+                    tilec::arith::Unary::FastGeluTanh => ("fast_gelu_tanh (tanh.approx.f32)", 75),
+                    _ => ("fast_tanh (tanh.approx.f32)", 75),
                 })
         }
         // Its bound check reports as an assert does.

@@ -220,11 +220,16 @@ fn async_copies_become_cp_async() {
 }
 
 fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
+    let f = root().join(file);
+    kernel_manifest(file, f.file_stem().unwrap().to_str().unwrap())
+}
+
+/// The manifest of kernel `name` of `file`.
+fn kernel_manifest(file: &str, name: &str) -> tilec_runtime::manifest::Manifest {
     let dir = std::env::temp_dir().join(format!("tilec-manifest-{}", std::process::id()));
     let f = root().join(file);
     let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    let name = f.file_stem().unwrap().to_str().unwrap().to_string();
     let json = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
     let m = tilec_runtime::manifest::Manifest::from_json(&json).unwrap();
     assert_eq!(

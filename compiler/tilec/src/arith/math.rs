@@ -533,6 +533,14 @@ mod tests {
         assert_eq!(run(Unary::GeluTanh, 1e30), 1e30);
         assert_eq!(run(Unary::Gelu, -20.0), 0.0);
         assert_eq!(run(Unary::GeluTanh, -1e30), 0.0);
+        for op in [Unary::Gelu, Unary::GeluTanh, Unary::FastGeluTanh] {
+            // The formula's 0 * inf.
+            assert!(run(op, -f32::INFINITY).is_nan(), "{op}");
+        }
+        // -0: h + h s keeps its sign where s is erf's +0, not where it is
+        // tanh's -0 (PyTorch's forms give -0).
+        assert_eq!(run(Unary::Gelu, -0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(run(Unary::GeluTanh, -0.0).to_bits(), 0.0f32.to_bits());
     }
 
     #[test]

@@ -58,7 +58,9 @@ pub enum Unary {
     /// The hardware's `tanh.approx.f32` (sm_75 and later).
     FastTanh,
     /// [`Unary::GeluTanh`] with the tanh by `tanh.approx.f32`: the
-    /// cheapest GELU (an epilogue's), four roundings and one approximation.
+    /// cheapest GELU (an epilogue's), five operations (four roundings, `x/2`
+    /// being exact) and the approximation, where the formula written out
+    /// takes eight.
     FastGeluTanh,
 }
 

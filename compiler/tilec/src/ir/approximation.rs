@@ -1,65 +1,179 @@
 //! How far a kernel's GPU values may be from the CPU executor's: in, a
-//! kernel's IR; out, a relative error, 0 where the two agree bit for bit.
+//! kernel's IR; out, relative bounds, 0 where the two agree bit for bit.
 //! The `fast_` functions are the hardware's approximations, which the
 //! executor computes exactly ([`crate::arith::Unary::error`]).
 
-use super::{InstKind, KernelIr, Space, for_each_inst};
+use super::{Arith, Inst, InstKind, KernelIr, Param, Space, for_each_inst};
 use std::collections::HashSet;
 use tilec_layout::Elem;
 
 impl KernelIr {
     /// The largest relative error its `fast_` functions allow the GPU's
-    /// values against the executor's. Where the kernel also rounds values
-    /// it computed to bf16 or f16 and multiplies them on the tensor cores
-    /// (attention's P = 2^(S - m) before P V), an approximation's
-    /// difference can move such a rounding a unit of that type, which the
-    /// products then carry: the bound is at least that unit (2^-8 for
-    /// bf16, 2^-11 for f16). A GELU epilogue's rounding to its output is
-    /// not one: nothing multiplies its values again.
+    /// values against the executor's and the reference's.
     pub fn approximation(&self) -> f64 {
         let mut ops = Vec::new();
-        // Register arrays and shared buffers that hold values the kernel
-        // computed (a `Compute`'s target, or a stmatrix's of registers).
-        let mut computed = HashSet::new();
-        let mut operands = Vec::new();
-        for_each_inst(&self.body, &mut |i| match &i.kind {
-            InstKind::Compute { value, dst, .. } => {
+        for_each_inst(&self.body, &mut |i| {
+            if let InstKind::Compute { value, .. } = &i.kind {
                 value.unaries(&mut ops);
-                computed.insert(dst.space);
             }
-            InstKind::Matrix {
-                store: true,
-                shared,
-                ..
-            } => {
-                computed.insert(shared.space);
-            }
-            InstKind::MmaSync { a, b, .. } => {
-                operands.extend([Space::Registers(a.array), Space::Registers(b.array)]);
-            }
-            InstKind::Wgmma { a, b, .. } => operands.extend([a.start.space, b.start.space]),
-            _ => {}
         });
-        let fast = ops
-            .into_iter()
+        ops.into_iter()
             .map(crate::arith::Unary::error)
-            .fold(0.0, f64::max);
-        if fast == 0.0 {
+            .fold(0.0, f64::max)
+    }
+
+    /// A unit in the last place of bf16 (2^-7) or f16 (2^-10) where a value
+    /// that an approximation reached is rounded to that type and then
+    /// computed on again (attention's P = 2^(S - m) by `fast_exp2`,
+    /// rounded to bf16 for P V), else 0. The hardware's value and the
+    /// executor's exact one may lie on either side of a rounding boundary,
+    /// so that intermediate differs by a whole unit, which the products
+    /// after it carry into the output: the GPU-executor comparison allows
+    /// for it (`tilec run --check-cpu`); the check against the reference
+    /// does not change. Values are followed through element-wise
+    /// statements, copies, ldmatrix and stmatrix, and MMAs (to their
+    /// accumulators), until nothing new is reached; "computed on again"
+    /// is an MMA's operand, a register an element-wise statement reads, or
+    /// a rounding inside an expression (`bf16(fast_exp(x)) * y`).
+    pub fn rounded_approximation(&self) -> f64 {
+        if self.approximation() == 0.0 {
             return 0.0;
         }
-        operands
-            .into_iter()
-            .filter(|s| computed.contains(s))
-            .filter_map(|s| match s {
-                Space::Registers(r) => Some(self.registers[r].elem),
-                Space::Shared(b) => Some(self.shared[b].elem),
-                Space::Global(_) => None,
-            })
-            .map(|e| match e {
-                Elem::Bf16 => 2f64.powi(-8),
-                Elem::F16 => 2f64.powi(-11),
-                Elem::F32 | Elem::I32 => 0.0,
-            })
-            .fold(fast, f64::max)
+        let mut reached = HashSet::new();
+        let mut unit: f64 = 0.0;
+        loop {
+            let before = reached.len();
+            for_each_inst(&self.body, &mut |i| {
+                unit = unit.max(self.follow(i, &mut reached));
+            });
+            if reached.len() == before {
+                return unit;
+            }
+        }
     }
+
+    /// One step of [`KernelIr::rounded_approximation`]: what `i` writes
+    /// from a value an approximation reached joins `reached`; returns the
+    /// unit of a 16-bit rounding of such a value that `i` computes on.
+    fn follow(&self, i: &Inst, reached: &mut HashSet<Space>) -> f64 {
+        let elem = |s: &Space| match *s {
+            Space::Registers(r) => self.registers[r].elem,
+            Space::Shared(b) => self.shared[b].elem,
+            Space::Global(p) => match &self.params[p] {
+                Param::Tensor { elem, .. } | Param::Scalar { elem, .. } => *elem,
+            },
+        };
+        let reused = |spaces: &[Space], reached: &HashSet<Space>| {
+            spaces
+                .iter()
+                .filter(|s| reached.contains(s))
+                .map(|s| unit(elem(s)))
+                .fold(0.0, f64::max)
+        };
+        match &i.kind {
+            InstKind::Compute { value, dst, .. } => {
+                // Registers read again; not shared tiles, which an
+                // epilogue reads (C's values) and then writes in place: the
+                // analysis does not see order, and would take the write
+                // for the read's source.
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                let spaces: Vec<Space> = loads
+                    .iter()
+                    .map(|a| a.space)
+                    .filter(|s| matches!(s, Space::Registers(_)))
+                    .collect();
+                let fast = |x: &Arith| {
+                    let mut ops = Vec::new();
+                    x.unaries(&mut ops);
+                    ops.iter().any(|u| u.error() > 0.0) || {
+                        let mut l = Vec::new();
+                        x.loads(&mut l);
+                        l.iter().any(|a| reached.contains(&a.space))
+                    }
+                };
+                let inner = inner_rounding(value, &fast);
+                if fast(value) {
+                    reached.insert(dst.space);
+                }
+                reused(&spaces, reached).max(inner)
+            }
+            InstKind::Copy { src, dst, .. } => {
+                if reached.contains(&src.space) {
+                    reached.insert(dst.space);
+                }
+                0.0
+            }
+            InstKind::Matrix {
+                store,
+                shared,
+                regs,
+                ..
+            } => {
+                let r = Space::Registers(regs.array);
+                let (from, to) = if *store {
+                    (r, shared.space)
+                } else {
+                    (shared.space, r)
+                };
+                if reached.contains(&from) {
+                    reached.insert(to);
+                }
+                0.0
+            }
+            InstKind::MmaSync { a, b, c, .. } => {
+                let ab = [Space::Registers(a.array), Space::Registers(b.array)];
+                self.mma(&ab, Space::Registers(c.array), reached, &reused)
+            }
+            InstKind::Wgmma { a, b, c, .. } => {
+                let ab = [a.start.space, b.start.space];
+                self.mma(&ab, Space::Registers(c.array), reached, &reused)
+            }
+            InstKind::Mma { a, b, c, .. } => {
+                self.mma(&[a.space, b.space], c.space, reached, &reused)
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// An MMA's accumulators take what its operands carry; an operand of
+    /// 16 bits that an approximation reached was rounded on its way in.
+    fn mma(
+        &self,
+        ab: &[Space],
+        c: Space,
+        reached: &mut HashSet<Space>,
+        reused: &dyn Fn(&[Space], &HashSet<Space>) -> f64,
+    ) -> f64 {
+        let u = reused(ab, reached);
+        if ab.iter().any(|s| reached.contains(s)) {
+            reached.insert(c);
+        }
+        u
+    }
+}
+
+/// One unit in the last place relative to the value, at its largest.
+fn unit(e: Elem) -> f64 {
+    match e {
+        Elem::Bf16 => 2f64.powi(-7),
+        Elem::F16 => 2f64.powi(-10),
+        Elem::F32 | Elem::I32 => 0.0,
+    }
+}
+
+/// The unit of a rounding to 16 bits inside `value` (not at its root, which
+/// is the target's) of an operand that `fast` says an approximation reached:
+/// `bf16(fast_exp(x)) * y`.
+fn inner_rounding(value: &Arith, fast: &dyn Fn(&Arith) -> bool) -> f64 {
+    let mut u: f64 = 0.0;
+    value.for_each_operand(&mut |x| {
+        if let Arith::Convert(e, inner) = x
+            && fast(inner)
+        {
+            u = u.max(unit(*e));
+        }
+        u = u.max(inner_rounding(x, fast));
+    });
+    u
 }
