@@ -579,11 +579,20 @@ pub(super) fn elementwise_names() -> Vec<&'static str> {
 }
 
 /// A call in an element-wise expression of a name nothing defines:
-/// "did you mean" among the element-wise functions (`erff` is `erf`).
+/// "did you mean" among the element-wise functions: a name a letter or two
+/// away (`erff` is `erf`), in any case (`GELU`), or one that starts the
+/// other (`fast_gelu` is `fast_gelu_tanh`, `gelu_erf` is `gelu`).
 fn unknown_elementwise(name: &str, span: crate::span::Span) -> Diagnostic {
+    let typed = name.to_lowercase();
     let close: Vec<&str> = elementwise_names()
         .into_iter()
-        .filter(|n| crate::check::algebra::edit_distance(n, name) <= 2 && n.len() > 2)
+        .filter(|n| {
+            let near = crate::check::algebra::edit_distance(n, &typed) <= 2 && n.len() > 2;
+            let starts = n.len() > 3
+                && typed.len() > 3
+                && (n.starts_with(typed.as_str()) || typed.starts_with(n));
+            near || starts
+        })
         .collect();
     let d = Diagnostic::new(format!("unknown function `{name}`"), span);
     match close.is_empty() {
