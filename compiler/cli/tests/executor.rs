@@ -60,6 +60,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/attention.tile", "S=64"),
         ("examples/attention.tile", "S=200"),
         ("examples/attention_sm90.tile", "S=200,H=2"),
+        ("tests/run/tma_loads_then_gemm.tile", "M=200,N=130,K=200"),
         ("tests/run/attention_causal.tile", "S=200"),
         ("tests/run/coordinates.tile", "M=100,N=37"),
         ("tests/run/stride_in_another_index.tile", "M=64,K=5,L=2,P=2"),

@@ -4,7 +4,7 @@
 //! global writes recorded so that two blocks writing one element are caught.
 
 use super::{Block, ExecError, Landing, Result, Write, param_name, round, warpgroup};
-use crate::ir::{Addr, Param, ScalarRef, Space};
+use crate::ir::{Addr, InstKind, Param, ScalarRef, Space};
 use crate::span::Span;
 
 impl<'a> Block<'a> {
@@ -152,18 +152,35 @@ impl<'a> Block<'a> {
                     self.ir.shared_label(s)
                 ),
             );
-            // In a pipeline's body, most likely a stage read before its
-            // box has landed: another iteration's.
+            // In a pipeline's body, a stage read before its box has landed
+            // is most likely another iteration's; any other buffer, one
+            // whose load comes after the read or is missing.
             if let Some(k) = self.iteration {
                 e.label = format!("iteration {k} of the pipeline reads it here");
-                e.help = Some(
-                    "the body reads the stage its own iteration loaded: index the stage buffers by the pipeline's stage name (`smA[_, _, s]`)",
-                );
+                e.help = Some(match self.stage_buffer(s) {
+                    true => {
+                        "the body reads the stage its own iteration loaded: index the stage buffers by the pipeline's stage name (`smA[_, _, s]`)"
+                    }
+                    false => {
+                        "this buffer is not one of the pipeline's stages: load it before it is read (a `copy_tma` before the pipeline, as examples/attention_sm90.tile loads Q)"
+                    }
+                });
             }
             return Err(e);
         }
         self.touch(s, i, t as u32, false, span)?;
         Ok(self.shared[s].values[i])
+    }
+
+    /// Whether the pipeline's load block writes shared buffer `s`.
+    fn stage_buffer(&self, s: usize) -> bool {
+        let mut written = Vec::new();
+        if let Some(InstKind::Pipeline { load, .. }) = self.ir.pipeline().map(|p| &p.kind) {
+            for i in load {
+                i.shared_buffers(&mut written);
+            }
+        }
+        written.contains(&s)
     }
 
     /// Thread `t` writes `v` to element `i` of shared buffer `s`.

@@ -463,11 +463,24 @@ pub(super) fn tma_waits(body: Vec<Inst>) -> Vec<Inst> {
 /// A load in flight: its tiles and where it was written.
 type InFlight = (Vec<usize>, Span);
 
-/// [`tma_waits`] of a list entered with a load in flight.
+/// [`tma_waits`] of a list entered with a load in flight. A gemm on
+/// wgmma is a group of instructions in the list (a proxy fence, the
+/// wgmma fence, the wgmmas, the commit and the wait), which nothing may
+/// stand inside: a load its wgmmas read is waited for before the group.
 fn waits_from(body: Vec<Inst>, mut pending: Option<InFlight>) -> Vec<Inst> {
     let carries = carried_loads(&body);
-    let mut out = Vec::with_capacity(body.len() + 2);
+    let mut out: Vec<Inst> = Vec::with_capacity(body.len() + 2);
+    // Where the open wgmma group starts in `out`.
+    let mut group: Option<usize> = None;
     for (j, mut inst) in body.into_iter().enumerate() {
+        match inst.kind {
+            InstKind::WgmmaFence if group.is_none() => {
+                let fenced = matches!(out.last().map(|i| &i.kind), Some(InstKind::ProxyFence));
+                group = Some(out.len() - usize::from(fenced));
+            }
+            InstKind::WgmmaWait(_) => group = None,
+            _ => {}
+        }
         let mut touched = Vec::new();
         inst.shared_buffers(&mut touched);
         let next = match &inst.kind {
@@ -496,7 +509,8 @@ fn waits_from(body: Vec<Inst>, mut pending: Option<InFlight>) -> Vec<Inst> {
         if let Some((_, span)) = pending.take_if(|(tiles, _)| {
             next.is_some() || nested || touched.iter().any(|b| tiles.contains(b))
         }) {
-            out.push(Inst::at(span, InstKind::TmaWait));
+            let at = group.unwrap_or(out.len());
+            out.insert(at, Inst::at(span, InstKind::TmaWait));
         }
         pending = next.or(pending);
         out.push(inst);
