@@ -228,6 +228,10 @@ pub struct Check {
     pub coord: Option<Vec<i64>>,
     /// The output holds integers (printed as such).
     pub integers: bool,
+    /// Reference values that are NaN or infinite, which the output meets
+    /// exactly or not at all: said beside an `ok`, since a NaN everywhere
+    /// (a scale of inf) passes against a NaN everywhere.
+    pub non_finite: usize,
 }
 
 /// A reference computed in part: `ran` of its `of` blocks (a reference
@@ -289,6 +293,13 @@ impl std::fmt::Display for Check {
             write!(
                 f,
                 ", on the outputs of {ran} of the reference's {of} {unit}"
+            )?;
+        }
+        if self.non_finite > 0 {
+            write!(
+                f,
+                ", {} of the reference's values NaN or infinite, met exactly",
+                self.non_finite
             )?;
         }
         write!(f, ")")
@@ -421,6 +432,7 @@ pub fn compare(
             sample: e.sample,
             coord: None,
             integers: out.elem() == Elem::I32,
+            non_finite: e.values.iter().filter(|v| !v.is_finite()).count(),
         };
         // A NaN error is the worst of all; an output off by its elements
         // is worse than one within tolerance.

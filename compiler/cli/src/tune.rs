@@ -493,6 +493,7 @@ mod tests {
                 sample: None,
                 coord: None,
                 integers: false,
+                non_finite: 0,
             }),
             runs,
             input_sets: 1,

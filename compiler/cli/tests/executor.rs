@@ -661,3 +661,27 @@ fn a_broadcast_tma_operand_reads_a_copy_and_a_broadcast_output_is_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A reference whose values are NaN or infinite is met exactly, and the
+/// check says how many there were: an output of NaN everywhere against a
+/// reference of NaN everywhere (attention at a scale of inf) is `ok`, but
+/// not silently.
+#[test]
+fn a_non_finite_reference_is_said_beside_ok() {
+    let (code, out, err) = run_cpu("tests/run/non_finite.tile", "M=300");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("of the reference's values NaN or infinite, met exactly"),
+        "{out}"
+    );
+    let (code, out, err) = run_cpu_with(
+        "examples/attention_sm90.tile",
+        "S=64,H=1",
+        &["--scalars", "scale=inf"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("(ok, 4096 of the reference's values NaN or infinite, met exactly)"),
+        "{out}"
+    );
+}
