@@ -40,9 +40,17 @@ pub fn run(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    // Lowered too: whatever `build` would refuse, `check` refuses.
+    // Lowered too: whatever `build` would refuse, `check` refuses, what
+    // `--arch` lacks included.
     match tilec::pipeline::lower_source_with(&src, None, &settings) {
         Ok(lowered) => {
+            let unsupported = lowered
+                .iter()
+                .flat_map(|(_, variants)| variants)
+                .find_map(|v| crate::compile::check_arch(&v.ir, &args.arch).err());
+            if let Some(f) = unsupported {
+                return crate::compile::report(&name, &src, f);
+            }
             let kernels: Vec<_> = lowered.iter().map(|(k, _)| k.clone()).collect();
             if args.shapes {
                 print!("{}", shapes_report(&kernels));

@@ -237,7 +237,20 @@ fn compile_variant(
     arch: &str,
     output: Output,
 ) -> Result<String, Failure> {
-    tilec_codegen::compile_variant(ir, arch, output).map_err(|e| match e {
+    tilec_codegen::compile_variant(ir, arch, output).map_err(failure)
+}
+
+/// What a variant needs that `arch` lacks, as `build` would refuse it
+/// (`tilec check --arch`).
+pub fn check_arch(ir: &tilec::ir::KernelIr, arch: &str) -> Result<(), Failure> {
+    tilec_codegen::supported(ir, arch)
+        .map(|_| ())
+        .map_err(failure)
+}
+
+/// The back end's error: at the statement where it is the source's.
+fn failure(e: tilec_codegen::CodegenError) -> Failure {
+    match e {
         tilec_codegen::CodegenError::Feature { span, .. } => Failure::Source(vec![
             tilec::diagnostic::Diagnostic::new(e.to_string(), span)
                 .with_label("this needs a newer GPU")
@@ -249,7 +262,7 @@ fn compile_variant(
                 .with_help("build with --arch sm_90 (tilec targets sm_90a for it)"),
         ]),
         e => Failure::Backend(e.to_string()),
-    })
+    }
 }
 
 pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {

@@ -472,6 +472,37 @@ fn run_without_a_gpu_estimates_a_kernel_reference_by_its_time() {
     assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
 
+/// `check --arch` refuses what `build --arch` would: a pipeline for sm_80,
+/// a `fast_gelu_tanh` for sm_70, each at its statement.
+#[test]
+fn check_refuses_what_the_arch_lacks_as_build_does() {
+    for (file, arch, says) in [
+        (
+            "examples/attention_sm90.tile",
+            "sm_80",
+            "a pipeline (TMA, mbarriers and setmaxnreg of SM90)",
+        ),
+        (
+            "tests/run/gelu.tile",
+            "sm_70",
+            "fast_gelu_tanh (tanh.approx.f32), which needs sm_75",
+        ),
+    ] {
+        let f = format!("{ROOT}/{file}");
+        let out = std::env::temp_dir().join(format!("tilec-arch-{}", std::process::id()));
+        let out = out.to_str().unwrap();
+        for command in [vec!["check"], vec!["build", "-o", out]] {
+            let args = [command.as_slice(), &[f.as_str(), "--arch", arch]].concat();
+            let (code, _, err) = tilec(&args, "");
+            assert_eq!(code, 1, "{args:?}: {err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+    let f = format!("{ROOT}/examples/attention_sm90.tile");
+    let (code, _, err) = tilec(&["check", &f, "--arch", "sm_90"], "");
+    assert_eq!(code, 0, "{err}");
+}
+
 /// `check --shapes` says which entries roll their epilogue into a loop
 /// (the guarded one of a tensor-core GEMM; never the full one).
 #[test]

@@ -190,10 +190,9 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 0, "{file}: {out}{err}");
-        assert!(
-            out.contains("(ok)") && out.contains("CPU executor"),
-            "{out}"
-        );
+        // `(ok)`, or `(ok, ...)` with what the check adds (a sample, the
+        // reference's non-finite values).
+        assert!(out.contains("(ok") && out.contains("CPU executor"), "{out}");
     }
 }
 

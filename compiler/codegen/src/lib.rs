@@ -157,6 +157,16 @@ pub enum Output {
 /// a caller compiles a kernel's variants side by side, on threads, and
 /// [`join`]s the texts.
 pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
+    let arch = supported(ir, arch)?;
+    Target::initialize_nvptx(&InitializationConfig::default());
+    set_backend_options();
+    compile_one(ir, arch, output)
+}
+
+/// The architecture the kernel's PTX targets when `arch` is asked for
+/// ([`target_arch`]), or what in it `arch` lacks, at its statement: the
+/// back end's first step, which `tilec check` takes too (no LLVM in it).
+pub fn supported<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
     let Some(number) = arch_number(arch) else {
         return Err(CodegenError::Arch(arch.to_string()));
     };
@@ -179,12 +189,10 @@ pub fn compile_variant(ir: &KernelIr, arch: &str, output: Output) -> Result<Stri
             });
         }
     });
-    if let Some(e) = missing {
-        return Err(e);
+    match missing {
+        Some(e) => Err(e),
+        None => Ok(arch),
     }
-    Target::initialize_nvptx(&InitializationConfig::default());
-    set_backend_options();
-    compile_one(ir, arch, output)
 }
 
 /// The architecture a kernel's PTX targets when `arch` is asked for:
