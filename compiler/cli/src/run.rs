@@ -545,18 +545,14 @@ struct Estimate {
 /// Work below this runs without an estimate: a second or less.
 const SMALL_WORK: f64 = (1u64 << 22) as f64;
 
-/// Estimates the CPU executor's time at `dims`. The kernel runs on
-/// zero-filled tensors at its extents halved n times, from the smallest
-/// launch up, until a run takes a fifth of a second; that time scales to
-/// `dims` by the work (a GEMM's flops), or, where the work is a reference
-/// kernel's bytes or the threads launched, which may grow slower than the
-/// kernel's loops (attention's bytes grow with S, its time with S^2), by
-/// the work to the power the last two runs show; each time per core the
-/// run can use. `None` when the work is small
-/// anyway, or no smaller launch is valid.
+/// Estimates the CPU executor's time at `dims`: runs the kernel at every
+/// extent halved until the work is small (a fraction of a second), on
+/// zero-filled tensors, and scales the time by the work (the reference's
+/// flops or bytes, else the threads launched) and by the cores each run
+/// can use. `None` when the work is small anyway, or no smaller launch is
+/// valid.
 fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
     let m = &c.manifest;
-    let exact = work(m, plan).is_some_and(|(_, unit)| unit == "flop");
     let amount = |p: &LaunchPlan| {
         work(m, p).map_or_else(
             || (blocks(p) * p.block.iter().product::<u32>() as usize) as f64,
@@ -564,63 +560,26 @@ fn estimate(c: &Compiled, dims: &Dims, plan: &LaunchPlan) -> Option<Estimate> {
         )
     };
     let full = amount(plan);
-    if full <= if exact { SMALL_WORK } else { SMALL_WORK / 64.0 } {
+    if full <= SMALL_WORK {
         return None;
     }
-    // The extents halved 1, 2, ... times, down to ones.
-    let mut levels = vec![Dims(dims.0.clone())];
-    while levels.last()?.0.iter().any(|(_, v)| *v > 1) {
-        let mut h = Dims(levels.last()?.0.clone());
-        for (_, v) in &mut h.0 {
+    let mut small = Dims(dims.0.clone());
+    let small_plan = loop {
+        if small.0.iter().all(|(_, v)| *v <= 1) {
+            return None;
+        }
+        for (_, v) in &mut small.0 {
             *v = (*v + 1) / 2;
         }
-        levels.push(h);
-    }
-    let parallel = |p: &LaunchPlan| cores().min(blocks(p)).max(1) as f64;
-    // Seconds a core, of the smallest valid launches first.
-    let mut runs: Vec<(usize, LaunchPlan, f64)> = Vec::new();
-    for n in (1..levels.len()).rev() {
-        let Ok(p) = plan_sizes(m, &levels[n]) else {
-            continue;
-        };
-        let t = time_on_cpu(c, &p)?.as_secs_f64() * parallel(&p);
-        let done = t >= 0.2 * parallel(&p) || n == 1;
-        runs.push((n, p, t));
-        if done {
-            break;
+        let p = plan_sizes(m, &small).ok()?;
+        if amount(&p) <= SMALL_WORK {
+            break p;
         }
-    }
-    let (n, small_plan, took) = runs.pop()?;
-    let by_work = full / amount(&small_plan).max(1.0);
-    // Time as a power of the work, the power fitted between the last two
-    // runs (1 to 3): exact for a kernel whose extents all grow alike (S^2
-    // against S), and an estimate too high rather than too low where some
-    // stopped at 1 first (heads).
-    let scale = match (exact, runs.pop()) {
-        (false, Some((_, p0, t0))) => {
-            let grew = amount(&small_plan) / amount(&p0).max(1.0);
-            let power = match grew > 1.0 && t0 > 0.0 {
-                true => ((took / t0).ln() / grew.ln()).clamp(1.0, 3.0),
-                false => 1.0,
-            };
-            by_work.powf(power)
-        }
-        _ => by_work,
     };
-    Some(Estimate {
-        time: Duration::from_secs_f64(took * scale / parallel(plan)),
-        measured_at: levels[n].clone(),
-    })
-}
-
-/// How long the CPU executor takes for the launch `plan`, on zero-filled
-/// tensors.
-fn time_on_cpu(c: &Compiled, plan: &LaunchPlan) -> Option<Duration> {
-    let m = &c.manifest;
     let mut tensors: Vec<Option<exec::Tensor>> = m
         .params
         .iter()
-        .zip(&plan.lens)
+        .zip(&small_plan.lens)
         .map(|(p, len)| match (&p.kind, len) {
             (ParamKind::Tensor { elem, .. }, Some(len)) => Some(exec::Tensor {
                 elem: *elem,
@@ -629,10 +588,16 @@ fn time_on_cpu(c: &Compiled, plan: &LaunchPlan) -> Option<Duration> {
             _ => None,
         })
         .collect();
-    let launch = cpu_launch(c, plan, vec![0.0; m.params.len()], None);
+    let launch = cpu_launch(c, &small_plan, vec![0.0; m.params.len()], None);
     let start = Instant::now();
-    on_copies(plan, &mut tensors, |t| exec::execute(&launch, t)).ok()?;
-    Some(start.elapsed())
+    on_copies(&small_plan, &mut tensors, |t| exec::execute(&launch, t)).ok()?;
+    let took = start.elapsed();
+    let parallel = |p: &LaunchPlan| cores().min(blocks(p)).max(1) as f64;
+    let scale = full / amount(&small_plan) * parallel(&small_plan) / parallel(plan);
+    Some(Estimate {
+        time: took.mul_f64(scale),
+        measured_at: small,
+    })
 }
 
 /// `2h 05m`, `3m 20s`, `12 s`.

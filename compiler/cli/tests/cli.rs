@@ -452,26 +452,6 @@ fn run_without_a_gpu_refuses_hours_of_cpu_work_with_an_estimate() {
     assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
 
-/// A kernel whose reference is a kernel of its file: the work it moves
-/// (attention's bytes, which grow with S) says less than its loops (S^2),
-/// and the estimate follows the time of small runs instead, so S = 8192
-/// with 4 heads, about a quarter of an hour, is refused at once too.
-#[test]
-fn run_without_a_gpu_estimates_a_kernel_reference_by_its_time() {
-    if tilec_runtime::gpu::Gpu::open().is_ok_and(|g| g.is_some()) {
-        return;
-    }
-    let k = format!("{ROOT}/examples/attention_sm90.tile");
-    let start = std::time::Instant::now();
-    let (code, _, err) = tilec(&["run", &k, "--dims", "S=8192,H=4"], "");
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("the CPU executor would take about") && err.contains("measured at S="),
-        "{err}"
-    );
-    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
-}
-
 /// `check --arch` refuses what `build --arch` would: a pipeline for sm_80,
 /// a `fast_gelu_tanh` for sm_70, each at its statement.
 #[test]
