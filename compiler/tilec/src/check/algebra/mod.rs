@@ -761,6 +761,13 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
             "profile" => "give the profile at most as many modes as the layout has",
             _ => "give the tiler at most as many modes as the layout has",
         },
+        // `(j + 1)` in a slice is a tuple of one coordinate, for a mode
+        // that is itself a tuple.
+        AlgebraError::BadCoordinate { coord, shape, .. }
+            if coord.starts_with('(') && !shape.to_string().starts_with('(') =>
+        {
+            "parentheses make a tuple, a coordinate of a nested mode: write the index without them (`gK[_, _, j + 1]`)"
+        }
         AlgebraError::BadCoordinate { .. } => {
             "give one coordinate per mode; `_` keeps a whole mode"
         }
