@@ -267,7 +267,7 @@ fn agree(gpu: &[Option<HostBuffer>], cpu: &[Option<HostBuffer>], m: &Manifest) -
     // The executor computes the hardware's approximations exactly.
     let rounding = match rounded > 0.0 {
         true => format!(
-            ", or {ROUNDED_UNITS} units of a 16-bit rounding of approximated values ({rounded:.1e}) at the output's scale"
+            ", or {ROUNDED_UNITS} times a unit of a 16-bit rounding of approximated values ({rounded:.1e}) at the output's scale"
         ),
         false => String::new(),
     };

@@ -174,13 +174,10 @@ impl<'a> Block<'a> {
 
     /// Whether the pipeline's load block writes shared buffer `s`.
     fn stage_buffer(&self, s: usize) -> bool {
-        let mut written = Vec::new();
-        if let Some(InstKind::Pipeline { load, .. }) = self.ir.pipeline().map(|p| &p.kind) {
-            for i in load {
-                i.shared_buffers(&mut written);
-            }
+        match self.ir.pipeline().map(|p| &p.kind) {
+            Some(InstKind::Pipeline { load, .. }) => crate::ir::stores::stages(load).contains(&s),
+            _ => false,
         }
-        written.contains(&s)
     }
 
     /// Thread `t` writes `v` to element `i` of shared buffer `s`.

@@ -87,11 +87,7 @@ fn visit(
             Lifetime::touch(&mut lives[b], position, asynchronous.contains(&b), pending);
         }
         if let InstKind::Pipeline { load, .. } = &inst.kind {
-            let mut stages = Vec::new();
-            for i in load {
-                i.shared_buffers(&mut stages);
-            }
-            for b in stages {
+            for b in super::stores::stages(load) {
                 Lifetime::from_start(&mut lives[b]);
             }
         }
