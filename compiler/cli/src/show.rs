@@ -80,7 +80,7 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
             let tile = IntTuple::Tuple(vec![IntTuple::from(rows), IntTuple::from(cols)]);
             let mut p = picture::tv_picture(&mma.tv(op), &tile)?;
             p.title = format!("{op:?} of {mma}: {}", p.title);
-            if mma.atom.shared_ab && op != Operand::C {
+            if op == Operand::B && mma.atom.warpgroup || op == Operand::A && mma.atom.shared_a {
                 // Stride 0 over threads: the picture shows thread 0's claim.
                 p.title.push_str(
                     "; wgmma reads it from shared memory, each warpgroup all of its tile",

@@ -36,9 +36,12 @@ pub struct MmaAtom {
     /// The accumulator's element type.
     pub c: Elem,
     pub threads: i64,
-    /// A and B are read from shared memory through descriptors, by a
-    /// whole warpgroup (SM90's `_SS` wgmma atoms); else from registers.
-    pub shared_ab: bool,
+    /// A warpgroup's asynchronous wgmma (SM90), B read from shared memory
+    /// through a descriptor; else a warp's mma.sync, A and B in registers.
+    pub warpgroup: bool,
+    /// A too is read from shared memory (the `_SS` wgmma atoms); the
+    /// `_RS` ones take it from registers, as mma.sync does.
+    pub shared_a: bool,
     /// `(thread, value) -> m + M*k` over (M, K).
     pub a: Layout,
     /// `(thread, value) -> n + N*k` over (N, K).
@@ -67,14 +70,19 @@ impl MmaAtom {
         "SM80_16x8x16_F32F16F16F32_TN",
     ];
     /// The warpgroup (wgmma) atoms, by CuTe's names with N for any
-    /// multiple of 8 from 8 to 256.
-    pub const WARPGROUP_BF16: &'static str = "SM90_64xNx16_F32BF16BF16_SS";
-    pub const WARPGROUP_F16: &'static str = "SM90_64xNx16_F32F16F16_SS";
+    /// multiple of 8 from 8 to 256: A and B from shared memory (`_SS`), or
+    /// A from registers (`_RS`).
+    pub const WARPGROUP_NAMES: &'static [&'static str] = &[
+        "SM90_64xNx16_F32BF16BF16_SS",
+        "SM90_64xNx16_F32F16F16_SS",
+        "SM90_64xNx16_F32BF16BF16_RS",
+        "SM90_64xNx16_F32F16F16_RS",
+    ];
 
     /// Every atom name, for messages.
     pub fn names() -> Vec<&'static str> {
         let mut v = Self::WARP_NAMES.to_vec();
-        v.extend([Self::WARPGROUP_BF16, Self::WARPGROUP_F16]);
+        v.extend(Self::WARPGROUP_NAMES);
         v
     }
 
@@ -100,7 +108,8 @@ impl MmaAtom {
             ab,
             c: Elem::F32,
             threads: 32,
-            shared_ab: false,
+            warpgroup: false,
+            shared_a: false,
             a: tv(
                 t(&[lanes.clone(), t(&[i(2), i(2), i(2)])]),
                 t(&[t(&[i(32), i(1)]), t(&[i(16), i(8), i(128)])]),
@@ -116,47 +125,55 @@ impl MmaAtom {
         })
     }
 
-    /// `SM90_64x{N}x16_F32{T}{T}_SS` (`rest` after `SM90_64x`): a
-    /// warpgroup's wgmma with A and B in shared memory, which every thread
+    /// `SM90_64x{N}x16_F32{T}{T}_SS` or `_RS` (`rest` after `SM90_64x`): a
+    /// warpgroup's wgmma. An operand in shared memory is one every thread
     /// of the warpgroup "holds" whole (stride 0 over threads), as CuTe's
-    /// `ABLayout` says; the majors of A and B follow from their layouts.
-    /// C: `((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))` over (64, N).
+    /// `ABLayout` says, its major following from its layout. C is
+    /// `((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))` over (64, N), and an
+    /// A in registers (`_RS`) is laid out as C of a 64 x 16 tile (CuTe's
+    /// `ALayout_64x16`; the PTX ISA's register fragment of wgmma's A: warp
+    /// w has rows 16w.., each lane mma.sync's A values of them), which
+    /// lets a product's accumulators, converted, be the next one's A.
     fn warpgroup(rest: &str) -> Option<MmaAtom> {
         let (n, types) = rest.split_once("x16_F32")?;
         let n: i64 = n.parse().ok()?;
         if !(8..=256).contains(&n) || n % 8 != 0 {
             return None;
         }
-        let ab = match types {
-            "BF16BF16_SS" => Elem::Bf16,
-            "F16F16_SS" => Elem::F16,
+        let (ab, shared_a) = match types {
+            "BF16BF16_SS" => (Elem::Bf16, true),
+            "F16F16_SS" => (Elem::F16, true),
+            "BF16BF16_RS" => (Elem::Bf16, false),
+            "F16F16_RS" => (Elem::F16, false),
             _ => return None,
         };
+        let whole = |rows: i64| {
+            tv(
+                t(&[i(128), t(&[i(rows), i(16)])]),
+                t(&[i(0), t(&[i(1), i(rows)])]),
+            )
+        };
+        let fragment = |cols: i64| {
+            tv(
+                t(&[t(&[i(4), i(8), i(4)]), t(&[i(2), i(2), i(cols / 8)])]),
+                t(&[t(&[i(128), i(1), i(16)]), t(&[i(64), i(8), i(512)])]),
+            )
+        };
         // The name keeps the pattern; `full_name` spells N out.
+        let name = format!("SM90_64xNx16_F32{types}");
         Some(MmaAtom {
-            name: match ab {
-                Elem::Bf16 => Self::WARPGROUP_BF16,
-                _ => Self::WARPGROUP_F16,
-            },
+            name: Self::WARPGROUP_NAMES.iter().find(|x| **x == name)?,
             m: 64,
             n,
             k: 16,
             ab,
             c: Elem::F32,
             threads: 128,
-            shared_ab: true,
-            a: tv(
-                t(&[i(128), t(&[i(64), i(16)])]),
-                t(&[i(0), t(&[i(1), i(64)])]),
-            ),
-            b: tv(
-                t(&[i(128), t(&[i(n), i(16)])]),
-                t(&[i(0), t(&[i(1), i(n)])]),
-            ),
-            c_tv: tv(
-                t(&[t(&[i(4), i(8), i(4)]), t(&[i(2), i(2), i(n / 8)])]),
-                t(&[t(&[i(128), i(1), i(16)]), t(&[i(64), i(8), i(512)])]),
-            ),
+            warpgroup: true,
+            shared_a,
+            a: if shared_a { whole(64) } else { fragment(16) },
+            b: whole(n),
+            c_tv: fragment(n),
         })
     }
 
@@ -399,6 +416,48 @@ mod tests {
         ] {
             assert!(MmaAtom::named(bad).is_none(), "{bad}");
         }
+    }
+
+    /// An `_RS` atom's A in registers: each of the warpgroup's 128 threads
+    /// holds 8 values, every element of the 64 x 16 tile once, warp w the
+    /// rows 16w.. as mma.sync's A (the PTX ISA's wgmma register fragment
+    /// for A); laid out as the C fragment of a 64 x 16 tile, so that
+    /// converted accumulators are the next product's A.
+    #[test]
+    fn register_a_of_rs_atoms_is_mma_sync_a_per_warp() {
+        for (ss, rs) in [
+            (
+                "SM90_64x64x16_F32BF16BF16_SS",
+                "SM90_64x64x16_F32BF16BF16_RS",
+            ),
+            ("SM90_64x128x16_F32F16F16_SS", "SM90_64x128x16_F32F16F16_RS"),
+        ] {
+            let (ss, rs) = (MmaAtom::named(ss).unwrap(), MmaAtom::named(rs).unwrap());
+            assert!(ss.shared_a && !rs.shared_a && rs.warpgroup);
+            assert_eq!((rs.b.clone(), rs.c_tv.clone()), (ss.b, ss.c_tv));
+            assert_eq!(rs.values(Operand::A), 8);
+            let c16 = MmaAtom::named("SM90_64x16x16_F32BF16BF16_SS").unwrap();
+            assert_eq!(rs.a, c16.c_tv);
+            let mut seen = vec![0; 64 * 16];
+            for t in 0..128 {
+                let (w, l) = (t / 32, t % 32);
+                for v in 0..8 {
+                    let (r, k) = rs.element(Operand::A, t, v);
+                    seen[(r + 64 * k) as usize] += 1;
+                }
+                assert_eq!(rs.element(Operand::A, t, 0), (16 * w + l / 4, 2 * (l % 4)));
+                assert_eq!(
+                    rs.element(Operand::A, t, 7),
+                    (16 * w + l / 4 + 8, 2 * (l % 4) + 9)
+                );
+            }
+            assert!(seen.iter().all(|s| *s == 1));
+            assert_eq!(
+                rs.full_name(),
+                rs.name.replace("xNx", &format!("x{}x", rs.n))
+            );
+        }
+        assert!(MmaAtom::named("SM90_64x64x16_F32BF16F16_RS").is_none());
     }
 
     /// Every element of each operand's tile is held by exactly one

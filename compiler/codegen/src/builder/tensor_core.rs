@@ -5,7 +5,9 @@
 use super::{KernelBuilder, elem_type};
 use crate::{CodegenError, Result};
 use inkwell::types::{BasicTypeEnum, IntType, VectorType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, InstructionOpcode};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, InstructionOpcode, IntValue,
+};
 use tilec::check::program::Elem;
 use tilec::ir::{Addr, Fragment};
 use tilec_layout::MmaAtom;
@@ -130,6 +132,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// A fragment of 16-bit values as 32-bit registers, two values each:
     /// `i32` for bf16 (the intrinsic's type), `<2 x half>` for f16.
+    /// A fragment's 16-bit values as 32-bit words of pairs, the register
+    /// operands of inline PTX (a wgmma's A).
+    pub(super) fn words(&self, f: &Fragment, elem: Elem) -> Result<Vec<IntValue<'ctx>>> {
+        let i32t = self.ctx.i32_type();
+        self.pairs(f, elem)?
+            .into_iter()
+            .map(|p| match p {
+                BasicValueEnum::IntValue(w) => Ok(w),
+                v => Ok(self.b.build_bit_cast(v, i32t, "")?.into_int_value()),
+            })
+            .collect()
+    }
+
     fn pairs(&self, f: &Fragment, elem: Elem) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let values = self.fragment_values(f, elem);
         let vec_ty = elem_type(self.ctx, elem).into_float_type().vec_type(2);

@@ -9,7 +9,7 @@ use crate::{CodegenError, Result};
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use tilec::check::program::Elem;
-use tilec::ir::{Fragment, SmemOperand};
+use tilec::ir::{Fragment, SmemOperand, WgmmaA};
 use tilec_layout::{Major, MmaAtom};
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
@@ -19,7 +19,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     pub(super) fn wgmma(
         &mut self,
         atom: &MmaAtom,
-        a: &SmemOperand,
+        a: &WgmmaA,
         b: &SmemOperand,
         c: &Fragment,
     ) -> Result<()> {
@@ -31,17 +31,32 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let n = c.index.len();
         let trans = |o: &SmemOperand| u8::from(o.desc.major == Major::Mn);
         let accumulators: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
+        // A's operand text, B's position after it, A's transpose flag (a
+        // register A has none) and the inputs: A's descriptor or its four
+        // words of packed pairs, then B's descriptor.
+        let (a_text, b_at, trans_a, mut inputs) = match a {
+            WgmmaA::Shared(a) => (
+                format!("${n}"),
+                n + 1,
+                format!(", {}", trans(a)),
+                vec![self.descriptor(a)?],
+            ),
+            WgmmaA::Registers(f) => (
+                format!("{{${}, ${}, ${}, ${}}}", n, n + 1, n + 2, n + 3),
+                n + 4,
+                String::new(),
+                self.words(f, atom.ab)?,
+            ),
+        };
+        inputs.push(self.descriptor(b)?);
         let asm = format!(
-            "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{}k16.f32.{ty}.{ty} {{{}}}, ${n}, ${}, p, 1, 1, {}, {};\n}}",
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{}k16.f32.{ty}.{ty} {{{}}}, {a_text}, ${b_at}, p, 1, 1{trans_a}, {};\n}}",
             atom.n,
             accumulators.join(", "),
-            n + 1,
-            trans(a),
             trans(b)
         );
-        let descriptors = [self.descriptor(a)?, self.descriptor(b)?];
         let accumulators = self.fragment_values(c, Elem::F32);
-        let d = self.tied_f32_asm(asm, &descriptors, &accumulators, "")?;
+        let d = self.tied_f32_asm(asm, &inputs, &accumulators, "")?;
         for (x, &i) in d.into_iter().zip(&c.index) {
             self.registers[c.array][i as usize] = Some(x);
             if !self.in_flight.contains(&(c.array, i as usize)) {
@@ -95,8 +110,9 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// Inline PTX whose outputs `$0..` are f32s tied to `tied` (each output
-    /// the new value of its register), with the 64-bit `inputs` after them
-    /// (`$n..`); `clobbers` is appended to the constraints as written.
+    /// the new value of its register), with the 32- or 64-bit integer
+    /// `inputs` after them (`$n..`); `clobbers` is appended to the
+    /// constraints as written.
     fn tied_f32_asm(
         &mut self,
         text: String,
@@ -109,11 +125,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let out = self
             .ctx
             .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![self.ctx.i64_type().into(); inputs.len()];
+        let mut params: Vec<BasicMetadataTypeEnum> =
+            inputs.iter().map(|v| v.get_type().into()).collect();
         params.extend(std::iter::repeat_n(BasicMetadataTypeEnum::from(f32t), n));
         let fn_ty = out.fn_type(&params, false);
         let mut constraints: Vec<String> = vec!["=f".into(); n];
-        constraints.extend(std::iter::repeat_n("l".to_string(), inputs.len()));
+        constraints.extend(inputs.iter().map(|v| match v.get_type().get_bit_width() {
+            64 => "l".to_string(),
+            _ => "r".to_string(),
+        }));
         constraints.extend((0..n).map(|i| i.to_string()));
         let mut args: Vec<BasicMetadataValueEnum> = inputs.iter().map(|&v| v.into()).collect();
         args.extend(tied.iter().map(|&v| BasicMetadataValueEnum::from(v)));

@@ -600,7 +600,7 @@ impl<'a> Block<'a> {
                     inst.span,
                 )?,
                 InstKind::MmaSync { atom, a, b, c } => self.mma_sync(atom, [a, b, c], inst.span)?,
-                InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, [a, b], c, inst.span)?,
+                InstKind::Wgmma { atom, a, b, c } => self.wgmma(atom, a, b, c, inst.span)?,
                 InstKind::Matrix {
                     store,
                     count,

@@ -7,7 +7,7 @@
 //! lane's part written back, as the hardware does.
 
 use super::{Block, Result};
-use crate::ir::{Addr, Fragment, SmemOperand, Space};
+use crate::ir::{Addr, Fragment, SmemOperand, Space, WgmmaA};
 use crate::span::Span;
 use tilec_layout::{MmaAtom, Operand};
 
@@ -71,69 +71,95 @@ impl Block<'_> {
         Ok(())
     }
 
-    /// `c += a * b^T` for every warpgroup, A and B read where their
-    /// descriptors say (the hardware's swizzle on byte addresses), one k16
-    /// step summed as the tensor cores sum it. The compiler waits for each
-    /// group right after committing it, so running it at once is exact.
+    /// `c += a * b^T` for every warpgroup, B (and an `_SS` atom's A) read
+    /// where its descriptor says (the hardware's swizzle on byte
+    /// addresses), an `_RS` atom's A from the threads' registers as its
+    /// layout places them, one k16 step summed as the tensor cores sum it.
+    /// The compiler waits for each group before anything writes what it
+    /// reads or accumulates, so running it at once is exact.
     pub(super) fn wgmma(
         &mut self,
         atom: &MmaAtom,
-        [a, b]: [&SmemOperand; 2],
+        a: &WgmmaA,
+        b: &SmemOperand,
         c: &Fragment,
         span: Span,
     ) -> Result<()> {
-        let (m, n, k) = (atom.m as usize, atom.n as usize, atom.k as usize);
+        let (m, n) = (atom.m as usize, atom.n as usize);
         let lanes = atom.threads as usize;
         for group in 0..self.threads / lanes {
             let first = group * lanes;
             if !self.group_runs(first, lanes, span)? {
                 continue;
             }
-            let mut tiles = Vec::with_capacity(2);
-            for (o, rows) in [(a, m), (b, n)] {
-                let Space::Shared(s) = o.start.space else {
-                    return Err(self.err(
-                        first,
-                        span,
-                        "gives wgmma an operand outside shared memory".into(),
-                    ));
-                };
-                let start = self.ints[first][o.start.index];
-                if let Some(t) =
-                    (first..first + lanes).find(|&t| self.ints[t][o.start.index] != start)
-                {
-                    return Err(self.err(
-                        t,
-                        span,
-                        format!("gives wgmma the operand start {label}[{}], not its warpgroup's {label}[{start}]", self.ints[t][o.start.index], label = self.ir.shared_label(s)),
-                    ));
-                }
-                let e = self.ir.shared[s].elem.bytes();
-                // The descriptor holds the address >> 4.
-                if (start * e) % 16 != 0 {
-                    return Err(self.err(
-                        first,
-                        span,
-                        format!(
-                            "gives wgmma the operand start {}[{start}], not 16-byte aligned",
-                            self.ir.shared_label(s)
-                        ),
-                    ));
-                }
-                let mut tile = vec![0.0; rows * k];
-                for kk in 0..k {
-                    for r in 0..rows {
-                        let byte = o.desc.address(start * e, e, r as i64, kk as i64);
-                        // One read for the warpgroup, by its first thread:
-                        // the instruction is the warpgroup's.
-                        tile[r + rows * kk] = self.read_shared(s, byte / e, first, span)?;
+            let ta = match a {
+                WgmmaA::Shared(a) => self.smem_tile(atom, a, m, first, span)?,
+                WgmmaA::Registers(f) => {
+                    let mut tile = vec![0.0; m * atom.k as usize];
+                    for lane in 0..lanes {
+                        for (v, &i) in f.index.iter().enumerate() {
+                            let (r, col) = atom.element(Operand::A, lane as i64, v as i64);
+                            tile[r as usize + m * col as usize] =
+                                self.register(first + lane, f.array, i, span)?;
+                        }
                     }
+                    tile
                 }
-                tiles.push(tile);
-            }
-            self.accumulate(atom, c, first, [&tiles[0], &tiles[1]], span)?;
+            };
+            let tb = self.smem_tile(atom, b, n, first, span)?;
+            self.accumulate(atom, c, first, [&ta, &tb], span)?;
         }
         Ok(())
+    }
+
+    /// The (rows, 16) tile a wgmma operand in shared memory gives the
+    /// warpgroup from thread `first` on, column-major.
+    fn smem_tile(
+        &mut self,
+        atom: &MmaAtom,
+        o: &SmemOperand,
+        rows: usize,
+        first: usize,
+        span: Span,
+    ) -> Result<Vec<f64>> {
+        let (k, lanes) = (atom.k as usize, atom.threads as usize);
+        let Space::Shared(s) = o.start.space else {
+            return Err(self.err(
+                first,
+                span,
+                "gives wgmma an operand outside shared memory".into(),
+            ));
+        };
+        let start = self.ints[first][o.start.index];
+        if let Some(t) = (first..first + lanes).find(|&t| self.ints[t][o.start.index] != start) {
+            return Err(self.err(
+                t,
+                span,
+                format!("gives wgmma the operand start {label}[{}], not its warpgroup's {label}[{start}]", self.ints[t][o.start.index], label = self.ir.shared_label(s)),
+            ));
+        }
+        let e = self.ir.shared[s].elem.bytes();
+        // The descriptor holds the address >> 4.
+        if (start * e) % 16 != 0 {
+            return Err(self.err(
+                first,
+                span,
+                format!(
+                    "gives wgmma the operand start {}[{start}], not 16-byte aligned",
+                    self.ir.shared_label(s)
+                ),
+            ));
+        }
+        let mut tile = vec![0.0; rows * k];
+        for kk in 0..k {
+            for r in 0..rows {
+                let byte = o.desc.address(start * e, e, r as i64, kk as i64);
+                // One read for the warpgroup, by its first thread: the
+                // instruction is the warpgroup's.
+                tile[r + rows * kk] = self.read_shared(s, byte / e, first, span)?;
+            }
+        }
+        Ok(tile)
     }
 
     /// A warp's ldmatrix (or with `store` its twin stmatrix) of `count`

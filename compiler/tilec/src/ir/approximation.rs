@@ -126,7 +126,11 @@ impl KernelIr {
                 self.mma(&ab, Space::Registers(c.array), reached, &reused)
             }
             InstKind::Wgmma { a, b, c, .. } => {
-                let ab = [a.start.space, b.start.space];
+                let a = match a {
+                    crate::ir::WgmmaA::Shared(a) => a.start.space,
+                    crate::ir::WgmmaA::Registers(a) => Space::Registers(a.array),
+                };
+                let ab = [a, b.start.space];
                 self.mma(&ab, Space::Registers(c.array), reached, &reused)
             }
             InstKind::Mma { a, b, c, .. } => {

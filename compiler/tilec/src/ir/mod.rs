@@ -139,6 +139,25 @@ pub struct SmemOperand {
     pub desc: tilec_layout::SmemDescriptor,
 }
 
+/// Where a wgmma reads A: shared memory through a descriptor (the `_SS`
+/// atoms), or each thread's registers in the atom's A value order, 16-bit
+/// values packed in pairs as mma.sync takes them (`_RS`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WgmmaA {
+    Shared(SmemOperand),
+    Registers(Fragment),
+}
+
+impl WgmmaA {
+    /// The operand's shared memory, where it is there.
+    pub fn shared(&self) -> Option<&SmemOperand> {
+        match self {
+            WgmmaA::Shared(o) => Some(o),
+            WgmmaA::Registers(_) => None,
+        }
+    }
+}
+
 /// How one multiply-accumulate happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaAtom {
@@ -235,14 +254,15 @@ pub enum InstKind {
         c: Fragment,
     },
     /// A warpgroup's `c += a * b^T` on the tensor cores (PTX
-    /// `wgmma.mma_async` m64nNk16): A and B are read from shared memory
-    /// through descriptors; each thread gives its accumulators in the
-    /// atom's C value order. Asynchronous: it must stand between a
-    /// [`InstKind::WgmmaFence`] and a [`InstKind::WgmmaCommit`], and its
-    /// accumulators are not touched until a [`InstKind::WgmmaWait`].
+    /// `wgmma.mma_async` m64nNk16): B is read from shared memory through a
+    /// descriptor, A too or from registers; each thread gives its
+    /// accumulators in the atom's C value order. Asynchronous: it must
+    /// stand between a [`InstKind::WgmmaFence`] and a
+    /// [`InstKind::WgmmaCommit`], and its accumulators are not touched
+    /// until a [`InstKind::WgmmaWait`].
     Wgmma {
         atom: tilec_layout::MmaAtom,
-        a: SmemOperand,
+        a: WgmmaA,
         b: SmemOperand,
         c: Fragment,
     },

@@ -264,7 +264,10 @@ impl KernelIr {
                     "{pad}wgmma {} {} += {} * {}",
                     atom.full_name(),
                     fragment(c),
-                    self.smem_operand(a),
+                    match a {
+                        crate::ir::WgmmaA::Shared(a) => self.smem_operand(a),
+                        crate::ir::WgmmaA::Registers(a) => fragment(a),
+                    },
                     self.smem_operand(b)
                 ),
                 InstKind::WgmmaFence => writeln!(out, "{pad}wgmma.fence"),

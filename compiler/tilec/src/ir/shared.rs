@@ -322,7 +322,7 @@ fn group_operands(list: &[Inst], at: usize) -> Vec<usize> {
     for i in &list[at + 1..] {
         match &i.kind {
             InstKind::Wgmma { a, b, .. } => {
-                for addr in [&a.start, &b.start] {
+                for addr in a.shared().into_iter().chain([b]).map(|o| &o.start) {
                     if let super::Space::Shared(s) = addr.space {
                         out.push(s);
                     }

@@ -72,7 +72,9 @@ impl Inst {
                 }
             }
             InstKind::Wgmma { a, b, .. } => {
-                addr(&a.start, out);
+                if let Some(a) = a.shared() {
+                    addr(&a.start, out);
+                }
                 addr(&b.start, out);
             }
             InstKind::Matrix { shared, .. } => addr(shared, out),
@@ -181,7 +183,10 @@ impl Inst {
             match &i.kind {
                 InstKind::Copy { src, dst, .. } => addrs.extend([src, dst]),
                 InstKind::Mma { a, b, c, .. } => addrs.extend([a, b, c]),
-                InstKind::Wgmma { a, b, .. } => addrs.extend([&a.start, &b.start]),
+                InstKind::Wgmma { a, b, .. } => {
+                    addrs.extend(a.shared().map(|a| &a.start));
+                    addrs.push(&b.start);
+                }
                 InstKind::Matrix { shared, .. } => addrs.push(shared),
                 InstKind::Compute { value, dst, .. } => {
                     value.loads(&mut addrs);

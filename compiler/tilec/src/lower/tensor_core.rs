@@ -95,7 +95,7 @@ impl Lowerer<'_> {
         let (m, n) = (mode_size(c, 1)?, mode_size(c, 2)?);
         self.spend(m.saturating_mul(n).saturating_mul(kk))?;
         debug_assert_eq!(mma.atom.values(Operand::C), mode_size(c, 0)?);
-        if mma.atom.shared_ab {
+        if mma.atom.warpgroup {
             return self.wgmma(mma, [a, b, c], [kk, m, n], span, out);
         }
         for k in 0..kk {
@@ -497,7 +497,7 @@ pub(super) fn sm90_only(body: &[Stmt]) -> bool {
     let mut found = false;
     crate::check::program::walk(body, &mut |s| {
         found |= match &s.op {
-            Op::Mma { mma, .. } => mma.atom.shared_ab,
+            Op::Mma { mma, .. } => mma.atom.warpgroup,
             Op::Pipeline { .. } | Op::CopyTma { .. } => true,
             _ => false,
         };

@@ -1,16 +1,18 @@
-//! Lowering of a gemm with a wgmma atom (SM90 `_SS`): A and B stay in
-//! shared memory, described to the tensor cores by descriptors derived
-//! from their layouts, and the group's asynchronous protocol is placed here.
+//! Lowering of a gemm with a wgmma atom (SM90): B stays in shared memory,
+//! and A too for `_SS` atoms, described to the tensor cores by descriptors
+//! derived from their layouts (an `_RS` atom's A is a register fragment,
+//! as mma.sync's), and the group's asynchronous protocol is placed here.
 //!
-//! In: the tiled MMA and the (tile, M, K) / (tile, N, K) shared views and the
-//! (values, M, N) accumulator. Out: a fence, one wgmma per (k, m, n), a
+//! In: the tiled MMA and the (tile, M, K) / (tile, N, K) shared views (A
+//! `(values, M, K)` in registers for `_RS`) and the (values, M, N)
+//! accumulator. Out: a fence, one wgmma per (k, m, n), a
 //! commit and a wait for it, so that the statement is complete when the
 //! next one starts (the IR verifier's rule): nothing touches an
 //! accumulator in flight.
 
 use super::{Lowerer, Problem};
 use crate::check::program::{Base, View};
-use crate::ir::{Addr, Inst, InstKind, SmemOperand, Space};
+use crate::ir::{Addr, Inst, InstKind, SmemOperand, Space, WgmmaA};
 use crate::span::Span;
 use tilec_layout::{Builtin, Coord, Int, SmemDescriptor, TiledMma};
 
@@ -36,7 +38,10 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Inst>,
     ) -> Result<(), Problem> {
-        let ta = self.smem_tiles(a, "A", mma.atom.m)?;
+        let ta = match mma.atom.shared_a {
+            true => Some(self.smem_tiles(a, "A", mma.atom.m)?),
+            false => None,
+        };
         let tb = self.smem_tiles(b, "B", mma.atom.n)?;
         out.push(Inst::at(span, InstKind::WgmmaFence));
         for k in 0..kk {
@@ -44,7 +49,10 @@ impl Lowerer<'_> {
                 for ni in 0..n {
                     let inst = InstKind::Wgmma {
                         atom: mma.atom.clone(),
-                        a: self.smem_operand(&ta, mi, k)?,
+                        a: match &ta {
+                            Some(ta) => WgmmaA::Shared(self.smem_operand(ta, mi, k)?),
+                            None => WgmmaA::Registers(self.fragment(a, mi, k)?),
+                        },
                         b: self.smem_operand(&tb, ni, k)?,
                         c: self.fragment(c, mi, ni)?,
                     };

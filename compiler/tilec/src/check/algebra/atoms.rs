@@ -12,9 +12,8 @@ pub(super) fn unknown_atom(n: &str, span: Span) -> Option<Diagnostic> {
             Diagnostic::new(format!("`{n}` is not a wgmma atom"), span)
                 .with_label("no such atom")
                 .with_help(format!(
-                    "the SM90 atoms are {} and {}, N a multiple of 8 from 8 to 256 (SM90_64x256x16_F32BF16BF16_SS), A and B both from shared memory (no _RS form yet)",
-                    tilec_layout::MmaAtom::WARPGROUP_BF16,
-                    tilec_layout::MmaAtom::WARPGROUP_F16
+                    "the SM90 atoms are {}, N a multiple of 8 from 8 to 256 (SM90_64x256x16_F32BF16BF16_SS); _SS reads A and B from shared memory, _RS A from registers",
+                    tilec_layout::MmaAtom::WARPGROUP_NAMES.join(", ")
                 )),
         );
     }

@@ -125,7 +125,7 @@ pub const FUNCTIONS: &[Function] = &[
         make_tiled_mma,
     ),
     Function::new(
-        alg::MmaAtom::WARPGROUP_BF16,
+        "SM90_64xNx16_F32BF16BF16_SS",
         concat!(
             "SM90_64xNx16_F32BF16BF16_SS(N): the wgmma atom of N columns, N ",
             wgmma_n!()
@@ -133,9 +133,25 @@ pub const FUNCTIONS: &[Function] = &[
         wgmma_atom,
     ),
     Function::new(
-        alg::MmaAtom::WARPGROUP_F16,
+        "SM90_64xNx16_F32F16F16_SS",
         concat!(
             "SM90_64xNx16_F32F16F16_SS(N): the wgmma atom of N columns, N ",
+            wgmma_n!()
+        ),
+        wgmma_atom,
+    ),
+    Function::new(
+        "SM90_64xNx16_F32BF16BF16_RS",
+        concat!(
+            "SM90_64xNx16_F32BF16BF16_RS(N): the wgmma atom of N columns, A from registers, N ",
+            wgmma_n!()
+        ),
+        wgmma_atom,
+    ),
+    Function::new(
+        "SM90_64xNx16_F32F16F16_RS",
+        concat!(
+            "SM90_64xNx16_F32F16F16_RS(N): the wgmma atom of N columns, A from registers, N ",
             wgmma_n!()
         ),
         wgmma_atom,

@@ -151,7 +151,7 @@ impl KernelChecker {
                 let c = self.tensor_operand(&args[3], "gemm")?;
                 let ops = [(&a, &args[1]), (&b, &args[2]), (&c, &args[3])];
                 mma_operands(&mma, ops)?;
-                if mma.atom.shared_ab
+                if mma.atom.warpgroup
                     && let Some(n) = c.layout.size().as_static()
                     && self.state.wgmma_accumulators.is_none_or(|(m, _)| n > m)
                 {
@@ -374,8 +374,8 @@ pub(super) fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
 /// The operands of a tensor-core gemm: tensors of the atom's element types,
 /// (values, M, K), (values, N, K) and (values, M, N), with the atom's value
 /// count in the first mode and M, N, K agreeing. C is a register fragment;
-/// so are A and B, but for wgmma atoms (`_SS`), which read them from shared
-/// memory (whose layouts lowering turns into descriptors).
+/// so are A and B, but for wgmma atoms, which read B from shared memory
+/// (whose layouts lowering turns into descriptors), and A too for `_SS`.
 fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
     let atom = &mma.atom;
     let forms = [
@@ -385,7 +385,11 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
     ];
     let mut modes = Vec::new();
     for ((op, name, elem, form), (v, e)) in forms.into_iter().zip(ops) {
-        let from_shared = atom.shared_ab && op != Operand::C;
+        let from_shared = match op {
+            Operand::A => atom.shared_a,
+            Operand::B => atom.warpgroup,
+            Operand::C => false,
+        };
         if from_shared && !matches!(v.base, Base::Shared(_)) {
             return Err(Diagnostic::new(
                 format!("{} reads {name} from shared memory", atom.full_name()),

@@ -580,11 +580,15 @@ impl Parser<'_> {
                     .map_err(|_| format!("line {}: bad group count", self.line_no()))?,
             ),
             "wgmma" => {
-                // `wgmma ATOM rC[..] += desc(..) * desc(..)`
+                // `wgmma ATOM rC[..] += desc(..) * desc(..)`, A `rA[..]`
+                // for an `_RS` atom.
                 let (atom, [c, a, b]) = self.product(rest, true)?;
                 InstKind::Wgmma {
+                    a: match atom.shared_a {
+                        true => crate::ir::WgmmaA::Shared(self.smem_operand(a)?),
+                        false => crate::ir::WgmmaA::Registers(self.fragment(a)?),
+                    },
                     atom,
-                    a: self.smem_operand(a)?,
                     b: self.smem_operand(b)?,
                     c: self.fragment(c)?,
                 }

@@ -19,15 +19,15 @@ impl Parser<'_> {
     }
 
     /// `ATOM C += A * B` of an MMA instruction: the atom (a wgmma one, or a
-    /// warp one, as `shared_ab` says) and the texts of C, A and B.
+    /// warp one, as `warpgroup` says) and the texts of C, A and B.
     pub(super) fn product<'t>(
         &self,
         rest: &'t str,
-        shared_ab: bool,
+        warpgroup: bool,
     ) -> Result<(tilec_layout::MmaAtom, [&'t str; 3])> {
         let (name, operands) = rest.trim().split_once(' ').unwrap_or((rest, ""));
         let atom = tilec_layout::MmaAtom::named(name)
-            .filter(|a| a.shared_ab == shared_ab)
+            .filter(|a| a.warpgroup == warpgroup)
             .ok_or(format!(
                 "line {}: unknown MMA atom `{name}`",
                 self.line_no()

@@ -342,7 +342,18 @@ fn insts(
                         ir.registers[c.array].elem
                     ));
                 }
-                for o in [a, b] {
+                if let crate::ir::WgmmaA::Registers(a) = a {
+                    fragment(ir, a, atom.values(tilec_layout::Operand::A))?;
+                    if ir.registers[a.array].elem != atom.ab {
+                        return Err(format!(
+                            "{} reads A from r{} of {}",
+                            atom.full_name(),
+                            a.array,
+                            ir.registers[a.array].elem
+                        ));
+                    }
+                }
+                for o in a.shared().into_iter().chain([b]) {
                     addr(ir, &o.start, open)?;
                     let Space::Shared(s) = o.start.space else {
                         return Err("a wgmma operand outside shared memory".into());
