@@ -387,6 +387,9 @@ fn coalesce_or_filter(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic>
 
 fn composition(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
     a.arity(&[2])?;
+    if let Some(t) = a.values[1].to_tiler() {
+        super::positive_tiler(&t, a.spans[1])?;
+    }
     compose(a, conds).map_err(|e| a.fail(e))
 }
 

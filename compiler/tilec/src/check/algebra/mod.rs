@@ -139,10 +139,14 @@ impl Args<'_> {
         .with_help(self.usage())
     }
 
+    /// Argument `i` as a layout (a shape is one, with its compact
+    /// strides): every static extent at least 1.
     pub fn layout(&self, i: usize) -> Result<Layout, Diagnostic> {
-        self.values[i]
+        let l = self.values[i]
             .to_layout()
-            .ok_or_else(|| self.wrong(i, "a layout"))
+            .ok_or_else(|| self.wrong(i, "a layout"))?;
+        positive_extents(l.shape(), self.spans[i])?;
+        Ok(l)
     }
 
     pub fn int_tuple(&self, i: usize) -> Result<IntTuple, Diagnostic> {
@@ -177,10 +181,13 @@ impl Args<'_> {
             .ok_or_else(|| self.wrong(i, "a static integer"))
     }
 
+    /// Argument `i` as a tiler: every static extent in it at least 1.
     pub fn tiler(&self, i: usize) -> Result<Tiler, Diagnostic> {
-        self.values[i]
+        let t = self.values[i]
             .to_tiler()
-            .ok_or_else(|| self.wrong(i, "a tiler: a layout, a shape, or [L0, L1, ...]"))
+            .ok_or_else(|| self.wrong(i, "a tiler: a layout, a shape, or [L0, L1, ...]"))?;
+        positive_tiler(&t, self.spans[i])?;
+        Ok(t)
     }
 
     pub fn coord(&self, i: usize) -> Result<alg::Coord, Diagnostic> {
@@ -680,6 +687,29 @@ fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
         None => Ok(()),
         Some(e) => Err(
             Diagnostic::new(format!("the shape {shape} has the extent {e}"), span)
+                .with_label("extents must be at least 1")
+                .with_help("use 1 for a mode with a single coordinate"),
+        ),
+    }
+}
+
+/// A tiler's extents are at least 1, as a shape's: a tile of 0 or fewer
+/// elements has none to hold.
+pub(crate) fn positive_tiler(t: &Tiler, span: Span) -> Result<(), Diagnostic> {
+    fn extents(t: &Tiler, out: &mut Vec<Int>) {
+        match t {
+            Tiler::Layout(l) => out.extend(l.shape().leaves()),
+            Tiler::Int(n) => out.push(n.clone()),
+            Tiler::Under => {}
+            Tiler::Tuple(v) => v.iter().for_each(|t| extents(t, out)),
+        }
+    }
+    let mut all = Vec::new();
+    extents(t, &mut all);
+    match all.iter().find(|e| e.as_static().is_some_and(|v| v < 1)) {
+        None => Ok(()),
+        Some(e) => Err(
+            Diagnostic::new(format!("the tiler {t} has the extent {e}"), span)
                 .with_label("extents must be at least 1")
                 .with_help("use 1 for a mode with a single coordinate"),
         ),

@@ -273,6 +273,7 @@ impl KernelState {
             ));
         }
         let name = source_name(a, 1);
+        one_coordinate_a_thread(&thr, &name, a)?;
         let tiler = diced.shape().product_each().modes();
         let t = even(
             t,
@@ -412,10 +413,9 @@ impl KernelState {
 fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
     a.arity(&[3, 4])?;
     let t = tensor(a, 0)?;
-    let tiler = match a.values[1].to_tiler() {
-        Some(Tiler::Tuple(v)) => v,
-        Some(other) => vec![other],
-        None => return Err(a.wrong(1, "a tiler")),
+    let tiler = match a.tiler(1)? {
+        Tiler::Tuple(v) => v,
+        other => vec![other],
     };
     let coord = match a.values[2].to_coord() {
         Some(Coord::Tuple(v)) => v,
@@ -545,4 +545,42 @@ pub(super) fn element_constant(
     };
     Err(Diagnostic::new(format!("{v} is {why}"), span)
         .with_help("an i32 holds whole numbers from -2147483648 to 2147483647"))
+}
+
+/// A thread layout gives each thread its coordinate as `(index / stride) %
+/// extent` per mode (CuTe's `get_flat_coord`): two threads share one, and
+/// some coordinates go to none, unless the strides, stride 0 aside (a mode
+/// shared on purpose), are those of a compact layout in some order, each
+/// the product of the extents with smaller strides. `(32, 4):(1, 64)` gives
+/// threads 0 and 32 both (0, 0) and leaves half the tile to no thread.
+fn one_coordinate_a_thread(thr: &Layout, name: &str, a: &Args) -> Result<(), Diagnostic> {
+    let leaves: Option<Vec<(i64, i64)>> = thr
+        .shape()
+        .leaves()
+        .iter()
+        .zip(thr.stride().leaves())
+        .map(|(s, d)| Some((d.as_static()?, s.as_static()?)))
+        .collect();
+    let Some(mut leaves) = leaves else {
+        return Ok(());
+    };
+    leaves.retain(|&(d, _)| d != 0);
+    leaves.sort();
+    let mut next = 1;
+    for (d, s) in leaves {
+        if d != next {
+            return Err(Diagnostic::new(
+                format!("the thread layout `{name}` ({thr}) gives two threads one coordinate"),
+                a.spans[1],
+            )
+            .with_label(format!(
+                "a thread's coordinate is (index / stride) % extent: stride {d} where {next} would give each its own"
+            ))
+            .with_help(
+                "make the strides those of a compact layout in some order, each the product of the extents with smaller strides (e.g. (32, 4):(1, 32) or (32, 4):(4, 1)); stride 0 shares a mode among threads on purpose",
+            ));
+        }
+        next = d * s;
+    }
+    Ok(())
 }

@@ -565,7 +565,7 @@ impl KernelChecker {
         match &s.kind {
             StmtKind::Tiler(n, e) => {
                 let v = self.eval(e).and_then(|v| match v.to_tiler() {
-                    Some(_) => Ok(v),
+                    Some(t) => crate::check::algebra::positive_tiler(&t, e.span).map(|()| v),
                     None => Err(Diagnostic::new(
                         "a tiler must be a shape, a layout or [L0, L1, ...]",
                         e.span,

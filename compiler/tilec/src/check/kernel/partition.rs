@@ -121,6 +121,13 @@ pub(super) fn even(
             let bound = mine.map_or(&extent, |c| &c.extent);
             let here = match at.and_then(|c| c.get(i)) {
                 Some(Coord::Int(c)) if block_uniform(c) => {
+                    // A coordinate that may be below 0 (`block.x - 1`)
+                    // names a tile before the tensor's start: full only
+                    // where it is not.
+                    if Int::Static(0).known_le(c) != Some(true) {
+                        let from_start = Fact::Le(Int::Static(0), c.clone());
+                        conds.record_for(from_start, FULL_TILES, tensor_of(&t));
+                    }
                     Fact::Le(c.add(&Int::Static(1)).mul(&tile), bound.clone())
                 }
                 _ => Fact::divides(&tile, bound),
@@ -131,11 +138,7 @@ pub(super) fn even(
             {
                 t.coords.push(f.clone());
             }
-            let tensor = match t.base {
-                Base::Param(p) => Some(p),
-                _ => None,
-            };
-            conds.record_for(here, FULL_TILES, tensor);
+            conds.record_for(here, FULL_TILES, tensor_of(&t));
             continue;
         }
         conds
@@ -160,4 +163,12 @@ pub(super) fn even(
             })?;
     }
     Ok(t)
+}
+
+/// The kernel parameter a view is of, if it is one's.
+fn tensor_of(t: &View) -> Option<usize> {
+    match t.base {
+        Base::Param(p) => Some(p),
+        _ => None,
+    }
 }
