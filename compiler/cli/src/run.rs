@@ -146,10 +146,15 @@ pub fn run(a: Args) -> ExitCode {
                 Ok(l) => l,
                 Err(f) => return report(&name, &src, f),
             };
+            // A --checked build bounds its accesses on the device, and its
+            // GPU launch needs no proof ahead: the same here.
             let compiled: Vec<Compiled> = lowered
                 .into_iter()
                 .map(|(kernel, l)| Compiled {
-                    manifest: manifest(&kernel, &l, &a.launch.arch),
+                    manifest: tilec_runtime::manifest::Manifest {
+                        checked: a.launch.checked,
+                        ..manifest(&kernel, &l, &a.launch.arch)
+                    },
                     kernel,
                     lowered: l,
                     code: String::new(),

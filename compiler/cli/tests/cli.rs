@@ -373,6 +373,16 @@ fn check_plans_the_launch_at_the_extents_given() {
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=20000"], "");
     assert_eq!(code, 1);
     assert!(err.contains("help: `tilec run --checked`"), "{err}");
+    // As the help says, a checked build needs no proof ahead (its accesses
+    // are bounded on the device): the CPU run passes.
+    let (code, out, err) = tilec(&["run", "--cpu", "--checked", &k, "--dims", "M=20000"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    // Accesses under `if i < M && j < N` (and a shared row under `c < 32`
+    // in a loop to N) are bounded by their guards.
+    let g = format!("{ROOT}/tests/run/guarded_by_an_if.tile");
+    let (code, out, err) = tilec(&["check", &g, "--dims", "M=40,N=33"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("every access in bounds"), "{out}");
     let (code, out, _) = tilec(&["check", &k, "--dims", "M=1000"], "");
     assert_eq!(code, 0);
     assert!(out.contains("every access in bounds"), "{out}");

@@ -164,6 +164,23 @@ impl Int {
         }
     }
 
+    /// The value with each part equal to the first of a pair replaced by
+    /// its second (the first pair that matches, and nothing inside the
+    /// replacement replaced again), folded as the operations fold: where
+    /// each pair's two are equal, the same value.
+    pub fn replace_parts(&self, pairs: &[(Int, Int)]) -> Int {
+        if let Some((_, to)) = pairs.iter().find(|(from, _)| from == self) {
+            return to.clone();
+        }
+        match self {
+            Int::Dynamic(sym) => match &**sym {
+                Sym::Bin(op, a, b) => bin(*op, &a.replace_parts(pairs), &b.replace_parts(pairs)),
+                Sym::Var(_) => self.clone(),
+            },
+            Int::Static(_) => self.clone(),
+        }
+    }
+
     /// The value with `name` replaced by `v`, folded as the operations fold.
     pub fn substitute(&self, name: &str, v: i64) -> Int {
         self.replace(name, &Int::Static(v))
@@ -714,5 +731,37 @@ mod tests {
             Int::from(1)
         );
         assert_eq!(x.substitute("j", 3), x);
+    }
+
+    /// A guard's cap replaces each part it names once, the first pair
+    /// that matches winning, nothing inside a replacement replaced again:
+    /// `i + j * M` under `i < M && j < N` is bounded by the guards.
+    #[test]
+    fn parts_are_replaced_once_each() {
+        let (m, n) = (Int::var("M"), Int::var("N"));
+        let i = Int::var("block.x")
+            .mul(&Int::from(32))
+            .add(&Int::var("thread.x"));
+        let j = Int::var("block.y");
+        let index = i.add(&j.mul(&m));
+        let one = Int::from(1);
+        let caps = [
+            (i.clone(), i.min(&m.sub(&one))),
+            (j.clone(), j.min(&n.sub(&one))),
+            (m.clone(), m.max(&i.add(&one))),
+        ];
+        let capped = index.replace_parts(&caps[..2]);
+        let env = |v: &str| match v {
+            "M" => Some((40, 40)),
+            "N" => Some((33, 33)),
+            "block.x" => Some((0, 1)),
+            "block.y" => Some((0, 40)),
+            "thread.x" => Some((0, 31)),
+            _ => None,
+        };
+        assert_eq!(capped.range(&env), Some((0, 40 * 33 - 1)));
+        // Where a part is replaced, the replacement's own parts are not.
+        assert_eq!(i.replace_parts(&caps), caps[0].1);
+        assert_eq!(index.replace_parts(&[]), index);
     }
 }

@@ -68,7 +68,7 @@ impl Lowerer<'_> {
                 if !v.coords.is_empty() && !self.untested.contains(&p) {
                     self.untested.push(p);
                 }
-                let index = self.by_loop(&index);
+                let index = self.by_loop(&self.capped(&index));
                 self.accesses.push(GlobalAccess {
                     param: p,
                     index: index.clone(),
@@ -346,6 +346,7 @@ impl Lowerer<'_> {
     ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
         debug_assert!(first <= last, "an access's first element before its last");
+        let index = &self.capped(index);
         let reach = self.range_with_extents(index).map(|(lo, hi)| {
             lo.checked_add(first)
                 .zip(hi.checked_add(last))

@@ -170,6 +170,7 @@ fn lower_with(
         roll,
         under: Vec::new(),
         threads: Vec::new(),
+        caps: Vec::new(),
         sm90: tensor_core::sm90_only(&k.body),
     };
     let body = l.stmts(&k.body)?;
@@ -491,6 +492,9 @@ struct Lowerer<'k> {
     /// (`if thread.x < 32`), and the name its global accesses give it for
     /// the runtime's bound check (a range of its own, like a loop's).
     threads: Vec<(String, (i64, i64))>,
+    /// The parts of values the ifs around the statement compare, each with
+    /// the value it equals there ([`Lowerer::capped`]).
+    caps: Vec<(Int, Int)>,
     /// Whether the kernel runs on sm_90 alone (it has a wgmma, a pipeline
     /// or a TMA copy), so that lowering may choose sm_90's instructions
     /// (stmatrix) where they are faster.

@@ -40,6 +40,41 @@ impl Lowerer<'_> {
         holds: bool,
         stmts: &[Stmt],
     ) -> Result<Vec<Inst>, Diagnostic> {
+        let before = self.caps.len();
+        // A part of extents alone is one value at launch: capping it would
+        // only widen its range.
+        let varies = |v: &Int| {
+            let mut names = Vec::new();
+            v.names(&mut names);
+            names
+                .iter()
+                .any(|n| !self.k.dims().contains(n) && !self.k.strides.iter().any(|s| &s.name == n))
+        };
+        let caps = caps(cond, holds)
+            .into_iter()
+            .filter(|(part, _)| varies(part))
+            .map(|(part, capped)| (self.fix(&part), self.fix(&capped)))
+            .collect::<Vec<_>>();
+        self.caps.extend(caps);
+        let body = self.bounded_branch(cond, holds, stmts);
+        self.caps.truncate(before);
+        body
+    }
+
+    /// A value as the bound checks see it under the ifs around the
+    /// statement: each part an if compares (`i` of `if i < M`) capped by
+    /// the comparison (`min(i, M - 1)`), which where the statement runs is
+    /// the same value, so that a guarded access's bound is the guard's.
+    pub(super) fn capped(&self, v: &Int) -> Int {
+        v.replace_parts(&self.caps)
+    }
+
+    fn bounded_branch(
+        &mut self,
+        cond: &Predicate,
+        holds: bool,
+        stmts: &[Stmt],
+    ) -> Result<Vec<Inst>, Diagnostic> {
         let (lo, hi) = self.name_range(Builtin::Thread.name()).unwrap_or((0, 0));
         let Some((l, h)) = thread_bounds(cond, holds) else {
             return self.stmts(stmts);
@@ -65,6 +100,39 @@ impl Lowerer<'_> {
         }
         let g = crate::ir::granules(&self.ints);
         self.under.iter().all(|&c| g[c] >= 32)
+    }
+}
+
+/// The parts of the values `p` compares and what they equal where `p` is
+/// `holds` (comparisons joined by `&&` where it holds, `||` where it does
+/// not): `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`.
+fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
+    match (p, holds) {
+        (Predicate::Compare(op, a, b), _) => {
+            let op = if holds { *op } else { op.negation() };
+            let one = Int::Static(1);
+            let (below, above) = match op {
+                Binary::Lt => ((a, b.sub(&one)), (b, a.add(&one))),
+                Binary::Le => ((a, b.clone()), (b, a.clone())),
+                Binary::Gt => ((b, a.sub(&one)), (a, b.add(&one))),
+                Binary::Ge => ((b, a.clone()), (a, b.clone())),
+                _ => return Vec::new(),
+            };
+            [
+                (below.0, below.0.min(&below.1)),
+                (above.0, above.0.max(&above.1)),
+            ]
+            .into_iter()
+            .filter(|(part, _)| !part.is_static())
+            .map(|(part, capped)| (part.clone(), capped))
+            .collect()
+        }
+        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
+            let mut v = caps(a, holds);
+            v.extend(caps(b, holds));
+            v
+        }
+        _ => Vec::new(),
     }
 }
 

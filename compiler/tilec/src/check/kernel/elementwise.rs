@@ -6,7 +6,7 @@
 use super::KernelChecker;
 use super::operations::{mode_sizes, writable};
 use crate::arith::{Binary, Unary};
-use crate::check::program::{Elem, Elementwise, Op, Scalar, View};
+use crate::check::program::{Base, Elem, Elementwise, Op, Scalar, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{BinOp, Expr, ExprKind};
@@ -140,6 +140,13 @@ impl KernelChecker {
                 .with_help(usage));
             };
             return match self.leaf(a, to)? {
+                // A tile of shared memory or registers has no place in a
+                // parameter: every element would be "inside".
+                Elementwise::Tensor(v) if !matches!(v.base, Base::Param(_)) => Err(
+                    Diagnostic::new("`inside` asks where an element of a kernel parameter is", a.span)
+                        .with_label(format!("a tile of {}: no place in a parameter", v.base.space()))
+                        .with_help("ask it of the global view whose elements these are, partitioned alike: `select(inside(tXgX), x, 0.0)` where `tXgX` is the thread's part of the global tile"),
+                ),
                 Elementwise::Tensor(v) => Ok(Elementwise::Inside(v)),
                 _ => Err(
                     Diagnostic::new("`inside` asks where a tensor's element is", a.span)
