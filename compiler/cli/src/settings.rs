@@ -74,7 +74,11 @@ fn settings_of(
                 "--set {item}: no kernel of {file} declares `tune {key}`; {have}"
             )));
         }
-        out.insert(key.to_string(), v);
+        if let Some(first) = out.insert(key.to_string(), v) {
+            return Err(fail(&format!(
+                "--set {item}: `{key}` is given twice ({first}, then {v}); give each name once"
+            )));
+        }
     }
     Ok(out)
 }

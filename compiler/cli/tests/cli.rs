@@ -310,6 +310,31 @@ fn extents_are_checked_at_once_with_suggestions() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("of host memory"), "{err}");
+    // A name or a value left out is said so, not read as a number.
+    for (dims, says) in [
+        ("M=,N=8,K=8", "`M=` has no value"),
+        ("=5", "`=5` names no extent"),
+    ] {
+        let (code, _, err) = tilec(&["run", "--cpu", &k, "--dims", dims], "");
+        assert_ne!(code, 0);
+        assert!(err.contains(says), "{err}");
+    }
+    // A tune parameter given twice is refused, as an extent is.
+    let s = format!("{ROOT}/examples/softmax.tile");
+    let (code, _, err) = tilec(
+        &[
+            "run",
+            "--cpu",
+            &s,
+            "--dims",
+            "M=4,N=64",
+            "--set",
+            "rows=2,rows=4",
+        ],
+        "",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("`rows` is given twice (2, then 4)"), "{err}");
 }
 
 #[test]

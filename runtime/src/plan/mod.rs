@@ -70,6 +70,15 @@ impl Dims {
             let (k, val) = part.split_once('=').ok_or_else(|| {
                 RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. M=4096"))
             })?;
+            if k.trim().is_empty() || val.trim().is_empty() {
+                let what = match k.trim().is_empty() {
+                    true => "names no extent",
+                    false => "has no value",
+                };
+                return Err(RuntimeError::Usage(format!(
+                    "`{part}` {what}: NAME=VALUE, e.g. M=4096"
+                )));
+            }
             let n: i64 = val.trim().parse().map_err(|_| {
                 RuntimeError::Usage(match val.trim().bytes().all(|b| b.is_ascii_digit()) {
                     true => format!("`{val}` is past 64 bits (in {part}); extents are below 2^40"),

@@ -17,7 +17,7 @@ pub enum Tok<'s> {
     #[regex("_[0-9]+", |lex| lex.slice()[1..].parse::<i64>().map_err(|_| LexError::IntTooLarge))]
     StaticInt(i64),
     /// `0.5`, `1.0`, `2e-3`: kept as text, parsed by the checker.
-    #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?")]
+    #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+")]
     Float(&'s str),
     #[token("_")]
     Under,

@@ -35,6 +35,7 @@ pub fn check_slice(
     // The guard that keeps the coordinate inside, where it moves with the
     // run-time values (a thread's, a counter's).
     let guard = match (&reach, c.as_static()) {
+        (Reach::At(v, _), None) if *v < 0 => format!(" (`if {c} >= 0 {{ ... }}`)"),
         (Reach::At(..), None) => format!(" (`if {c} < {size} {{ ... }}`)"),
         _ => String::new(),
     };
@@ -172,8 +173,12 @@ fn first_outside(shape: &IntTuple, coord: &Coord, ranges: &Ranges) -> Option<(In
         Coord::Int(c) => {
             let size = shape.product();
             let Some(n) = size.as_static() else {
-                let past = c.sub(&size).as_static().filter(|&d| d >= 0)?;
-                return Some((c.clone(), size, Reach::PastBy(past)));
+                if let Some(past) = c.sub(&size).as_static().filter(|&d| d >= 0) {
+                    return Some((c.clone(), size, Reach::PastBy(past)));
+                }
+                // Below 0 is outside whatever the run-time size.
+                let (v, at) = outside_at(c, i64::MAX, ranges)?;
+                return Some((c.clone(), size, Reach::At(v, at)));
             };
             // Intervals first: within them, nothing to search.
             let (lo, hi) = c.range(ranges)?;

@@ -336,10 +336,18 @@ impl<'a> Evaluator<'a> {
                         .with_help("on tensors, write an element-wise statement: `dst = -src;`")),
                 },
             },
-            ExprKind::Float(text) => text
-                .parse()
-                .map(Value::Float)
-                .map_err(|_| Diagnostic::new(format!("`{text}` is not a number"), e.span)),
+            ExprKind::Float(text) => match text.parse::<f64>() {
+                // The widest element type is f32: a number past its range
+                // would be an infinity there, silently.
+                Ok(v) if v.abs() > f32::MAX as f64 => Err(Diagnostic::new(
+                    format!("`{text}` is past f32's largest value"),
+                    e.span,
+                )
+                .with_label(format!("f32 reaches {:e}", f32::MAX))
+                .with_help("element values are f32 at the widest; write `inf` for an infinity, or `-3.0e38` for a value below every other")),
+                Ok(v) => Ok(Value::Float(v)),
+                Err(_) => Err(Diagnostic::new(format!("`{text}` is not a number"), e.span)),
+            },
             ExprKind::Index(t, args) => {
                 let callee = self.eval(t)?;
                 if !matches!(callee, Value::Tensor(_)) {

@@ -99,6 +99,7 @@ impl KernelChecker {
                 format!("this element-wise expression nests deeper than {MAX_DEPTH} levels"),
                 e.span,
             )
+            .with_label("each operator of a chain (`a + b + c + ...`) nests one level")
             .with_help("compute a part into a register tensor first: `tmp = ...; dst = f(tmp);`"));
         }
         let integers = to.integers;

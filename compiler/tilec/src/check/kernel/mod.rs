@@ -630,10 +630,18 @@ impl KernelChecker {
                 let (a, b) = self.loop_bounds(start, end)?;
                 let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
-                if let (Some(first), Some(end)) = (a.as_static(), b.as_static())
-                    && let Some(last) = end.checked_sub(1)
-                {
-                    self.loop_ranges.insert(var.name.clone(), (first, last));
+                // A run-time end leaves the first value alone known: one
+                // the counter takes wherever the body runs.
+                match (a.as_static(), b.as_static()) {
+                    (Some(first), Some(end)) => {
+                        if let Some(last) = end.checked_sub(1) {
+                            self.loop_ranges.insert(var.name.clone(), (first, last));
+                        }
+                    }
+                    (Some(first), None) => {
+                        self.loop_ranges.insert(var.name.clone(), (first, first));
+                    }
+                    _ => {}
                 }
                 // Threads that disagree on the bounds run different trips.
                 let granule = self.granule(&a).min(self.granule(&b));

@@ -16,7 +16,10 @@ use tilec_layout::Builtin;
 /// What is known around a statement.
 pub(super) struct Ranges<'a> {
     pub launch: Option<&'a Launch>,
-    /// Loop counters with static bounds: first and last value.
+    /// Loop counters with static bounds: first and last value; with a
+    /// static start and a run-time end, the first value alone (which the
+    /// counter takes wherever the body runs: a value found outside a mode
+    /// there is one the slice takes).
     pub loops: &'a HashMap<String, (i64, i64)>,
     /// Conditions that hold around the statement.
     pub facts: &'a [Predicate],
