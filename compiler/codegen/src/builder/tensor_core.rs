@@ -130,8 +130,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .collect()
     }
 
-    /// A fragment of 16-bit values as 32-bit registers, two values each:
-    /// `i32` for bf16 (the intrinsic's type), `<2 x half>` for f16.
     /// A fragment's 16-bit values as 32-bit words of pairs, the register
     /// operands of inline PTX (a wgmma's A).
     pub(super) fn words(&self, f: &Fragment, elem: Elem) -> Result<Vec<IntValue<'ctx>>> {
@@ -145,6 +143,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .collect()
     }
 
+    /// A fragment of 16-bit values as 32-bit registers, two values each:
+    /// `i32` for bf16 (the intrinsic's type), `<2 x half>` for f16.
     fn pairs(&self, f: &Fragment, elem: Elem) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let values = self.fragment_values(f, elem);
         let vec_ty = elem_type(self.ctx, elem).into_float_type().vec_type(2);

@@ -339,7 +339,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Float(text) => match text.parse::<f64>() {
                 // The widest element type is f32: a number past its range
                 // would be an infinity there, silently.
-                Ok(v) if v.abs() > f32::MAX as f64 => Err(Diagnostic::new(
+                Ok(v) if (v as f32).is_infinite() && v.is_finite() => Err(Diagnostic::new(
                     format!("`{text}` is past f32's largest value"),
                     e.span,
                 )

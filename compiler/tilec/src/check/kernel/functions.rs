@@ -549,8 +549,8 @@ pub(super) fn element_constant(
 
 /// A thread layout gives each thread its coordinate as `(index / stride) %
 /// extent` per mode (CuTe's `get_flat_coord`): two threads share one, and
-/// some coordinates go to none, unless the strides, stride 0 aside (a mode
-/// shared on purpose), are those of a compact layout in some order, each
+/// some coordinates go to none, unless the strides, stride 0 and modes of
+/// one coordinate aside, are those of a compact layout in some order, each
 /// the product of the extents with smaller strides. `(32, 4):(1, 64)` gives
 /// threads 0 and 32 both (0, 0) and leaves half the tile to no thread.
 fn one_coordinate_a_thread(thr: &Layout, name: &str, a: &Args) -> Result<(), Diagnostic> {
@@ -564,7 +564,8 @@ fn one_coordinate_a_thread(thr: &Layout, name: &str, a: &Args) -> Result<(), Dia
     let Some(mut leaves) = leaves else {
         return Ok(());
     };
-    leaves.retain(|&(d, _)| d != 0);
+    // A mode of one coordinate gives every thread 0, whatever its stride.
+    leaves.retain(|&(d, s)| d != 0 && s != 1);
     leaves.sort();
     let mut next = 1;
     for (d, s) in leaves {

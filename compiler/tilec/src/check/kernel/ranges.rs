@@ -65,10 +65,15 @@ fn narrow(p: &Predicate, name: &str, r: (i64, i64)) -> Option<(i64, i64)> {
             }
         }
         Predicate::And(p, q) => narrow(q, name, narrow(p, name, r)?),
-        // Either side may hold: the hull of the two.
+        // Either side may hold: the hull of the two, a side that holds
+        // for no value left out (`thread.x >= 64` in a block of 64).
         Predicate::Or(p, q) => {
             let (x, y) = (narrow(p, name, r)?, narrow(q, name, r)?);
-            Some((x.0.min(y.0), x.1.max(y.1)))
+            Some(match (x.0 <= x.1, y.0 <= y.1) {
+                (true, false) => x,
+                (false, true) => y,
+                _ => (x.0.min(y.0), x.1.max(y.1)),
+            })
         }
     }
 }
@@ -114,5 +119,9 @@ mod tests {
             narrow(&lt("thread.x", 9).negated(), "thread.x", r),
             Some((9, 255))
         );
+        // A side of `||` that holds for no value in the range adds none.
+        let never = lt("thread.x", 300).negated();
+        let either = Predicate::Or(Box::new(lt("thread.x", 16)), Box::new(never));
+        assert_eq!(narrow(&either, "thread.x", r), Some((0, 15)));
     }
 }
