@@ -61,11 +61,15 @@ pub struct LaunchCondition {
 }
 
 /// A global access of parameter `param` at `index` (symbolic in
-/// `thread.x`, `block.*`, loop counters and extents).
+/// `thread.x`, `block.*`, loop counters and extents): an element's index
+/// in the buffer, or with `below`, its coordinate in one mode of the
+/// tensor, which stays in `0..below`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {
     pub param: usize,
     pub index: Int,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below: Option<Int>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

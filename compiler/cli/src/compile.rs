@@ -346,6 +346,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                     .map(|a| m::Access {
                         param: a.param,
                         index: a.index.clone(),
+                        below: a.below.clone(),
                     })
                     .collect(),
                 loops: l

@@ -402,6 +402,15 @@ fn check_plans_the_launch_at_the_extents_given() {
     // are bounded on the device): the CPU run passes.
     let (code, out, err) = tilec(&["run", "--cpu", "--checked", &k, "--dims", "M=20000"], "");
     assert_eq!(code, 0, "{out}{err}");
+    // An unguarded element inside A's buffer but at a tile coordinate
+    // below 0 (another column's rows) is refused by its coordinate.
+    let t = format!("{ROOT}/tests/checked/tile_coordinate_past_the_tiles.tile");
+    let (code, _, err) = tilec(&["check", &t, "--dims", "M=64,N=16"], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("would be accessed at coordinate -1..=-1 of a mode of 64"),
+        "{err}"
+    );
     // Accesses under `if i < M && j < N` (and a shared row under `c < 32`
     // in a loop to N) are bounded by their guards.
     let g = format!("{ROOT}/tests/run/guarded_by_an_if.tile");

@@ -17,7 +17,7 @@ use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
 use crate::manifest::{LoopSpec, Manifest};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, COUNTER_MAX, Int, Layout};
+use tilec_layout::{Builtin, COUNTER_MAX, Layout};
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -264,7 +264,7 @@ impl<'a> Proof<'a> {
                 continue; // inside a loop that does not run
             }
             let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
-            if let Err(error) = self.bound(a.param, &a.index, &env) {
+            if let Err(error) = self.bound(a, &env) {
                 return Err(Box::new(Failure {
                     error,
                     ranges,
@@ -276,15 +276,28 @@ impl<'a> Proof<'a> {
         Ok(())
     }
 
-    /// One access of parameter `param` at `index`, over the ranges `env`.
+    /// One access over the ranges `env`: its index inside the buffer, or
+    /// its coordinate inside its mode.
     fn bound(
         &self,
-        param: usize,
-        index: &Int,
+        a: &crate::manifest::Access,
         env: &dyn Fn(&str) -> Option<(i64, i64)>,
     ) -> Result<(), RuntimeError> {
-        let p = &self.m.params[param];
-        let len = reach(&self.plan.lens, &self.plan.staged, param) as i64;
+        let (p, index) = (&self.m.params[a.param], &a.index);
+        if let Some(below) = &a.below {
+            return match (index.range(env), below.range(env)) {
+                (Some((lo, hi)), Some((n, _))) if lo >= 0 && hi < n => Ok(()),
+                (Some((lo, hi)), Some((n, _))) => Err(RuntimeError::Bounds(format!(
+                    "{} would be accessed at coordinate {lo}..={hi} of a mode of {n} (coordinate {index}): inside its buffer, perhaps, but another row's or column's element",
+                    p.name
+                ))),
+                _ => Err(RuntimeError::Bounds(format!(
+                    "the coordinate {index} of {} cannot be bounded below {below}",
+                    p.name
+                ))),
+            };
+        }
+        let len = reach(&self.plan.lens, &self.plan.staged, a.param) as i64;
         match index.range(env) {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
             Some((lo, hi)) => Err(RuntimeError::Bounds(format!(

@@ -72,13 +72,16 @@ impl Lowerer<'_> {
                 self.accesses.push(GlobalAccess {
                     param: p,
                     index: index.clone(),
+                    below: None,
                 });
                 if width > 1 {
                     self.accesses.push(GlobalAccess {
                         param: p,
                         index: index.add(&Int::Static(width - 1)),
+                        below: None,
                     });
                 }
+                self.record_coordinates(v, c, width)?;
                 Space::Global(p)
             }
             Base::Shared(s) => {
@@ -162,6 +165,39 @@ impl Lowerer<'_> {
             guard = Some(self.below_and(guard, &at, &f.extent)?);
         }
         Ok(guard)
+    }
+
+    /// For the runtime's proof, each coordinate of an unguarded element of
+    /// a partial tile's view (the first and, for a vector at a flat
+    /// coordinate, the last) against its mode's extent: where a tile
+    /// coordinate runs past the tiles (a loop counter's `k - 1`), the
+    /// element can lie inside the buffer and outside the tensor, in
+    /// another row or column, which bounding its index alone passes.
+    fn record_coordinates(&mut self, v: &View, c: &Coord, width: i64) -> Result<(), Problem> {
+        let Base::Param(p) = v.base else {
+            return Ok(());
+        };
+        let last = match (width, c) {
+            (2.., Coord::Int(x)) => Some(Coord::Int(x.add(&Int::Static(width - 1)))),
+            _ => None,
+        };
+        for c in std::iter::once(c).chain(&last) {
+            for f in &v.coords {
+                let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
+                if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
+                    && (0..e).contains(&x)
+                {
+                    continue;
+                }
+                let index = self.by_loop(&self.capped(&at));
+                self.accesses.push(GlobalAccess {
+                    param: p,
+                    index,
+                    below: Some(f.extent.clone()),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// `at < extent`, joined to `so_far` (a conjunction of such tests, as

@@ -87,7 +87,13 @@ impl Lowerer<'_> {
 pub struct GlobalAccess {
     /// Kernel parameter index.
     pub param: usize,
+    /// The element's index in the buffer, or with `below`, its coordinate
+    /// in one mode of the tensor.
     pub index: Int,
+    /// The mode's extent, which the coordinate stays below (and at or
+    /// above 0): an unguarded entry's access inside the buffer but outside
+    /// its tile's tensor reads or writes another element, silently.
+    pub below: Option<Int>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -375,6 +381,7 @@ fn lower_with(
     // no value for one).
     let accesses = l.accesses.into_iter().map(|a| GlobalAccess {
         index: k.in_place_int(&a.index),
+        below: a.below.map(|b| k.in_place_int(&b)),
         ..a
     });
     let loops = l.loops.into_iter().map(|r| LoopRange {
