@@ -417,6 +417,11 @@ fn check_plans_the_launch_at_the_extents_given() {
     let (code, out, err) = tilec(&["check", &g, "--dims", "M=40,N=33"], "");
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("every access in bounds"), "{out}");
+    // A loop of no trips on the blocks past M (`ceil_div(M - block.x, G)`).
+    let g = format!("{ROOT}/tests/run/loop_of_no_trips.tile");
+    let (code, out, err) = tilec(&["check", &g, "--dims", "M=5,N=128"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("every access in bounds"), "{out}");
     let (code, out, _) = tilec(&["check", &k, "--dims", "M=1000"], "");
     assert_eq!(code, 0);
     assert!(out.contains("every access in bounds"), "{out}");

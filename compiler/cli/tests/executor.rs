@@ -66,6 +66,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/negative_tile_coordinate.tile", "M=64,N=16"),
         ("tests/run/negative_tile_coordinate.tile", "M=70,N=17"),
         ("tests/run/guarded_by_an_if.tile", "M=40,N=33"),
+        ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),
         ("tests/run/coordinates.tile", "M=100,N=37"),
         ("tests/run/stride_in_another_index.tile", "M=64,K=5,L=2,P=2"),

@@ -51,6 +51,21 @@ impl Int {
                     Op::CeilDiv if al >= 0 && bl > 0 => {
                         Some(((al + bh - 1) / bh, (ah + bl - 1) / bl))
                     }
+                    // A dividend that may be negative, by a positive
+                    // divisor, truncating as `apply` does: the quotient
+                    // grows with the dividend, and for a fixed dividend
+                    // moves one way with the divisor, so the corners bound
+                    // it (`ceil_div(M - block.x, G)`, 0 or below on the
+                    // last blocks: a loop of no trips there).
+                    Op::Div | Op::CeilDiv if bl > 0 => {
+                        let q = |a: i64, b: i64| match op {
+                            Op::Div => Some(a / b),
+                            _ => Some(a.checked_add(b)?.checked_sub(1)? / b),
+                        };
+                        let (l1, l2) = (q(al, bl)?, q(al, bh)?);
+                        let (h1, h2) = (q(ah, bl)?, q(ah, bh)?);
+                        Some((l1.min(l2), h1.max(h2)))
+                    }
                     Op::Mod => remainder_range((al, ah), (bl, bh)),
                     Op::Min => Some((al.min(bl), ah.min(bh))),
                     Op::Max => Some((al.max(bl), ah.max(bh))),

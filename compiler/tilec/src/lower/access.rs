@@ -394,12 +394,33 @@ impl Lowerer<'_> {
                 HELP,
             )),
             Some(Ok((lo, hi))) if lo >= 0 && hi < len => Ok(()),
-            Some(Ok((lo, hi))) => Err(Problem::Here(
-                format!(
-                    "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements"
-                ),
-                HELP,
-            )),
+            Some(Ok((lo, hi))) => {
+                // A counter whose loop ends at a run-time value is taken
+                // up to 2^40 here: name it, rather than leave the bound
+                // unexplained.
+                let mut names = Vec::new();
+                index.names(&mut names);
+                let unbounded: Vec<&str> = self
+                    .active
+                    .iter()
+                    .map(|&l| &self.counters[l])
+                    .filter(|c| c.range.is_none() && names.contains(&c.name))
+                    .map(|c| c.name.as_str())
+                    .collect();
+                let why = match unbounded.as_slice() {
+                    [] => String::new(),
+                    n => format!(
+                        " (`{}` runs to a bound known at run time alone, taken up to 2^40 here)",
+                        n.join("`, `")
+                    ),
+                };
+                Err(Problem::Here(
+                    format!(
+                        "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements{why}"
+                    ),
+                    HELP,
+                ))
+            }
             None => {
                 // An index of a few thousand terms would fill the screen.
                 let mut shown = index.to_string();

@@ -630,18 +630,8 @@ impl KernelChecker {
                 let (a, b) = self.loop_bounds(start, end)?;
                 let outer: Vec<String> = self.scope.keys().cloned().collect();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
-                // A run-time end leaves the first value alone known: one
-                // the counter takes wherever the body runs.
-                match (a.as_static(), b.as_static()) {
-                    (Some(first), Some(end)) => {
-                        if let Some(last) = end.checked_sub(1) {
-                            self.loop_ranges.insert(var.name.clone(), (first, last));
-                        }
-                    }
-                    (Some(first), None) => {
-                        self.loop_ranges.insert(var.name.clone(), (first, first));
-                    }
-                    _ => {}
+                if let Some(range) = self.counter_range(&a, &b) {
+                    self.loop_ranges.insert(var.name.clone(), range);
                 }
                 // Threads that disagree on the bounds run different trips.
                 let granule = self.granule(&a).min(self.granule(&b));

@@ -139,6 +139,11 @@ impl KernelChecker {
         let outer: Vec<String> = self.scope.keys().cloned().collect();
         let counter = Int::var(&p.var.name);
         self.define(&p.var, Some(Value::Int(counter.clone())));
+        // What the slices' check knows of the counter, as of a `for`
+        // loop's: its values, or with a run-time end its first alone.
+        if let Some(range) = self.counter_range(&start, &end) {
+            self.loop_ranges.insert(p.var.name.clone(), range);
+        }
         // The trip counted from the pipeline's first: across turns, the
         // earlier turns' trips before this one's, `(j - j0) * (k1 - k0)`,
         // taken mod S factor by factor, so that its range is known without
@@ -260,6 +265,7 @@ impl KernelChecker {
             self.enclosing.pop();
         }
         self.scope.retain(|name, _| outer.contains(name));
+        self.loop_ranges.remove(&p.var.name);
         if !only_boxes {
             return None;
         }
@@ -670,6 +676,17 @@ impl KernelChecker {
                         .with_help("give every block of a cluster the same iterations, or cluster along another grid dimension"),
                 );
             }
+        }
+    }
+
+    /// What the slices' check knows of a counter from `start` to `end`:
+    /// its first and last values, or where the end is known at run time
+    /// alone, its first (one it takes wherever the body runs).
+    pub(super) fn counter_range(&self, start: &Int, end: &Int) -> Option<(i64, i64)> {
+        let first = start.as_static()?;
+        match end.as_static() {
+            Some(end) => Some((first, end.checked_sub(1)?)),
+            None => Some((first, first)),
         }
     }
 
