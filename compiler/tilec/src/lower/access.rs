@@ -404,7 +404,9 @@ impl Lowerer<'_> {
                     .active
                     .iter()
                     .map(|&l| &self.counters[l])
-                    .filter(|c| c.range.is_none() && names.contains(&c.name))
+                    .filter(|c| {
+                        c.iterations >= tilec_layout::COUNTER_MAX && names.contains(&c.name)
+                    })
                     .map(|c| c.name.as_str())
                     .collect();
                 let why = match unbounded.as_slice() {
