@@ -185,8 +185,18 @@ pub fn run(a: Args) -> ExitCode {
                         // The executor checks each access as it runs; a GPU
                         // launch must be proved in bounds first. A kernel it
                         // would refuse fails here too, not on the GPU alone.
-                        if let Err(e) = tilec_runtime::plan::plan_for_gpu(&c.manifest, &dims) {
-                            eprintln!("error: {}: on a GPU, {e}", c.kernel.name);
+                        // Nor the executor's own plan (which entries ran
+                        // where): its checks see the buffer, the proof each
+                        // coordinate of an unguarded access in its mode.
+                        let proved = tilec_runtime::plan::plan_for_gpu(&c.manifest, &dims)
+                            .map(|_| ())
+                            .map_err(|e| ("on a GPU", e))
+                            .and_then(|()| {
+                                tilec_runtime::plan::prove(&c.manifest, &plan)
+                                    .map_err(|e| ("as the CPU executor ran it", e))
+                            });
+                        if let Err((how, e)) = proved {
+                            eprintln!("error: {}: {how}, {e}", c.kernel.name);
                             crate::compile::refused_hint(&e);
                             all_ok = false;
                         }

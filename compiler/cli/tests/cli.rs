@@ -417,6 +417,17 @@ fn check_plans_the_launch_at_the_extents_given() {
     let (code, out, err) = tilec(&["check", &g, "--dims", "M=40,N=33"], "");
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("every access in bounds"), "{out}");
+    // The executor's own plan is proved too: a pipeline a k-tile past
+    // the tiles reads past A's row inside its aligned copy.
+    let p = format!("{ROOT}/tests/checked/pipeline_past_its_tiles.tile");
+    let (code, out, err) = tilec(&["run", "--cpu", &p, "--dims", "M=100,N=77,K=130"], "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "as the CPU executor ran it, refusing to launch: A would be accessed at coordinate"
+        ),
+        "{err}"
+    );
     // A loop of no trips on the blocks past M (`ceil_div(M - block.x, G)`).
     let g = format!("{ROOT}/tests/run/loop_of_no_trips.tile");
     let (code, out, err) = tilec(&["check", &g, "--dims", "M=5,N=128"], "");

@@ -318,16 +318,23 @@ pub fn plan_for_gpu(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeErro
 
 fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPlan, RuntimeError> {
     let p = plan_sizes_for(m, dims, sms)?;
+    prove(m, &p)?;
+    Ok(p)
+}
+
+/// Every launch of `p` proved in bounds, as a GPU's runtime proves it
+/// (nothing for a checked build, which bounds every access itself on the
+/// device): for a plan made another way, such as the CPU executor's.
+pub fn prove(m: &Manifest, p: &LaunchPlan) -> Result<(), RuntimeError> {
     let values = bound(m, &p.extents);
-    // A checked build bounds every access itself, on the device.
     if !m.checked {
         for l in &p.launches {
             let whole: [(i64, i64); 3] =
                 std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
-            check_bounds(m, &p, l, &whole, &values)?;
+            check_bounds(m, p, l, &whole, &values)?;
         }
     }
-    Ok(p)
+    Ok(())
 }
 
 /// Plans without bounding the accesses ahead of time: for the CPU
