@@ -16,6 +16,7 @@
 
 mod approximation;
 mod arith;
+mod operands;
 pub mod parse;
 mod print;
 pub mod shared;
@@ -27,6 +28,7 @@ pub mod verify;
 use crate::check::program::Elem;
 use crate::span::Span;
 pub use arith::Arith;
+pub use operands::{Fragment, SmemOperand, WgmmaA};
 pub use print::op_name;
 use std::fmt::{self, Write};
 use tilec_layout::int::Op as IntOp;
@@ -119,41 +121,6 @@ impl CopyAtom {
         match self {
             CopyAtom::Scalar(_) | CopyAtom::Convert(..) => 1,
             CopyAtom::Vector(_, w) | CopyAtom::Async(_, w) => w as i64,
-        }
-    }
-}
-
-/// Elements of one thread's register array, in the order an instruction
-/// takes them (an MMA atom's values of one operand).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fragment {
-    pub array: usize,
-    pub index: Vec<i64>,
-}
-
-/// A wgmma operand in shared memory: where its tile starts (an element of
-/// a buffer, before the buffer's swizzle) and its descriptor's fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SmemOperand {
-    pub start: Addr,
-    pub desc: tilec_layout::SmemDescriptor,
-}
-
-/// Where a wgmma reads A: shared memory through a descriptor (the `_SS`
-/// atoms), or each thread's registers in the atom's A value order, 16-bit
-/// values packed in pairs as mma.sync takes them (`_RS`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WgmmaA {
-    Shared(SmemOperand),
-    Registers(Fragment),
-}
-
-impl WgmmaA {
-    /// The operand's shared memory, where it is there.
-    pub fn shared(&self) -> Option<&SmemOperand> {
-        match self {
-            WgmmaA::Shared(o) => Some(o),
-            WgmmaA::Registers(_) => None,
         }
     }
 }

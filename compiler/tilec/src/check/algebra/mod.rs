@@ -11,8 +11,11 @@
 
 mod atoms;
 mod coordinates;
+mod extents;
 mod functions;
 
+pub(crate) use extents::positive_tiler;
+use extents::{non_negative_strides, positive_extents};
 pub use functions::{FUNCTIONS, Function};
 
 use super::program::View;
@@ -683,61 +686,6 @@ fn apply(callee: &Value, coord: &Value, fspan: Span, span: Span) -> Result<Value
     Err(Diagnostic::new("only a layout can be evaluated at a coordinate", fspan)
         .with_label(format!("this is {}", callee.kind()))
         .with_help("to evaluate a layout literal, parenthesize it: ((4,3):(3,1))(2,1), or use eval(L, COORD)"))
-}
-
-/// Extents are at least 1: a zero or negative extent has no coordinates.
-fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
-    match shape
-        .leaves()
-        .iter()
-        .find(|e| e.as_static().is_some_and(|v| v < 1))
-    {
-        None => Ok(()),
-        Some(e) => Err(
-            Diagnostic::new(format!("the shape {shape} has the extent {e}"), span)
-                .with_label("extents must be at least 1")
-                .with_help("use 1 for a mode with a single coordinate"),
-        ),
-    }
-}
-
-/// A tiler's extents are at least 1, as a shape's: a tile of 0 or fewer
-/// elements has none to hold.
-pub(crate) fn positive_tiler(t: &Tiler, span: Span) -> Result<(), Diagnostic> {
-    fn extents(t: &Tiler, out: &mut Vec<Int>) {
-        match t {
-            Tiler::Layout(l) => out.extend(l.shape().leaves()),
-            Tiler::Int(n) => out.push(n.clone()),
-            Tiler::Under => {}
-            Tiler::Tuple(v) => v.iter().for_each(|t| extents(t, out)),
-        }
-    }
-    let mut all = Vec::new();
-    extents(t, &mut all);
-    match all.iter().find(|e| e.as_static().is_some_and(|v| v < 1)) {
-        None => Ok(()),
-        Some(e) => Err(
-            Diagnostic::new(format!("the tiler {t} has the extent {e}"), span)
-                .with_label("extents must be at least 1")
-                .with_help("use 1 for a mode with a single coordinate"),
-        ),
-    }
-}
-
-/// Strides are at least 0: tilec's indices never go below a tensor's base.
-fn non_negative_strides(stride: &IntTuple, span: Span) -> Result<(), Diagnostic> {
-    match stride
-        .leaves()
-        .iter()
-        .find(|e| e.as_static().is_some_and(|v| v < 0))
-    {
-        None => Ok(()),
-        Some(e) => Err(
-            Diagnostic::new(format!("negative stride {e} in {stride}"), span)
-                .with_label("strides must be at least 0")
-                .with_help("tilec's layouts map coordinates to offsets from the start of a tensor; reverse a mode by its coordinates instead"),
-        ),
-    }
 }
 
 /// A called name without its element type: `shared<f32>` calls `shared`.

@@ -7,8 +7,7 @@
 //! barrier between.
 
 use super::{
-    Addr, Arith, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef,
-    Space, one_wgmma_group,
+    Addr, Arith, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, KernelIr, Param, ScalarRef, Space,
 };
 use crate::check::kernel::predication::UNIFORM;
 use crate::check::program::Elem;
@@ -17,6 +16,9 @@ use pipeline::{
 };
 
 mod pipeline;
+mod warpgroup;
+
+use warpgroup::{wgmma_fragment, wgmma_windows};
 
 pub fn verify(ir: &KernelIr) -> Result<(), String> {
     for (id, v) in ir.ints.iter().enumerate() {
@@ -333,25 +335,9 @@ fn insts(
                         ir.block_threads
                     ));
                 }
-                fragment(ir, c, atom.values(tilec_layout::Operand::C))?;
-                if ir.registers[c.array].elem != atom.c {
-                    return Err(format!(
-                        "{} accumulates into r{} of {}",
-                        atom.full_name(),
-                        c.array,
-                        ir.registers[c.array].elem
-                    ));
-                }
+                wgmma_fragment(ir, atom, c, tilec_layout::Operand::C)?;
                 if let crate::ir::WgmmaA::Registers(a) = a {
-                    fragment(ir, a, atom.values(tilec_layout::Operand::A))?;
-                    if ir.registers[a.array].elem != atom.ab {
-                        return Err(format!(
-                            "{} reads A from r{} of {}",
-                            atom.full_name(),
-                            a.array,
-                            ir.registers[a.array].elem
-                        ));
-                    }
+                    wgmma_fragment(ir, atom, a, tilec_layout::Operand::A)?;
                 }
                 for o in a.shared().into_iter().chain([b]) {
                     addr(ir, &o.start, open)?;
@@ -563,77 +549,6 @@ fn insts(
     Ok(())
 }
 
-/// wgmma's protocol, as lowering places it: in each instruction list,
-/// wgmmas stand between a fence and a commit, and the commit is followed by
-/// a wait for all groups before anything else, so nothing touches an
-/// accumulator in flight (ptxas would serialize the wgmmas, or read stale
-/// registers) and no group outlives its list. Two exceptions make one
-/// group in flight across a lagged pipeline's trips (`lag` 1 is the list's
-/// own): that body is one group and nothing else, ending in a wait for all
-/// but it; and a lagged pipeline leaves its last group in flight, so a
-/// wait for all follows it (with turns, heads each turn's `after`).
-fn wgmma_windows(body: &[Inst], lag: u32) -> Result<(), String> {
-    if lag == 1 {
-        // Anything beside the group would run beside the last trip's.
-        return match (one_wgmma_group(body, 1), one_wgmma_group(body, 0)) {
-            (true, _) => Ok(()),
-            (false, true) => Err(
-                "wgmma protocol: a lagged pipeline's body ends in a wait for all but its group (wait 1)"
-                    .into(),
-            ),
-            (false, false) => {
-                Err("wgmma protocol: a lagged pipeline's body is one wgmma group".into())
-            }
-        };
-    }
-    #[derive(PartialEq)]
-    enum State {
-        Outside,
-        Issuing,
-        Committed,
-    }
-    let mut state = State::Outside;
-    for inst in body {
-        state = match (&inst.kind, state) {
-            (InstKind::WgmmaFence, State::Outside) => State::Issuing,
-            (InstKind::Wgmma { .. }, State::Issuing) => State::Issuing,
-            (InstKind::WgmmaCommit, State::Issuing) => State::Committed,
-            (InstKind::WgmmaWait(0), State::Committed) => State::Outside,
-            // A turn's last group is waited for in its `after`.
-            (
-                InstKind::Pipeline {
-                    lag, turn: None, ..
-                },
-                State::Outside,
-            ) if *lag > 0 => State::Committed,
-            (_, State::Outside)
-                if !matches!(
-                    inst.kind,
-                    InstKind::Wgmma { .. } | InstKind::WgmmaCommit | InstKind::WgmmaWait(_)
-                ) =>
-            {
-                State::Outside
-            }
-            (kind, _) => {
-                return Err(format!(
-                    "wgmma protocol: {} out of place (fence, wgmmas, commit, wait 0)",
-                    match kind {
-                        InstKind::Wgmma { .. } => "a wgmma",
-                        InstKind::WgmmaFence => "a fence",
-                        InstKind::WgmmaCommit => "a commit",
-                        InstKind::WgmmaWait(_) => "a wait",
-                        _ => "an instruction",
-                    }
-                ));
-            }
-        };
-    }
-    if state != State::Outside {
-        return Err("wgmma protocol: a group is not waited for".into());
-    }
-    Ok(())
-}
-
 /// Warp-wide instructions need a block of whole warps.
 fn whole_warps(ir: &KernelIr) -> Result<(), String> {
     if ir.block_threads % 32 != 0 {
@@ -646,7 +561,7 @@ fn whole_warps(ir: &KernelIr) -> Result<(), String> {
 }
 
 /// A fragment names `values` elements of an existing register array.
-fn fragment(ir: &KernelIr, f: &super::Fragment, values: i64) -> Result<(), String> {
+pub(super) fn fragment(ir: &KernelIr, f: &super::Fragment, values: i64) -> Result<(), String> {
     let b = ir
         .registers
         .get(f.array)
