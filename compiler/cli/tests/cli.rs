@@ -428,6 +428,12 @@ fn check_plans_the_launch_at_the_extents_given() {
         ),
         "{err}"
     );
+    // A block's tile coordinate through a slice, below 0 at some blocks:
+    // those run the guarded entry, and the launch is proved.
+    let s = format!("{ROOT}/tests/run/tile_coordinate_through_a_slice.tile");
+    let (code, out, err) = tilec(&["check", &s, "--dims", "M=64,N=16"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("every access in bounds"), "{out}");
     // A loop of no trips on the blocks past M (`ceil_div(M - block.x, G)`).
     let g = format!("{ROOT}/tests/run/loop_of_no_trips.tile");
     let (code, out, err) = tilec(&["check", &g, "--dims", "M=5,N=128"], "");

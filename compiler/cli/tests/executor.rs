@@ -65,6 +65,14 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/wgmma_rs.tile", "M=256,N=48,K=64"),
         ("tests/run/negative_tile_coordinate.tile", "M=64,N=16"),
         ("tests/run/negative_tile_coordinate.tile", "M=70,N=17"),
+        (
+            "tests/run/tile_coordinate_through_a_slice.tile",
+            "M=64,N=16",
+        ),
+        (
+            "tests/run/tile_coordinate_through_a_slice.tile",
+            "M=70,N=17",
+        ),
         ("tests/run/guarded_by_an_if.tile", "M=40,N=33"),
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),

@@ -6,10 +6,11 @@
 //! can leave its mode, as a diagnostic at its argument.
 
 use super::{Args, Ranges};
+use crate::check::program::{Base, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
-use tilec_layout::{Coord, Int, IntTuple, Layout};
+use tilec_layout::{Builtin, Conditions, Coord, Fact, Int, IntTuple, Layout};
 
 /// Refuses a coordinate of `coord` that can leave its mode of `shape`;
 /// `spans` are the arguments' (one a mode) and `span` the slice's.
@@ -66,6 +67,42 @@ pub fn check_slice(
          array), which no guard sees: guard the statement{guard}, launch fewer threads, \
          loop fewer times, or slice a larger mode"
         )))
+}
+
+/// A partial tile's view sliced at a coordinate of the block alone
+/// (`gA[_, _, block.x - block.y]`, a tile of the `_` mode of a
+/// `local_tile`): the tile it names is full only where the coordinate is
+/// one of the mode's, `0 <= c < size`, a fact of the block's like the
+/// `local_tile` ones, so that the blocks where it is not run the guarded
+/// entry (the launch proof refused the full entry there: its elements lie
+/// in another row or column of the buffer).
+pub fn full_slice(t: &View, coord: &Coord, conds: &mut Conditions) {
+    let (Base::Param(p), false) = (&t.base, t.coords.is_empty()) else {
+        return;
+    };
+    let (IntTuple::Tuple(modes), Coord::Tuple(cs)) = (t.layout.shape(), coord) else {
+        return;
+    };
+    let of_block = |c: &Int| {
+        let mut names = Vec::new();
+        c.names(&mut names);
+        !names.is_empty() && names.iter().all(|n| Builtin::is_block(n))
+    };
+    for (m, c) in modes.iter().zip(cs) {
+        let Coord::Int(c) = c else { continue };
+        if !of_block(c) {
+            continue;
+        }
+        let full = crate::check::kernel::FULL_TILES;
+        if Int::Static(0).known_le(c) != Some(true) {
+            conds.record_for(Fact::Le(Int::Static(0), c.clone()), full, Some(*p));
+        }
+        conds.record_for(
+            Fact::Le(c.add(&Int::Static(1)), m.product()),
+            full,
+            Some(*p),
+        );
+    }
 }
 
 /// The span of mode `i`'s argument where the slice has one a mode, else

@@ -523,6 +523,7 @@ impl<'a> Evaluator<'a> {
         if let (Value::Tensor(t), Some(ranges), Some(c)) = (callee, self.ranges, coord.to_coord()) {
             let spans: Vec<Span> = args.iter().map(|a| a.span).collect();
             coordinates::check_slice(t.layout.shape(), &c, ranges, &spans, span)?;
+            coordinates::full_slice(t, &c, &mut self.conditions);
         }
         apply(callee, &coord, fspan, span)
     }
