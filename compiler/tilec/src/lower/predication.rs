@@ -66,7 +66,10 @@ impl Lowerer<'_> {
     /// the comparison (`min(i, M - 1)`), which where the statement runs is
     /// the same value, so that a guarded access's bound is the guard's.
     pub(super) fn capped(&self, v: &Int) -> Int {
-        v.replace_parts(&self.caps)
+        match self.caps.is_empty() {
+            true => v.clone(),
+            false => v.replace_parts(&self.caps),
+        }
     }
 
     fn bounded_branch(
