@@ -7,18 +7,7 @@ use tilec_layout::{Int, IntTuple, Tiler};
 
 /// Extents are at least 1: a zero or negative extent has no coordinates.
 pub(super) fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
-    match shape
-        .leaves()
-        .iter()
-        .find(|e| e.as_static().is_some_and(|v| v < 1))
-    {
-        None => Ok(()),
-        Some(e) => Err(
-            Diagnostic::new(format!("the shape {shape} has the extent {e}"), span)
-                .with_label("extents must be at least 1")
-                .with_help("use 1 for a mode with a single coordinate"),
-        ),
-    }
+    at_least_one(&shape.leaves(), || format!("the shape {shape}"), span)
 }
 
 /// A tiler's extents are at least 1, as a shape's: a tile of 0 or fewer
@@ -34,10 +23,18 @@ pub(crate) fn positive_tiler(t: &Tiler, span: Span) -> Result<(), Diagnostic> {
     }
     let mut all = Vec::new();
     extents(t, &mut all);
-    match all.iter().find(|e| e.as_static().is_some_and(|v| v < 1)) {
+    at_least_one(&all, || format!("the tiler {t}"), span)
+}
+
+/// The error for the first static extent below 1 of `what`'s, if any.
+fn at_least_one(extents: &[Int], what: impl Fn() -> String, span: Span) -> Result<(), Diagnostic> {
+    match extents
+        .iter()
+        .find(|e| e.as_static().is_some_and(|v| v < 1))
+    {
         None => Ok(()),
         Some(e) => Err(
-            Diagnostic::new(format!("the tiler {t} has the extent {e}"), span)
+            Diagnostic::new(format!("{} has the extent {e}", what()), span)
                 .with_label("extents must be at least 1")
                 .with_help("use 1 for a mode with a single coordinate"),
         ),
