@@ -515,6 +515,17 @@ impl<'a> Evaluator<'a> {
         span: Span,
     ) -> Result<Value, Diagnostic> {
         let mut values = self.eval_all(args)?;
+        // The argument that is not a coordinate, at its own span (a
+        // tensor's element used to pick a tile: data indexes nothing here).
+        if let Some((a, v)) = args
+            .iter()
+            .zip(&values)
+            .find(|(_, v)| v.to_coord().is_none())
+        {
+            return Err(Diagnostic::new("a coordinate is an integer, `_`, or a tuple of them", a.span)
+                .with_label(format!("this is {}", v.kind()))
+                .with_help("tiles and elements are picked by integers: the block's and the thread's indices, loop counters, extents and `let` integers of them; a tensor's element is a value, and no index"));
+        }
         let coord = if values.len() == 1 {
             values.remove(0)
         } else {
