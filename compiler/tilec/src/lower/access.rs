@@ -155,6 +155,16 @@ impl Lowerer<'_> {
     /// folding assumes dynamic values positive.
     pub(super) fn guard(&mut self, v: &View, c: &Coord) -> Result<Option<IntId>, Problem> {
         let mut guard: Option<IntId> = None;
+        for (at, extent) in self.coordinates(v, c)? {
+            guard = Some(self.below_and(guard, &at, extent)?);
+        }
+        Ok(guard)
+    }
+
+    /// Element `c`'s coordinate in each mode of its tensor, with the
+    /// mode's extent, but those known at compile time to lie inside.
+    fn coordinates<'v>(&self, v: &'v View, c: &Coord) -> Result<Vec<(Int, &'v Int)>, Problem> {
+        let mut out = Vec::new();
         for f in &v.coords {
             let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
             if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
@@ -162,9 +172,9 @@ impl Lowerer<'_> {
             {
                 continue;
             }
-            guard = Some(self.below_and(guard, &at, &f.extent)?);
+            out.push((at, &f.extent));
         }
-        Ok(guard)
+        Ok(out)
     }
 
     /// For the runtime's proof, each coordinate of an unguarded element of
@@ -182,18 +192,12 @@ impl Lowerer<'_> {
             _ => None,
         };
         for c in std::iter::once(c).chain(&last) {
-            for f in &v.coords {
-                let at = self.fix(&f.offset.add(&f.layout.eval(c).map_err(|e| e.to_string())?));
-                if let (Some(x), Some(e)) = (at.as_static(), f.extent.as_static())
-                    && (0..e).contains(&x)
-                {
-                    continue;
-                }
+            for (at, extent) in self.coordinates(v, c)? {
                 let index = self.by_loop(&self.capped(&at));
                 self.accesses.push(GlobalAccess {
                     param: p,
                     index,
-                    below: Some(f.extent.clone()),
+                    below: Some(extent.clone()),
                 });
             }
         }
