@@ -62,6 +62,14 @@ impl Builtin {
         matches!(Builtin::parse(name), Some(Builtin::Block(_)))
     }
 
+    /// Whether every name in `v` is a block index: the value is the same
+    /// for all of a block's threads and trips (a constant too).
+    pub fn of_the_block(v: &Int) -> bool {
+        let mut names = Vec::new();
+        v.names(&mut names);
+        names.iter().all(|n| Builtin::is_block(n))
+    }
+
     /// The builtin as a symbolic integer.
     pub fn int(self) -> Int {
         Int::var(self.name())

@@ -83,14 +83,10 @@ pub fn full_slice(t: &View, coord: &Coord, conds: &mut Conditions) {
     let (IntTuple::Tuple(modes), Coord::Tuple(cs)) = (t.layout.shape(), coord) else {
         return;
     };
-    let of_block = |c: &Int| {
-        let mut names = Vec::new();
-        c.names(&mut names);
-        !names.is_empty() && names.iter().all(|n| Builtin::is_block(n))
-    };
     for (m, c) in modes.iter().zip(cs) {
         let Coord::Int(c) = c else { continue };
-        if !of_block(c) {
+        // A constant is checked against the mode already (`check_slice`).
+        if c.is_static() || !Builtin::of_the_block(c) {
             continue;
         }
         let full = crate::check::kernel::FULL_TILES;

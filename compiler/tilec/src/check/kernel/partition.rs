@@ -101,11 +101,6 @@ pub(super) fn even(
         let (tile, extent) = (tile.product(), mode.product());
         let fact = Fact::divides(&tile, &extent);
         if !t.coords.is_empty() {
-            let block_uniform = |c: &Int| {
-                let mut names = Vec::new();
-                c.names(&mut names);
-                names.iter().all(|n| Builtin::is_block(n))
-            };
             // A parameter's own mode is there already, perhaps bounded by
             // its padded extent (`A.padded.1`): on a copy zero up to it, a
             // full tile may reach past the extent as far.
@@ -120,7 +115,7 @@ pub(super) fn even(
             });
             let bound = mine.map_or(&extent, |c| &c.extent);
             let here = match at.and_then(|c| c.get(i)) {
-                Some(Coord::Int(c)) if block_uniform(c) => {
+                Some(Coord::Int(c)) if Builtin::of_the_block(c) => {
                     // A coordinate that may be below 0 (`block.x - 1`)
                     // names a tile before the tensor's start: full only
                     // where it is not.
