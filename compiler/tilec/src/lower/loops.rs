@@ -5,6 +5,7 @@
 
 use super::{LoopRange, Lowerer, Problem};
 use crate::check::algebra::MAX_INT_NODES;
+use crate::check::program::{Base, Op, Stmt, View};
 use crate::ir::IntId;
 use tilec_layout::{Builtin, Int};
 
@@ -175,4 +176,44 @@ impl Lowerer<'_> {
 /// name a loop even where the source reuses `k`.
 fn loop_counter(var: &str, id: usize) -> String {
     format!("{var}.{id}")
+}
+
+/// The most copies of a loop body that unrolling makes.
+pub(super) const MAX_UNROLL: i64 = 256;
+
+/// Whether a statement of `body` (nested loops included) indexes registers
+/// by the counter `var`.
+pub(super) fn indexes_registers(body: &[Stmt], var: &str) -> bool {
+    let by_var = |v: &View| {
+        let mut names = Vec::new();
+        v.offset.names(&mut names);
+        matches!(v.base, Base::Registers(_)) && names.iter().any(|n| n == var)
+    };
+    body.iter().any(|s| match &s.op {
+        Op::Copy { src, dst, .. } => by_var(src) || by_var(dst),
+        Op::Gemm { a, b, c } | Op::Mma { a, b, c, .. } => by_var(a) || by_var(b) || by_var(c),
+        Op::Assign { dst, value } => {
+            let mut views = vec![dst];
+            value.tensors(&mut views);
+            views.into_iter().any(by_var)
+        }
+        Op::Fill { dst, .. } => by_var(dst),
+        Op::For { body, .. } => indexes_registers(body, var),
+        Op::If {
+            then, otherwise, ..
+        } => indexes_registers(then, var) || indexes_registers(otherwise, var),
+        Op::Pipeline {
+            load, body, turn, ..
+        } => {
+            indexes_registers(load, var)
+                || indexes_registers(body, var)
+                || turn
+                    .as_ref()
+                    .is_some_and(|t| indexes_registers(&t.after, var))
+        }
+        Op::ReduceBlocks { body, .. } => indexes_registers(body, var),
+        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } | Op::Prefetch { .. } => {
+            false
+        }
+    })
 }

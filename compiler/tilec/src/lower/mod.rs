@@ -31,13 +31,14 @@ mod warpgroup;
 pub use variant::{Variant, entry_name, lower_variants, lower_variants_each, variants};
 
 use crate::check::kernel::FULL_TILES;
-use crate::check::program::{Base, Kernel, Op, ParamKind, Scalar, Stmt, View};
+use crate::check::program::{Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
     Buffer, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param, ScalarRef,
 };
 use crate::span::Span;
 use foldhash::{HashMap, HashMapExt};
+use loops::{MAX_UNROLL, indexes_registers};
 use tilec_layout::{Builtin, Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
@@ -732,46 +733,6 @@ impl Lowerer<'_> {
 /// The most atoms (element or vector copies, multiply-adds) one variant of
 /// a kernel unrolls to: each is an instruction of every thread.
 const MAX_ATOMS: i64 = 1 << 16;
-
-/// The most copies of a loop body that unrolling makes.
-const MAX_UNROLL: i64 = 256;
-
-/// Whether a statement of `body` (nested loops included) indexes registers
-/// by the counter `var`.
-fn indexes_registers(body: &[Stmt], var: &str) -> bool {
-    let by_var = |v: &View| {
-        let mut names = Vec::new();
-        v.offset.names(&mut names);
-        matches!(v.base, Base::Registers(_)) && names.iter().any(|n| n == var)
-    };
-    body.iter().any(|s| match &s.op {
-        Op::Copy { src, dst, .. } => by_var(src) || by_var(dst),
-        Op::Gemm { a, b, c } | Op::Mma { a, b, c, .. } => by_var(a) || by_var(b) || by_var(c),
-        Op::Assign { dst, value } => {
-            let mut views = vec![dst];
-            value.tensors(&mut views);
-            views.into_iter().any(by_var)
-        }
-        Op::Fill { dst, .. } => by_var(dst),
-        Op::For { body, .. } => indexes_registers(body, var),
-        Op::If {
-            then, otherwise, ..
-        } => indexes_registers(then, var) || indexes_registers(otherwise, var),
-        Op::Pipeline {
-            load, body, turn, ..
-        } => {
-            indexes_registers(load, var)
-                || indexes_registers(body, var)
-                || turn
-                    .as_ref()
-                    .is_some_and(|t| indexes_registers(&t.after, var))
-        }
-        Op::ReduceBlocks { body, .. } => indexes_registers(body, var),
-        Op::Sync | Op::AsyncFence | Op::AsyncWait(_) | Op::CopyTma { .. } | Op::Prefetch { .. } => {
-            false
-        }
-    })
-}
 
 fn coord2(a: i64, b: i64) -> Coord {
     Coord::Tuple(vec![Coord::from(a), Coord::from(b)])
