@@ -101,6 +101,20 @@ impl DeviceElem for bf16 {
     }
 }
 
+/// One pitched copy of the stage kernel ([`crate::stage`]), as
+/// [`Gpu::stage`] batches them.
+#[derive(Clone, Copy)]
+struct StageCopy<'a> {
+    elem_bytes: u64,
+    kernel: &'a CudaFunction,
+    /// Source, destination, row length, source pitch, destination pitch,
+    /// rows (lengths and pitches in elements).
+    args: [u64; 6],
+    /// Blocks along a row.
+    blocks: u64,
+    rows: u64,
+}
+
 /// The entry points of a plan's launches, each with whether it takes a
 /// block offset, and a stream for each launch after the first.
 pub struct Loaded {
@@ -415,9 +429,7 @@ impl Gpu {
                 "the kernel was loaded for another plan (its aligned copies or its workspace differ)".into(),
             ));
         }
-        for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
-            self.stage(s, d, copy, f, false)?;
-        }
+        self.stage(plan, k, d, false)?;
         if !k.side.is_empty() {
             k.start.record(&self.stream)?;
         }
@@ -448,12 +460,7 @@ impl Gpu {
             done.record(s)?;
             self.stream.wait(done)?;
         }
-        for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
-            if s.written {
-                self.stage(s, d, copy, f, true)?;
-            }
-        }
-        Ok(())
+        self.stage(plan, k, d, true)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -521,50 +528,84 @@ impl Gpu {
         Ok(())
     }
 
-    /// Fills the aligned copy `copy` of a tensor with the stage kernel `f`
-    /// (on the stream, before the launch), or with `back`, copies it back
-    /// to the tensor (after the launch).
+    /// Fills the plan's aligned copies (on the stream, before the launch),
+    /// or with `back`, copies those a TMA store wrote back to their tensors
+    /// (after it): their pitched copies, [`crate::stage::COPIES`] a launch
+    /// of the stage kernel for their element size.
     fn stage(
         &self,
-        s: &crate::staging::Staging,
+        plan: &LaunchPlan,
+        k: &Loaded,
         d: &DeviceArgs,
-        copy: &CudaSlice<u8>,
-        f: &CudaFunction,
         back: bool,
     ) -> Result<(), RuntimeError> {
         use cudarc::driver::DevicePtr;
-        if (copy.len() as u64) < s.bytes() {
-            return Err(RuntimeError::Usage(format!(
-                "an aligned copy of {} bytes for a staging of {}",
-                copy.len(),
-                s.bytes()
-            )));
-        }
-        let tensor = d.address(s.param, &self.stream)?;
-        let copy = copy.device_ptr(&self.stream).0;
-        let e = s.elem_bytes;
-        let width = s.row_bytes / e;
-        for c in s.copies() {
-            let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
-            let cfg = LaunchConfig {
-                grid_dim: (blocks as u32, c.rows.min(65535) as u32, 1),
-                block_dim: (crate::stage::THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let (from, to) = (tensor + c.from, copy + c.to);
-            let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
-            let args = match back {
-                false => [from, to, width, from_pitch, to_pitch, c.rows],
-                true => [to, from, width, to_pitch, from_pitch, c.rows],
-            };
-            let mut b = self.stream.launch_builder(f);
-            for a in &args {
-                b.arg(a);
+        let mut jobs: Vec<StageCopy> = Vec::new();
+        for (s, (copy, f)) in plan.staged.iter().zip(&k.staged) {
+            if back && !s.written {
+                continue;
             }
-            // Safety: the plan bounded the rows within the tensor's buffer
-            // (the map's reach) and sized the copy by them; the kernel
-            // takes six u64s and touches rows below `c.rows` only.
-            unsafe { b.launch(cfg) }?;
+            if (copy.len() as u64) < s.bytes() {
+                return Err(RuntimeError::Usage(format!(
+                    "an aligned copy of {} bytes for a staging of {}",
+                    copy.len(),
+                    s.bytes()
+                )));
+            }
+            let tensor = d.address(s.param, &self.stream)?;
+            let copy = copy.device_ptr(&self.stream).0;
+            let e = s.elem_bytes;
+            let width = s.row_bytes / e;
+            let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
+            for c in s.copies() {
+                let (from, to) = (tensor + c.from, copy + c.to);
+                let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
+                let args = match back {
+                    false => [from, to, width, from_pitch, to_pitch, c.rows],
+                    true => [to, from, width, to_pitch, from_pitch, c.rows],
+                };
+                jobs.push(StageCopy {
+                    elem_bytes: e,
+                    kernel: f,
+                    args,
+                    blocks,
+                    rows: c.rows,
+                });
+            }
+        }
+        // The copies of one element size, a launch for each few.
+        while let Some(&StageCopy {
+            elem_bytes: e,
+            kernel: f,
+            ..
+        }) = jobs.first()
+        {
+            let (same, rest): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.elem_bytes == e);
+            jobs = rest;
+            for chunk in same.chunks(crate::stage::COPIES) {
+                let cfg = LaunchConfig {
+                    grid_dim: (
+                        chunk.iter().map(|j| j.blocks).max().unwrap_or(1) as u32,
+                        chunk.iter().map(|j| j.rows).max().unwrap_or(1).min(65535) as u32,
+                        chunk.len() as u32,
+                    ),
+                    block_dim: (crate::stage::THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let unused = [0u64; 6];
+                let mut b = self.stream.launch_builder(f);
+                for i in 0..crate::stage::COPIES {
+                    for a in chunk.get(i).map_or(&unused, |j| &j.args) {
+                        b.arg(a);
+                    }
+                }
+                // Safety: the plan bounded each copy's rows within its
+                // tensor's buffer (the map's reach) and sized the copy by
+                // them; the kernel takes COPIES x six u64s, reads those of
+                // copies below gridDim.z alone, and touches a copy's rows
+                // below its row count only.
+                unsafe { b.launch(cfg) }?;
+            }
         }
         Ok(())
     }

@@ -3,13 +3,27 @@
 //! here in PTX (the runtime has no compiler), one entry per element size.
 //! A warp moves 32 consecutive elements per instruction, so loads and
 //! stores are coalesced at any alignment of the source rows; each thread
-//! has four loads in flight before its stores.
+//! has four loads in flight before its stores. One launch makes up to
+//! [`COPIES`] pitched copies, one per `blockIdx.z`: a small problem's
+//! copies of A and B take one launch, not two.
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
 /// Elements of a row each block copies (the grid's x covers a row).
 pub const ROW_ELEMENTS_PER_BLOCK: u64 = THREADS as u64 * UNROLL as u64;
 const UNROLL: usize = 4;
+/// Pitched copies one launch makes.
+pub const COPIES: usize = 4;
+/// The parameters of one copy, each a u64 (lengths and pitches in
+/// elements), and the register each is read into.
+const FIELDS: [(&str, &str); 6] = [
+    ("src", "src"),
+    ("dst", "dst"),
+    ("width", "width"),
+    ("src_pitch", "spitch"),
+    ("dst_pitch", "dpitch"),
+    ("rows", "rows"),
+];
 
 /// The entry point for elements of `bytes` bytes (2 or 4).
 pub fn entry(bytes: u64) -> Option<&'static str> {
@@ -20,10 +34,11 @@ pub fn entry(bytes: u64) -> Option<&'static str> {
     }
 }
 
-/// The module: `tilec_stage_b16` and `tilec_stage_b32`, each taking (source,
-/// destination, row length, source pitch, destination pitch, rows), all
-/// u64, lengths and pitches in elements. Block `(x, y)` copies elements
-/// `x * ROW_ELEMENTS_PER_BLOCK ..` of rows `y, y + gridDim.y, ...`.
+/// The module: `tilec_stage_b16` and `tilec_stage_b32`, each taking
+/// [`COPIES`] copies' (source, destination, row length, source pitch,
+/// destination pitch, rows), those from `gridDim.z` on unread. Block `(x,
+/// y, z)` copies elements `x * ROW_ELEMENTS_PER_BLOCK ..` of rows `y, y +
+/// gridDim.y, ...` of copy `z`.
 pub fn ptx() -> String {
     let mut s = String::from(".version 7.0\n.target sm_80\n.address_size 64\n");
     for (bits, shift) in [(16, 1), (32, 2)] {
@@ -47,28 +62,42 @@ fn entry_ptx(bits: u32, shift: u32) -> String {
              @%p{j} st.global.u{bits} [%a], %v{j};\n"
         );
     }
+    let params: Vec<String> = (0..COPIES)
+        .flat_map(|c| FIELDS.map(|(f, _)| format!(".param .u64 p_{f}{c}")))
+        .collect();
+    // Copy z's parameters: copy 0's, each replaced by copy c's where z = c.
+    let mut select = String::new();
+    for c in 0..COPIES {
+        let pred = match c {
+            0 => "",
+            _ => {
+                select += &format!("  setp.eq.u32 %is, %t4, {c};\n");
+                "@%is "
+            }
+        };
+        for (f, reg) in FIELDS {
+            select += &format!("  {pred}ld.param.u64 %{reg}, [p_{f}{c}];\n");
+        }
+    }
     format!(
         r#"
-.visible .entry tilec_stage_b{bits}(.param .u64 p_src, .param .u64 p_dst, .param .u64 p_width,
-    .param .u64 p_src_pitch, .param .u64 p_dst_pitch, .param .u64 p_rows)
+.visible .entry tilec_stage_b{bits}({params})
 {{
   .reg .pred %p<{UNROLL}>;
-  .reg .pred %done;
+  .reg .pred %done, %is;
   .reg .b{bits} %v<{UNROLL}>;
-  .reg .b32 %t<4>;
+  .reg .b32 %t<5>;
   .reg .b64 %src, %dst, %width, %spitch, %dpitch, %rows, %col, %row, %step, %srow, %drow, %a;
   .reg .b64 %c<{UNROLL}>;
-  ld.param.u64 %src, [p_src];
-  ld.param.u64 %dst, [p_dst];
-  ld.param.u64 %width, [p_width];
-  ld.param.u64 %spitch, [p_src_pitch];
-  ld.param.u64 %dpitch, [p_dst_pitch];
-  ld.param.u64 %rows, [p_rows];
-  cvta.to.global.u64 %src, %src;
+  mov.u32 %t4, %ctaid.z;
+{select}  cvta.to.global.u64 %src, %src;
   cvta.to.global.u64 %dst, %dst;
   mov.u32 %t0, %ctaid.x;
   mov.u32 %t1, %tid.x;
   mul.wide.u32 %col, %t0, {per_block};
+  // The grid is the widest copy's: past this copy's row, nothing to do.
+  setp.ge.u64 %done, %col, %width;
+  @%done bra END;
   cvt.u64.u32 %a, %t1;
   add.u64 %col, %col, %a;
   mov.u32 %t2, %ctaid.y;
@@ -86,6 +115,7 @@ END:
   ret;
 }}
 "#,
+        params = params.join(", "),
         per_block = ROW_ELEMENTS_PER_BLOCK,
     )
 }
