@@ -202,4 +202,8 @@ kernel each(X: tensor<f32, (M, N, L):(1, M, M * N)>, Y: tensor<f32, (M, N, L):(1
             && err.contains("two writers of one element race"),
         "{err}"
     );
+    // Past 2^20 elements, strides that do not nest were let through.
+    let (code, err) = run_cpu("batched_copy", source, "M=1024,N=1024,L=2,SC=1000000");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("2097152 elements in 2048576 places"), "{err}");
 }

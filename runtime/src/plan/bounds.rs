@@ -17,7 +17,7 @@ use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
 use crate::manifest::{LoopSpec, Manifest};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, COUNTER_MAX, Layout};
+use tilec_layout::{Builtin, COUNTER_MAX};
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -331,95 +331,5 @@ fn depends<'a>(
         if !out.contains(&k) {
             out.push(k);
         }
-    }
-}
-
-/// Why `layout` (its names bound by `env`) puts two coordinates at one
-/// offset, if it does: a mode of stride 0, or strides that do not nest
-/// (sorted, each past the span of those below it): for two modes, where
-/// `a d1 = b d2` has a solution within their extents (the smallest is
-/// `d2 / g, d1 / g`, g their gcd); for more, by listing the offsets of a
-/// layout of at most 2^20 elements. `None` also where a larger layout of
-/// three or more modes does not nest (nothing cheap decides it).
-pub fn overlap(layout: &Layout, env: &dyn tilec_layout::Bindings) -> Option<String> {
-    let mut modes: Vec<(i64, i64)> = (layout.shape().leaves().iter())
-        .zip(layout.stride().leaves().iter())
-        .filter_map(|(n, d)| Some((n.eval(env)?, d.eval(env)?)))
-        .filter(|&(n, _)| n > 1)
-        .collect();
-    if let Some((n, _)) = modes.iter().find(|&&(_, d)| d == 0) {
-        return Some(format!("a mode of {n} elements has stride 0"));
-    }
-    modes.sort_by_key(|&(_, d)| d);
-    let mut span = 0i64;
-    let mut nested = true;
-    for &(n, d) in &modes {
-        nested &= d > span;
-        span = span.saturating_add((n - 1).saturating_mul(d));
-    }
-    if nested {
-        return None;
-    }
-    if let [(n1, d1), (n2, d2)] = modes[..] {
-        let g = gcd(d1, d2);
-        let (a, b) = (d2 / g, d1 / g);
-        return (a < n1 && b < n2).then(|| {
-            format!("coordinate {a} of its mode of stride {d1} and coordinate {b} of the one of stride {d2} meet at offset {}", a * d1)
-        });
-    }
-    let size = modes.iter().try_fold(1i64, |a, &(n, _)| a.checked_mul(n))?;
-    if size > 1 << 20 {
-        return None;
-    }
-    let mut offsets: Vec<i64> = (0..size)
-        .map(|mut i| {
-            modes.iter().fold(0, |o, &(n, d)| {
-                let c = i % n;
-                i /= n;
-                o + c * d
-            })
-        })
-        .collect();
-    offsets.sort_unstable();
-    offsets
-        .windows(2)
-        .find(|w| w[0] == w[1])
-        .map(|w| format!("two elements at offset {}", w[0]))
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tilec_layout::tup;
-
-    fn overlaps(shape: tilec_layout::IntTuple, stride: tilec_layout::IntTuple) -> Option<String> {
-        overlap(&Layout::new(shape, stride).unwrap(), &|_: &str| None)
-    }
-
-    /// One to one where the strides nest, or where two modes' smallest
-    /// common offset lies past their extents; a stride 0, or a meeting
-    /// within them, or a listed repeat, is named.
-    #[test]
-    fn a_layout_that_puts_two_elements_in_one_place_is_named() {
-        assert_eq!(overlaps(tup!(4, (2, 3)), tup!(1, (4, 8))), None);
-        assert_eq!(overlaps(tup!(3, 3), tup!(2, 3)), None);
-        assert_eq!(
-            overlaps(tup!(4, 3), tup!(2, 3)).as_deref(),
-            Some(
-                "coordinate 3 of its mode of stride 2 and coordinate 2 of the one of stride 3 meet at offset 6"
-            )
-        );
-        assert_eq!(
-            overlaps(tup!(4, 1, 3), tup!(1, 7, 0)).as_deref(),
-            Some("a mode of 3 elements has stride 0")
-        );
-        assert_eq!(
-            overlaps(tup!(40, 20, 3), tup!(1, 40, 100)).as_deref(),
-            Some("two elements at offset 100")
-        );
     }
 }

@@ -5,6 +5,7 @@
 
 mod blocks;
 mod bounds;
+mod overlap;
 
 use crate::RuntimeError;
 use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind, ReduceGroups};
@@ -13,6 +14,7 @@ use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
 use bounds::check_bounds;
+use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tilec_layout::{AXES, BLOCK_MAX, GRID_MAX, SM_COUNT};
@@ -541,13 +543,22 @@ fn planned(
                 };
                 at_least(layout.shape(), 1, "extent")?;
                 at_least(layout.stride(), 0, "stride")?;
-                if let ParamKind::Tensor { written: true, .. } = p.kind
-                    && let Some(why) = bounds::overlap(layout, &env)
-                {
-                    return Err(RuntimeError::Condition(format!(
-                        "{} {layout} puts two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element race",
-                        p.name
-                    )));
+                if let ParamKind::Tensor { written: true, .. } = p.kind {
+                    match overlap::overlap(layout, &env) {
+                        Overlap::None => {}
+                        Overlap::At(why) => {
+                            return Err(RuntimeError::Condition(format!(
+                                "{} {layout} puts two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element race",
+                                p.name
+                            )));
+                        }
+                        Overlap::Undecided(why) => {
+                            return Err(RuntimeError::Condition(format!(
+                                "{} {layout} may put two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element would race",
+                                p.name
+                            )));
+                        }
+                    }
                 }
                 let n = layout.cosize().eval(&env).ok_or_else(|| {
                     RuntimeError::Condition(format!(
