@@ -207,3 +207,27 @@ kernel each(X: tensor<f32, (M, N, L):(1, M, M * N)>, Y: tensor<f32, (M, N, L):(1
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("2097152 elements in 2048576 places"), "{err}");
 }
+
+/// An element-wise quotient by a product of extents: the product passes 64
+/// bits at extents of 2^32 (0 there, wrapped), and the launch is refused
+/// by a condition the checker records; at small extents it runs.
+#[test]
+fn a_divisor_of_extents_past_64_bits_is_refused() {
+    let source = "
+kernel quotient(S: tensor<f32, (P, Q):(0, 0)>, X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>)
+{
+    launch grid(ceil_div(M, 32)), block(32);
+    let tX = local_partition(local_tile(X, (32), (block.x)), (32):(1), thread.x);
+    let tY = local_partition(local_tile(Y, (32), (block.x)), (32):(1), thread.x);
+    tY = tX + coord(tX, 0) / (P * Q);
+}
+";
+    let (code, err) = run_cpu("quotient", source, "M=10,P=4,Q=5");
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run_cpu("quotient", source, "M=10,P=4294967296,Q=4294967296");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("1 <= (P*Q) does not hold (a divisor, which must fit 64 bits)"),
+        "{err}"
+    );
+}

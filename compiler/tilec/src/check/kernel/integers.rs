@@ -11,8 +11,24 @@ use crate::check::program::Elementwise;
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{BinOp, Expr, ExprKind};
-use tilec_layout::Int;
 use tilec_layout::int::{Op, Sym};
+use tilec_layout::{Condition, Fact, Int};
+
+/// What the launch condition that a divisor's product of extents fits 64
+/// bits is needed by.
+const A_DIVISOR: &str = "a divisor, which must fit 64 bits";
+
+/// Whether `d` multiplies run-time values.
+fn has_product(d: &Int) -> bool {
+    match d {
+        Int::Static(_) => false,
+        Int::Dynamic(s) => match &**s {
+            Sym::Var(_) => false,
+            Sym::Bin(Op::Mul, a, b) => !a.is_static() || !b.is_static() || has_product(a) || has_product(b),
+            Sym::Bin(_, a, b) => has_product(a) || has_product(b),
+        },
+    }
+}
 
 impl KernelChecker {
     /// Whether `d` is above 0 at any extents: a whole number above 0, an
@@ -143,11 +159,26 @@ impl KernelChecker {
         };
         let divisor = self.eval(b).ok().and_then(|v| v.to_int());
         match divisor {
-            Some(d) if self.known_positive(&d) => Ok(Elementwise::Quotient {
-                rem,
-                value: Box::new(value),
-                divisor: d,
-            }),
+            Some(d) if self.known_positive(&d) => {
+                // A product of extents may pass 64 bits (two of 2^32 are
+                // 0 there): the runtime, which evaluates it without
+                // wrapping, refuses a launch where it is not at least 1.
+                if has_product(&d) {
+                    let c = Condition {
+                        fact: Fact::Le(Int::Static(1), d.clone()),
+                        needed_by: A_DIVISOR,
+                        tensor: None,
+                    };
+                    if !self.conditions.contains(&c) {
+                        self.conditions.push(c);
+                    }
+                }
+                Ok(Elementwise::Quotient {
+                    rem,
+                    value: Box::new(value),
+                    divisor: d,
+                })
+            }
             Some(d) => Err(Diagnostic::new(
                 match d.as_static() {
                     Some(_) => format!("`{op}` of integers by {d}, which is not positive"),
