@@ -76,6 +76,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=70,N=17",
         ),
         ("tests/run/guarded_by_an_if.tile", "M=40,N=33"),
+        ("tests/run/remainder_of_a_negative.tile", "M=100"),
+        ("tests/run/remainder_of_a_negative.tile", "M=7"),
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),
         ("tests/run/coordinates.tile", "M=100,N=37"),

@@ -76,15 +76,37 @@ impl Int {
     }
 }
 
-/// The range of `a % b` for `a` and `b` in the given ranges, where `a`
-/// is not negative and `b` is positive.
+/// The range of `a % b` for `a` and `b` in the given ranges, where `b` is
+/// positive. The remainder truncates as `apply` does, taking the
+/// dividend's sign, so a negative dividend's remainders are those of its
+/// magnitude negated (`(i - 40) % 4` in -3..3).
 fn remainder_range((al, ah): (i64, i64), (bl, bh): (i64, i64)) -> Option<(i64, i64)> {
+    if bl <= 0 {
+        return None;
+    }
+    let below = match al < 0 {
+        true => {
+            let (l, h) =
+                non_negative_remainders((ah.min(-1).checked_neg()?, al.checked_neg()?), (bl, bh));
+            Some((-h, -l))
+        }
+        false => None,
+    };
+    let above = (ah >= 0).then(|| non_negative_remainders((al.max(0), ah), (bl, bh)));
+    match (below, above) {
+        (Some((l, _)), Some((_, h))) => Some((l, h)),
+        (Some(r), None) | (None, Some(r)) => Some(r),
+        (None, None) => None,
+    }
+}
+
+/// The range of `a % b` for `a` not negative and `b` positive.
+fn non_negative_remainders((al, ah): (i64, i64), (bl, bh): (i64, i64)) -> (i64, i64) {
     match () {
-        _ if al < 0 || bl <= 0 => None,
-        _ if ah < bl => Some((al, ah)),
+        _ if ah < bl => (al, ah),
         // One divisor, one quotient: the remainders run from the first.
-        _ if bl == bh && al / bl == ah / bl => Some((al % bl, ah % bl)),
-        _ => Some((0, ah.min(bh - 1))),
+        _ if bl == bh && al / bl == ah / bl => (al % bl, ah % bl),
+        _ => (0, ah.min(bh - 1)),
     }
 }
 

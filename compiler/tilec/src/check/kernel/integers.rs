@@ -24,7 +24,9 @@ fn has_product(d: &Int) -> bool {
         Int::Static(_) => false,
         Int::Dynamic(s) => match &**s {
             Sym::Var(_) => false,
-            Sym::Bin(Op::Mul, a, b) => !a.is_static() || !b.is_static() || has_product(a) || has_product(b),
+            Sym::Bin(Op::Mul, a, b) => {
+                !a.is_static() || !b.is_static() || has_product(a) || has_product(b)
+            }
             Sym::Bin(_, a, b) => has_product(a) || has_product(b),
         },
     }
