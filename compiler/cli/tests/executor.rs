@@ -77,6 +77,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ),
         ("tests/run/guarded_by_an_if.tile", "M=40,N=33"),
         ("tests/run/remainder_of_a_negative.tile", "M=100"),
+        ("tests/run/guarded_from_both_sides.tile", "M=100"),
+        ("tests/run/guarded_from_both_sides.tile", "M=33"),
         ("tests/run/remainder_of_a_negative.tile", "M=7"),
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),

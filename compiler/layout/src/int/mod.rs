@@ -167,9 +167,11 @@ impl Int {
     /// The value with each part equal to the first of a pair replaced by
     /// its second (the first pair that matches, and nothing inside the
     /// replacement replaced again), folded as the operations fold: where
-    /// each pair's two are equal, the same value.
+    /// each pair's two are equal, the same value. A sum matches a sum of
+    /// the same terms in any order (`thread.x + 32*block.x` the index
+    /// `32*block.x + thread.x`).
     pub fn replace_parts(&self, pairs: &[(Int, Int)]) -> Int {
-        if let Some((_, to)) = pairs.iter().find(|(from, _)| from == self) {
+        if let Some((_, to)) = pairs.iter().find(|(from, _)| from.same_value(self)) {
             return to.clone();
         }
         match self {
@@ -309,6 +311,33 @@ impl Int {
                 Sym::Bin(..) => None,
             },
         }
+    }
+
+    /// Whether the two are one expression, a sum's terms in any order.
+    pub fn same_value(&self, o: &Int) -> bool {
+        self == o || self.same_sum(o)
+    }
+
+    /// Whether both are sums of the same terms, in some order.
+    fn same_sum(&self, o: &Int) -> bool {
+        let is_sum =
+            |v: &Int| matches!(v, Int::Dynamic(s) if matches!(&**s, Sym::Bin(Op::Add, ..)));
+        if !is_sum(self) || !is_sum(o) {
+            return false;
+        }
+        let (mut a, mut b) = (self.terms(), o.terms());
+        if a.len() != b.len() {
+            return false;
+        }
+        for t in a.drain(..) {
+            match b.iter().position(|u| *u == t) {
+                Some(i) => {
+                    b.swap_remove(i);
+                }
+                None => return false,
+            }
+        }
+        true
     }
 
     /// The terms of a sum: `a + b + c` gives `[a, b, c]`; anything else is
@@ -763,5 +792,9 @@ mod tests {
         // Where a part is replaced, the replacement's own parts are not.
         assert_eq!(i.replace_parts(&caps), caps[0].1);
         assert_eq!(index.replace_parts(&[]), index);
+        // A guard written with its terms in another order caps the index.
+        let swapped = Int::var("thread.x").add(&Int::var("block.x").mul(&Int::from(32)));
+        let cap = [(swapped.clone(), swapped.min(&m.sub(&one)))];
+        assert_eq!(i.replace_parts(&cap), cap[0].1);
     }
 }

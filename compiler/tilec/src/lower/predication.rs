@@ -66,10 +66,19 @@ impl Lowerer<'_> {
     /// the comparison (`min(i, M - 1)`), which where the statement runs is
     /// the same value, so that a guarded access's bound is the guard's.
     pub(super) fn capped(&self, v: &Int) -> Int {
-        match self.caps.is_empty() {
-            true => v.clone(),
-            false => v.replace_parts(&self.caps),
+        if self.caps.is_empty() {
+            return v.clone();
         }
+        // Caps of one part, from two sides (`i >= 0 && i < M`) or nested
+        // ifs, compose: `min(max(i, 0), M - 1)`.
+        let mut caps: Vec<(Int, Int)> = Vec::with_capacity(self.caps.len());
+        for (part, cap) in &self.caps {
+            match caps.iter_mut().find(|(p, _)| p.same_value(part)) {
+                Some((_, before)) => *before = cap.replace_parts(&[(part.clone(), before.clone())]),
+                None => caps.push((part.clone(), cap.clone())),
+            }
+        }
+        v.replace_parts(&caps)
     }
 
     fn bounded_branch(
