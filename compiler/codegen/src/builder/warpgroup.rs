@@ -9,7 +9,7 @@ use crate::{CodegenError, Result};
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use tilec::check::program::Elem;
-use tilec::ir::{Fragment, SmemOperand, WgmmaA};
+use tilec::ir::{Fragment, Inst, InstKind, SmemOperand, WgmmaA};
 use tilec_layout::{Major, MmaAtom};
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
@@ -45,7 +45,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 format!("{{${}, ${}, ${}, ${}}}", n, n + 1, n + 2, n + 3),
                 n + 4,
                 String::new(),
-                self.words(f, atom.ab)?,
+                match self.fenced_a.iter().find(|(g, _)| g == f) {
+                    Some((_, words)) => words.clone(),
+                    None => self.words(f, atom.ab)?,
+                },
             ),
         };
         inputs.push(self.descriptor(b)?);
@@ -64,6 +67,91 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// `wgmma.fence`, before the wgmmas that follow it (`group`, up to
+    /// their commit). Registers a wgmma reads must be written before its
+    /// fence, or ptxas inserts a fence of its own before the wgmma (C7519)
+    /// and serializes it: an `_RS` wgmma's A words, packed from the
+    /// fragment's values, are computed here and tied through the fence,
+    /// so that LLVM cannot sink their packing (or the conversion before
+    /// it) below it; the wgmmas take the tied values.
+    pub(super) fn wgmma_fence(&mut self, group: &[Inst]) -> Result<()> {
+        const FENCE: &str = "wgmma.fence.sync.aligned;";
+        self.fenced_a.clear();
+        let operands: Vec<(&Fragment, Elem)> = group
+            .iter()
+            .map_while(|i| match &i.kind {
+                InstKind::Wgmma { atom, a, .. } => Some((atom, a)),
+                _ => None,
+            })
+            .filter_map(|(atom, a)| match a {
+                WgmmaA::Registers(f) => Some((f, atom.ab)),
+                WgmmaA::Shared(_) => None,
+            })
+            .collect();
+        if operands.is_empty() {
+            return self.ptx_statement(FENCE);
+        }
+        let mut words = Vec::new();
+        let mut counts = Vec::new();
+        for &(f, elem) in &operands {
+            let w = self.words(f, elem)?;
+            counts.push(w.len());
+            words.extend(w);
+        }
+        let mut tied = self.tied_i32_asm(FENCE, &words)?.into_iter();
+        for ((f, _), count) in operands.into_iter().zip(counts) {
+            self.fenced_a
+                .push((f.clone(), tied.by_ref().take(count).collect()));
+        }
+        Ok(())
+    }
+
+    /// Inline PTX `text` with the 32-bit `values` tied in and out (`+r`),
+    /// and a memory clobber: the values it returns are those after it.
+    fn tied_i32_asm(
+        &mut self,
+        text: &str,
+        values: &[IntValue<'ctx>],
+    ) -> Result<Vec<IntValue<'ctx>>> {
+        let n = values.len();
+        let i32t = self.ctx.i32_type();
+        let out = self
+            .ctx
+            .struct_type(&vec![BasicTypeEnum::from(i32t); n], false);
+        let params = vec![BasicMetadataTypeEnum::from(i32t); n];
+        let fn_ty = out.fn_type(&params, false);
+        let mut constraints: Vec<String> = vec!["=r".into(); n];
+        constraints.extend((0..n).map(|i| i.to_string()));
+        let args: Vec<BasicMetadataValueEnum> = values.iter().map(|&v| v.into()).collect();
+        let ptr = self.ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            constraints.join(",") + ",~{memory}",
+            true,
+            false,
+            None,
+            false,
+        );
+        let d = match self
+            .b
+            .build_indirect_call(fn_ty, ptr, &args, "")?
+            .try_as_basic_value()
+        {
+            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
+            inkwell::values::ValueKind::Instruction(_) => {
+                return Err(CodegenError::Llvm(format!("`{text}` returned nothing")));
+            }
+        };
+        (0..n)
+            .map(|v| {
+                Ok(self
+                    .b
+                    .build_extract_value(d, v as u32, "")?
+                    .into_int_value())
+            })
+            .collect()
     }
 
     /// `wgmma.wait_group N`, with the accumulators of the wgmmas before it
