@@ -119,6 +119,18 @@ impl Inputs {
                     "{name} is an i32, and {v} is not one"
                 )));
             }
+            // A finite value past the type's range would be passed as an
+            // infinity (`inf` itself is taken as asked for).
+            let rounded = match elem {
+                Elem::F16 => half::f16::from_f64(*v).to_f64(),
+                Elem::Bf16 => half::bf16::from_f64(*v).to_f64(),
+                _ => *v as f32 as f64,
+            };
+            if v.is_finite() && rounded.is_infinite() {
+                return Err(RuntimeError::Usage(format!(
+                    "{name} is {elem}, and {v} is past its largest value (it would be {rounded}); pass `{name}=inf` for an infinity"
+                )));
+            }
             args[i] = Arg::Scalar(*v);
         }
         Ok(args)

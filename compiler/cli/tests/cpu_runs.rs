@@ -96,6 +96,11 @@ kernel twice(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>, s: f32, n: i32)
         ),
         ("M=100", "n=1.5", "n is an i32, and 1.5 is not one"),
         (
+            "M=100",
+            "s=1e39",
+            "s is f32, and 1000000000000000000000000000000000000000 is past its largest value (it would be inf); pass `s=inf` for an infinity",
+        ),
+        (
             "M=100,s=2",
             "",
             "s is a scalar parameter, not an extent: its value goes in --scalars s=VALUE",

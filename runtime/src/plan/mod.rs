@@ -464,10 +464,22 @@ fn planned(
             let n = x.eval(&env).ok_or_else(|| {
                 RuntimeError::Condition(format!("{what} size {x} does not fit 64 bits for {dims}"))
             })?;
-            out[i] = u32::try_from(n)
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| RuntimeError::Condition(format!("{what} size {x} = {n}")))?;
+            out[i] = u32::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
+                let (unit, max) = match what {
+                    "grid" => ("blocks", GRID_MAX[i]),
+                    _ => ("threads", BLOCK_MAX[i]),
+                };
+                RuntimeError::Condition(match n < 1 {
+                    true => format!(
+                        "{} launches a {what} of {n} {unit} along {} ({x}); a launch takes at least 1 (for {dims})",
+                        m.kernel, AXES[i]
+                    ),
+                    false => format!(
+                        "{} launches a {what} of {n} {unit} along {} ({x}); CUDA takes at most {max} (for {dims})",
+                        m.kernel, AXES[i]
+                    ),
+                })
+            })?;
         }
         Ok(out)
     };

@@ -512,6 +512,13 @@ fn the_runtime_refuses_unsafe_launches() {
                 .contains("70000 blocks along y; CUDA takes at most 65535"),
         "{e}"
     );
+    // Past 32 bits along x, the same words (it said "grid size ... = N").
+    let e = plan(&m, &d("M=549755813888,N=128,K=64")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("4294967296 blocks along x (ceil_div(M,128)); CUDA takes at most 2147483647"),
+        "{e}"
+    );
     // A grid too large for the tensors: the global bounds check refuses it
     // (with only the unguarded variant and no block conditions, as a
     // hand-edited manifest might have).
