@@ -95,3 +95,19 @@ fn abs_of_an_integer_is_an_integer_one() {
     assert!(!ir.contains("abs(int("), "{ir}");
     assert!(ir.contains("= max "), "{ir}");
 }
+
+/// `abs` of a coordinate is an integer too, which divides as indices do
+/// (it was a float, and `abs(coord(t, 0) - 5) / 2` was refused in an i32
+/// statement: a probe's finding).
+#[test]
+fn abs_of_a_coordinate_is_an_integer_one() {
+    let src = "kernel k(R: tensor<i32, (M):(1)>) {
+        launch grid(ceil_div(M, 128)), block(128);
+        let tR = local_tile(R, (128), (block.x))[thread.x];
+        tR = abs(coord(tR, 0) - 5) / 2;
+    }";
+    let k = check_source(src).unwrap().remove(0);
+    let ir = lower_variant(&k, Variant::Full).unwrap().ir.to_string();
+    assert!(!ir.contains("abs("), "{ir}");
+    assert!(ir.contains("= max ") && ir.contains("= div "), "{ir}");
+}

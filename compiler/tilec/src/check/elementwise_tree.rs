@@ -142,9 +142,8 @@ impl Elementwise {
         match self {
             Elementwise::Int(_) | Elementwise::Coord(..) => true,
             Elementwise::Scalar(Scalar::Whole(_)) => true,
-            Elementwise::Quotient { value, .. } | Elementwise::Unary(Unary::Neg, value) => {
-                value.integral()
-            }
+            Elementwise::Quotient { value, .. }
+            | Elementwise::Unary(Unary::Neg | Unary::Abs, value) => value.integral(),
             Elementwise::Binary(op, a, b) => *op != Binary::Div && a.integral() && b.integral(),
             _ => false,
         }

@@ -402,6 +402,12 @@ impl Lowerer<'_> {
                 let (zero, x) = (self.int(&Int::Static(0))?, self.integer(x, at)?);
                 self.def(IntDef::Bin(IntOp::Sub, zero, x))
             }
+            // `abs(x)` is `max(x, -x)`, as for integers outside statements.
+            Elementwise::Unary(Unary::Abs, x) => {
+                let (zero, x) = (self.int(&Int::Static(0))?, self.integer(x, at)?);
+                let minus = self.def(IntDef::Bin(IntOp::Sub, zero, x));
+                self.def(IntDef::Bin(IntOp::Max, x, minus))
+            }
             Elementwise::Binary(op, a, b) => {
                 let (x, y) = (self.integer(a, at)?, self.integer(b, at)?);
                 let int = match op {
