@@ -191,8 +191,8 @@ impl KernelChecker {
                     }
                     // `%` of integers is one (above); what is left is `%` of a tensor.
                     _ => {
-                        return Err(Diagnostic::new("`%` of a tensor's elements", e.span)
-                            .with_help("`%` takes the remainder of integers: loop counters, `coord(t, m)`, whole numbers (`coord(tS, 1) % 64`); element-wise operations on values are + - * / and comparisons"));
+                        return Err(Diagnostic::new("`%` of values that are not integers", e.span)
+                            .with_help("`%` takes the remainder of integers: loop counters, `coord(t, m)`, extents, whole numbers (`coord(tS, 1) % 64`); tensors' elements and scalar parameters, i32 ones too, are values, whose element-wise operations are + - * / and comparisons"));
                     }
                 };
                 if integers && !op.on_integers() {
