@@ -236,3 +236,25 @@ kernel quotient(S: tensor<f32, (P, Q):(0, 0)>, X: tensor<f32, (M):(1)>, Y: tenso
         "{err}"
     );
 }
+
+/// A tensor's extent that cannot be computed at the launch's extents (a
+/// quotient by zero, or a product past 64 bits) is refused by name: with a
+/// stride of 0 it folded out of the tensor's span, and the launch was
+/// accepted while the GPU's guard compared against an undefined extent
+/// and every block wrote the same elements (a review's finding).
+#[test]
+fn an_extent_that_cannot_be_computed_is_refused() {
+    let source = "
+kernel broadcast(C: tensor<f32, (M / (N - 1), P):(0, 1)>)
+{
+    launch grid(2), block(32);
+    C[block.x, thread.x] = 1.0;
+}
+";
+    let (code, err) = run_cpu("broadcast", source, "M=4,N=1,P=32");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the extent (M/(N-1)) cannot be computed for M=4,N=1,P=32"),
+        "{err}"
+    );
+}

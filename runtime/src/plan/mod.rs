@@ -542,13 +542,26 @@ fn planned(
                 // the ranges that guards and offsets assume: a guard
                 // compares coordinates unsigned, and a negative stride
                 // reaches below the tensor's base.
+                // A leaf that cannot be computed (a quotient by zero, or
+                // past 64 bits) is refused too: a mode of stride 0 folds
+                // its extent out of the cosize, and the GPU would compute
+                // a wrapped or undefined extent for its guards.
                 let at_least = |t: &tilec_layout::IntTuple, min: i64, what: &str| {
                     for x in t.leaves() {
-                        if let Some(v) = x.eval(&env).filter(|&v| v < min) {
-                            return Err(RuntimeError::Condition(format!(
-                                "{} {layout}: the {what} {x} is {v} for {dims}; {what}s are at least {min}",
-                                p.name
-                            )));
+                        match x.eval(&env) {
+                            None => {
+                                return Err(RuntimeError::Condition(format!(
+                                    "{} {layout}: the {what} {x} cannot be computed for {dims} (a quotient by zero, or past 64 bits)",
+                                    p.name
+                                )));
+                            }
+                            Some(v) if v < min => {
+                                return Err(RuntimeError::Condition(format!(
+                                    "{} {layout}: the {what} {x} is {v} for {dims}; {what}s are at least {min}",
+                                    p.name
+                                )));
+                            }
+                            Some(_) => {}
                         }
                     }
                     Ok(())

@@ -29,13 +29,16 @@ pub enum Overlap {
 }
 
 /// Whether `layout` (its names bound by `env`) puts two coordinates at one
-/// offset; modes whose extent or stride `env` cannot give are left out.
+/// offset; undecided where an extent or stride cannot be computed.
 pub fn overlap(layout: &Layout, env: &dyn Bindings) -> Overlap {
-    let mut modes: Vec<(i64, i64)> = (layout.shape().leaves().iter())
+    let modes: Option<Vec<(i64, i64)>> = (layout.shape().leaves().iter())
         .zip(layout.stride().leaves().iter())
-        .filter_map(|(n, d)| Some((n.eval(env)?, d.eval(env)?)))
-        .filter(|&(n, _)| n > 1)
+        .map(|(n, d)| Some((n.eval(env)?, d.eval(env)?)))
         .collect();
+    let Some(mut modes) = modes else {
+        return Overlap::Undecided("an extent or a stride cannot be computed".into());
+    };
+    modes.retain(|&(n, _)| n > 1);
     if let Some((n, _)) = modes.iter().find(|&&(_, d)| d == 0) {
         return Overlap::At(format!("a mode of {n} elements has stride 0"));
     }
@@ -79,7 +82,7 @@ pub fn overlap(layout: &Layout, env: &dyn Bindings) -> Overlap {
         let (n, d) = modes[j];
         for c in 1..=(n - 1).min(spans[j] / d) {
             search.coefficients[j] = c;
-            match search.reaches(-c * d, j) {
+            match search.reaches(-i128::from(c) * i128::from(d), j) {
                 Some(true) => return Overlap::At(search.witness()),
                 Some(false) => {}
                 None => {
@@ -106,7 +109,9 @@ struct Search<'m> {
 impl Search<'_> {
     /// Whether `target` is `sum c_i d_i` over modes `0..j` with `|c_i| <
     /// n_i` (the coefficients found left in place); `None` past the budget.
-    fn reaches(&mut self, target: i64, j: usize) -> Option<bool> {
+    /// In i128: a target and the span below it reach twice a span of 64
+    /// bits.
+    fn reaches(&mut self, target: i128, j: usize) -> Option<bool> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
             return None;
@@ -115,12 +120,12 @@ impl Search<'_> {
             return Some(target == 0);
         }
         let (n, d) = self.modes[j - 1];
-        let below = self.spans[j - 1];
+        let (n, d, below) = (i128::from(n), i128::from(d), i128::from(self.spans[j - 1]));
         // |target - c d| <= below, and |c| < n.
-        let low = (target - below).div_euclid(d) + i64::from((target - below).rem_euclid(d) != 0);
+        let low = (target - below).div_euclid(d) + i128::from((target - below).rem_euclid(d) != 0);
         let high = (target + below).div_euclid(d);
         for c in low.max(-(n - 1))..=high.min(n - 1) {
-            self.coefficients[j - 1] = c;
+            self.coefficients[j - 1] = c as i64;
             if self.reaches(target - c * d, j - 1)? {
                 return Some(true);
             }
@@ -138,9 +143,9 @@ impl Search<'_> {
                 .filter(|&(_, &c)| c * sign > 0)
                 .map(|(&(_, d), &c)| format!("{} along stride {d}", c * sign))
                 .collect();
-            let at: i64 = (self.modes.iter().zip(&self.coefficients))
+            let at: i128 = (self.modes.iter().zip(&self.coefficients))
                 .filter(|&(_, &c)| c * sign > 0)
-                .map(|(&(_, d), &c)| c * sign * d)
+                .map(|(&(_, d), &c)| i128::from(c * sign) * i128::from(d))
                 .sum();
             (parts.join(", "), at)
         };
@@ -190,6 +195,28 @@ mod tests {
                 "the elements (1 along stride 4) and (1 along stride 1, 1 along stride 3) both lie at offset 4".into()
             )
         );
+    }
+
+    /// An extent or stride the extents do not give (a quotient by zero) is
+    /// no mode to leave out: undecided.
+    #[test]
+    fn a_mode_that_cannot_be_computed_is_undecided() {
+        let l = Layout::new(
+            tilec_layout::IntTuple::Tuple(vec![
+                tilec_layout::Int::var("M")
+                    .div(&tilec_layout::Int::var("Z"))
+                    .into(),
+                4.into(),
+            ]),
+            tup!(0, 1),
+        )
+        .unwrap();
+        let env = |n: &str| match n {
+            "M" => Some(4),
+            "Z" => Some(0),
+            _ => None,
+        };
+        assert!(matches!(overlap(&l, &env), Overlap::Undecided(_)));
     }
 
     /// A probe's batched C, (M, N, L):(1, M, U), past the 2^20 elements
