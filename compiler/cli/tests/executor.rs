@@ -79,6 +79,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/remainder_of_a_negative.tile", "M=100"),
         ("tests/run/guarded_from_both_sides.tile", "M=100"),
         ("tests/run/guarded_from_both_sides.tile", "M=33"),
+        ("tests/run/warp_index_bounds_threads.tile", "M=300"),
         ("tests/run/remainder_of_a_negative.tile", "M=7"),
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),
