@@ -71,3 +71,9 @@ for s, h in ((4096, 1), (16384, 1), (4096, 16), (16384, 4), (1024, 64)):
     q, k, v = (torch.randn(1, h, s, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     ms = time_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
     print(f"attention S={s} H={h} d=64 bf16 (SDPA): {ms:.3f} ms, {4 * s * s * 64 * h / ms / 1e9:.1f} TFLOP/s")
+# Causal attention, as tests/run/attention_sm90_causal.tile (half the
+# FLOPs counted: the masked half of the scores is skipped).
+for s, h in ((4096, 16), (16384, 4)):
+    q, k, v = (torch.randn(1, h, s, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    ms = time_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True))
+    print(f"causal attention S={s} H={h} d=64 bf16 (SDPA): {ms:.3f} ms, {2 * s * s * 64 * h / ms / 1e9:.1f} TFLOP/s")

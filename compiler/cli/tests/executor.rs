@@ -62,6 +62,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/attention_sm90.tile", "S=200,H=2"),
         ("examples/attention_sm90.tile", "S=256,H=1"),
         ("tests/run/attention_sm90_p_in_shared.tile", "S=200,H=2"),
+        ("tests/run/attention_sm90_causal.tile", "S=200,H=2"),
+        ("tests/run/attention_sm90_causal.tile", "S=256,H=1"),
         ("tests/run/tma_loads_then_gemm.tile", "M=200,N=130,K=200"),
         ("tests/run/wgmma_rs.tile", "M=200,N=50,K=72"),
         ("tests/run/wgmma_rs.tile", "M=256,N=48,K=64"),
