@@ -11,6 +11,7 @@ pub mod bench;
 pub mod gpu;
 pub mod host;
 pub mod manifest;
+pub mod output;
 pub mod plan;
 pub mod reference;
 mod rows;

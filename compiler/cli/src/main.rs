@@ -56,6 +56,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    tilec_runtime::output::exit_on_output_errors();
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => explain(e).exit(),

@@ -612,3 +612,24 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
     let (code, out, err) = tilec(&["check", &add, "--dims", "M=100,N=37,sm_count=4"], "");
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Output that cannot be written (a full disk) is an error line and status
+/// 1, not a panic with a backtrace (a probe's `> /dev/full`).
+#[test]
+fn output_that_cannot_be_written_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(["algebra", "(4,3):(3,1)"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("tilec runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error: cannot write the output") && !err.contains("panicked"),
+        "{err}"
+    );
+}

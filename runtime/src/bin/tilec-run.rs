@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use tilec_runtime::{Inputs, gpu::Gpu, manifest::Manifest, plan::Dims, run_gpu};
 
 fn main() -> ExitCode {
+    tilec_runtime::output::exit_on_output_errors();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: tilec-run KERNEL.json --dims M=4096,N=4096,K=4096 [--scalars eps=1e-5,..] [--seed S] [--iters N]";
     let mut manifest = None;
@@ -13,18 +14,32 @@ fn main() -> ExitCode {
         (String::new(), String::new(), 1u64, 20usize);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = || it.next().cloned().unwrap_or_default();
+        // A flag without its value, or a number that is not one, is a
+        // usage error, not a default taken silently.
+        let mut value = || it.next().cloned().filter(|v| !v.starts_with("--"));
+        let parsed = match a.as_str() {
+            "--dims" => value().map(|v| dims = v),
+            "--scalars" => value().map(|v| scalars = v),
+            "--seed" => value().and_then(|v| v.parse().ok()).map(|v| seed = v),
+            "--iters" => value().and_then(|v| v.parse().ok()).map(|v| iters = v),
+            _ => Some(()),
+        };
+        if parsed.is_none() {
+            eprintln!("error: {a} takes a value (a whole number for --seed and --iters)\n{usage}");
+            return ExitCode::from(2);
+        }
         match a.as_str() {
-            "--dims" => dims = value(),
-            "--scalars" => scalars = value(),
-            "--seed" => seed = value().parse().unwrap_or(1),
-            "--iters" => iters = value().parse().unwrap_or(20),
+            "--dims" | "--scalars" | "--seed" | "--iters" => {}
             "-h" | "--help" => {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
             }
             flag if flag.starts_with('-') => {
                 eprintln!("error: unknown option {flag}\n{usage}");
+                return ExitCode::from(2);
+            }
+            _ if manifest.is_some() => {
+                eprintln!("error: one manifest a run, and {a} is a second\n{usage}");
                 return ExitCode::from(2);
             }
             _ => manifest = Some(a.clone()),
