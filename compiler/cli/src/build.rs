@@ -97,15 +97,16 @@ pub fn run(a: Args) -> ExitCode {
             Err(f) => return report(&name, &src, f),
         },
         None => match compile(&src, &a.arch, checked) {
-            Ok(cs) => return write_all(&cs, a.out.as_deref()),
+            Ok(cs) => return write_all(&cs, a.out.as_deref(), &a.file),
             Err(f) => return report(&name, &src, f),
         },
     }
     ExitCode::SUCCESS
 }
 
-/// Writes each kernel's PTX and manifest where `-o` says, and names them.
-fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
+/// Writes each kernel's PTX and manifest where `-o` says, and names them;
+/// never over the source itself, nor where a directory stands.
+fn write_all(cs: &[Compiled], out: Option<&Path>, source: &Path) -> ExitCode {
     let out = out.unwrap_or(Path::new("."));
     // A name ending in .ptx is the one file wanted (as nvcc's and clang's
     // -o), unless it is an existing directory; any other name is a
@@ -142,6 +143,22 @@ fn write_all(cs: &[Compiled], out: Option<&Path>) -> ExitCode {
         }
         vec![(out.to_path_buf(), out.with_extension("json"))]
     };
+    let same = |p: &Path| match (p.canonicalize(), source.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    for p in targets.iter().flat_map(|(ptx, json)| [ptx, json]) {
+        let why = match () {
+            _ if same(p) => "it is the source being built",
+            _ if p.is_dir() => "a directory stands there",
+            _ => continue,
+        };
+        eprintln!(
+            "error: will not write {}: {why}; give -o another place",
+            p.display()
+        );
+        return ExitCode::from(2);
+    }
     for (c, (ptx, json)) in cs.iter().zip(&targets) {
         if let Err(e) = write_pair(ptx, &c.code, json, &c.manifest.to_json()) {
             eprintln!("error: cannot write {}: {e}", ptx.display());

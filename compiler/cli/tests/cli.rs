@@ -633,3 +633,30 @@ fn output_that_cannot_be_written_is_an_error_not_a_panic() {
         "{err}"
     );
 }
+
+/// `build` never writes over its own source (a source named like the
+/// manifest it would write), nor where a directory stands (a probe's).
+#[test]
+fn build_writes_neither_over_its_source_nor_where_a_directory_is() {
+    let dir = std::env::temp_dir().join(format!("tilec-overwrite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("o/sgemm_nt.ptx")).unwrap();
+    let source = std::fs::read_to_string(format!("{ROOT}/examples/sgemm_nt.tile")).unwrap();
+    let k = dir.join("k.json");
+    std::fs::write(&k, &source).unwrap();
+    let ptx = dir.join("k.ptx");
+    let (code, _, err) = tilec(
+        &["build", k.to_str().unwrap(), "-o", ptx.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("it is the source being built"), "{err}");
+    assert_eq!(std::fs::read_to_string(&k).unwrap(), source);
+    let out = format!("{}/", dir.join("o").display());
+    let file = format!("{ROOT}/examples/sgemm_nt.tile");
+    let (code, _, err) = tilec(&["build", &file, "-o", &out], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a directory stands there"), "{err}");
+    assert!(!dir.join("o/sgemm_nt.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
