@@ -91,3 +91,14 @@ fn the_longest_accepted_else_if_chain_checks_without_overflow() {
     let kernels = check_source(&src).expect("checks");
     assert_eq!(kernels.len(), 1);
 }
+
+/// A byte-order mark first in the file is whitespace; a character pasted
+/// from a document (a no-break space) is named, escaped, where it stands.
+#[test]
+fn a_byte_order_mark_is_whitespace_and_a_pasted_space_is_named() {
+    let src = "kernel k(A: tensor<f32, (M):(1)>) { launch grid(M), block(1); A[block.x] = 1.0; }";
+    assert!(check_source(&format!("\u{FEFF}{src}")).is_ok());
+    let pasted = src.replace("= 1.0", "=\u{a0}1.0");
+    let message = first_error(&pasted);
+    assert_eq!(message, "unexpected character \\u{a0}");
+}

@@ -7,7 +7,9 @@ use logos::Logos;
 use std::fmt;
 
 #[derive(Logos, Clone, Debug, PartialEq, Eq)]
-#[logos(skip r"[ \t\r\n\f]+")]
+// A byte-order mark (what some editors put first in a UTF-8 file) is
+// whitespace too.
+#[logos(skip r"[ \t\r\n\f\u{FEFF}]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 #[logos(error = LexError)]
 pub enum Tok<'s> {

@@ -115,7 +115,38 @@ pub fn parse_program(src: &str) -> Result<Program, Diagnostic> {
     within_limits(src)?;
     grammar::ProgramParser::new()
         .parse(lexer::tokens(src))
-        .map_err(|e| turn_after_the_stage(to_diagnostic(e), src))
+        .map_err(|e| name_the_character(turn_after_the_stage(to_diagnostic(e), src), src))
+}
+
+/// An unexpected character, named: a no-break space or a typographic
+/// quote pasted from a document is invisible or looks right in the source.
+fn name_the_character(d: Diagnostic, src: &str) -> Diagnostic {
+    let Some(c) = src.get(d.span.start..).and_then(|r| r.chars().next()) else {
+        return d;
+    };
+    if d.message != "unexpected character" {
+        return d;
+    }
+    let help = match c {
+        _ if c.is_ascii() => "the language's characters are letters, digits, `_` and the operators and brackets of docs/language.md".to_string(),
+        _ => format!(
+            "`{}` is not ASCII; .tile sources are written in ASCII (a character pasted from a document, such as a no-break space or a curly quote, looks like one that is)",
+            c.escape_unicode()
+        ),
+    };
+    let shown = match () {
+        _ if c.is_whitespace() || c.is_control() => format!("{}", c.escape_unicode()),
+        _ if c.is_ascii() => format!("`{c}`"),
+        _ => format!("`{c}` ({})", c.escape_unicode()),
+    };
+    Diagnostic::new(
+        format!("unexpected character {shown}"),
+        Span {
+            start: d.span.start,
+            end: d.span.start + c.len_utf8(),
+        },
+    )
+    .with_help(help)
 }
 
 /// A pipeline's turn clause written after its stage clause (`stage s in
