@@ -35,7 +35,7 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tilec::check::program::Elem;
-use tilec::ir::{CopyAtom, Fragment, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param};
+use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param};
 use tilec_layout::int::Op as IntOp;
 
 /// The `ptx_kernel` calling convention.
@@ -77,9 +77,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// for all groups write, which every wait pins (a wait that leaves a
     /// group in flight keeps them).
     in_flight: Vec<(usize, usize)>,
-    /// The A operands of the `_RS` wgmmas after the last `wgmma.fence`, as
-    /// the packed words tied through it (see [`Self::wgmma_fence`]).
-    fenced_a: Vec<(Fragment, Vec<IntValue<'ctx>>)>,
+    /// Whether the wgmmas after the last `wgmma.fence` take A from
+    /// registers, each then fenced on its own (see [`Self::wgmma_fence`]).
+    fence_each: bool,
     /// A pipeline kernel's mbarrier ring.
     ring: Option<pipeline::Ring<'ctx>>,
     /// The 32-bit shared address of the kernel's own mbarrier for its TMA
@@ -255,7 +255,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             predicates: HashMap::new(),
             messages: HashMap::new(),
             in_flight: Vec::new(),
-            fenced_a: Vec::new(),
+            fence_each: false,
             reads_async_proxy: crate::first_wgmma(ir).is_some(),
             ring: None,
             loads_barrier: None,
@@ -599,8 +599,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::WgmmaFence => self.wgmma_fence(&insts[at + 1..])?,
                 InstKind::ProxyFence => self.ptx_statement("fence.proxy.async.shared::cta;")?,
                 InstKind::WgmmaCommit => {
-                    // The fenced A words are the committed group's alone.
-                    self.fenced_a.clear();
+                    self.fence_each = false;
                     self.ptx_statement("wgmma.commit_group.sync.aligned;")?
                 }
                 InstKind::WgmmaWait(n) => self.wgmma_wait(*n)?,
