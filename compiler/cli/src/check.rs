@@ -90,8 +90,8 @@ pub fn run(args: Args) -> ExitCode {
                     )
                     .is_empty();
                 }
-                if whole && !launches(&lowered, &dims, &args.arch) {
-                    return ExitCode::FAILURE;
+                if whole && let Some(code) = launches(&lowered, &dims, &args.arch) {
+                    return code;
                 }
             }
             if args.perf {
@@ -124,8 +124,10 @@ fn launches(
     lowered: &[(tilec::check::program::Kernel, Vec<tilec::lower::Lowered>)],
     dims: &tilec_runtime::plan::Dims,
     arch: &str,
-) -> bool {
-    let mut all = true;
+) -> Option<ExitCode> {
+    // As `tilec run` exits: 1 where the bound proof refuses a launch, 2
+    // where the extents break a launch condition.
+    let mut code = None;
     let kernels = || lowered.iter().map(|(k, _)| k);
     for (k, l) in lowered
         .iter()
@@ -168,11 +170,15 @@ fn launches(
             Err(e) => {
                 eprintln!("error: {} at {dims}: {e}", k.name);
                 crate::compile::refused_hint(&e);
-                all = false;
+                code = match (&e, code) {
+                    (tilec_runtime::RuntimeError::Bounds(_), None) => Some(1),
+                    (tilec_runtime::RuntimeError::Bounds(_), c) => c,
+                    _ => Some(2),
+                };
             }
         }
     }
-    all
+    code.map(ExitCode::from)
 }
 
 /// The entry points a kernel compiles to, in the order the runtime tries

@@ -569,7 +569,8 @@ fn check_shapes_names_the_entries_that_roll_their_epilogue() {
 #[test]
 fn launches_the_runtime_cannot_bound_are_refused_by_name() {
     // An extent or a stride from an expression that goes negative: the
-    // guards compare unsigned and the offsets reach below the base.
+    // guards compare unsigned and the offsets reach below the base. The
+    // extents are refused: status 2, as `tilec run` gives.
     let negative = scratch("negative_extent").join("k.tile");
     std::fs::write(
         &negative,
@@ -579,17 +580,17 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
     .unwrap();
     let file = negative.to_str().unwrap();
     let (code, out, err) = tilec(&["check", file, "--dims", "M=1,N=1"], "");
-    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(code, 2, "{out}{err}");
     assert!(
         err.contains("the extent (N-2) is -1 for M=1,N=1; extents are at least 1"),
         "{err}"
     );
     let (code, _, err) = tilec(&["check", file, "--dims", "M=1,N=3"], "");
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("the stride (M-2) is -1"), "{err}");
     // Past 2^40, where the compiler's bounds on expressions of extents end.
     let (code, _, err) = tilec(&["check", file, "--dims", "M=1099511627776,N=3"], "");
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("extents are at least 1 and below 2^40"),
         "{err}"
