@@ -93,6 +93,11 @@ pub fn run(args: Args) -> ExitCode {
                 if whole && let Some(code) = launches(&lowered, &dims, &args.arch) {
                     return code;
                 }
+                if !whole && !args.dims.is_empty() {
+                    eprintln!(
+                        "note: no launch planned or proved: --dims does not give every extent (--perf takes defaults for the others)"
+                    );
+                }
             }
             if args.perf {
                 for (k, variants) in &lowered {
