@@ -63,13 +63,26 @@ pub fn run(a: Args) -> ExitCode {
         checked: a.checked.then_some(name.as_str()),
         settings: &settings,
     };
+    if a.emit.is_some() && a.out.is_some() {
+        eprintln!(
+            "error: --emit prints to standard output, and -o names where a build's PTX and manifest go; give one of them (--emit ptx > FILE)"
+        );
+        return ExitCode::from(2);
+    }
     match a.emit {
         Some(Emit::Tokens) => {
+            let mut lexed = true;
             for t in tilec::syntax::lexer::tokens(&src) {
                 match t {
                     Ok((l, tok, r)) => println!("{l}..{r} {tok:?}"),
-                    Err((e, span)) => println!("{}..{} error: {e}", span.start, span.end),
+                    Err((e, span)) => {
+                        println!("{}..{} error: {e}", span.start, span.end);
+                        lexed = false;
+                    }
                 }
+            }
+            if !lexed {
+                return ExitCode::FAILURE;
             }
         }
         Some(Emit::Ast) => match tilec::syntax::parse_program(&src) {

@@ -142,6 +142,11 @@ pub fn run(a: Args) -> ExitCode {
             if !a.cpu {
                 eprintln!("note: no GPU on this machine; running on the CPU executor");
             }
+            if a.check_cpu {
+                eprintln!(
+                    "note: --check-cpu compares the GPU's results with the CPU executor's, and there is no GPU run here"
+                );
+            }
             let lowered = match lower_source(&src, opts) {
                 Ok(l) => l,
                 Err(f) => return report(&name, &src, f),

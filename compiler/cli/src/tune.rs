@@ -78,6 +78,15 @@ pub fn run(a: Args) -> ExitCode {
         .filter(wanted)
         .filter(|k| !k.tunables.is_empty())
         .collect();
+    if let Some(n) = &a.launch.kernel
+        && !kernels.iter().any(|k| k.name == *n)
+    {
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        return fail(&format!(
+            "{name} has no kernel {n}; its kernels are {}",
+            names.join(", ")
+        ));
+    }
     if targets.is_empty() {
         return fail(&format!(
             "no kernel {}of {name} declares a `tune` parameter; write e.g. `tune splits = 8 in (1, 2, 4, 8);` and use the name",

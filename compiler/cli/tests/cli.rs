@@ -661,3 +661,36 @@ fn build_writes_neither_over_its_source_nor_where_a_directory_is() {
     assert!(!dir.join("o/sgemm_nt.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What would have been ignored without a word is said (a probe's): `-o`
+/// beside `--emit`, a lexing error under `--emit tokens`, an unknown
+/// `--kernel` to `tune`.
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let add = format!("{ROOT}/examples/add.tile");
+    let (code, _, err) = tilec(&["build", &add, "--emit", "ptx", "-o", "elsewhere/"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--emit prints to standard output"), "{err}");
+    let dollar = scratch("dollar").join("k.tile");
+    std::fs::write(&dollar, "kernel $ k").unwrap();
+    let (code, out, _) = tilec(&["build", dollar.to_str().unwrap(), "--emit", "tokens"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error: unexpected character"), "{out}");
+    let splitk = format!("{ROOT}/examples/sgemm_splitk.tile");
+    let (code, _, err) = tilec(
+        &[
+            "tune",
+            &splitk,
+            "--dims",
+            "M=64,N=64,K=64",
+            "--kernel",
+            "nope",
+        ],
+        "",
+    );
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("has no kernel nope; its kernels are sgemm_splitk"),
+        "{err}"
+    );
+}
