@@ -51,7 +51,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 {
                     let words = self.words(f, atom.ab)?;
                     match self.fence_each {
-                        true => self.tied_i32_asm(FENCE, &words)?,
+                        true => {
+                            let words: Vec<BasicValueEnum> =
+                                words.into_iter().map(Into::into).collect();
+                            let i32t = self.ctx.i32_type().into();
+                            self.tied_asm(FENCE, &[], &words, (i32t, "r"), ",~{memory}")?
+                                .into_iter()
+                                .map(BasicValueEnum::into_int_value)
+                                .collect()
+                        }
                         false => words,
                     }
                 },
@@ -97,52 +105,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             true => Ok(()),
             false => self.ptx_statement(FENCE),
         }
-    }
-
-    /// Inline PTX `text` with the 32-bit `values` tied in and out (`+r`),
-    /// and a memory clobber: the values it returns are those after it.
-    fn tied_i32_asm(
-        &mut self,
-        text: &str,
-        values: &[IntValue<'ctx>],
-    ) -> Result<Vec<IntValue<'ctx>>> {
-        let n = values.len();
-        let i32t = self.ctx.i32_type();
-        let out = self
-            .ctx
-            .struct_type(&vec![BasicTypeEnum::from(i32t); n], false);
-        let params = vec![BasicMetadataTypeEnum::from(i32t); n];
-        let fn_ty = out.fn_type(&params, false);
-        let mut constraints: Vec<String> = vec!["=r".into(); n];
-        constraints.extend((0..n).map(|i| i.to_string()));
-        let args: Vec<BasicMetadataValueEnum> = values.iter().map(|&v| v.into()).collect();
-        let ptr = self.ctx.create_inline_asm(
-            fn_ty,
-            text.to_string(),
-            constraints.join(",") + ",~{memory}",
-            true,
-            false,
-            None,
-            false,
-        );
-        let d = match self
-            .b
-            .build_indirect_call(fn_ty, ptr, &args, "")?
-            .try_as_basic_value()
-        {
-            inkwell::values::ValueKind::Basic(v) => v.into_struct_value(),
-            inkwell::values::ValueKind::Instruction(_) => {
-                return Err(CodegenError::Llvm(format!("`{text}` returned nothing")));
-            }
-        };
-        (0..n)
-            .map(|v| {
-                Ok(self
-                    .b
-                    .build_extract_value(d, v as u32, "")?
-                    .into_int_value())
-            })
-            .collect()
     }
 
     /// `wgmma.wait_group N`, with the accumulators of the wgmmas before it
@@ -199,16 +161,28 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         tied: &[BasicValueEnum<'ctx>],
         clobbers: &str,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f32t = self.ctx.f32_type().into();
+        self.tied_asm(&text, inputs, tied, (f32t, "f"), clobbers)
+    }
+
+    /// Inline PTX `text` with `inputs` read and `tied` values of one type
+    /// (`ty`: the LLVM type and its constraint letter, `f` or `r`) tied in
+    /// and out: the values it returns are those after it.
+    fn tied_asm(
+        &mut self,
+        text: &str,
+        inputs: &[IntValue<'ctx>],
+        tied: &[BasicValueEnum<'ctx>],
+        (ty, letter): (BasicTypeEnum<'ctx>, &str),
+        clobbers: &str,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let n = tied.len();
-        let f32t = self.ctx.f32_type();
-        let out = self
-            .ctx
-            .struct_type(&vec![BasicTypeEnum::from(f32t); n], false);
+        let out = self.ctx.struct_type(&vec![ty; n], false);
         let mut params: Vec<BasicMetadataTypeEnum> =
             inputs.iter().map(|v| v.get_type().into()).collect();
-        params.extend(std::iter::repeat_n(BasicMetadataTypeEnum::from(f32t), n));
+        params.extend(std::iter::repeat_n(BasicMetadataTypeEnum::from(ty), n));
         let fn_ty = out.fn_type(&params, false);
-        let mut constraints: Vec<String> = vec!["=f".into(); n];
+        let mut constraints: Vec<String> = vec![format!("={letter}"); n];
         constraints.extend(inputs.iter().map(|v| match v.get_type().get_bit_width() {
             64 => "l".to_string(),
             _ => "r".to_string(),
@@ -218,7 +192,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         args.extend(tied.iter().map(|&v| BasicMetadataValueEnum::from(v)));
         let ptr = self.ctx.create_inline_asm(
             fn_ty,
-            text.clone(),
+            text.to_string(),
             constraints.join(",") + clobbers,
             true,
             false,
