@@ -35,6 +35,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/sgemm_tn_tv.tile", "M=128,N=256,K=16"),
         ("examples/sgemm_nt_sm80.tile", "M=128,N=256,K=48"),
         ("examples/sgemm_tn_sm80.tile", "M=256,N=128,K=32"),
+        ("examples/sgemm_nt_small.tile", "M=97,N=65,K=23"),
+        ("examples/sgemm_nt_small.tile", "M=64,N=96,K=16"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("examples/bgemm_tn_sm80.tile", "M=256,N=128,K=128"),
