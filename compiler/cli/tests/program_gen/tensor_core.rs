@@ -68,7 +68,9 @@ pub(super) fn generate_mma_gemm(rng: &mut Rng) -> Program {
 /// warpgroups, A and B read by the atom straight from shared tiles that
 /// are CuTe's K- or MN-major GMMA atoms (32, 64 or 128 bytes) or compact
 /// (which wgmma's descriptors describe only by chance: mostly refused at
-/// the gemm), C in the input type or f32, of either major.
+/// the gemm), C in the input type or f32, of either major. A third of them
+/// `_RS`: A copied from its shared tile into the threads' registers in
+/// wgmma's A fragment first, each wgmma then fenced on its own.
 pub(super) fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
     let (elem, types) = rng.pick(&[("bf16", "BF16BF16"), ("f16", "F16F16")]);
     let n = rng.pick(&[8, 16, 24, 32, 64, 128]);
@@ -117,9 +119,13 @@ pub(super) fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
         }
     };
     let (sa, sb) = (tile(rng, bm), tile(rng, bn));
+    let registers_a = rng.chance(33);
     let gemm = TensorCoreGemm {
         elem,
-        atom: format!("SM90_64x{n}x16_F32{types}_SS"),
+        atom: format!(
+            "SM90_64x{n}x16_F32{types}_{}",
+            if registers_a { "RS" } else { "SS" }
+        ),
         warps: [wm, wn],
         threads,
         tile: [bm, bn, bk],
@@ -127,8 +133,18 @@ pub(super) fn generate_wgmma_gemm(rng: &mut Rng) -> Program {
         splits: 1,
         cluster: String::new(),
     };
-    // The atom reads A and B from shared memory itself.
-    gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);")
+    match registers_a {
+        // A through the threads' registers, B from shared memory.
+        true => gemm.program(
+            rng,
+            100,
+            &format!("    let tCrA = registers<{elem}>(shape(tCsA));"),
+            "        copy(tCsA, tCrA);
+        gemm(mma, tCrA, tCsB, tCrC);",
+        ),
+        // The atom reads A and B from shared memory itself.
+        false => gemm.program(rng, 100, "", "        gemm(mma, tCsA, tCsB, tCrC);"),
+    }
 }
 
 /// A TMA pipeline GEMM: wgmma atoms of random N over one or two consumer
