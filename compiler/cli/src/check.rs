@@ -140,6 +140,17 @@ fn launches(
     {
         let m = crate::compile::manifest(k, l, arch);
         match tilec_runtime::plan::plan_for_gpu(&m, dims) {
+            // Planned as on the H200: tensors past its memory would not
+            // allocate there.
+            Ok(p) if device_bytes(&m, &p) > H200_BYTES => {
+                eprintln!(
+                    "error: {} at {dims}: its tensors take {:.0} GB, more than an H200's {:.0} GB of device memory",
+                    k.name,
+                    device_bytes(&m, &p) as f64 / 1e9,
+                    H200_BYTES as f64 / 1e9
+                );
+                code = Some(2);
+            }
             Ok(p) => {
                 // Blocks per entry, in launch order.
                 let mut blocks: Vec<(&str, u64)> = Vec::new();
@@ -184,6 +195,20 @@ fn launches(
         }
     }
     code.map(ExitCode::from)
+}
+
+/// An H200's device memory (141 GB), which `check --dims` plans for.
+const H200_BYTES: u128 = 141_000_000_000;
+
+/// The bytes a launch's tensors and aligned copies take on the device.
+fn device_bytes(
+    m: &tilec_runtime::manifest::Manifest,
+    p: &tilec_runtime::plan::LaunchPlan,
+) -> u128 {
+    let tensors: u128 = (m.params.iter().zip(&p.lens))
+        .filter_map(|(param, len)| Some(*len.as_ref()? as u128 * param.elem().bytes() as u128))
+        .sum();
+    tensors + p.staged.iter().map(|s| s.bytes() as u128).sum::<u128>()
 }
 
 /// The entry points a kernel compiles to, in the order the runtime tries

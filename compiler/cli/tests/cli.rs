@@ -608,8 +608,12 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
         err.contains("the CPU executor runs at most 67108864"),
         "{err}"
     );
-    // `sm_count` describes the device: any kernel takes it.
+    // Tensors past an H200's memory, which `check` plans for (12 TB here).
     let add = format!("{ROOT}/examples/add.tile");
+    let (code, _, err) = tilec(&["check", &add, "--dims", "M=1000000,N=1000000"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than an H200's 141 GB"), "{err}");
+    // `sm_count` describes the device: any kernel takes it.
     let (code, out, err) = tilec(&["check", &add, "--dims", "M=100,N=37,sm_count=4"], "");
     assert_eq!(code, 0, "{out}{err}");
 }
