@@ -154,6 +154,16 @@ fn write_all(cs: &[Compiled], out: Option<&Path>, source: &Path) -> ExitCode {
             );
             return ExitCode::from(2);
         }
+        // Its folder made as a folder `-o` names is (`-o new/k.ptx`).
+        if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Err(e) = std::fs::create_dir_all(parent)
+        {
+            eprintln!(
+                "error: cannot create the directory {}: {e}",
+                parent.display()
+            );
+            return ExitCode::from(2);
+        }
         vec![(out.to_path_buf(), out.with_extension("json"))]
     };
     let same = |p: &Path| match (p.canonicalize(), source.canonicalize()) {

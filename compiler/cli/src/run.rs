@@ -750,10 +750,15 @@ pub fn dims_problems(
         problems.push(match meant {
             Some(e) => format!("{kernel} has no extent {k}; did you mean {e}?"),
             // A file's kernels may take different extents: one runs alone.
-            None => format!(
-                "{kernel} has no extent {k}; its extents are {} (--kernel NAME runs one kernel of a file)",
-                extents.join(", ")
-            ),
+            None => match extents.is_empty() {
+                true => format!(
+                    "{kernel} has no extents (its shapes are all static), and --dims gives {k}"
+                ),
+                false => format!(
+                    "{kernel} has no extent {k}; its extents are {} (--kernel NAME runs one kernel of a file)",
+                    extents.join(", ")
+                ),
+            },
         });
     }
     if all && !missing.is_empty() {

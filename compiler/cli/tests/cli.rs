@@ -663,6 +663,11 @@ fn build_writes_neither_over_its_source_nor_where_a_directory_is() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("a directory stands there"), "{err}");
     assert!(!dir.join("o/sgemm_nt.json").exists());
+    // A file's folder is made, as a folder -o names is.
+    let nested = dir.join("new/k.ptx");
+    let (code, _, err) = tilec(&["build", &file, "-o", nested.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(nested.exists() && dir.join("new/k.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -401,6 +401,9 @@ fn plan_sizes_within(
                 true => format!(
                     "{k} is a scalar parameter, not an extent: its value goes in --scalars {k}=VALUE"
                 ),
+                false if m.extents.is_empty() => format!(
+                    "the kernel has no extents (its shapes are all static), and --dims gives {k}"
+                ),
                 false => format!(
                     "the kernel has no extent {k}; its extents are {}",
                     m.extents.join(", ")
