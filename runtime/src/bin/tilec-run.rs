@@ -61,7 +61,8 @@ fn main() -> ExitCode {
 
 fn run(path: &str, dims: &str, scalars: &str, seed: u64, iters: usize) -> Result<bool, String> {
     let m =
-        Manifest::from_json(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)?;
+        Manifest::from_json(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)
+            .map_err(|e| format!("{path}: {e}"))?;
     let ptx_path = std::path::Path::new(path).with_extension("ptx");
     let ptx =
         std::fs::read_to_string(&ptx_path).map_err(|e| format!("{}: {e}", ptx_path.display()))?;
