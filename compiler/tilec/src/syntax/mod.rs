@@ -107,7 +107,7 @@ pub fn parse_expr(src: &str) -> Result<Expr, Diagnostic> {
     within_limits(src)?;
     grammar::ExprParser::new()
         .parse(lexer::tokens(src))
-        .map_err(to_diagnostic)
+        .map_err(|e| to_diagnostic(e, src))
 }
 
 /// Parses a `.tile` file.
@@ -115,18 +115,22 @@ pub fn parse_program(src: &str) -> Result<Program, Diagnostic> {
     within_limits(src)?;
     grammar::ProgramParser::new()
         .parse(lexer::tokens(src))
-        .map_err(|e| name_the_character(turn_after_the_stage(to_diagnostic(e), src), src))
+        .map_err(|e| turn_after_the_stage(to_diagnostic(e, src), src))
 }
 
-/// An unexpected character, named: a no-break space or a typographic
-/// quote pasted from a document is invisible or looks right in the source.
-fn name_the_character(d: Diagnostic, src: &str) -> Diagnostic {
-    let Some(c) = src.get(d.span.start..).and_then(|r| r.chars().next()) else {
-        return d;
+/// The character at `at` that no token begins with, named: a no-break
+/// space or a typographic quote pasted from a document is invisible or
+/// looks right in the source.
+fn unexpected_character(src: &str, at: usize) -> Diagnostic {
+    let Some(c) = src.get(at..).and_then(|r| r.chars().next()) else {
+        return Diagnostic::new(
+            "unexpected character",
+            Span {
+                start: at,
+                end: at + 1,
+            },
+        );
     };
-    if d.message != "unexpected character" {
-        return d;
-    }
     let help = match c {
         _ if c.is_ascii() => "the language's characters are letters, digits, `_` and the operators and brackets of docs/language.md".to_string(),
         _ => format!(
@@ -142,8 +146,8 @@ fn name_the_character(d: Diagnostic, src: &str) -> Diagnostic {
     Diagnostic::new(
         format!("unexpected character {shown}"),
         Span {
-            start: d.span.start,
-            end: d.span.start + c.len_utf8(),
+            start: at,
+            end: at + c.len_utf8(),
         },
     )
     .with_help(help)
@@ -167,15 +171,13 @@ fn turn_after_the_stage(d: Diagnostic, src: &str) -> Diagnostic {
 
 fn to_diagnostic(
     e: ParseError<usize, lexer::Tok<'_>, (LexError, std::ops::Range<usize>)>,
+    src: &str,
 ) -> Diagnostic {
     match e {
-        ParseError::InvalidToken { location } => Diagnostic::new(
-            "unexpected character",
-            Span {
-                start: location,
-                end: location + 1,
-            },
-        ),
+        ParseError::InvalidToken { location } => unexpected_character(src, location),
+        ParseError::User {
+            error: (LexError::Unexpected, range),
+        } => unexpected_character(src, range.start),
         ParseError::UnrecognizedEof { location, expected } => Diagnostic::new(
             "unexpected end of input",
             Span {
