@@ -12,7 +12,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{BinOp, Expr, ExprKind};
 use tilec_layout::int::{Op, Sym};
-use tilec_layout::{Condition, Fact, Int};
+use tilec_layout::{Conditions, Fact, Int};
 
 /// What the launch condition that a divisor's product of extents fits 64
 /// bits is needed by.
@@ -166,14 +166,9 @@ impl KernelChecker {
                 // 0 there): the runtime, which evaluates it without
                 // wrapping, refuses a launch where it is not at least 1.
                 if has_product(&d) {
-                    let c = Condition {
-                        fact: Fact::Le(Int::Static(1), d.clone()),
-                        needed_by: A_DIVISOR,
-                        tensor: None,
-                    };
-                    if !self.conditions.contains(&c) {
-                        self.conditions.push(c);
-                    }
+                    let mut conds = Conditions::new();
+                    conds.record(Fact::Le(Int::Static(1), d.clone()), A_DIVISOR);
+                    self.take_conditions(conds, b.span);
                 }
                 Ok(Elementwise::Quotient {
                     rem,
