@@ -47,16 +47,12 @@ impl Int {
                         ];
                         Some((*p.iter().min()?, *p.iter().max()?))
                     }
-                    Op::Div if al >= 0 && bl > 0 => Some((al / bh, ah / bl)),
-                    Op::CeilDiv if al >= 0 && bl > 0 => {
-                        Some(((al + bh - 1) / bh, (ah + bl - 1) / bl))
-                    }
-                    // A dividend that may be negative, by a positive
-                    // divisor, truncating as `apply` does: the quotient
-                    // grows with the dividend, and for a fixed dividend
-                    // moves one way with the divisor, so the corners bound
-                    // it (`ceil_div(M - block.x, G)`, 0 or below on the
-                    // last blocks: a loop of no trips there).
+                    // A positive divisor, truncating as `apply` does: the
+                    // quotient grows with the dividend, and for a fixed
+                    // dividend moves one way with the divisor, so the
+                    // corners bound it, whatever the dividend's sign
+                    // (`ceil_div(M - block.x, G)`, 0 or below on the last
+                    // blocks: a loop of no trips there).
                     Op::Div | Op::CeilDiv if bl > 0 => {
                         let q = |a: i64, b: i64| match op {
                             Op::Div => Some(a / b),
