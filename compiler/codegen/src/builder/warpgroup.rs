@@ -48,21 +48,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                 format!("{{${}, ${}, ${}, ${}}}", n, n + 1, n + 2, n + 3),
                 n + 4,
                 String::new(),
-                {
-                    let words = self.words(f, atom.ab)?;
-                    match self.fence_each {
-                        true => {
-                            let words: Vec<BasicValueEnum> =
-                                words.into_iter().map(Into::into).collect();
-                            let i32t = self.ctx.i32_type().into();
-                            self.tied_asm(FENCE, &[], &words, (i32t, "r"), ",~{memory}")?
-                                .into_iter()
-                                .map(BasicValueEnum::into_int_value)
-                                .collect()
-                        }
-                        false => words,
-                    }
-                },
+                self.register_a(f, atom.ab)?,
             ),
         };
         inputs.push(self.descriptor(b)?);
@@ -81,6 +67,23 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// An `_RS` wgmma's A: the fragment's words of packed pairs, tied
+    /// through a fence of their own where its group fences each wgmma
+    /// (see [`Self::wgmma_fence`]).
+    fn register_a(&mut self, f: &Fragment, elem: Elem) -> Result<Vec<IntValue<'ctx>>> {
+        let words = self.words(f, elem)?;
+        if !self.fence_each {
+            return Ok(words);
+        }
+        let words: Vec<BasicValueEnum> = words.into_iter().map(Into::into).collect();
+        let i32t = self.ctx.i32_type().into();
+        Ok(self
+            .tied_asm(FENCE, &[], &words, (i32t, "r"), ",~{memory}")?
+            .into_iter()
+            .map(BasicValueEnum::into_int_value)
+            .collect())
     }
 
     /// `wgmma.fence`, before the wgmmas that follow it (`group`, up to
