@@ -14,22 +14,31 @@ fn main() -> ExitCode {
         (String::new(), String::new(), 1u64, 20usize);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        // A flag without its value, or a number that is not one, is a
-        // usage error, not a default taken silently.
-        let mut value = || it.next().cloned().filter(|v| !v.starts_with("--"));
-        let parsed = match a.as_str() {
-            "--dims" => value().map(|v| dims = v),
-            "--scalars" => value().map(|v| scalars = v),
-            "--seed" => value().and_then(|v| v.parse().ok()).map(|v| seed = v),
-            "--iters" => value().and_then(|v| v.parse().ok()).map(|v| iters = v),
-            _ => Some(()),
-        };
-        if parsed.is_none() {
-            eprintln!("error: {a} takes a value (a whole number for --seed and --iters)\n{usage}");
-            return ExitCode::from(2);
-        }
         match a.as_str() {
-            "--dims" | "--scalars" | "--seed" | "--iters" => {}
+            // A flag without its value, or a number that is not one, is a
+            // usage error, not a default taken silently.
+            flag @ ("--dims" | "--scalars" | "--seed" | "--iters") => {
+                let value = it.next().filter(|v| !v.starts_with("--"));
+                let taken = match (flag, value) {
+                    ("--dims", Some(v)) => {
+                        dims = v.clone();
+                        true
+                    }
+                    ("--scalars", Some(v)) => {
+                        scalars = v.clone();
+                        true
+                    }
+                    ("--seed", Some(v)) => v.parse().map(|v| seed = v).is_ok(),
+                    ("--iters", Some(v)) => v.parse().map(|v| iters = v).is_ok(),
+                    _ => false,
+                };
+                if !taken {
+                    eprintln!(
+                        "error: {flag} takes a value (a whole number for --seed and --iters)\n{usage}"
+                    );
+                    return ExitCode::from(2);
+                }
+            }
             "-h" | "--help" => {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
