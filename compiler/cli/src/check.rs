@@ -142,11 +142,14 @@ fn launches(
         match tilec_runtime::plan::plan_for_gpu(&m, dims) {
             // Planned as on the H200: tensors past its memory would not
             // allocate there.
-            Ok(p) if device_bytes(&m, &p) > H200_BYTES => {
+            Ok(p)
+                if let bytes = device_bytes(&m, &p)
+                    && bytes > H200_BYTES =>
+            {
                 eprintln!(
                     "error: {} at {dims}: its tensors take {:.0} GB, more than an H200's {:.0} GB of device memory",
                     k.name,
-                    device_bytes(&m, &p) as f64 / 1e9,
+                    bytes as f64 / 1e9,
                     H200_BYTES as f64 / 1e9
                 );
                 code = Some(2);

@@ -572,20 +572,16 @@ fn planned(
                 at_least(layout.shape(), 1, "extent")?;
                 at_least(layout.stride(), 0, "stride")?;
                 if let ParamKind::Tensor { written: true, .. } = p.kind {
-                    match overlap::overlap(layout, &env) {
-                        Overlap::None => {}
-                        Overlap::At(why) => {
-                            return Err(RuntimeError::Condition(format!(
-                                "{} {layout} puts two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element race",
-                                p.name
-                            )));
-                        }
-                        Overlap::Undecided(why) => {
-                            return Err(RuntimeError::Condition(format!(
-                                "{} {layout} may put two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element would race",
-                                p.name
-                            )));
-                        }
+                    let found = match overlap::overlap(layout, &env) {
+                        Overlap::None => None,
+                        Overlap::At(why) => Some(("puts", why, "race")),
+                        Overlap::Undecided(why) => Some(("may put", why, "would race")),
+                    };
+                    if let Some((puts, why, race)) = found {
+                        return Err(RuntimeError::Condition(format!(
+                            "{} {layout} {puts} two of its elements in one place for {dims} ({why}); the kernel writes it, and two writers of one element {race}",
+                            p.name
+                        )));
                     }
                 }
                 let n = layout.cosize().eval(&env).ok_or_else(|| {
