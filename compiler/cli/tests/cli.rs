@@ -339,6 +339,12 @@ fn extents_are_checked_at_once_with_suggestions() {
 
 #[test]
 fn check_plans_the_launch_at_the_extents_given() {
+    // `check --dims` plans the launch and proves every access in bounds.
+    let proved = |file: &str, dims: &str| {
+        let (code, out, err) = tilec(&["check", file, "--dims", dims], "");
+        assert_eq!(code, 0, "{file} {dims}: {out}{err}");
+        assert!(out.contains("every access in bounds"), "{out}");
+    };
     // Which entries run where, every access proved in bounds as a GPU's
     // runtime proves it before a launch.
     let k = format!("{ROOT}/tests/run/persistent_one_warpgroup.tile");
@@ -413,10 +419,10 @@ fn check_plans_the_launch_at_the_extents_given() {
     );
     // Accesses under `if i < M && j < N` (and a shared row under `c < 32`
     // in a loop to N) are bounded by their guards.
-    let g = format!("{ROOT}/tests/run/guarded_by_an_if.tile");
-    let (code, out, err) = tilec(&["check", &g, "--dims", "M=40,N=33"], "");
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("every access in bounds"), "{out}");
+    proved(
+        &format!("{ROOT}/tests/run/guarded_by_an_if.tile"),
+        "M=40,N=33",
+    );
     // The executor's own plan is proved too: a pipeline a k-tile past
     // the tiles reads past A's row inside its aligned copy.
     let p = format!("{ROOT}/tests/checked/pipeline_past_its_tiles.tile");
@@ -430,18 +436,16 @@ fn check_plans_the_launch_at_the_extents_given() {
     );
     // A block's tile coordinate through a slice, below 0 at some blocks:
     // those run the guarded entry, and the launch is proved.
-    let s = format!("{ROOT}/tests/run/tile_coordinate_through_a_slice.tile");
-    let (code, out, err) = tilec(&["check", &s, "--dims", "M=64,N=16"], "");
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("every access in bounds"), "{out}");
+    proved(
+        &format!("{ROOT}/tests/run/tile_coordinate_through_a_slice.tile"),
+        "M=64,N=16",
+    );
     // A loop of no trips on the blocks past M (`ceil_div(M - block.x, G)`).
-    let g = format!("{ROOT}/tests/run/loop_of_no_trips.tile");
-    let (code, out, err) = tilec(&["check", &g, "--dims", "M=5,N=128"], "");
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("every access in bounds"), "{out}");
-    let (code, out, _) = tilec(&["check", &k, "--dims", "M=1000"], "");
-    assert_eq!(code, 0);
-    assert!(out.contains("every access in bounds"), "{out}");
+    proved(
+        &format!("{ROOT}/tests/run/loop_of_no_trips.tile"),
+        "M=5,N=128",
+    );
+    proved(&k, "M=1000");
     // Without every extent, nothing to plan.
     let k = format!("{ROOT}/tests/checked/one_k_tile_too_many.tile");
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=256"], "");
