@@ -37,6 +37,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/sgemm_tn_sm80.tile", "M=256,N=128,K=32"),
         ("examples/sgemm_nt_small.tile", "M=97,N=65,K=23"),
         ("examples/sgemm_nt_small.tile", "M=64,N=96,K=16"),
+        ("examples/sgemm_tn_small.tile", "M=97,N=65,K=23"),
+        ("examples/sgemm_tn_small.tile", "M=64,N=96,K=16"),
         ("examples/copy.tile", "M=256,N=96"),
         ("examples/transpose.tile", "M=96,N=64"),
         ("examples/bgemm_tn_sm80.tile", "M=256,N=128,K=128"),
@@ -283,6 +285,21 @@ fn every_row_tile_of_reduce_rows_runs_on_the_cpu() {
             let alone = out.starts_with("reduce_rows [");
             assert_eq!(alone, full && dims == "M=512,N=64", "{set} {dims}: {out}");
             assert!(out.contains("(ok)"), "{set} {dims}: {out}");
+        }
+    }
+}
+
+/// The small GEMMs' tiles and depths: 64 a side takes two copies a thread
+/// and two rows of the math's pattern; two stages wait for every copy.
+#[test]
+fn every_tile_of_the_small_gemms_runs_on_the_cpu() {
+    for file in ["examples/sgemm_nt_small.tile", "examples/sgemm_tn_small.tile"] {
+        for set in ["bm=64,bn=32,stages=2", "bm=32,bn=64,stages=4", "bm=64,bn=64,stages=3"] {
+            for dims in ["M=128,N=192,K=40", "M=97,N=70,K=29"] {
+                let (code, out, err) = run_cpu_with(file, dims, &["--set", set]);
+                assert_eq!(code, 0, "{file} {set} {dims}: {out}{err}");
+                assert!(out.contains("(ok)"), "{file} {set} {dims}: {out}");
+            }
         }
     }
 }
