@@ -293,8 +293,15 @@ fn every_row_tile_of_reduce_rows_runs_on_the_cpu() {
 /// and two rows of the math's pattern; two stages wait for every copy.
 #[test]
 fn every_tile_of_the_small_gemms_runs_on_the_cpu() {
-    for file in ["examples/sgemm_nt_small.tile", "examples/sgemm_tn_small.tile"] {
-        for set in ["bm=64,bn=32,stages=2", "bm=32,bn=64,stages=4", "bm=64,bn=64,stages=3"] {
+    for file in [
+        "examples/sgemm_nt_small.tile",
+        "examples/sgemm_tn_small.tile",
+    ] {
+        for set in [
+            "bm=64,bn=32,stages=2",
+            "bm=32,bn=64,stages=4",
+            "bm=64,bn=64,stages=3",
+        ] {
             for dims in ["M=128,N=192,K=40", "M=97,N=70,K=29"] {
                 let (code, out, err) = run_cpu_with(file, dims, &["--set", set]);
                 assert_eq!(code, 0, "{file} {set} {dims}: {out}{err}");
