@@ -69,10 +69,24 @@ impl Inputs {
             let (k, val) = part.split_once('=').ok_or_else(|| {
                 RuntimeError::Usage(format!("`{part}` is not NAME=VALUE, e.g. eps=1e-5"))
             })?;
+            let val = val.trim();
             let x: f64 = val
-                .trim()
                 .parse()
                 .map_err(|_| RuntimeError::Usage(format!("`{val}` is not a number (in {part})")))?;
+            // Past f64's range a number parses as an infinity, and below it
+            // as 0: neither is what was written.
+            let written = val.trim_start_matches(['+', '-']).to_ascii_lowercase();
+            if x.is_infinite() && !matches!(written.as_str(), "inf" | "infinity") {
+                return Err(RuntimeError::Usage(format!(
+                    "`{val}` is past f64's range (in {part}); write `inf` for an infinity"
+                )));
+            }
+            let mantissa = written.split('e').next().unwrap_or("");
+            if x == 0.0 && mantissa.contains(|c: char| ('1'..='9').contains(&c)) {
+                return Err(RuntimeError::Usage(format!(
+                    "`{val}` is below f64's smallest value (in {part}): it would be 0"
+                )));
+            }
             let k = k.trim().to_string();
             if let Some((_, y)) = v.iter().find(|(j, _)| *j == k) {
                 return Err(RuntimeError::Usage(format!(
@@ -130,6 +144,11 @@ impl Inputs {
             if v.is_finite() && rounded.is_infinite() {
                 return Err(RuntimeError::Usage(format!(
                     "{name} is {elem}, and {v} is past its largest value (it would be {rounded}); pass `{name}=inf` for an infinity"
+                )));
+            }
+            if *v != 0.0 && rounded == 0.0 {
+                return Err(RuntimeError::Usage(format!(
+                    "{name} is {elem}, and {v:e} is below its smallest value (it would be 0)"
                 )));
             }
             args[i] = Arg::Scalar(*v);

@@ -377,6 +377,30 @@ fn check_plans_the_launch_at_the_extents_given() {
             && out.contains("  not sgemm_nt_sm80: K % 16 == 0 does not hold"),
         "{out}"
     );
+    // Refused where no entry runs on the tensors as given nor on aligned
+    // copies: the copies' refusal names the cause (the grid), and the
+    // kernel's conditions read in the caller's extents, not as symbols.
+    let k = format!("{ROOT}/examples/sgemm_nt_small.tile");
+    let (code, _, err) = tilec(
+        &[
+            "check",
+            &k,
+            "--dims",
+            "M=1,N=4194304,K=8",
+            "--set",
+            "bm=64,bn=64",
+        ],
+        "",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("a grid of 65536 blocks along y"), "{err}");
+    let (code, _, err) = tilec(&["check", &k, "--dims", "M=1099511627775,N=1,K=1"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("M % 4 == 0 does not hold (a vectorized copy)")
+            && err.contains("no aligned copy of the tensors meets it"),
+        "{err}"
+    );
     // The planted bug: refused, with the blocks and trips where it fails.
     let k = format!("{ROOT}/tests/checked/one_k_tile_too_many.tile");
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=256,N=256,K=64"], "");

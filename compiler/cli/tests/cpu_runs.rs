@@ -105,6 +105,23 @@ kernel twice(X: tensor<f32, (M):(1)>, Y: tensor<f32, (M):(1)>, s: f32, n: i32)
             "",
             "s is a scalar parameter, not an extent: its value goes in --scalars s=VALUE",
         ),
+        // Past f64's range or below it, the number parsed is not the one
+        // written; below f32's, it would be passed as 0.
+        (
+            "M=100",
+            "s=1e400",
+            "`1e400` is past f64's range (in s=1e400); write `inf` for an infinity",
+        ),
+        (
+            "M=100",
+            "n=1e-400",
+            "`1e-400` is below f64's smallest value (in n=1e-400): it would be 0",
+        ),
+        (
+            "M=100",
+            "s=1e-50",
+            "s is f32, and 1e-50 is below its smallest value (it would be 0)",
+        ),
     ] {
         let (code, err) = run_cpu_with("scalars", source, dims, &["--scalars", scalars]);
         assert_eq!(code, 2, "{err}");

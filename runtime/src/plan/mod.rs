@@ -217,33 +217,7 @@ impl LaunchPlan {
     /// the stride or extent it declares: `X.stride.0 % 4 == 0` of `X: (M,
     /// N):(N, 1)` reads `N % 4 == 0`.
     pub fn in_callers_terms(&self, m: &Manifest, text: &str) -> String {
-        let values = bound(m, &self.extents);
-        let env = |n: &str| values.get(n).copied();
-        let mut strides: Vec<&crate::manifest::StrideSpec> = m
-            .strides
-            .iter()
-            .filter(|s| {
-                s.declared
-                    .eval(&env)
-                    .is_some_and(|v| env(&s.name) == Some(v))
-            })
-            .collect();
-        // `X.stride.10` before `X.stride.1`.
-        strides.sort_by_key(|s| std::cmp::Reverse(s.name.len()));
-        strides.into_iter().fold(text.to_string(), |t, s| {
-            let declared = s.declared.to_string();
-            let plain = declared
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-            t.replace(
-                &s.name,
-                &if plain {
-                    declared
-                } else {
-                    format!("({declared})")
-                },
-            )
-        })
+        callers_terms(m, &self.extents, text)
     }
 
     /// [`LaunchPlan::entries`] less the entries' names: the tunables'
@@ -425,18 +399,62 @@ fn plan_sizes_within(
     };
     extents.extend(strides);
     let declared = planned(m, dims, sms, cuda_limits, extents.clone(), Vec::new());
+    let no_entry = usable(m, &bound(m, &extents)).is_empty();
     let Some((values, staged)) = copies(m, &extents) else {
-        return declared;
+        // Where the kernel's conditions fail on the caller's buffers, say
+        // that no copy could meet them either.
+        return declared.map_err(|e| match (e, no_entry && !m.strides.is_empty()) {
+            (RuntimeError::Condition(c), true) => RuntimeError::Condition(format!(
+                "{c}, and no aligned copy of the tensors meets it there (copies pad rows to 128 bytes, up to 2^40 bytes in all)"
+            )),
+            (e, _) => e,
+        });
     };
     // The copies only where the entries that launch are better (on a
     // small grid the one entry for any block may run either way).
     let copied = planned(m, dims, sms, cuda_limits, values, staged);
     let launched = |p: &LaunchPlan| p.launches.iter().map(|l| l.variant).collect::<Vec<_>>();
+    // Both refused: where no entry runs on the caller's buffers as they
+    // are, the copies' refusal (a grid, a size) is the one that holds, since
+    // the copies exist to meet the entries' conditions.
     match (&declared, &copied) {
         (Ok(d), Ok(c)) if launched(c) < launched(d) => copied,
         (Err(_), Ok(_)) => copied,
+        (Err(_), Err(_)) if no_entry => copied,
         _ => declared,
     }
+}
+
+/// `text` with each stride symbol that holds its declared value at
+/// `extents` written as that value (`A.stride.1 % 4 == 0` as `M % 4 == 0`).
+fn callers_terms(m: &Manifest, extents: &[i64], text: &str) -> String {
+    let values = bound(m, extents);
+    let env = |n: &str| values.get(n).copied();
+    let mut strides: Vec<&crate::manifest::StrideSpec> = m
+        .strides
+        .iter()
+        .filter(|s| {
+            s.declared
+                .eval(&env)
+                .is_some_and(|v| env(&s.name) == Some(v))
+        })
+        .collect();
+    // `X.stride.10` before `X.stride.1`.
+    strides.sort_by_key(|s| std::cmp::Reverse(s.name.len()));
+    strides.into_iter().fold(text.to_string(), |t, s| {
+        let declared = s.declared.to_string();
+        let plain = declared
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        t.replace(
+            &s.name,
+            &if plain {
+                declared
+            } else {
+                format!("({declared})")
+            },
+        )
+    })
 }
 
 /// [`plan_sizes_for`] with the run-time integers `extents` bound and the
@@ -453,9 +471,12 @@ fn planned(
     let env = |n: &str| values.get(n).copied();
     let usable = usable(m, &values);
     if usable.is_empty() {
-        let c = m.variants.first().and_then(|v| failing(v, &values));
+        // The entry for any block is the last: what it lacks is what keeps
+        // every entry off (a full-tile entry lacks more).
+        let c = m.variants.last().and_then(|v| failing(v, &values));
         let why = c.map_or("the manifest has no variant".to_string(), |c| {
-            format!("{} does not hold ({})", c.fact, c.needed_by)
+            let fact = callers_terms(m, &extents, &c.fact.to_string());
+            format!("{fact} does not hold ({})", c.needed_by)
         });
         return Err(RuntimeError::Condition(format!("{why} for {dims}")));
     }

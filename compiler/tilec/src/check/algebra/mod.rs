@@ -341,8 +341,9 @@ impl<'a> Evaluator<'a> {
             },
             ExprKind::Float(text) => match text.parse::<f64>() {
                 // The widest element type is f32: a number past its range
-                // would be an infinity there, silently.
-                Ok(v) if (v as f32).is_infinite() && v.is_finite() => Err(Diagnostic::new(
+                // (or past f64's, which parses as an infinity) would be an
+                // infinity there, silently.
+                Ok(v) if (v as f32).is_infinite() => Err(Diagnostic::new(
                     format!("`{text}` is past f32's largest value"),
                     e.span,
                 )

@@ -121,6 +121,13 @@ impl KernelChecker {
                 },
                 _ => match dims.as_slice() {
                     [Int::Static(n)] if (1..=32).contains(n) => min_blocks = Some(*n),
+                    [Int::Static(n)] => {
+                        return self.diags.push(
+                            Diagnostic::new(format!("min_blocks({n}): a multiprocessor holds 1 to 32 blocks"), p.span)
+                                .with_label(format!("{n} is out of that range"))
+                                .with_help("e.g. min_blocks(2): registers are then limited so that two blocks fit"),
+                        );
+                    }
                     _ => {
                         return self.diags.push(
                             Diagnostic::new("min_blocks takes one static count of blocks per multiprocessor", p.span)
