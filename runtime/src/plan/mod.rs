@@ -399,8 +399,10 @@ fn plan_sizes_within(
     };
     extents.extend(strides);
     let declared = planned(m, dims, sms, cuda_limits, extents.clone(), Vec::new());
-    let no_entry = usable(m, &bound(m, &extents)).is_empty();
-    let Some((values, staged)) = copies(m, &extents) else {
+    // The entries that run on the caller's buffers as they are.
+    let best = usable(m, &bound(m, &extents));
+    let no_entry = best.is_empty();
+    let Some((values, staged)) = copies(m, &extents, &best) else {
         // Where the kernel's conditions fail on the caller's buffers, say
         // that no copy could meet them either.
         return declared.map_err(|e| match (e, no_entry && !m.strides.is_empty()) {
@@ -710,8 +712,9 @@ fn bound<'a>(m: &'a Manifest, values: &[i64]) -> HashMap<&'a str, i64> {
 /// ([`crate::staging::whole`]) makes better variants usable than the
 /// caller's buffers (`declared`) do (the list of usable ones earlier in
 /// preference order): the run-time integers so bound, and the copies,
-/// those alone the better list needs.
-fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
+/// those alone the better list needs. `best`: the entries usable at
+/// `declared`.
+fn copies(m: &Manifest, declared: &[i64], best: &[usize]) -> Option<(Vec<i64>, Vec<Staging>)> {
     let at_declared = bound(m, declared);
     let env = |n: &str| at_declared.get(n).copied();
     // Not a tensor a map reads: its maps take the declared strides.
@@ -735,11 +738,10 @@ fn copies(m: &Manifest, declared: &[i64]) -> Option<(Vec<i64>, Vec<Staging>)> {
         }
         v
     };
-    let best = usable(m, &at_declared);
     let mut chosen: Vec<&(Staging, Vec<(usize, i64)>)> = candidates.iter().collect();
     let all = usable(m, &bound(m, &rebound(&chosen)));
     // An empty list is the worst: no variant runs.
-    if all.is_empty() || (!best.is_empty() && all >= best) {
+    if all.is_empty() || (!best.is_empty() && all.as_slice() >= best) {
         return None;
     }
     // Leave out each copy the list does not need.
