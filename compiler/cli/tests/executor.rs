@@ -500,9 +500,14 @@ fn the_runtime_picks_the_variant_the_extents_allow() {
             "sgemm_nt_sm80 + sgemm_nt_sm80_guarded_vec ",
         ),
         (
+            "examples/sgemm_nt.tile",
+            "M=260,N=132,K=48",
+            "sgemm_nt + sgemm_nt_guarded ",
+        ),
+        (
             "examples/sgemm_tn_splitk.tile",
             "M=260,N=132,K=48",
-            "sgemm_tn_splitk + sgemm_tn_splitk_guarded ",
+            "sgemm_tn_splitk + sgemm_tn_splitk_guarded_vec ",
         ),
         (
             "examples/sgemm_nt_sm80.tile",

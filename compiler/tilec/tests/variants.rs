@@ -141,7 +141,7 @@ fn kept(name: &str) -> Vec<String> {
 /// test's to bound, not the runtime's (which could not: the last k-tile
 /// reaches past K); C's stores in the epilogue stay the runtime's.
 /// sgemm_nt keeps it (its k-tiles are along A's columns, which a copy does
-/// not pad); sgemm_tn_splitk (one 4-byte cp.async per element) does not: on
+/// not pad); sgemm_tn_streamk (one 4-byte cp.async per element) does not: on
 /// aligned copies of A and B, zero from K to the pitch, its full entry runs
 /// the full blocks at any K.
 #[test]
@@ -151,19 +151,26 @@ fn the_k_residue_entry_needs_no_whole_k_tiles() {
         ["sgemm_nt", "sgemm_nt_k_residue", "sgemm_nt_guarded"]
     );
     assert_eq!(
-        kept("sgemm_tn_splitk"),
-        ["sgemm_tn_splitk", "sgemm_tn_splitk_guarded"]
+        kept("sgemm_tn_streamk"),
+        ["sgemm_tn_streamk", "sgemm_tn_streamk_guarded"]
     );
-    let k = kernel("sgemm_tn_splitk");
+    let k = kernel("sgemm_tn_streamk");
     let full = lower_variant(&k, Variant::Full).unwrap();
     let r = lower_variant(&k, Variant::KResidue).unwrap();
     // Whole k-tiles of the rows of A and B as the kernel reads them: K on
-    // the caller's buffers, the pitch on an aligned copy zero past K.
+    // the caller's buffers, the pitch on an aligned copy zero past K (and,
+    // stream-K's blocks walking every tile, whole tiles).
     assert_eq!(
         facts(&full.conditions),
-        ["A.padded.1 % 16 == 0", "B.padded.1 % 16 == 0"]
+        [
+            "M % 128 == 0",
+            "A.padded.1 % 16 == 0",
+            "N % 128 == 0",
+            "B.padded.1 % 16 == 0"
+        ]
     );
-    assert!(r.conditions.is_empty(), "{:?}", r.conditions);
+    // The k-residue entry drops the k-tiles' conditions and keeps the tiles'.
+    assert_eq!(facts(&r.conditions), ["M % 128 == 0", "N % 128 == 0"]);
     assert_eq!(facts(&r.block_conditions), facts(&full.block_conditions));
     assert!(
         !r.ir.block_offset,
