@@ -616,7 +616,7 @@ fn stream_k_adds_each_tiles_pieces_across_blocks() {
     for (dims, set) in [
         ("M=200,N=136,K=99,sm_count=5", "bm=128"),
         ("M=256,N=256,K=64,sm_count=7", "bm=128"),
-        ("M=127,N=129,K=40,sm_count=3", "bm=64,bn=64,stages=3"),
+        ("M=127,N=129,K=40,sm_count=3", "bm=64,bn=64,least=8"),
         (
             "M=130,N=70,K=300,sm_count=4",
             "bm=64,bn=128,blocks_per_sm=2",
@@ -625,6 +625,7 @@ fn stream_k_adds_each_tiles_pieces_across_blocks() {
         for file in [
             "examples/sgemm_streamk.tile",
             "examples/sgemm_tn_streamk.tile",
+            "tests/run/streamk_transposing_copies.tile",
         ] {
             let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
                 .current_dir(root())

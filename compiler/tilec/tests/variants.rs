@@ -9,7 +9,12 @@ use tilec::ir::{CopyAtom, Inst, InstKind, for_each_atom};
 use tilec::lower::{Variant, lower_variant, lower_variants, variants};
 
 fn kernel(name: &str) -> tilec::check::program::Kernel {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
+    kernel_at(&format!("examples/{name}.tile"))
+}
+
+/// The kernel of a file under the repository's root.
+fn kernel_at(file: &str) -> tilec::check::program::Kernel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../{file}"));
     let src = std::fs::read_to_string(path).unwrap();
     check_source(&src).unwrap().remove(0)
 }
@@ -141,20 +146,20 @@ fn kept(name: &str) -> Vec<String> {
 /// test's to bound, not the runtime's (which could not: the last k-tile
 /// reaches past K); C's stores in the epilogue stay the runtime's.
 /// sgemm_nt keeps it (its k-tiles are along A's columns, which a copy does
-/// not pad); sgemm_tn_streamk (one 4-byte cp.async per element) does not: on
-/// aligned copies of A and B, zero from K to the pitch, its full entry runs
-/// the full blocks at any K.
+/// not pad); tests/run/streamk_transposing_copies.tile (one 4-byte
+/// cp.async per element) does not: on aligned copies of A and B, zero from
+/// K to the pitch, its full entry runs the full blocks at any K.
 #[test]
 fn the_k_residue_entry_needs_no_whole_k_tiles() {
     assert_eq!(
         kept("sgemm_nt"),
         ["sgemm_nt", "sgemm_nt_k_residue", "sgemm_nt_guarded"]
     );
+    let k = kernel_at("tests/run/streamk_transposing_copies.tile");
     assert_eq!(
-        kept("sgemm_tn_streamk"),
+        kept_of(&k),
         ["sgemm_tn_streamk", "sgemm_tn_streamk_guarded"]
     );
-    let k = kernel("sgemm_tn_streamk");
     let full = lower_variant(&k, Variant::Full).unwrap();
     let r = lower_variant(&k, Variant::KResidue).unwrap();
     // Whole k-tiles of the rows of A and B as the kernel reads them: K on
@@ -377,7 +382,7 @@ fn strides_used_outside_an_index_keep_their_tensor_in_place() {
 /// add (K's are aligned copies' to make hold), it is not made.
 #[test]
 fn a_stream_k_gemm_reads_copies_and_makes_no_k_residue_entry() {
-    let k = kernel("sgemm_tn_streamk");
+    let k = kernel_at("tests/run/streamk_transposing_copies.tile");
     assert_eq!(
         copied_symbols(&k),
         ["A.stride.0", "A.padded.1", "B.stride.0", "B.padded.1"]

@@ -129,7 +129,8 @@ pub fn lower_variants_each(
     // The guarded variants and `Unaligned` keep at most the full variant's
     // copy widths: where it copies element by element, `GuardedVectors` is
     // `Guarded` with conditions, and `Unaligned` is `KResidue` (neither is
-    // lowered: 6 of sgemm_tn_streamk's 19 ms of lowering). `vectors`: the
+    // lowered: 6 of 19 ms of lowering for
+    // tests/run/streamk_transposing_copies.tile). `vectors`: the
     // `GuardedVectors` variant where some guarded copy in it is wide.
     let full_wide = wide_copies(&full, false);
     let vectors = match full_wide {
