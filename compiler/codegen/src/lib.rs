@@ -504,7 +504,9 @@ mod tests {
     fn values_only_a_guarded_store_uses_sink_behind_its_branch() {
         let copy = variants("copy.tile");
         let guarded = copy.iter().find(|ir| ir.name == "copy_guarded");
-        let llvm = compile_one(guarded.expect("a guarded entry"), "sm_90", Output::LlvmIr);
+        // compile_variant, not compile_one: it registers the NVPTX target
+        // first, which this test's thread may be the first to need.
+        let llvm = compile_variant(guarded.expect("a guarded entry"), "sm_90", Output::LlvmIr);
         let llvm = llvm.expect("compiles");
         let (_, block) = llvm
             .split_once("\nstore:")
