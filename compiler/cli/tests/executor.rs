@@ -609,28 +609,39 @@ fn a_checked_build_stops_at_the_first_access_outside_and_names_its_line() {
 /// Stream-K: every block takes the same number of k-tiles along all the
 /// tiles' k-tiles in a row, and the pieces of a tile meet in a reduce
 /// across parts inside the block's loop over its tiles. At shapes where
-/// tiles have pieces on one, two and three blocks, with partial tiles and
-/// a partial k-tile, at each tile width.
+/// tiles have pieces on one, two and three blocks (one block a
+/// multiprocessor: grids of 5 and 7), with partial tiles and a partial
+/// k-tile, at each tile width; the kernels with a `stages` tunable also at
+/// three stages.
 #[test]
 fn stream_k_adds_each_tiles_pieces_across_blocks() {
-    for (dims, set) in [
-        ("M=200,N=136,K=99,sm_count=5", "bm=128"),
-        ("M=256,N=256,K=64,sm_count=7", "bm=128"),
-        ("M=127,N=129,K=40,sm_count=3", "bm=64,bn=64,least=8"),
+    for (dims, set, stages) in [
+        ("M=200,N=136,K=99,sm_count=5", "bm=128,blocks_per_sm=1", ""),
+        ("M=256,N=256,K=64,sm_count=7", "bm=128,blocks_per_sm=1", ""),
+        (
+            "M=127,N=129,K=40,sm_count=3",
+            "bm=64,bn=64,least=8",
+            ",stages=3",
+        ),
         (
             "M=130,N=70,K=300,sm_count=4",
             "bm=64,bn=128,blocks_per_sm=2",
+            "",
         ),
     ] {
-        for file in [
-            "examples/sgemm_streamk.tile",
-            "examples/sgemm_tn_streamk.tile",
-            "tests/run/streamk_transposing_copies.tile",
+        for (file, has_stages) in [
+            ("examples/sgemm_streamk.tile", true),
+            ("examples/sgemm_tn_streamk.tile", false),
+            ("tests/run/streamk_transposing_copies.tile", true),
         ] {
+            let set = match has_stages {
+                true => format!("{set}{stages}"),
+                false => set.to_string(),
+            };
             let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
                 .current_dir(root())
                 .args(["run", "--cpu", file])
-                .args(["--dims", dims, "--seed", "3", "--set", set])
+                .args(["--dims", dims, "--seed", "3", "--set", &set])
                 .output()
                 .unwrap();
             let (stdout, stderr) = (

@@ -98,9 +98,6 @@ impl<'a> Block<'a> {
                 "does not reach a reduce across blocks the block's other threads reach".into(),
             ));
         }
-        // The block meets before its arrival (codegen's barrier): what its
-        // threads wrote before is ordered before the body's reads.
-        self.meet(span)?;
         let Some(partials) = self.partials else {
             return Err(ExecError {
                 message: "a reduce across blocks in a block run outside its group".into(),
@@ -131,6 +128,14 @@ impl<'a> Block<'a> {
                     ),
                 ));
             }
+        }
+        // The block meets before its arrival (codegen's barrier): what its
+        // threads wrote before is ordered before the body's reads. A group
+        // of one part (stream-K's whole tile) skips the arrival and, on
+        // the GPU, the barrier with it: no meeting here either, so that a
+        // race the kernel's own barriers leave open is one here too.
+        if count != 1 {
+            self.meet(span)?;
         }
         for t in 0..self.threads {
             if let Some(i) = self.registers[t][r].written.iter().position(|w| !w) {
