@@ -303,6 +303,24 @@ impl<'a> Block<'a> {
         Ok(())
     }
 
+    /// A TMA load's read of element `i` of global tensor `p`, which the
+    /// kernel writes: recorded for other blocks' writes (a race between
+    /// blocks, as a thread's read is), not for this block's threads, whose
+    /// accesses after their wait for the box are ordered after it.
+    pub(super) fn async_global_read(&mut self, p: usize, i: usize, span: Span) {
+        if !self.written[p] {
+            return;
+        }
+        let me = self.access(0, span);
+        let (e, in_reduce) = self.readers.entry((p, i)).or_default();
+        *in_reduce |= self.in_reduce_body;
+        if e.readers[0].is_none() {
+            // In the epoch the record has (an earlier one where it is
+            // new): no write of this block's threads in this one meets it.
+            e.readers[0] = Some(me);
+        }
+    }
+
     /// Thread `t`'s access by statement `span`, now.
     fn access(&self, t: u32, span: Span) -> Access {
         Access {

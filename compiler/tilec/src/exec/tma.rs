@@ -164,6 +164,9 @@ impl<'a> Block<'a> {
                 };
                 let p = self.ir.tensor_maps[*map].param;
                 self.tma_box(*map, origin, dst, 0, l.span, &mut |b, global, slot| {
+                    if let Some(i) = global {
+                        b.async_global_read(p, i, l.span);
+                    }
                     b.shared[buffer].values[slot] = global.map_or(0.0, |i| b.global_value(p, i));
                     b.shared[buffer].written[slot] = true;
                     b.touches[buffer][slot] = Touch {
@@ -226,7 +229,10 @@ impl<'a> Block<'a> {
         let p = self.ir.tensor_maps[map].param;
         self.tma_box(map, origin, dst, part, span, &mut |b, global, slot| {
             let v = match global {
-                Some(i) => b.global_value(p, i),
+                Some(i) => {
+                    b.async_global_read(p, i, span);
+                    b.global_value(p, i)
+                }
                 None => 0.0,
             };
             if let Some((j, at)) = b.stage_tags[buffer][slot]
