@@ -378,6 +378,10 @@ fn any_size_runs_through_the_guarded_variant() {
         ("tests/run/tma_copy.tile", "M=100,N=77"),
         ("tests/run/tma_copy_unswizzled.tile", "M=100,N=77"),
         ("tests/run/tma_coordinates_wrap.tile", "M=130,N=70"),
+        (
+            "tests/run/tma_stores_one_box_round_the_coordinates.tile",
+            "M=130,N=70",
+        ),
         ("tests/run/shared_reuse.tile", "M=100,N=77"),
         ("tests/run/mma_f32_out.tile", "M=33,N=17,K=20"),
         ("tests/run/swizzled_transpose.tile", "M=100,N=77"),

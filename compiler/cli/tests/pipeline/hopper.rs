@@ -476,6 +476,32 @@ fn a_tma_store_is_waited_for_where_its_tile_is_next_written() {
     assert_eq!(plain[end + 1], "tma_store_wait");
 }
 
+/// TMA takes 32-bit coordinates: two stores whose origins differ by 2^32
+/// rows write one box, so the second waits for the first's global writes
+/// (proven apart only modulo 2^32).
+#[test]
+fn stores_one_box_apart_by_2_to_the_32_are_ordered() {
+    let ir = emitted(
+        "tests/run/tma_stores_one_box_round_the_coordinates.tile",
+        "ir",
+    );
+    let entry = part(&ir, "kernel tma_stores_one_box_round_the_coordinates(");
+    let marks: Vec<&str> = entry
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tma_store ") || *l == "tma_store_wait")
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            "tma_store unordered {",
+            "tma_store_wait",
+            "tma_store {",
+            "tma_store_wait"
+        ]
+    );
+}
+
 /// Through four buffers, the load into a buffer waits for that buffer's
 /// store alone: the store issued after it stays in flight (`keep 1`,
 /// `wait_group.read 1`), four times a tile; a tile's first load and the

@@ -513,7 +513,7 @@ impl<'a> Block<'a> {
         self.stopped(Span { start: 0, end: 0 })?;
         self.scope_ints(None);
         self.insts(&self.ir.body)?;
-        let reads = self
+        let mut reads: Vec<Read> = self
             .readers
             .into_iter()
             .filter_map(|((param, index), (t, in_reduce))| {
@@ -526,6 +526,9 @@ impl<'a> Block<'a> {
                 })
             })
             .collect();
+        // In the tensors' order, not the map's: a race between blocks is
+        // reported at the same element from run to run.
+        reads.sort_unstable_by_key(|r| (r.param, r.index));
         Ok(Log {
             writes: self.writes,
             reads,

@@ -282,9 +282,13 @@ impl<'a> Flow<'a, '_> {
                 .any(|((&a, &b), (dx, dy))| {
                     let (la, lb) = (linear(self.ints, a), linear(self.ints, b));
                     match (la, lb) {
-                        // x starts past y's box, or y past x's.
+                        // x starts past y's box and y past x's the other
+                        // way round the 32-bit coordinates TMA takes (the
+                        // IR's are truncated to them, so origins a multiple
+                        // of 2^32 apart are one box).
                         (Some(la), Some(lb)) => la.difference(&lb).is_some_and(|d| {
-                            d >= dy.2.abs() || d.checked_neg().is_some_and(|n| n >= dx.2.abs())
+                            let r = d.rem_euclid(1 << 32);
+                            r >= dy.2.abs() && (1 << 32) - r >= dx.2.abs()
                         }),
                         _ => false,
                     }
