@@ -16,6 +16,7 @@ impl<'a> Block<'a> {
         delta: i64,
         t: usize,
         value: f64,
+        source: Option<(usize, usize)>,
         span: Span,
     ) -> Result<()> {
         let Space::Shared(s) = a.space else {
@@ -32,8 +33,49 @@ impl<'a> Block<'a> {
             index: i,
             value,
             span,
+            source,
         });
+        if let Some(at) = source {
+            self.in_flight_sources
+                .entry(at)
+                .or_default()
+                .push((t as u32, span));
+        }
         Ok(())
+    }
+
+    /// The element of a tensor the kernel writes that thread `t`'s
+    /// cp.async reads `delta` past `src` (none where its guard fails, or
+    /// the tensor is only read): the GPU's copy reads it at any time until
+    /// its group retires.
+    pub(super) fn async_source(
+        &self,
+        src: &Addr,
+        delta: i64,
+        t: usize,
+        span: Span,
+    ) -> Result<Option<(usize, usize)>> {
+        let Space::Global(p) = src.space else {
+            return Ok(None);
+        };
+        if !self.written[p] || src.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            return Ok(None);
+        }
+        let i = self.global_index(p, self.ints[t][src.index] + delta, t, span, "read")?;
+        Ok(Some((p, i)))
+    }
+
+    /// Thread `t`'s cp.async of `span` no longer reads `at`: its group
+    /// retired.
+    pub(super) fn retire_source(&mut self, at: (usize, usize), t: u32, span: Span) {
+        if let Some(readers) = self.in_flight_sources.get_mut(&at) {
+            if let Some(k) = readers.iter().position(|&(r, s)| r == t && s == span) {
+                readers.swap_remove(k);
+            }
+            if readers.is_empty() {
+                self.in_flight_sources.remove(&at);
+            }
+        }
     }
 
     /// The element of shared buffer `s` that thread `t` reads or writes at
@@ -242,6 +284,20 @@ impl<'a> Block<'a> {
             }
             _ => v,
         };
+        if let Some(&(reader, at)) = self.in_flight_sources.get(&(p, i)).and_then(|r| r.first()) {
+            return Err(ExecError {
+                message: format!(
+                    "thread {t} writes element {i} of `{}`, which thread {reader}'s cp.async in flight reads: the copy may read it before or after the write",
+                    param_name(self.ir, p)
+                ),
+                span,
+                label: format!("thread {t} writes it here"),
+                other: Some((at, format!("thread {reader}'s copy reads it here"))),
+                help: Some(
+                    "wait for the copy (cp_async_wait) before writing what it reads: a barrier does not wait for it",
+                ),
+            });
+        }
         let me = self.access(t as u32, span);
         if let Some((e, _)) = self.readers.get(&(p, i))
             && e.epoch == self.epoch

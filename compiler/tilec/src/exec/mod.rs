@@ -337,6 +337,9 @@ struct Landing {
     index: usize,
     value: f64,
     span: Span,
+    /// The element of a tensor the kernel writes that it reads: read at
+    /// any time until the group retires, on the GPU.
+    source: Option<(usize, usize)>,
 }
 
 /// A thread's cp.async groups: the open one and the fenced ones, oldest first.
@@ -399,6 +402,9 @@ struct Block<'a> {
     touches: Vec<Vec<Touch>>,
     /// Per shared element: the thread and copy of a cp.async in flight to it.
     in_flight: Vec<Vec<Option<(u32, Span)>>>,
+    /// Per element of a global tensor the kernel writes: the threads and
+    /// copies of the cp.asyncs in flight that read it.
+    in_flight_sources: HashMap<(usize, usize), Vec<(u32, Span)>>,
     /// Per thread.
     asyncs: Vec<AsyncGroups>,
     epoch: u32,
@@ -488,6 +494,7 @@ impl<'a> Block<'a> {
                 .iter()
                 .map(|b| vec![None; b.len as usize])
                 .collect(),
+            in_flight_sources: HashMap::new(),
             asyncs: (0..threads).map(|_| AsyncGroups::default()).collect(),
             epoch: 1,
             registers: vec![fresh; threads],
@@ -645,7 +652,8 @@ impl<'a> Block<'a> {
                 }
                 for (r, x) in v.into_iter().enumerate() {
                     if matches!(atom, CopyAtom::Async(..)) {
-                        self.issue(dst, r as i64, t, x, span)?;
+                        let source = self.async_source(src, r as i64, t, span)?;
+                        self.issue(dst, r as i64, t, x, source, span)?;
                     } else {
                         self.write_at(dst, r as i64, t, x, span)?;
                     }
@@ -663,6 +671,9 @@ impl<'a> Block<'a> {
                     for l in group {
                         // The copy lands now: a write by this thread, in this epoch.
                         self.in_flight[l.buffer][l.index] = None;
+                        if let Some(at) = l.source {
+                            self.retire_source(at, t as u32, l.span);
+                        }
                         self.touch(l.buffer, l.index, t as u32, true, l.span)?;
                         self.shared[l.buffer].values[l.index] = l.value;
                         self.shared[l.buffer].written[l.index] = true;
