@@ -642,21 +642,8 @@ fn stream_k_adds_each_tiles_pieces_across_blocks() {
                 true => format!("{set}{stages}"),
                 false => set.to_string(),
             };
-            let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
-                .current_dir(root())
-                .args(["run", "--cpu", file])
-                .args(["--dims", dims, "--seed", "3", "--set", &set])
-                .output()
-                .unwrap();
-            let (stdout, stderr) = (
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr),
-            );
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{file} {dims}: {stdout}{stderr}"
-            );
+            let (code, stdout, stderr) = run_cpu_with(file, dims, &["--set", &set]);
+            assert_eq!(code, 0, "{file} {dims}: {stdout}{stderr}");
             assert!(stdout.contains("(ok)"), "{file} {dims}: {stdout}");
         }
     }
