@@ -90,6 +90,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),
         ("tests/run/attention_causal.tile", "S=200"),
         ("tests/run/coordinates.tile", "M=100,N=37"),
+        ("tests/run/quotients_past_32_bits.tile", "M=100,N=37"),
         ("tests/run/stride_in_another_index.tile", "M=64,K=5,L=2,P=2"),
         ("tests/run/quotient_under_if.tile", "M=8"),
         ("tests/run/quotient_under_if.tile", "M=100"),
