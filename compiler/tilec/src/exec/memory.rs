@@ -1,83 +1,14 @@
 //! The block's memory as the executor sees it: reads and writes of
 //! global tensors, shared buffers and registers, each bounded, each shared
-//! access checked for races and for a cp.async or TMA load still in flight,
-//! global writes recorded so that two blocks writing one element are caught.
+//! access checked for races and for a cp.async (`cp_async.rs`) or TMA load
+//! still in flight, global writes recorded so that two blocks writing one
+//! element are caught.
 
-use super::{Block, ExecError, Landing, Result, Write, param_name, round, warpgroup};
+use super::{Block, ExecError, Result, Write, param_name, round, warpgroup};
 use crate::ir::{Addr, InstKind, Param, ScalarRef, Space};
 use crate::span::Span;
 
 impl<'a> Block<'a> {
-    /// Issues one element of a cp.async: it is in flight until a wait
-    /// retires its group, and no one may touch it before.
-    pub(super) fn issue(
-        &mut self,
-        a: &Addr,
-        delta: i64,
-        t: usize,
-        value: f64,
-        source: Option<(usize, usize)>,
-        span: Span,
-    ) -> Result<()> {
-        let Space::Shared(s) = a.space else {
-            return Err(self.err(
-                t,
-                span,
-                "issues a cp.async to a place outside shared memory".into(),
-            ));
-        };
-        let i = self.shared_slot(s, self.ints[t][a.index] + delta, t, span, "writes")?;
-        self.in_flight[s][i] = Some((t as u32, span));
-        self.asyncs[t].open.push(Landing {
-            buffer: s,
-            index: i,
-            value,
-            span,
-            source,
-        });
-        if let Some(at) = source {
-            self.in_flight_sources
-                .entry(at)
-                .or_default()
-                .push((t as u32, span));
-        }
-        Ok(())
-    }
-
-    /// The element of a tensor the kernel writes that thread `t`'s
-    /// cp.async reads `delta` past `src` (none where its guard fails, or
-    /// the tensor is only read): the GPU's copy reads it at any time until
-    /// its group retires.
-    pub(super) fn async_source(
-        &self,
-        src: &Addr,
-        delta: i64,
-        t: usize,
-        span: Span,
-    ) -> Result<Option<(usize, usize)>> {
-        let Space::Global(p) = src.space else {
-            return Ok(None);
-        };
-        if !self.written[p] || src.guard.is_some_and(|g| self.ints[t][g] <= 0) {
-            return Ok(None);
-        }
-        let i = self.global_index(p, self.ints[t][src.index] + delta, t, span, "read")?;
-        Ok(Some((p, i)))
-    }
-
-    /// Thread `t`'s cp.async of `span` no longer reads `at`: its group
-    /// retired.
-    pub(super) fn retire_source(&mut self, at: (usize, usize), t: u32, span: Span) {
-        if let Some(readers) = self.in_flight_sources.get_mut(&at) {
-            if let Some(k) = readers.iter().position(|&(r, s)| r == t && s == span) {
-                readers.swap_remove(k);
-            }
-            if readers.is_empty() {
-                self.in_flight_sources.remove(&at);
-            }
-        }
-    }
-
     /// The element of shared buffer `s` that thread `t` reads or writes at
     /// `i`: inside the buffer, and with no cp.async in flight to it (what
     /// the access sees would depend on when the copy lands).

@@ -18,6 +18,8 @@
 
 mod compute;
 mod control;
+mod cp_async;
+use cp_async::AsyncGroups;
 mod memory;
 use memory::{Access, Touch};
 mod reduce;
@@ -329,24 +331,6 @@ fn param_name(ir: &KernelIr, p: usize) -> &str {
 /// The warpgroup of thread `t` of a block.
 fn warpgroup(t: usize) -> usize {
     t / crate::ir::WARPGROUP as usize
-}
-
-/// One element of a cp.async, landing when its group is retired.
-struct Landing {
-    buffer: usize,
-    index: usize,
-    value: f64,
-    span: Span,
-    /// The element of a tensor the kernel writes that it reads: read at
-    /// any time until the group retires, on the GPU.
-    source: Option<(usize, usize)>,
-}
-
-/// A thread's cp.async groups: the open one and the fenced ones, oldest first.
-#[derive(Default)]
-struct AsyncGroups {
-    open: Vec<Landing>,
-    fenced: std::collections::VecDeque<Vec<Landing>>,
 }
 
 #[derive(Clone)]
@@ -661,26 +645,10 @@ impl<'a> Block<'a> {
                 Ok(())
             }
             InstKind::AsyncFence => {
-                let group = std::mem::take(&mut self.asyncs[t].open);
-                self.asyncs[t].fenced.push_back(group);
+                self.fence_async(t);
                 Ok(())
             }
-            InstKind::AsyncWait(n) => {
-                while self.asyncs[t].fenced.len() > *n as usize {
-                    let group = self.asyncs[t].fenced.pop_front().unwrap_or_default();
-                    for l in group {
-                        // The copy lands now: a write by this thread, in this epoch.
-                        self.in_flight[l.buffer][l.index] = None;
-                        if let Some(at) = l.source {
-                            self.retire_source(at, t as u32, l.span);
-                        }
-                        self.touch(l.buffer, l.index, t as u32, true, l.span)?;
-                        self.shared[l.buffer].values[l.index] = l.value;
-                        self.shared[l.buffer].written[l.index] = true;
-                    }
-                }
-                Ok(())
-            }
+            InstKind::AsyncWait(n) => self.wait_async(t, *n as usize),
             InstKind::Mma {
                 atom: MmaAtom::Fma { c: elem, .. },
                 a,
