@@ -1,15 +1,15 @@
 //! cp.async on the executor: in, a thread's copies of elements (issued),
 //! its fences and its waits; out, each copy landing in shared memory when a
 //! wait retires its group, as on the GPU, and until then its destination
-//! untouchable (`memory.rs` refuses an access to it) and its global source,
-//! where the kernel writes that tensor, unwritable.
+//! untouchable and its global source, where the kernel writes that tensor,
+//! unwritable (`memory.rs` refuses both).
 
 use super::{Block, Result};
 use crate::ir::{Addr, Space};
 use crate::span::Span;
 
 /// One element of a cp.async, landing when its group is retired.
-pub(super) struct Landing {
+struct Landing {
     buffer: usize,
     index: usize,
     value: f64,
@@ -86,7 +86,7 @@ impl<'a> Block<'a> {
 
     /// Thread `t`'s cp.async of `span` no longer reads `at`: its group
     /// retired.
-    pub(super) fn retire_source(&mut self, at: (usize, usize), t: u32, span: Span) {
+    fn retire_source(&mut self, at: (usize, usize), t: u32, span: Span) {
         if let Some(readers) = self.in_flight_sources.get_mut(&at) {
             if let Some(k) = readers.iter().position(|&(r, s)| r == t && s == span) {
                 readers.swap_remove(k);
