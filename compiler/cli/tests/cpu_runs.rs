@@ -275,3 +275,37 @@ kernel broadcast(C: tensor<f32, (M / (N - 1), P):(0, 1)>)
         "{err}"
     );
 }
+
+/// examples/sgemm_tn_streamk.tile without its barrier after a piece's main
+/// loop: one block holds both tiles whole, so each reduce is a group of one
+/// part, which has no barrier of its own, and the second tile's first
+/// k-tile goes into stage 0 while warps may still read stage 0 for the
+/// first tile's last k-tile. Derived from the example, so that it follows it.
+#[test]
+fn stream_k_without_its_barrier_after_a_piece_races() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sgemm_tn_streamk.tile"
+    ))
+    .unwrap();
+    let barrier = "        sync();\n        // The blocks holding tile t's first and last k-tiles";
+    assert!(example.contains(barrier), "the example's barrier moved");
+    let planted = example.replace(
+        barrier,
+        "        // The blocks holding tile t's first and last k-tiles",
+    );
+    let (code, err) = run_cpu_with(
+        "piece_overwrites_a_stage_in_use",
+        &planted,
+        "M=64,N=128,K=48,sm_count=1",
+        &["--set", "bm=64,bn=64,blocks_per_sm=1"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("shared-memory race on smA[0]")
+            && err.contains("writes it here")
+            && err.contains("reads it here")
+            && err.contains("put a sync() between the two accesses"),
+        "{err}"
+    );
+}
