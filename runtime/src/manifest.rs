@@ -72,6 +72,15 @@ pub struct Access {
     pub below: Option<Int>,
 }
 
+/// A quotient (or remainder) the entry computes in 32 bits, by its
+/// operands (symbolic as an [`Access`]'s index): the runtime launches the
+/// entry only where both stay within `-(2^31 - 1)..2^31` over the launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Narrowed {
+    pub dividend: Int,
+    pub divisor: Int,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoopSpec {
     pub name: String,
@@ -224,6 +233,8 @@ pub struct VariantSpec {
     pub block_offset: bool,
     pub accesses: Vec<Access>,
     pub loops: Vec<LoopSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub narrowed: Vec<Narrowed>,
     /// The tensor maps the entry takes after the block offset, in order,
     /// encoded by the runtime at launch (TMA loads need no bound check:
     /// the hardware fills zeros outside the map, and the map is the tensor).
@@ -494,6 +505,18 @@ impl Manifest {
             for a in &v.accesses {
                 tensor(a.param, &format!("an access of {}", v.entry))?;
                 known(&a.index, &loops, &format!("an access of {}", v.entry))?;
+            }
+            for n in &v.narrowed {
+                let what = format!("a quotient of {} in 32 bits", v.entry);
+                known(&n.dividend, &loops, &what)?;
+                known(&n.divisor, &loops, &what)?;
+            }
+            // What the runtime falls back on where a quotient passes 32 bits.
+            if self.variants.last() == Some(v) && !v.narrowed.is_empty() {
+                return Err(format!(
+                    "{}, the last entry, divides in 32 bits: none is left to fall back on",
+                    v.entry
+                ));
             }
             let wide = v.cluster.iter().filter(|&&c| c != 1).count();
             if v.cluster.contains(&0)

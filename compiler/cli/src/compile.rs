@@ -358,6 +358,14 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                         end: r.end.clone(),
                     })
                     .collect(),
+                narrowed: l
+                    .narrowed
+                    .iter()
+                    .map(|n| m::Narrowed {
+                        dividend: n.dividend.clone(),
+                        divisor: n.divisor.clone(),
+                    })
+                    .collect(),
                 tensor_maps: l.tensor_maps.clone(),
                 cluster: l.ir.cluster,
                 pads: l.ir.pads,

@@ -15,9 +15,13 @@
 
 use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
-use crate::manifest::{LoopSpec, Manifest};
+use crate::manifest::{LoopSpec, Manifest, VariantSpec};
 use std::collections::HashMap;
 use tilec_layout::{Builtin, COUNTER_MAX};
+
+/// The most a quotient in 32 bits takes either way (its operands truncate
+/// losslessly, and no `i32::MIN / -1`): the compiler's `NARROW_MAX`.
+const NARROW_MAX: i64 = i32::MAX as i64;
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -98,13 +102,17 @@ struct Proof<'a> {
     plan: &'a LaunchPlan,
     launch: &'a Launch,
     values: &'a HashMap<&'a str, i64>,
-    loops: Vec<Term<'a>>,
+    /// The names in each loop's bounds.
+    loop_names: Vec<Vec<String>>,
+    /// The block indices and loop counters each loop's counter depends on
+    /// (itself included).
+    loops: Vec<Vec<&'a str>>,
     accesses: Vec<Term<'a>>,
 }
 
-/// A loop's bounds or an access's index: the names in it, and the block
-/// indices and loop counters it depends on, directly or through the
-/// bounds of the loops it names (a loop's own counter included).
+/// An access's index: the names in it, and the block indices and loop
+/// counters it depends on, directly or through the bounds of the loops it
+/// names.
 struct Term<'a> {
     names: Vec<String>,
     depends_on: Vec<&'a str>,
@@ -160,19 +168,17 @@ impl<'a> Proof<'a> {
     ) -> Self {
         let v = &m.variants[launch.variant];
         let mut through: HashMap<&str, Vec<&str>> = HashMap::new();
+        let loop_names = loop_names(&v.loops);
         let mut loops = Vec::new();
         // Loops are listed outer first: a loop's bounds may name the block
         // and the counters of the loops around it.
-        for l in &v.loops {
-            let mut names = Vec::new();
-            l.start.names(&mut names);
-            l.end.names(&mut names);
+        for (l, names) in v.loops.iter().zip(&loop_names) {
             let mut depends_on = vec![l.name.as_str()];
-            for n in &names {
+            for n in names {
                 depends(n, &v.loops, &through, &mut depends_on);
             }
             through.insert(&l.name, depends_on.clone());
-            loops.push(Term { names, depends_on });
+            loops.push(depends_on);
         }
         let accesses = v
             .accesses
@@ -192,6 +198,7 @@ impl<'a> Proof<'a> {
             plan,
             launch,
             values,
+            loop_names,
             loops,
             accesses,
         }
@@ -200,59 +207,18 @@ impl<'a> Proof<'a> {
     /// Bounds every access over one region.
     fn check(&self, region: &Region<'a>, first: usize) -> Result<(), Box<Failure<'a>>> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
-        let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
-        let thread = Builtin::Thread.name();
-        ranges.insert(thread, region[thread]);
-        for i in 0..3 {
-            let b = Builtin::Block(i).name();
-            ranges.insert(b, region[b]);
-        }
         let v = &self.m.variants[self.launch.variant];
-        let mut empty_loops = Vec::new();
-        for (l, term) in v.loops.iter().zip(&self.loops) {
-            // Inside a loop that does not run, neither does this one.
-            if term.names.iter().any(|n| empty_loops.contains(&n.as_str())) {
-                empty_loops.push(l.name.as_str());
-                continue;
-            }
-            let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
-            let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
-                // Bounded over a narrower region, perhaps.
+        let (ranges, empty_loops) = match counter_ranges(v, &self.loop_names, region, &extent) {
+            Ok(r) => r,
+            Err(e) => {
                 return Err(Box::new(Failure {
-                    error: RuntimeError::Bounds(format!(
-                        "the bounds of loop {} cannot be bounded",
-                        l.name
-                    )),
-                    ranges,
-                    depends_on: term.depends_on.clone(),
-                    access: first,
-                }));
-            };
-            // The last counter value, and the region's narrower range of
-            // it where it has one (names are a loop's own: validated).
-            let last = match region.get(l.name.as_str()) {
-                Some(&(lo, hi)) => (s.max(lo), e.saturating_sub(1).min(hi)),
-                None => (s, e.saturating_sub(1)),
-            };
-            if last.1 < last.0 {
-                empty_loops.push(l.name.as_str());
-                continue;
-            }
-            // What the compiler took for the counter and its iterations
-            // where the end was unknown to it (shared indices, alignments).
-            if last.1 > COUNTER_MAX || last.1.checked_sub(s).is_none_or(|n| n > COUNTER_MAX) {
-                return Err(Box::new(Failure {
-                    error: RuntimeError::Bounds(format!(
-                        "loop {} would count from {s} to {}: a loop's counter and its iterations stay within 2^40, as the compiler's bounds of shared indices and alignments take them",
-                        l.name, last.1
-                    )),
-                    ranges,
-                    depends_on: term.depends_on.clone(),
+                    error: e.error,
+                    ranges: e.ranges,
+                    depends_on: self.loops[e.at].clone(),
                     access: first,
                 }));
             }
-            ranges.insert(&l.name, last);
-        }
+        };
         for (i, (a, term)) in v
             .accesses
             .iter()
@@ -310,6 +276,129 @@ impl<'a> Proof<'a> {
             ))),
         }
     }
+}
+
+/// A loop whose counter a region cannot bound: which (by its place in the
+/// variant's list), why, and the ranges found before it.
+struct Unbounded<'a> {
+    at: usize,
+    error: RuntimeError,
+    ranges: HashMap<&'a str, (i64, i64)>,
+}
+
+/// The ranges over `region` of the block and thread indices and of every
+/// loop counter, and the loops that do not run there (nor any loop
+/// inside them); `bound_names`: the names in each loop's bounds.
+#[allow(clippy::type_complexity)]
+fn counter_ranges<'a>(
+    v: &'a VariantSpec,
+    bound_names: &[Vec<String>],
+    region: &Region<'a>,
+    extent: &dyn Fn(&str) -> Option<(i64, i64)>,
+) -> Result<(HashMap<&'a str, (i64, i64)>, Vec<&'a str>), Box<Unbounded<'a>>> {
+    let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
+    let thread = Builtin::Thread.name();
+    ranges.insert(thread, region[thread]);
+    for i in 0..3 {
+        let b = Builtin::Block(i).name();
+        ranges.insert(b, region[b]);
+    }
+    let mut empty_loops: Vec<&str> = Vec::new();
+    for (at, (l, names)) in v.loops.iter().zip(bound_names).enumerate() {
+        // Inside a loop that does not run, neither does this one.
+        if names.iter().any(|n| empty_loops.contains(&n.as_str())) {
+            empty_loops.push(l.name.as_str());
+            continue;
+        }
+        let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+        let (Some((s, _)), Some((_, e))) = (l.start.range(&env), l.end.range(&env)) else {
+            // Bounded over a narrower region, perhaps.
+            return Err(Box::new(Unbounded {
+                at,
+                error: RuntimeError::Bounds(format!(
+                    "the bounds of loop {} cannot be bounded",
+                    l.name
+                )),
+                ranges,
+            }));
+        };
+        // The last counter value, and the region's narrower range of
+        // it where it has one (names are a loop's own: validated).
+        let last = match region.get(l.name.as_str()) {
+            Some(&(lo, hi)) => (s.max(lo), e.saturating_sub(1).min(hi)),
+            None => (s, e.saturating_sub(1)),
+        };
+        if last.1 < last.0 {
+            empty_loops.push(l.name.as_str());
+            continue;
+        }
+        // What the compiler took for the counter and its iterations
+        // where the end was unknown to it (shared indices, alignments).
+        if last.1 > COUNTER_MAX || last.1.checked_sub(s).is_none_or(|n| n > COUNTER_MAX) {
+            return Err(Box::new(Unbounded {
+                at,
+                error: RuntimeError::Bounds(format!(
+                    "loop {} would count from {s} to {}: a loop's counter and its iterations stay within 2^40, as the compiler's bounds of shared indices and alignments take them",
+                    l.name, last.1
+                )),
+                ranges,
+            }));
+        }
+        ranges.insert(&l.name, last);
+    }
+    Ok((ranges, empty_loops))
+}
+
+/// Whether every quotient that entry `v` computes in 32 bits keeps its
+/// operands within them on every block of `blocks` (blocks of `threads`
+/// threads) at the run-time values `values`. One bound over the whole
+/// launch, not cut into regions: where it fails, the runtime launches the
+/// last entry, which divides in 64 bits, rather than refusing.
+pub(super) fn quotients_fit(
+    v: &VariantSpec,
+    blocks: &[(i64, i64); 3],
+    threads: i64,
+    values: &HashMap<&str, i64>,
+) -> bool {
+    if v.narrowed.is_empty() {
+        return true;
+    }
+    let mut region: Region = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (Builtin::Block(i as u8).name(), r))
+        .collect();
+    region.insert(Builtin::Thread.name(), (0, threads - 1));
+    let extent = |n: &str| values.get(n).map(|&v| (v, v));
+    let names = loop_names(&v.loops);
+    let Ok((ranges, empty_loops)) = counter_ranges(v, &names, &region, &extent) else {
+        return false;
+    };
+    let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+    let within = |x: &tilec_layout::Int| {
+        let mut names = Vec::new();
+        x.names(&mut names);
+        // Inside a loop that does not run, it is never computed.
+        names.iter().any(|n| empty_loops.contains(&n.as_str()))
+            || x.range(&env)
+                .is_some_and(|(lo, hi)| lo >= -NARROW_MAX && hi <= NARROW_MAX)
+    };
+    v.narrowed
+        .iter()
+        .all(|n| within(&n.dividend) && within(&n.divisor))
+}
+
+/// The names in each loop's bounds.
+fn loop_names(loops: &[LoopSpec]) -> Vec<Vec<String>> {
+    loops
+        .iter()
+        .map(|l| {
+            let mut names = Vec::new();
+            l.start.names(&mut names);
+            l.end.names(&mut names);
+            names
+        })
+        .collect()
 }
 
 /// Adds to `out` what a value of `name` depends on that a region may

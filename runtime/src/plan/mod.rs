@@ -13,7 +13,7 @@ pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
-use bounds::check_bounds;
+use bounds::{check_bounds, quotients_fit};
 use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -511,7 +511,22 @@ fn planned(
     };
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
-    let mut launches = launches(m, &usable, grid, &env)?;
+    // An entry whose quotients in 32 bits would pass them on some block
+    // steps aside for a later one (the last divides in 64 bits).
+    let whole: [(i64, i64); 3] = std::array::from_fn(|i| (0, grid[i] as i64 - 1));
+    let threads = block.iter().map(|&b| b as i64).product();
+    let fitting: Vec<usize> = usable
+        .iter()
+        .copied()
+        .filter(|&v| quotients_fit(&m.variants[v], &whole, threads, &values))
+        .collect();
+    if fitting.is_empty() {
+        return Err(RuntimeError::Condition(format!(
+            "every entry of {} that could run divides in 32 bits, and its quotients' operands pass them for {dims}",
+            m.kernel
+        )));
+    }
+    let mut launches = launches(m, &fitting, grid, &env)?;
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1

@@ -700,6 +700,23 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
             .unwrap_err()
             .contains("is listed twice")
     );
+    // A last entry that divides in 32 bits: nothing left to fall back on
+    // where its quotients pass them.
+    let mut narrow_last = Manifest::from_json(&batched).unwrap();
+    narrow_last
+        .variants
+        .last_mut()
+        .unwrap()
+        .narrowed
+        .push(tilec_runtime::manifest::Narrowed {
+            dividend: tilec_layout::Int::var("M"),
+            divisor: tilec_layout::Int::var("N"),
+        });
+    assert!(
+        Manifest::from_json(&narrow_last.to_json())
+            .unwrap_err()
+            .contains("none is left to fall back on")
+    );
     // Two symbols swapped, each with its name, leaf and declared value: the
     // entries would bind A's padded extent to M*K. Refused by their order.
     let mut swapped = Manifest::from_json(&batched).unwrap();

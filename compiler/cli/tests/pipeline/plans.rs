@@ -482,9 +482,12 @@ fn a_loop_divides_only_in_the_branch_that_needs_it() {
         .position(|l| l.starts_with("i.body") && l.contains("%consumers"))
         .unwrap();
     let branch = full.iter().position(|l| l.starts_with("if.then")).unwrap();
-    // A division of 64-bit values by a run-time value: `udiv i64 %a, %b`.
+    // A division by a run-time value: `udiv i64 %a, %b`, or in 32 bits
+    // where the runtime proves its operands within them.
     let by_value = |l: &&&str| {
-        (l.contains("udiv i64") || l.contains("urem i64"))
+        ["udiv i64", "urem i64", "udiv i32", "urem i32"]
+            .iter()
+            .any(|d| l.contains(d))
             && l.rsplit(", ").next().is_some_and(|d| d.starts_with('%'))
     };
     let in_loop: Vec<&&str> = full[consumers..branch].iter().filter(by_value).collect();
@@ -605,4 +608,38 @@ fn a_reference_kernel_is_planned_past_cudas_grid_limits() {
     assert_eq!(plan_reference(&m, &d).unwrap().grid, [2, 70000, 1]);
     let k = built_manifest("examples/add.tile", "add");
     assert!(plan_sizes(&k, &d).is_ok());
+}
+
+/// Stream-K's walk divides by run-time values (the grid, a tile's
+/// k-tiles). Its full entry divides in 32 bits, which ptxas does inline
+/// where a 64-bit quotient is a subroutine call whose registers spill in
+/// the main loop; the runtime launches that entry only where it proves
+/// every such quotient's operands within 32 bits over the launch. At
+/// 16384^3 (`block.x` times the problem's k-tiles passes 2^31) the entry
+/// with guarded vectors, which divides in 64 bits, runs the whole grid.
+#[test]
+fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
+    let file = "examples/sgemm_tn_streamk.tile";
+    let m = manifest_of(file);
+    let (full, last) = (&m.variants[0], m.variants.last().unwrap());
+    assert!(!full.narrowed.is_empty() && last.narrowed.is_empty());
+    let entries = |dims: &str| -> Vec<&str> {
+        let p = plan(&m, &Dims::parse(dims).unwrap()).unwrap();
+        p.launches
+            .iter()
+            .map(|l| m.variants[l.variant].entry.as_str())
+            .collect()
+    };
+    assert_eq!(entries("M=4096,N=4096,K=4096"), [full.entry.as_str()]);
+    assert_eq!(entries("M=12288,N=12288,K=12288"), [full.entry.as_str()]);
+    assert_eq!(entries("M=16384,N=16384,K=16384"), [last.entry.as_str()]);
+    let ptx = emitted(file, "ptx");
+    let wide = |entry: &str| {
+        let text = part(&ptx, &format!(".entry {entry}("));
+        ["div.u64", "div.s64", "rem.u64", "rem.s64"]
+            .iter()
+            .any(|d| text.contains(d))
+    };
+    assert!(!wide(&full.entry), "a 64-bit quotient in {}", full.entry);
+    assert!(wide(&last.entry), "no 64-bit quotient in {}", last.entry);
 }

@@ -130,8 +130,12 @@ impl KernelBuilder<'_, '_> {
                 IntDef::BlockIdx(2),
                 IntDef::ThreadIdx,
             ];
-            for (i, def) in who.iter().enumerate() {
-                let v = k.int_value(def)?;
+            for (i, def) in who.into_iter().enumerate() {
+                let v = k.int_value(&tilec::ir::IntValue {
+                    def,
+                    scope: None,
+                    narrow: false,
+                })?;
                 let v = k.b.build_int_truncate(v, i32t, "")?;
                 let at = k.b.build_struct_gep(args_ty, args, i as u32, "")?;
                 k.b.build_store(at, v)?;

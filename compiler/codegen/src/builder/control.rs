@@ -35,7 +35,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             let v = &self.ir.ints[id];
             let open = v.scope.is_none_or(|l| self.open_loops.contains(&l));
             if open && !matches!(v.def, IntDef::LoopVar(_)) {
-                let value = self.int_value(&v.def)?;
+                let value = self.int_value(v)?;
                 self.ints.insert(id, value);
             }
         }

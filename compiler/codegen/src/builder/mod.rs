@@ -38,6 +38,15 @@ use tilec::check::program::Elem;
 use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param};
 use tilec_layout::int::Op as IntOp;
 
+/// How a quotient or remainder divides (`KernelBuilder::divide`).
+#[derive(Clone, Copy)]
+pub(super) struct IntDivision {
+    /// Both operands proved not negative.
+    pub unsigned: bool,
+    /// In 32 bits ([`tilec::ir::IntValue::narrow`]).
+    pub narrow: bool,
+}
+
 /// The `ptx_kernel` calling convention.
 const PTX_KERNEL_CC: u32 = 71;
 
@@ -373,18 +382,23 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         for &id in ids {
             let v = &self.ir.ints[id];
             if v.scope.is_none() && !self.ints.contains_key(&id) {
-                let value = self.int_value(&v.def)?;
+                let value = self.int_value(v)?;
                 self.ints.insert(id, value);
             }
         }
         Ok(())
     }
 
-    fn int_value(&self, def: &IntDef) -> Result<IntValue<'ctx>> {
+    /// `thread.x`, widened to i64.
+    pub(super) fn thread_index(&self) -> Result<IntValue<'ctx>> {
+        self.special("llvm.nvvm.read.ptx.sreg.tid.x")
+    }
+
+    fn int_value(&self, v: &tilec::ir::IntValue) -> Result<IntValue<'ctx>> {
         let i64t = self.ctx.i64_type();
-        Ok(match def {
+        Ok(match &v.def {
             IntDef::Const(c) => i64t.const_int(*c as u64, true),
-            IntDef::ThreadIdx => self.special("llvm.nvvm.read.ptx.sreg.tid.x")?,
+            IntDef::ThreadIdx => self.thread_index()?,
             IntDef::BlockIdx(d) => {
                 let hardware = self.special(
                     [
@@ -433,8 +447,11 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 self.b.build_xor(x, moved, "")?
             }
             IntDef::Bin(op, a, c) => {
-                let unsigned = self.non_negative[*a] && self.non_negative[*c];
-                self.int_bin(*op, self.ints[a], self.ints[c], unsigned)?
+                let how = IntDivision {
+                    unsigned: self.non_negative[*a] && self.non_negative[*c],
+                    narrow: v.narrow,
+                };
+                self.int_bin(*op, self.ints[a], self.ints[c], how)?
             }
         })
     }
@@ -455,35 +472,27 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         Ok(slot)
     }
 
-    /// The IR's integer operation `op` on two i64 values; `unsigned`
-    /// where both are proved not negative.
+    /// The IR's integer operation `op` on two i64 values, a quotient or
+    /// remainder divided as `how` says.
     pub(super) fn int_bin(
         &self,
         op: IntOp,
         x: IntValue<'ctx>,
         y: IntValue<'ctx>,
-        unsigned: bool,
+        how: IntDivision,
     ) -> Result<IntValue<'ctx>> {
         let i64t = self.ctx.i64_type();
-        // Unsigned where both operands are proved not negative (a shift or
-        // a mask by a power of two), else signed, as the CPU executor
-        // divides (truncating): `(block.x - 1) / 2` in block 0 is 0 on both.
-        let div = |t: IntValue<'ctx>| match unsigned {
-            true => self.b.build_int_unsigned_div(t, y, ""),
-            false => self.b.build_int_signed_div(t, y, ""),
-        };
         Ok(match op {
             IntOp::Add => self.b.build_int_nsw_add(x, y, "")?,
             IntOp::Sub => self.b.build_int_nsw_sub(x, y, "")?,
             IntOp::Mul => self.b.build_int_nsw_mul(x, y, "")?,
-            IntOp::Div => div(x)?,
-            IntOp::Mod if unsigned => self.b.build_int_unsigned_rem(x, y, "")?,
-            IntOp::Mod => self.b.build_int_signed_rem(x, y, "")?,
+            IntOp::Div | IntOp::Mod => self.divide(op, x, y, how)?,
             IntOp::CeilDiv => {
                 let one = i64t.const_int(1, false);
-                div(self
+                let up = self
                     .b
-                    .build_int_nsw_add(x, self.b.build_int_nsw_sub(y, one, "")?, "")?)?
+                    .build_int_nsw_add(x, self.b.build_int_nsw_sub(y, one, "")?, "")?;
+                self.divide(IntOp::Div, up, y, how)?
             }
             IntOp::Min | IntOp::Max => {
                 let pred = if op == IntOp::Min {
@@ -494,6 +503,43 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 let c = self.b.build_int_compare(pred, x, y, "")?;
                 self.b.build_select(c, x, y, "")?.into_int_value()
             }
+        })
+    }
+
+    /// `x / y` or `x % y` (`op`) of two i64 values: unsigned where both
+    /// are proved not negative (a shift or a mask by a power of two), else
+    /// signed, as the CPU executor divides (truncating: `(block.x - 1) / 2`
+    /// in block 0 is 0 on both); in 32 bits where the launch is proved to
+    /// keep both within them (`narrow`), extended back.
+    pub(super) fn divide(
+        &self,
+        op: IntOp,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        how: IntDivision,
+    ) -> Result<IntValue<'ctx>> {
+        let b = &self.b;
+        let (x, y) = match how.narrow {
+            true => {
+                let i32t = self.ctx.i32_type();
+                (
+                    b.build_int_truncate(x, i32t, "")?,
+                    b.build_int_truncate(y, i32t, "")?,
+                )
+            }
+            false => (x, y),
+        };
+        let v = match (op, how.unsigned) {
+            (IntOp::Div, true) => b.build_int_unsigned_div(x, y, "")?,
+            (IntOp::Div, false) => b.build_int_signed_div(x, y, "")?,
+            (_, true) => b.build_int_unsigned_rem(x, y, "")?,
+            (_, false) => b.build_int_signed_rem(x, y, "")?,
+        };
+        let i64t = self.ctx.i64_type();
+        Ok(match (how.narrow, how.unsigned) {
+            (false, _) => v,
+            (true, true) => b.build_int_z_extend(v, i64t, "")?,
+            (true, false) => b.build_int_s_extend(v, i64t, "")?,
         })
     }
 

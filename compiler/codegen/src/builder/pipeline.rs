@@ -576,7 +576,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
 
     /// `then` on thread 0 alone.
     fn on_thread_zero(&mut self, then: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
-        let tid = self.int_value(&tilec::ir::IntDef::ThreadIdx)?;
+        let tid = self.thread_index()?;
         let zero = self.ctx.i64_type().const_zero();
         let first = self.b.build_int_compare(IntPredicate::EQ, tid, zero, "")?;
         self.branches(first, &mut |b, taken| if taken { then(b) } else { Ok(()) })

@@ -12,7 +12,7 @@
 //! leaves it at 0 for the next (a launch that fails midway leaves the
 //! CUDA context unusable, counters and all).
 
-use super::{KernelBuilder, constant};
+use super::{IntDivision, KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::types::BasicMetadataTypeEnum;
@@ -21,8 +21,14 @@ use inkwell::values::{
     ValueKind,
 };
 use tilec::check::program::Elem;
-use tilec::ir::{Inst, IntDef, REDUCE_RUN};
+use tilec::ir::{Inst, REDUCE_RUN};
 use tilec_layout::int::Op as IntOp;
+
+/// How the workspace's sizes divide: not negative, in 64 bits.
+const WHOLE: IntDivision = IntDivision {
+    unsigned: true,
+    narrow: false,
+};
 
 /// The partial a sum has reached, and its values so far.
 type Sums<'ctx> = (IntValue<'ctx>, Vec<FloatValue<'ctx>>);
@@ -72,7 +78,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             self.ctx.f32_type(),
         );
         let (ws, counters, bounds) = self.reduction_params(parts);
-        let tid = self.int_value(&IntDef::ThreadIdx)?;
+        let tid = self.thread_index()?;
         let (g, s, z) = (self.ints[&group], self.ints[&count], self.ints[&index]);
         // Across a grid dimension a group's parts are its count apart;
         // across parts, `most` apart, once group < groups, part < count
@@ -116,8 +122,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // launch the grid in parts). The counters: per group, one for its
         // runs' sums, then one per run.
         let run = int(REDUCE_RUN);
-        let run_stride = self.int_bin(IntOp::CeilDiv, stride, run, true)?;
-        let runs = self.int_bin(IntOp::CeilDiv, s, run, true)?;
+        let run_stride = self.int_bin(IntOp::CeilDiv, stride, run, WHOLE)?;
+        let runs = self.int_bin(IntOp::CeilDiv, s, run, WHOLE)?;
         let group_rows = {
             let per = self.b.build_int_add(stride, run_stride, "")?;
             self.b.build_int_mul(g, per, "")?
@@ -125,7 +131,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let c = self.b.build_int_unsigned_div(z, run, "")?;
         let run_first = self.b.build_int_mul(c, run, "")?;
         let in_run = self.b.build_int_sub(s, run_first, "")?;
-        let in_run = self.int_bin(IntOp::Min, in_run, run, true)?;
+        let in_run = self.int_bin(IntOp::Min, in_run, run, WHOLE)?;
         let counters_at = {
             let per = self.b.build_int_add(run_stride, int(1), "")?;
             self.b.build_int_mul(g, per, "")?
@@ -257,7 +263,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     ) -> Result<IntValue<'ctx>> {
         let (i64t, i32t) = (self.ctx.i64_type(), self.ctx.i32_type());
         self.block_barrier(false)?;
-        let tid = self.int_value(&IntDef::ThreadIdx)?;
+        let tid = self.thread_index()?;
         let first = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;

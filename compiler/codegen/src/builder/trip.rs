@@ -19,7 +19,7 @@
 //! a branch in the loop of wgmmas) took a kernel with stream-K's
 //! arithmetic from 0.9 to 0.75 of cuBLAS on the H200.
 
-use super::KernelBuilder;
+use super::{IntDivision, KernelBuilder};
 use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::basic_block::BasicBlock;
@@ -51,6 +51,8 @@ struct Division<'ctx> {
     /// Operands not proved not negative: divided signed, as the executor
     /// does, and stepped only from a dividend not negative.
     signed: bool,
+    /// Divided in 32 bits: the quotient and the remainder both are.
+    narrow: bool,
     div: Option<usize>,
     rem: Option<usize>,
     last: [PhiValue<'ctx>; 2],
@@ -111,6 +113,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                         a,
                         d,
                         signed: !(self.non_negative[a] && self.non_negative[d]),
+                        narrow: true,
                         div: None,
                         rem: None,
                         last,
@@ -118,6 +121,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     divisions.len() - 1
                 }
             };
+            divisions[at].narrow &= self.ir.ints[k].narrow;
             match op {
                 IntOp::Div => divisions[at].div = Some(k),
                 _ => divisions[at].rem = Some(k),
@@ -161,7 +165,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .build_int_compare(IntPredicate::EQ, t.r, i64t.const_zero(), "")?;
         let [compute_end, before] = self.when(fresh, "per_tile", |k| {
             for &id in &t.computed {
-                let v = k.int_value(&k.ir.ints[id].def)?;
+                let v = k.int_value(&k.ir.ints[id])?;
                 k.ints.insert(id, v);
             }
             Ok(())
@@ -215,10 +219,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let jump = b.build_not(b.build_or(same, next, "")?, "")?;
         let mut divided = None;
         let [divide_end, before] = self.when(jump, "divide", |k| {
-            let q = match v.signed {
-                true => k.b.build_int_signed_div(a, d, "")?,
-                false => k.b.build_int_unsigned_div(a, d, "")?,
+            let how = IntDivision {
+                unsigned: !v.signed,
+                narrow: v.narrow,
             };
+            let q = k.divide(IntOp::Div, a, d, how)?;
             let r =
                 k.b.build_int_nsw_sub(a, k.b.build_int_nsw_mul(q, d, "")?, "")?;
             divided = Some((q, r));

@@ -4,9 +4,9 @@
 //! scope, and the checks that a group issues its instructions together.
 
 use super::{Block, ExecError, Result};
-use crate::ir::{Inst, IntDef};
+use crate::ir::{Inst, IntDef, NARROW_MAX};
 use crate::span::Span;
-use tilec_layout::int::apply;
+use tilec_layout::int::{Op, apply};
 
 impl<'a> Block<'a> {
     /// Computes, for every thread, the integer values of `scope`. One
@@ -27,6 +27,7 @@ impl<'a> Block<'a> {
                     IntDef::BlockIdx(d) => Some(self.block[*d as usize] as i64),
                     IntDef::Extent(e) => self.launch.extents.get(*e).copied(),
                     IntDef::LoopVar(l) => self.counters.get(l).copied(),
+                    IntDef::Bin(op, a, b) if v.narrow => narrowed(*op, ints[*a], ints[*b]),
                     IntDef::Bin(op, a, b) => apply(*op, ints[*a], ints[*b]),
                     IntDef::Below(a, b) => Some(i64::from((0..ints[*b]).contains(&ints[*a]))),
                     IntDef::Swizzle(a, sw) => Some(sw.apply(ints[*a])),
@@ -62,9 +63,15 @@ impl<'a> Block<'a> {
             return Ok(());
         };
         Err(ExecError {
-            message: format!(
-                "integer %{id} is undefined in thread {t}: a quotient by zero or a value past 64 bits"
-            ),
+            message: match self.ir.ints[id].narrow {
+                // The launch proof rules this out: a bug of tilec's.
+                true => format!(
+                    "integer %{id} is undefined in thread {t}: a quotient the entry computes in 32 bits (`div.i32`) of operands past them"
+                ),
+                false => format!(
+                    "integer %{id} is undefined in thread {t}: a quotient by zero or a value past 64 bits"
+                ),
+            },
             span: inst.span,
             label: "used here".into(),
             other: None,
@@ -182,5 +189,36 @@ impl<'a> Block<'a> {
         }
         self.epoch += 1;
         Ok(())
+    }
+}
+
+/// `a op b` as an entry computes it in 32 bits: undefined where an
+/// operand (for a rounded-up quotient, the dividend it divides, `a + b -
+/// 1`) is past them, which the runtime's launch proof rules out.
+fn narrowed(op: Op, a: i64, b: i64) -> Option<i64> {
+    let dividend = match op {
+        Op::CeilDiv => a.checked_add(b)?.checked_sub(1)?,
+        _ => a,
+    };
+    let fits = |x: i64| x.abs() <= NARROW_MAX;
+    (fits(a) && fits(b) && fits(dividend))
+        .then(|| apply(op, a, b))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quotient_in_32_bits_is_defined_only_within_them() {
+        let most = NARROW_MAX;
+        assert_eq!(narrowed(Op::Div, most, 7), Some(most / 7));
+        assert_eq!(narrowed(Op::Mod, -most, 7), Some(-most % 7));
+        assert_eq!(narrowed(Op::Div, most + 1, 7), None);
+        assert_eq!(narrowed(Op::Div, 7, -most - 1), None);
+        // A quotient rounded up divides `a + b - 1`, which must fit too.
+        assert_eq!(narrowed(Op::CeilDiv, most - 6, 7), Some(most / 7));
+        assert_eq!(narrowed(Op::CeilDiv, most - 5, 7), None);
     }
 }

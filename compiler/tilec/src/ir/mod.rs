@@ -29,7 +29,7 @@ use crate::check::program::Elem;
 use crate::span::Span;
 pub use arith::Arith;
 pub use operands::{Fragment, SmemOperand, WgmmaA};
-pub use print::op_name;
+pub use print::{NARROW_SUFFIX, op_name};
 use std::fmt::{self, Write};
 use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Swizzle};
@@ -76,7 +76,20 @@ impl From<Builtin> for IntDef {
 pub struct IntValue {
     pub def: IntDef,
     pub scope: Option<usize>,
+    /// A quotient or remainder (a `Bin` of `Div`, `CeilDiv` or `Mod`) the
+    /// entry computes in 32 bits (`div.i32`): its launches are proved to
+    /// keep the dividend (for `CeilDiv`, `a + b - 1`) and the divisor
+    /// within `-(2^31 - 1)..2^31`, where the result is the 64-bit one.
+    /// A 64-bit division by a run-time divisor is a subroutine call on the
+    /// GPU, whose registers spill in a main loop (docs/performance.md,
+    /// version 52); lowering narrows those of the entries that have
+    /// another to fall back on ([`crate::lower`]'s `narrow`).
+    pub narrow: bool,
 }
+
+/// The most a narrowed quotient's operands reach either way: 32-bit
+/// operands that truncate losslessly, without `i32::MIN / -1`.
+pub const NARROW_MAX: i64 = i32::MAX as i64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Space {

@@ -83,8 +83,9 @@ impl KernelIr {
                 IntDef::Extent(e) => format!("extent {}", self.extents[*e]),
                 IntDef::LoopVar(l) => format!("counter of loop {l}"),
                 IntDef::Bin(op, a, b) => format!(
-                    "{} {}, {}",
+                    "{}{} {}, {}",
                     op_name(*op),
+                    if v.narrow { NARROW_SUFFIX } else { "" },
                     self.operand(*a),
                     self.operand(*b)
                 ),
@@ -463,6 +464,10 @@ fn param_name(p: &Param) -> &str {
         Param::Tensor { name, .. } | Param::Scalar { name, .. } => name,
     }
 }
+
+/// What follows the name of a quotient computed in 32 bits
+/// ([`super::IntValue::narrow`]): `div.i32`.
+pub const NARROW_SUFFIX: &str = ".i32";
 
 pub fn op_name(op: IntOp) -> &'static str {
     match op {

@@ -72,6 +72,7 @@ impl Lowerer<'_> {
         self.ints.push(IntValue {
             def: def.clone(),
             scope,
+            narrow: false,
         });
         let id = self.ints.len() - 1;
         self.table.insert(def, id);

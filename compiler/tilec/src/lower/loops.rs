@@ -174,7 +174,7 @@ impl Lowerer<'_> {
 
 /// The name of loop `id`'s counter in the runtime's manifest: `k.1`, one
 /// name a loop even where the source reuses `k`.
-fn loop_counter(var: &str, id: usize) -> String {
+pub(super) fn loop_counter(var: &str, id: usize) -> String {
     format!("{var}.{id}")
 }
 

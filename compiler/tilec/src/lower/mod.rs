@@ -18,6 +18,7 @@ mod checked;
 mod elementwise;
 mod ints;
 mod loops;
+mod narrow;
 mod order;
 mod pipeline;
 mod predication;
@@ -28,6 +29,7 @@ mod tensor_core;
 mod variant;
 mod warpgroup;
 
+pub use narrow::NarrowedDivision;
 pub use variant::{Variant, entry_name, lower_variants, lower_variants_each, variants};
 
 use crate::check::kernel::FULL_TILES;
@@ -51,6 +53,9 @@ pub struct Lowered {
     pub global_accesses: Vec<GlobalAccess>,
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
+    /// The operands of the quotients the entry computes in 32 bits, which
+    /// the runtime bounds within them (or launches the last entry).
+    pub narrowed: Vec<NarrowedDivision>,
     /// The variant's launch conditions: the checker's (less the full-tile
     /// facts the variant does not need: all of them for the guarded ones,
     /// the k-tiles' for `_k_residue`) and what lowering relied on (vector
@@ -316,7 +321,7 @@ fn lower_with(
             },
         })
         .collect();
-    let ir = KernelIr {
+    let mut ir = KernelIr {
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
@@ -355,6 +360,11 @@ fn lower_with(
         ints: l.ints,
         tensor_maps: l.map_irs,
         body,
+    };
+    // The guarded entries are what the others fall back on.
+    let narrowed = match variant.guarded() {
+        true => Vec::new(),
+        false => narrow::narrow(&mut ir, &|c| loops::loop_counter(&l.counters[c].name, c)),
     };
     reduce::reduce_body_is_the_groups(&ir)?;
     crate::ir::verify::verify(&ir).map_err(|e| {
@@ -395,10 +405,18 @@ fn lower_with(
         d.extent = k.in_place_int(&d.extent);
         d.stride = k.in_place_int(&d.stride);
     }
+    let narrowed = narrowed
+        .into_iter()
+        .map(|n| NarrowedDivision {
+            dividend: k.in_place_int(&n.dividend),
+            divisor: k.in_place_int(&n.divisor),
+        })
+        .collect();
     Ok(Lowered {
         variant,
         ir,
         global_accesses: dedup(accesses.collect()),
+        narrowed,
         loops: loops.collect(),
         conditions,
         block_conditions,

@@ -107,13 +107,17 @@ pub fn lower_variants_each(
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
     ready: &mut dyn FnMut(&Lowered),
 ) -> Result<Vec<Lowered>, Diagnostic> {
-    let full = lower(Variant::Full)?;
-    ready(&full);
+    let mut full = lower(Variant::Full)?;
     // An entry that runs every block at any extents (all its global
-    // traffic TMA's, say) leaves the others nothing to run.
+    // traffic TMA's, say) leaves the others nothing to run, and so has
+    // none to fall back on where its quotients pass 32 bits.
     if full.conditions.is_empty() && full.block_conditions.is_empty() {
+        super::narrow::widen(&mut full.ir.ints);
+        full.narrowed.clear();
+        ready(&full);
         return Ok(vec![full]);
     }
+    ready(&full);
     // Whether `l` has a copy wider than an element (`guarded`: one with a
     // guard).
     let wide_copies = |l: &Lowered, guarded: bool| {

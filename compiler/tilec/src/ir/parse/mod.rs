@@ -15,8 +15,8 @@ mod operands;
 mod pipeline;
 
 use super::{
-    Addr, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom, Param,
-    Space, op_name,
+    Addr, CopyAtom, Groups, Inst, InstKind, IntDef, IntId, IntValue, KernelIr, MmaAtom,
+    NARROW_SUFFIX, Param, Space, op_name,
 };
 use crate::arith::Binary;
 use crate::span::Span;
@@ -258,6 +258,7 @@ impl Parser<'_> {
             .parse()
             .map_err(|_| format!("line {}: bad value number", self.line_no()))?;
         let def = def.trim();
+        let mut narrow = false;
         let def = match Builtin::parse(def) {
             Some(b) => IntDef::from(b),
             None => {
@@ -302,21 +303,28 @@ impl Parser<'_> {
                             {
                                 IntDef::Compare(c, a, b)
                             }
-                            _ => IntDef::Bin(
-                                int_op(op).ok_or(format!(
-                                    "line {}: unknown operation `{op}`",
-                                    self.line_no()
-                                ))?,
-                                a,
-                                b,
-                            ),
+                            _ => {
+                                let (op, n) = match op.strip_suffix(NARROW_SUFFIX) {
+                                    Some(op) => (op, true),
+                                    None => (op, false),
+                                };
+                                narrow = n;
+                                IntDef::Bin(
+                                    int_op(op).ok_or(format!(
+                                        "line {}: unknown operation `{op}`",
+                                        self.line_no()
+                                    ))?,
+                                    a,
+                                    b,
+                                )
+                            }
                         }
                     }
                 }
             }
         };
         let id = self.ir.ints.len();
-        self.ir.ints.push(IntValue { def, scope });
+        self.ir.ints.push(IntValue { def, scope, narrow });
         if self.names.insert(n, id).is_some() {
             return self.fail(format!("%{n} is defined twice"));
         }
@@ -345,6 +353,7 @@ impl Parser<'_> {
         self.ir.ints.push(IntValue {
             def: def.clone(),
             scope: None,
+            narrow: false,
         });
         let id = self.ir.ints.len() - 1;
         self.table.insert(def, id);

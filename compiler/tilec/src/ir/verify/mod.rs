@@ -14,6 +14,7 @@ use crate::check::program::Elem;
 use pipeline::{
     block_loads, pad_blocks_write_nothing, pipeline_loads, prefetches, tma_stores, turns,
 };
+use tilec_layout::int::Op as IntOp;
 
 mod pipeline;
 mod warpgroup;
@@ -41,6 +42,16 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
                 return Err(format!("%{id}: no extent {e}"));
             }
             _ => {}
+        }
+        if v.narrow
+            && !matches!(
+                v.def,
+                IntDef::Bin(IntOp::Div | IntOp::CeilDiv | IntOp::Mod, ..)
+            )
+        {
+            return Err(format!(
+                "%{id} is computed in 32 bits but is no quotient or remainder"
+            ));
         }
     }
     for m in &ir.tensor_maps {
