@@ -70,15 +70,16 @@ pub(super) fn check_bounds(
             continue;
         };
         bounded += 1;
-        // The widest block index or loop counter; the thread index last,
-        // which the tiles a block or a trip reaches rarely depend on (cut
-        // first, it would multiply the regions for nothing).
-        let widest = failure
-            .depends_on
-            .iter()
-            .filter_map(|&n| Some((n, *failure.ranges.get(n)?)))
-            .filter(|(_, (lo, hi))| hi > lo)
-            .max_by_key(|&(n, (lo, hi))| (n != thread, hi.abs_diff(lo), std::cmp::Reverse(n)));
+        let widest = wide(failure.depends_on.iter().copied(), &failure.ranges);
+        // A loop counter whose range comes from wider names (a stream-K
+        // block's tiles, from its block index): those first, which narrow
+        // the counter with them and keep the tie between them (cut alone,
+        // the counter pairs each tile with every block of the region:
+        // TN stream-K at 16384 x 16384 x 512 ran out of regions).
+        let widest = match widest.map(|(n, _)| proof.bounded_by(n)) {
+            Some(from) => wide(from.iter().copied(), &failure.ranges).or(widest),
+            None => widest,
+        };
         let Some((name, (lo, hi))) = widest else {
             return Err((*failure).error(&region, &whole, None));
         };
@@ -93,6 +94,21 @@ pub(super) fn check_bounds(
         }
     }
     Ok(())
+}
+
+/// The widest of `names` over `ranges` (wider than one value): a block
+/// index or loop counter; the thread index last, which the tiles a block
+/// or a trip reaches rarely depend on (cut first, it would multiply the
+/// regions for nothing).
+fn wide<'n>(
+    names: impl Iterator<Item = &'n str>,
+    ranges: &HashMap<&str, (i64, i64)>,
+) -> Option<(&'n str, (i64, i64))> {
+    let thread = Builtin::Thread.name();
+    names
+        .filter_map(|n| Some((n, *ranges.get(n)?)))
+        .filter(|(_, (lo, hi))| hi > lo)
+        .max_by_key(|&(n, (lo, hi))| (n != thread, hi.abs_diff(lo), std::cmp::Reverse(n)))
 }
 
 /// What bounding one region needs: the launch, and for each loop and
@@ -204,6 +220,16 @@ impl<'a> Proof<'a> {
         }
     }
 
+    /// The block indices and outer loop counters loop counter `name`'s
+    /// range is made from (none for any other name).
+    fn bounded_by(&self, name: &str) -> &[&'a str] {
+        let v = &self.m.variants[self.launch.variant];
+        match v.loops.iter().position(|l| l.name == name) {
+            Some(i) => &self.loops[i][1..],
+            None => &[],
+        }
+    }
+
     /// Bounds every access over one region.
     fn check(&self, region: &Region<'a>, first: usize) -> Result<(), Box<Failure<'a>>> {
         let extent = |n: &str| self.values.get(n).map(|&v| (v, v));
@@ -289,13 +315,12 @@ struct Unbounded<'a> {
 /// The ranges over `region` of the block and thread indices and of every
 /// loop counter, and the loops that do not run there (nor any loop
 /// inside them); `bound_names`: the names in each loop's bounds.
-#[allow(clippy::type_complexity)]
 fn counter_ranges<'a>(
     v: &'a VariantSpec,
     bound_names: &[Vec<String>],
     region: &Region<'a>,
     extent: &dyn Fn(&str) -> Option<(i64, i64)>,
-) -> Result<(HashMap<&'a str, (i64, i64)>, Vec<&'a str>), Box<Unbounded<'a>>> {
+) -> Result<(Region<'a>, Vec<&'a str>), Box<Unbounded<'a>>> {
     let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
     let thread = Builtin::Thread.name();
     ranges.insert(thread, region[thread]);

@@ -633,6 +633,9 @@ fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
     assert_eq!(entries("M=4096,N=4096,K=4096"), [full.entry.as_str()]);
     assert_eq!(entries("M=12288,N=12288,K=12288"), [full.entry.as_str()]);
     assert_eq!(entries("M=16384,N=16384,K=16384"), [last.entry.as_str()]);
+    // 62 tiles a block: the bound proof cuts the blocks before the tiles
+    // each one walks (cut by tiles first, it gave up after 16384 regions).
+    assert_eq!(entries("M=16384,N=16384,K=512"), [full.entry.as_str()]);
     let ptx = emitted(file, "ptx");
     let wide = |entry: &str| {
         let text = part(&ptx, &format!(".entry {entry}("));
