@@ -512,13 +512,17 @@ fn planned(
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
     // An entry whose quotients in 32 bits would pass them on some block
-    // steps aside for a later one (the last divides in 64 bits).
-    let whole: [(i64, i64); 3] = std::array::from_fn(|i| (0, grid[i] as i64 - 1));
+    // steps aside for a later one (the last divides in 64 bits). Its
+    // blocks: the grid's, and the pad blocks of its last clusters.
     let threads = block.iter().map(|&b| b as i64).product();
     let fitting: Vec<usize> = usable
         .iter()
         .copied()
-        .filter(|&v| quotients_fit(&m.variants[v], &whole, threads, &values))
+        .filter(|&v| {
+            let c = m.variants[v].cluster;
+            let blocks = std::array::from_fn(|i| (0, (grid[i].div_ceil(c[i]) * c[i]) as i64 - 1));
+            quotients_fit(&m.variants[v], &blocks, threads, &values)
+        })
         .collect();
     if fitting.is_empty() {
         return Err(RuntimeError::Condition(format!(

@@ -614,9 +614,10 @@ fn a_reference_kernel_is_planned_past_cudas_grid_limits() {
 /// k-tiles). Its full entry divides in 32 bits, which ptxas does inline
 /// where a 64-bit quotient is a subroutine call whose registers spill in
 /// the main loop; the runtime launches that entry only where it proves
-/// every such quotient's operands within 32 bits over the launch. At
-/// 16384^3 (`block.x` times the problem's k-tiles passes 2^31) the entry
-/// with guarded vectors, which divides in 64 bits, runs the whole grid.
+/// every such quotient's operands within 32 bits over the launch: its
+/// walk keeps every product within the problem's k-tiles. Where those
+/// reach 2^31 (65536 x 65536 x 131072) the entry with guarded vectors,
+/// which divides in 64 bits, runs the whole grid.
 #[test]
 fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
     let file = "examples/sgemm_tn_streamk.tile";
@@ -632,7 +633,8 @@ fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
     };
     assert_eq!(entries("M=4096,N=4096,K=4096"), [full.entry.as_str()]);
     assert_eq!(entries("M=12288,N=12288,K=12288"), [full.entry.as_str()]);
-    assert_eq!(entries("M=16384,N=16384,K=16384"), [last.entry.as_str()]);
+    assert_eq!(entries("M=16384,N=16384,K=16384"), [full.entry.as_str()]);
+    assert_eq!(entries("M=65536,N=65536,K=131072"), [last.entry.as_str()]);
     // 62 tiles a block: the bound proof cuts the blocks before the tiles
     // each one walks (cut by tiles first, it gave up after 16384 regions).
     assert_eq!(entries("M=16384,N=16384,K=512"), [full.entry.as_str()]);
