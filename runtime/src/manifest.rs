@@ -480,6 +480,15 @@ impl Manifest {
                 ));
             }
         }
+        // What the runtime falls back on where a quotient passes 32 bits.
+        if let Some(v) = self.variants.last()
+            && !v.narrowed.is_empty()
+        {
+            return Err(format!(
+                "{}, the last entry, divides in 32 bits: none is left to fall back on",
+                v.entry
+            ));
+        }
         let mut entries = Vec::new();
         for v in &self.variants {
             if entries.contains(&&v.entry) {
@@ -510,13 +519,6 @@ impl Manifest {
                 let what = format!("a quotient of {} in 32 bits", v.entry);
                 known(&n.dividend, &loops, &what)?;
                 known(&n.divisor, &loops, &what)?;
-            }
-            // What the runtime falls back on where a quotient passes 32 bits.
-            if self.variants.last() == Some(v) && !v.narrowed.is_empty() {
-                return Err(format!(
-                    "{}, the last entry, divides in 32 bits: none is left to fall back on",
-                    v.entry
-                ));
             }
             let wide = v.cluster.iter().filter(|&&c| c != 1).count();
             if v.cluster.contains(&0)

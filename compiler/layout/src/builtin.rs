@@ -21,6 +21,11 @@ pub const EXTENT_END: i64 = 1 << 40;
 /// runtime proves both of every loop at launch and refuses it otherwise.
 pub const COUNTER_MAX: i64 = 1 << 40;
 
+/// The most a quotient computed in 32 bits takes as an operand either way
+/// (a quotient the compiler narrows, and the runtime proves within it):
+/// 32-bit operands that truncate losslessly, without `i32::MIN / -1`.
+pub const NARROW_MAX: i64 = i32::MAX as i64;
+
 /// CUDA's largest block, in threads along x, y and z (1024 in all).
 pub const BLOCK_MAX: [i64; 3] = [1024, 1024, 64];
 

@@ -30,7 +30,9 @@ pub mod tma;
 pub mod tuple;
 pub mod vector;
 
-pub use builtin::{AXES, BLOCK_MAX, Builtin, COUNTER_MAX, EXTENT_END, GRID_MAX, SM_COUNT};
+pub use builtin::{
+    AXES, BLOCK_MAX, Builtin, COUNTER_MAX, EXTENT_END, GRID_MAX, NARROW_MAX, SM_COUNT,
+};
 pub use complement::{coalesce_shape, complement, complement_full, left_inverse, right_inverse};
 pub use composition::{composition, composition_tiler};
 pub use condition::{Condition, Conditions, Fact};

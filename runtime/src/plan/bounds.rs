@@ -17,11 +17,7 @@ use super::{Launch, LaunchPlan, reach};
 use crate::RuntimeError;
 use crate::manifest::{LoopSpec, Manifest, VariantSpec};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, COUNTER_MAX};
-
-/// The most a quotient in 32 bits takes either way (its operands truncate
-/// losslessly, and no `i32::MIN / -1`): the compiler's `NARROW_MAX`.
-const NARROW_MAX: i64 = i32::MAX as i64;
+use tilec_layout::{Builtin, COUNTER_MAX, NARROW_MAX};
 
 /// Most regions one launch's proof bounds before it gives up: enough for
 /// a persistent grid of a few hundred blocks cut down to single blocks and
@@ -32,6 +28,10 @@ const MAX_REGIONS: usize = 1 << 14;
 /// Names narrowed from the launch's: block and thread indices, loop
 /// counters.
 type Region<'a> = HashMap<&'a str, (i64, i64)>;
+
+/// The ranges a region gives every name its accesses use: the block and
+/// thread indices and every loop counter.
+type Ranges<'a> = HashMap<&'a str, (i64, i64)>;
 
 /// Every global access of every thread of the `blocks` of one launch, in
 /// every loop iteration, is inside its parameter's buffer.
@@ -71,13 +71,18 @@ pub(super) fn check_bounds(
         };
         bounded += 1;
         let widest = wide(failure.depends_on.iter().copied(), &failure.ranges);
-        // A loop counter whose range comes from wider names (a stream-K
-        // block's tiles, from its block index): those first, which narrow
-        // the counter with them and keep the tie between them (cut alone,
-        // the counter pairs each tile with every block of the region:
-        // TN stream-K at 16384 x 16384 x 512 ran out of regions).
+        // A loop counter whose range is made of block indices or outer
+        // counters not yet single values (a stream-K block's tiles, from
+        // its block index): those first, even where the counter is wider,
+        // which narrows the counter with them and keeps the tie between
+        // them (cut alone, the counter pairs each tile with every block of
+        // the region: TN stream-K at 16384 x 16384 x 512 ran out of
+        // regions). Not the thread index, still cut last.
         let widest = match widest.map(|(n, _)| proof.bounded_by(n)) {
-            Some(from) => wide(from.iter().copied(), &failure.ranges).or(widest),
+            Some(from) => {
+                let from = from.iter().copied().filter(|n| !is_thread(n));
+                wide(from, &failure.ranges).or(widest)
+            }
             None => widest,
         };
         let Some((name, (lo, hi))) = widest else {
@@ -102,13 +107,20 @@ pub(super) fn check_bounds(
 /// regions for nothing).
 fn wide<'n>(
     names: impl Iterator<Item = &'n str>,
-    ranges: &HashMap<&str, (i64, i64)>,
+    ranges: &Ranges,
 ) -> Option<(&'n str, (i64, i64))> {
-    let thread = Builtin::Thread.name();
     names
         .filter_map(|n| Some((n, *ranges.get(n)?)))
         .filter(|(_, (lo, hi))| hi > lo)
-        .max_by_key(|&(n, (lo, hi))| (n != thread, hi.abs_diff(lo), std::cmp::Reverse(n)))
+        .max_by_key(|&(n, (lo, hi))| (!is_thread(n), hi.abs_diff(lo), std::cmp::Reverse(n)))
+}
+
+/// Whether `name` is the thread index, or its range under an `if` on it
+/// (`thread.x.if3`, which lowering lists as a loop of static bounds).
+fn is_thread(name: &str) -> bool {
+    let thread = Builtin::Thread.name();
+    name.strip_prefix(thread)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
 /// What bounding one region needs: the launch, and for each loop and
@@ -138,7 +150,7 @@ struct Term<'a> {
 struct Failure<'a> {
     error: RuntimeError,
     /// The region's ranges of every name, loop counters included.
-    ranges: HashMap<&'a str, (i64, i64)>,
+    ranges: Ranges<'a>,
     /// The block indices and loop counters the access depends on, through
     /// its index or the bounds of the loops around it.
     depends_on: Vec<&'a str>,
@@ -309,7 +321,7 @@ impl<'a> Proof<'a> {
 struct Unbounded<'a> {
     at: usize,
     error: RuntimeError,
-    ranges: HashMap<&'a str, (i64, i64)>,
+    ranges: Ranges<'a>,
 }
 
 /// The ranges over `region` of the block and thread indices and of every
@@ -320,8 +332,8 @@ fn counter_ranges<'a>(
     bound_names: &[Vec<String>],
     region: &Region<'a>,
     extent: &dyn Fn(&str) -> Option<(i64, i64)>,
-) -> Result<(Region<'a>, Vec<&'a str>), Box<Unbounded<'a>>> {
-    let mut ranges: HashMap<&str, (i64, i64)> = HashMap::new();
+) -> Result<(Ranges<'a>, Vec<&'a str>), Box<Unbounded<'a>>> {
+    let mut ranges: Ranges = HashMap::new();
     let thread = Builtin::Thread.name();
     ranges.insert(thread, region[thread]);
     for i in 0..3 {
@@ -375,23 +387,26 @@ fn counter_ranges<'a>(
 }
 
 /// Whether every quotient that entry `v` computes in 32 bits keeps its
-/// operands within them on every block of `blocks` (blocks of `threads`
-/// threads) at the run-time values `values`. One bound over the whole
-/// launch, not cut into regions: where it fails, the runtime launches the
-/// last entry, which divides in 64 bits, rather than refusing.
+/// operands within them on a launch of `grid` blocks from block `offset`
+/// (the pad blocks of its last clusters too; blocks of `threads` threads)
+/// at the run-time values `values`. One bound over the whole launch, not
+/// cut into regions: where it fails, the runtime launches a later entry
+/// (the last divides in 64 bits) rather than refusing.
 pub(super) fn quotients_fit(
     v: &VariantSpec,
-    blocks: &[(i64, i64); 3],
+    [grid, offset]: [[u32; 3]; 2],
     threads: i64,
     values: &HashMap<&str, i64>,
 ) -> bool {
     if v.narrowed.is_empty() {
         return true;
     }
-    let mut region: Region = blocks
-        .iter()
-        .enumerate()
-        .map(|(i, &r)| (Builtin::Block(i as u8).name(), r))
+    let mut region: Region = (0..3)
+        .map(|i| {
+            let (g, o, c) = (grid[i] as i64, offset[i] as i64, v.cluster[i] as i64);
+            let last = o + (g + c - 1) / c * c - 1;
+            (Builtin::Block(i as u8).name(), (o, last))
+        })
         .collect();
     region.insert(Builtin::Thread.name(), (0, threads - 1));
     let extent = |n: &str| values.get(n).map(|&v| (v, v));

@@ -303,6 +303,15 @@ fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPla
 /// device): for a plan made another way, such as the CPU executor's.
 pub fn prove(m: &Manifest, p: &LaunchPlan) -> Result<(), RuntimeError> {
     let values = bound(m, &p.extents);
+    let threads = p.block.iter().map(|&b| b as i64).product();
+    for l in &p.launches {
+        if !quotients_fit(&m.variants[l.variant], [l.grid, l.offset], threads, &values) {
+            return Err(RuntimeError::Condition(format!(
+                "{} divides in 32 bits, and at these extents its quotients' operands may pass them",
+                m.variants[l.variant].entry
+            )));
+        }
+    }
     if !m.checked {
         for l in &p.launches {
             let whole: [(i64, i64); 3] =
@@ -512,17 +521,13 @@ fn planned(
     let grid = dim3(&m.grid, "grid")?;
     let block = dim3(&m.block, "block")?;
     // An entry whose quotients in 32 bits would pass them on some block
-    // steps aside for a later one (the last divides in 64 bits). Its
-    // blocks: the grid's, and the pad blocks of its last clusters.
+    // steps aside for a later one (the last divides in 64 bits).
     let threads = block.iter().map(|&b| b as i64).product();
+    let whole = [grid, [0; 3]];
     let fitting: Vec<usize> = usable
         .iter()
         .copied()
-        .filter(|&v| {
-            let c = m.variants[v].cluster;
-            let blocks = std::array::from_fn(|i| (0, (grid[i].div_ceil(c[i]) * c[i]) as i64 - 1));
-            quotients_fit(&m.variants[v], &blocks, threads, &values)
-        })
+        .filter(|&v| quotients_fit(&m.variants[v], whole, threads, &values))
         .collect();
     if fitting.is_empty() {
         return Err(RuntimeError::Condition(format!(

@@ -4,7 +4,6 @@
 use super::KernelBuilder;
 use crate::Result;
 use inkwell::AddressSpace;
-use tilec::ir::IntDef;
 
 impl KernelBuilder<'_, '_> {
     /// A `--checked` bound check: when `cond` is 0, the thread traps,
@@ -125,17 +124,12 @@ impl KernelBuilder<'_, '_> {
             let args = k.entry_alloca(args_ty.into())?;
             // The block as the kernel sees it (with an edge launch's offset).
             let who = [
-                IntDef::BlockIdx(0),
-                IntDef::BlockIdx(1),
-                IntDef::BlockIdx(2),
-                IntDef::ThreadIdx,
+                k.block_index(0)?,
+                k.block_index(1)?,
+                k.block_index(2)?,
+                k.thread_index()?,
             ];
-            for (i, def) in who.into_iter().enumerate() {
-                let v = k.int_value(&tilec::ir::IntValue {
-                    def,
-                    scope: None,
-                    narrow: false,
-                })?;
+            for (i, v) in who.into_iter().enumerate() {
                 let v = k.b.build_int_truncate(v, i32t, "")?;
                 let at = k.b.build_struct_gep(args_ty, args, i as u32, "")?;
                 k.b.build_store(at, v)?;

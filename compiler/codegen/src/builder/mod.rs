@@ -394,31 +394,35 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         self.special("llvm.nvvm.read.ptx.sreg.tid.x")
     }
 
+    /// `block.x`, `.y` or `.z` (`d`) as the kernel sees it: the hardware's,
+    /// plus the launch's block offset where the entry takes one.
+    pub(super) fn block_index(&self, d: u8) -> Result<IntValue<'ctx>> {
+        let hardware = self.special(
+            [
+                "llvm.nvvm.read.ptx.sreg.ctaid.x",
+                "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                "llvm.nvvm.read.ptx.sreg.ctaid.z",
+            ][d as usize],
+        )?;
+        if !self.ir.block_offset {
+            return Ok(hardware);
+        }
+        let at = self.ir.params.len() + self.ir.extents.len() + d as usize;
+        let offset = self
+            .func
+            .get_nth_param(at as u32)
+            .expect("declared")
+            .into_int_value();
+        let offset = self.b.build_int_z_extend(offset, self.ctx.i64_type(), "")?;
+        Ok(self.b.build_int_nuw_add(hardware, offset, "")?)
+    }
+
     fn int_value(&self, v: &tilec::ir::IntValue) -> Result<IntValue<'ctx>> {
         let i64t = self.ctx.i64_type();
         Ok(match &v.def {
             IntDef::Const(c) => i64t.const_int(*c as u64, true),
             IntDef::ThreadIdx => self.thread_index()?,
-            IntDef::BlockIdx(d) => {
-                let hardware = self.special(
-                    [
-                        "llvm.nvvm.read.ptx.sreg.ctaid.x",
-                        "llvm.nvvm.read.ptx.sreg.ctaid.y",
-                        "llvm.nvvm.read.ptx.sreg.ctaid.z",
-                    ][*d as usize],
-                )?;
-                if !self.ir.block_offset {
-                    return Ok(hardware);
-                }
-                let at = self.ir.params.len() + self.ir.extents.len() + *d as usize;
-                let offset = self
-                    .func
-                    .get_nth_param(at as u32)
-                    .expect("declared")
-                    .into_int_value();
-                let offset = self.b.build_int_z_extend(offset, i64t, "")?;
-                self.b.build_int_nuw_add(hardware, offset, "")?
-            }
+            IntDef::BlockIdx(d) => self.block_index(*d)?,
             IntDef::Extent(e) => self
                 .func
                 .get_nth_param((self.ir.params.len() + e) as u32)

@@ -4,8 +4,9 @@
 //! scope, and the checks that a group issues its instructions together.
 
 use super::{Block, ExecError, Result};
-use crate::ir::{Inst, IntDef, NARROW_MAX};
+use crate::ir::{Inst, IntDef};
 use crate::span::Span;
+use tilec_layout::NARROW_MAX;
 use tilec_layout::int::{Op, apply};
 
 impl<'a> Block<'a> {
@@ -64,9 +65,8 @@ impl<'a> Block<'a> {
         };
         Err(ExecError {
             message: match self.ir.ints[id].narrow {
-                // The launch proof rules this out: a bug of tilec's.
                 true => format!(
-                    "integer %{id} is undefined in thread {t}: a quotient the entry computes in 32 bits (`div.i32`) of operands past them"
+                    "integer %{id} is undefined in thread {t}: a quotient by zero, or one the entry computes in 32 bits (`div.i32`) of operands past them"
                 ),
                 false => format!(
                     "integer %{id} is undefined in thread {t}: a quotient by zero or a value past 64 bits"
@@ -192,16 +192,17 @@ impl<'a> Block<'a> {
     }
 }
 
-/// `a op b` as an entry computes it in 32 bits: undefined where an
-/// operand (for a rounded-up quotient, the dividend it divides, `a + b -
-/// 1`) is past them, which the runtime's launch proof rules out.
+/// `a op b` as an entry computes it in 32 bits: undefined where the
+/// divisor or the dividend it divides (for a rounded-up quotient,
+/// `a + b - 1`, computed in 64 bits first) is past them, which the
+/// runtime's launch proof rules out.
 fn narrowed(op: Op, a: i64, b: i64) -> Option<i64> {
     let dividend = match op {
         Op::CeilDiv => a.checked_add(b)?.checked_sub(1)?,
         _ => a,
     };
-    let fits = |x: i64| x.abs() <= NARROW_MAX;
-    (fits(a) && fits(b) && fits(dividend))
+    let fits = |x: i64| (-NARROW_MAX..=NARROW_MAX).contains(&x);
+    (fits(b) && fits(dividend))
         .then(|| apply(op, a, b))
         .flatten()
 }
@@ -217,8 +218,12 @@ mod tests {
         assert_eq!(narrowed(Op::Mod, -most, 7), Some(-most % 7));
         assert_eq!(narrowed(Op::Div, most + 1, 7), None);
         assert_eq!(narrowed(Op::Div, 7, -most - 1), None);
-        // A quotient rounded up divides `a + b - 1`, which must fit too.
+        assert_eq!(narrowed(Op::Div, i64::MIN, 7), None);
+        assert_eq!(narrowed(Op::Div, 7, 0), None);
+        // A quotient rounded up divides `a + b - 1`, which must fit, and
+        // only it (`a` may pass 32 bits where a negative `b` brings it back).
         assert_eq!(narrowed(Op::CeilDiv, most - 6, 7), Some(most / 7));
         assert_eq!(narrowed(Op::CeilDiv, most - 5, 7), None);
+        assert_eq!(narrowed(Op::CeilDiv, most + 3, -3), Some((most - 1) / -3));
     }
 }

@@ -87,10 +87,6 @@ pub struct IntValue {
     pub narrow: bool,
 }
 
-/// The most a narrowed quotient's operands reach either way: 32-bit
-/// operands that truncate losslessly, without `i32::MIN / -1`.
-pub const NARROW_MAX: i64 = i32::MAX as i64;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Space {
     /// Tensor parameter `i`, in global memory.

@@ -54,7 +54,8 @@ pub struct Lowered {
     /// The loops' counters and bounds, for those bounds.
     pub loops: Vec<LoopRange>,
     /// The operands of the quotients the entry computes in 32 bits, which
-    /// the runtime bounds within them (or launches the last entry).
+    /// the runtime bounds within them (or launches a later entry). Named as
+    /// the IR names them: in-place stride symbols never reach the IR.
     pub narrowed: Vec<NarrowedDivision>,
     /// The variant's launch conditions: the checker's (less the full-tile
     /// facts the variant does not need: all of them for the guarded ones,
@@ -405,13 +406,6 @@ fn lower_with(
         d.extent = k.in_place_int(&d.extent);
         d.stride = k.in_place_int(&d.stride);
     }
-    let narrowed = narrowed
-        .into_iter()
-        .map(|n| NarrowedDivision {
-            dividend: k.in_place_int(&n.dividend),
-            divisor: k.in_place_int(&n.divisor),
-        })
-        .collect();
     Ok(Lowered {
         variant,
         ir,

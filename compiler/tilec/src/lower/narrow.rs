@@ -4,7 +4,7 @@
 //! integers the runtime can bound (of `thread.x`, `block.*`, loop
 //! counters, extents and constants), and those operands, which the
 //! runtime bounds within 32 bits before it launches the entry; where it
-//! cannot, it launches the kernel's last entry, which divides in 64 bits.
+//! cannot, it launches a later entry (the kernel's last divides in 64 bits).
 //!
 //! Why: a 64-bit division by a run-time value is a subroutine call in
 //! SASS, whose calling convention takes registers that a main loop then
