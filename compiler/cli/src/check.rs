@@ -178,12 +178,8 @@ fn launches(
                     blocks.join(", "),
                     p.notes(&m)
                 );
-                for (entry, c) in p.passed_over(&m) {
-                    println!(
-                        "  not {entry}: {} does not hold ({})",
-                        p.in_callers_terms(&m, &c.fact.to_string()),
-                        c.needed_by
-                    );
+                for (entry, why) in p.passed_over(&m) {
+                    println!("  not {entry}: {why}");
                 }
             }
             Err(e) => {

@@ -648,12 +648,8 @@ pub fn spinner(what: &str) -> ProgressBar {
 /// extents, and the condition that keeps each out (on stderr): why a
 /// launch is slower than the full-tile entry would be.
 pub fn note_passed_over(m: &Manifest, plan: &LaunchPlan) {
-    for (entry, c) in plan.passed_over(m) {
-        eprintln!(
-            "note: {entry} does not run: {} does not hold ({})",
-            plan.in_callers_terms(m, &c.fact.to_string()),
-            c.needed_by
-        );
+    for (entry, why) in plan.passed_over(m) {
+        eprintln!("note: {entry} does not run: {why}");
     }
 }
 

@@ -8,7 +8,9 @@ mod bounds;
 mod overlap;
 
 use crate::RuntimeError;
-use crate::manifest::{BlockReduce, LaunchCondition, Manifest, ParamKind, ReduceGroups};
+use crate::manifest::{
+    BlockReduce, LaunchCondition, Manifest, ParamKind, ReduceGroups, VariantSpec,
+};
 pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
@@ -200,15 +202,27 @@ impl LaunchPlan {
         names.join(" + ") + &self.notes(m)
     }
 
-    /// The entries tried before every one that runs whose launch
-    /// conditions do not hold at these extents, each with the first
-    /// condition that fails: why a faster entry does not run.
-    pub fn passed_over<'a>(&self, m: &'a Manifest) -> Vec<(&'a str, &'a LaunchCondition)> {
+    /// The entries tried before every one that runs that cannot run at
+    /// these extents, each with why, in the caller's terms: the first
+    /// launch condition that fails, or its quotients in 32 bits that may
+    /// pass them. Why a faster entry does not run.
+    pub fn passed_over<'a>(&self, m: &'a Manifest) -> Vec<(&'a str, String)> {
         let values = bound(m, &self.extents);
         let first = self.launches.iter().map(|l| l.variant).min().unwrap_or(0);
+        let threads = self.block.iter().map(|&b| b as i64).product();
+        let why = |v: &VariantSpec| match failing(v, &values) {
+            Some(c) => Some(format!(
+                "{} does not hold ({})",
+                self.in_callers_terms(m, &c.fact.to_string()),
+                c.needed_by
+            )),
+            None => (!quotients_fit(v, [self.grid, [0; 3]], threads, &values)).then(|| {
+                "it divides in 32 bits, and its quotients' operands may pass them here".into()
+            }),
+        };
         m.variants[..first]
             .iter()
-            .filter_map(|v| Some((v.entry.as_str(), failing(v, &values)?)))
+            .filter_map(|v| Some((v.entry.as_str(), why(v)?)))
             .collect()
     }
 
@@ -713,10 +727,7 @@ fn usable(m: &Manifest, values: &HashMap<&str, i64>) -> Vec<usize> {
 }
 
 /// The first launch condition of `v` that does not hold at `values`.
-fn failing<'a>(
-    v: &'a crate::manifest::VariantSpec,
-    values: &HashMap<&str, i64>,
-) -> Option<&'a LaunchCondition> {
+fn failing<'a>(v: &'a VariantSpec, values: &HashMap<&str, i64>) -> Option<&'a LaunchCondition> {
     let env = |n: &str| values.get(n).copied();
     v.conditions
         .iter()

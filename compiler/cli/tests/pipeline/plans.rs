@@ -635,6 +635,11 @@ fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
     assert_eq!(entries("M=12288,N=12288,K=12288"), [full.entry.as_str()]);
     assert_eq!(entries("M=16384,N=16384,K=16384"), [full.entry.as_str()]);
     assert_eq!(entries("M=65536,N=65536,K=131072"), [last.entry.as_str()]);
+    // And `tilec check --dims` / `run` say why the faster entry does not run.
+    let huge = plan(&m, &Dims::parse("M=65536,N=65536,K=131072").unwrap()).unwrap();
+    let why = huge.passed_over(&m);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(why[0].1.contains("divides in 32 bits"), "{why:?}");
     // 62 tiles a block: the bound proof cuts the blocks before the tiles
     // each one walks (cut by tiles first, it gave up after 16384 regions).
     assert_eq!(entries("M=16384,N=16384,K=512"), [full.entry.as_str()]);
