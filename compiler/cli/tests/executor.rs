@@ -91,6 +91,9 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/attention_causal.tile", "S=200"),
         ("tests/run/coordinates.tile", "M=100,N=37"),
         ("tests/run/quotients_past_32_bits.tile", "M=100,N=37"),
+        // Full entry in 32 bits below 2^31, guarded entry past it.
+        ("tests/run/quotients_near_32_bits.tile", "M=2144,N=8"),
+        ("tests/run/quotients_near_32_bits.tile", "M=2176,N=8"),
         ("tests/run/stride_in_another_index.tile", "M=64,K=5,L=2,P=2"),
         ("tests/run/quotient_under_if.tile", "M=8"),
         ("tests/run/quotient_under_if.tile", "M=100"),

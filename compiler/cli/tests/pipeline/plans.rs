@@ -653,3 +653,23 @@ fn stream_k_divides_in_32_bits_where_the_launch_keeps_it_within_them() {
     assert!(!wide(&full.entry), "a 64-bit quotient in {}", full.entry);
     assert!(wide(&last.entry), "no 64-bit quotient in {}", last.entry);
 }
+
+/// A dividend near 2^31 (tests/run/quotients_near_32_bits.tile): the proof
+/// is tight enough to keep the full entry's 32-bit quotient where the
+/// largest dividend is 2143 * 10^6 + 7, and sends the launch to the
+/// guarded entry where it is 2175 * 10^6 + 7.
+#[test]
+fn a_dividend_near_2_to_the_31_keeps_its_entry_below_and_falls_back_above() {
+    let m = manifest_of("tests/run/quotients_near_32_bits.tile");
+    let entry = |dims: &str| {
+        let p = plan(&m, &Dims::parse(dims).unwrap()).unwrap();
+        let v: Vec<&str> = p
+            .launches
+            .iter()
+            .map(|l| m.variants[l.variant].entry.as_str())
+            .collect();
+        v.join(" + ")
+    };
+    assert_eq!(entry("M=2144,N=8"), "quotients_near_32_bits");
+    assert_eq!(entry("M=2176,N=8"), "quotients_near_32_bits_guarded");
+}
