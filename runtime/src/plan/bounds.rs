@@ -1,6 +1,8 @@
-//! The proof that a launch stays inside its buffers. In: a launch of the
-//! plan (its entry, its box of blocks) and the run-time values. Out: `Ok`,
-//! or the access that cannot be shown in bounds and where.
+//! The proof that a launch stays inside its buffers, and that its entry's
+//! quotients in 32 bits stay within them. In: a launch of the plan (its
+//! entry, its box of blocks) and the run-time values. Out: `Ok`, or the
+//! access that cannot be shown in bounds and where (for the quotients,
+//! which entries may launch).
 //!
 //! Interval arithmetic over the symbolic indices is sound but forgets ties
 //! between names: over a persistent grid, the last block's trip count is
@@ -426,6 +428,45 @@ pub(super) fn quotients_fit(
     v.narrowed
         .iter()
         .all(|n| within(&n.dividend) && within(&n.divisor))
+}
+
+/// The entries of `usable` whose quotients in 32 bits keep within them
+/// on a launch of the whole `grid` (blocks of `threads` threads).
+pub(super) fn fitting(
+    m: &Manifest,
+    usable: &[usize],
+    grid: [u32; 3],
+    threads: i64,
+    values: &HashMap<&str, i64>,
+) -> Vec<usize> {
+    let whole = [grid, [0; 3]];
+    usable
+        .iter()
+        .copied()
+        .filter(|&v| quotients_fit(&m.variants[v], whole, threads, values))
+        .collect()
+}
+
+/// Every launch of `p` runs an entry whose quotients in 32 bits keep
+/// within them on its blocks: for a plan made another way (the
+/// executor's), as [`fitting`] chose the entries of the runtime's own.
+pub(super) fn quotients_proved(
+    m: &Manifest,
+    p: &LaunchPlan,
+    values: &HashMap<&str, i64>,
+) -> Result<(), RuntimeError> {
+    let threads = p.block.iter().map(|&b| b as i64).product();
+    match p
+        .launches
+        .iter()
+        .find(|l| !quotients_fit(&m.variants[l.variant], [l.grid, l.offset], threads, values))
+    {
+        Some(l) => Err(RuntimeError::Condition(format!(
+            "{} divides in 32 bits, and at these extents its quotients' operands may pass them",
+            m.variants[l.variant].entry
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The names in each loop's bounds.

@@ -15,7 +15,7 @@ pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
-use bounds::{check_bounds, quotients_fit};
+use bounds::{check_bounds, fitting, quotients_fit, quotients_proved};
 use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -317,15 +317,7 @@ fn plan_checked(m: &Manifest, dims: &Dims, sms: Option<i64>) -> Result<LaunchPla
 /// device): for a plan made another way, such as the CPU executor's.
 pub fn prove(m: &Manifest, p: &LaunchPlan) -> Result<(), RuntimeError> {
     let values = bound(m, &p.extents);
-    let threads = p.block.iter().map(|&b| b as i64).product();
-    for l in &p.launches {
-        if !quotients_fit(&m.variants[l.variant], [l.grid, l.offset], threads, &values) {
-            return Err(RuntimeError::Condition(format!(
-                "{} divides in 32 bits, and at these extents its quotients' operands may pass them",
-                m.variants[l.variant].entry
-            )));
-        }
-    }
+    quotients_proved(m, p, &values)?;
     if !m.checked {
         for l in &p.launches {
             let whole: [(i64, i64); 3] =
@@ -537,12 +529,7 @@ fn planned(
     // An entry whose quotients in 32 bits would pass them on some block
     // steps aside for a later one (the last divides in 64 bits).
     let threads = block.iter().map(|&b| b as i64).product();
-    let whole = [grid, [0; 3]];
-    let fitting: Vec<usize> = usable
-        .iter()
-        .copied()
-        .filter(|&v| quotients_fit(&m.variants[v], whole, threads, &values))
-        .collect();
+    let fitting = fitting(m, &usable, grid, threads, &values);
     if fitting.is_empty() {
         return Err(RuntimeError::Condition(format!(
             "every entry of {} that could run divides in 32 bits, and its quotients' operands pass them for {dims}",
