@@ -439,12 +439,23 @@ pub(super) fn fitting(
     threads: i64,
     values: &HashMap<&str, i64>,
 ) -> Vec<usize> {
-    let whole = [grid, [0; 3]];
     usable
         .iter()
         .copied()
-        .filter(|&v| quotients_fit(&m.variants[v], whole, threads, values))
+        .filter(|&v| fits_whole_grid(&m.variants[v], grid, threads, values))
         .collect()
+}
+
+/// Whether entry `v`'s quotients in 32 bits keep within them on a launch
+/// of the whole `grid`: the region planning picks entries by, and the one
+/// `LaunchPlan::passed_over` explains them by.
+pub(super) fn fits_whole_grid(
+    v: &VariantSpec,
+    grid: [u32; 3],
+    threads: i64,
+    values: &HashMap<&str, i64>,
+) -> bool {
+    quotients_fit(v, [grid, [0; 3]], threads, values)
 }
 
 /// Every launch of `p` runs an entry whose quotients in 32 bits keep

@@ -15,7 +15,7 @@ pub use crate::staging::Staging;
 use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
-use bounds::{check_bounds, fitting, quotients_fit, quotients_proved};
+use bounds::{check_bounds, fits_whole_grid, fitting, quotients_proved};
 use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -216,7 +216,7 @@ impl LaunchPlan {
                 self.in_callers_terms(m, &c.fact.to_string()),
                 c.needed_by
             )),
-            None => (!quotients_fit(v, [self.grid, [0; 3]], threads, &values)).then(|| {
+            None => (!fits_whole_grid(v, self.grid, threads, &values)).then(|| {
                 "it divides in 32 bits, and its quotients' operands may pass them here".into()
             }),
         };
@@ -529,14 +529,14 @@ fn planned(
     // An entry whose quotients in 32 bits would pass them on some block
     // steps aside for a later one (the last divides in 64 bits).
     let threads = block.iter().map(|&b| b as i64).product();
-    let fitting = fitting(m, &usable, grid, threads, &values);
-    if fitting.is_empty() {
+    let fit = fitting(m, &usable, grid, threads, &values);
+    if fit.is_empty() {
         return Err(RuntimeError::Condition(format!(
             "every entry of {} that could run divides in 32 bits, and its quotients' operands pass them for {dims}",
             m.kernel
         )));
     }
-    let mut launches = launches(m, &fitting, grid, &env)?;
+    let mut launches = launches(m, &fit, grid, &env)?;
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1

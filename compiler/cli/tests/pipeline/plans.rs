@@ -672,4 +672,10 @@ fn a_dividend_near_2_to_the_31_keeps_its_entry_below_and_falls_back_above() {
     };
     assert_eq!(entry("M=2144,N=8"), "quotients_near_32_bits");
     assert_eq!(entry("M=2176,N=8"), "quotients_near_32_bits_guarded");
+    // `tilec check --dims` and `run` say why.
+    let p = plan(&m, &Dims::parse("M=2176,N=8").unwrap()).unwrap();
+    let why = p.passed_over(&m);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert_eq!(why[0].0, "quotients_near_32_bits");
+    assert!(why[0].1.contains("divides in 32 bits"), "{why:?}");
 }
