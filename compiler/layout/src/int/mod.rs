@@ -536,7 +536,10 @@ fn folded(op: Op, a: &Int, b: &Int) -> Int {
     }
 }
 
-fn bin(op: Op, a: &Int, b: &Int) -> Int {
+/// `a op b` with two constants folded and nothing else: none of the
+/// operations' rules that take names for positive values (what a bound
+/// over values of either sign needs, as the runtime's proofs do).
+pub fn bin(op: Op, a: &Int, b: &Int) -> Int {
     match (a.as_static(), b.as_static()) {
         (Some(x), Some(y)) => match apply(op, x, y) {
             Some(v) => Int::Static(v),

@@ -13,8 +13,7 @@
 //! version 52). A division by a constant is a multiplication already.
 
 use crate::ir::{IntDef, IntValue, KernelIr};
-use std::sync::Arc;
-use tilec_layout::int::{Op, Sym};
+use tilec_layout::int::{Op, bin};
 use tilec_layout::{Builtin, Int};
 
 /// A quotient an entry computes in 32 bits: its dividend (for a quotient
@@ -46,7 +45,7 @@ pub(super) fn narrow(
             continue;
         };
         let dividend = match op {
-            Op::CeilDiv => raw(Op::Sub, &raw(Op::Add, x, y), &Int::Static(1)),
+            Op::CeilDiv => bin(Op::Sub, &bin(Op::Add, x, y), &Int::Static(1)),
             _ => x.clone(),
         };
         ir.ints[id].narrow = true;
@@ -84,7 +83,7 @@ fn runtime_terms(ir: &KernelIr, counter: &dyn Fn(usize) -> String) -> Vec<Option
             IntDef::LoopVar(l) => leaf(&counter(*l)),
             IntDef::Bin(op, a, b) => match (&terms[*a], &terms[*b]) {
                 (Some((x, n)), Some((y, m))) if n + m < MAX_NODES => {
-                    Some((raw(*op, x, y), n + m + 1))
+                    Some((bin(*op, x, y), n + m + 1))
                 }
                 _ => None,
             },
@@ -94,10 +93,4 @@ fn runtime_terms(ir: &KernelIr, counter: &dyn Fn(usize) -> String) -> Vec<Option
         terms.push(term);
     }
     terms.into_iter().map(|t| t.map(|t| t.0)).collect()
-}
-
-/// `a op b` as written, not folded: the folding of [`Int`]'s operations
-/// takes names for positive values, which the proof may not.
-fn raw(op: Op, a: &Int, b: &Int) -> Int {
-    Int::Dynamic(Arc::new(Sym::Bin(op, a.clone(), b.clone())))
 }
