@@ -293,8 +293,10 @@ fn every_row_tile_of_reduce_rows_runs_on_the_cpu() {
     }
 }
 
-/// The small GEMMs' tiles and depths: 64 a side takes two copies a thread
-/// and two rows of the math's pattern; two stages wait for every copy.
+/// The small GEMMs' tiles, k-tiles and depths: 64 a side takes two copies
+/// a thread and two rows of the math's pattern; a k-tile of 32 takes one
+/// row of copying lanes a tile (TN: a size-1 mode of them); two stages
+/// wait for every copy.
 #[test]
 fn every_tile_of_the_small_gemms_runs_on_the_cpu() {
     for file in [
@@ -302,9 +304,10 @@ fn every_tile_of_the_small_gemms_runs_on_the_cpu() {
         "examples/sgemm_tn_small.tile",
     ] {
         for set in [
-            "bm=64,bn=32,stages=2",
-            "bm=32,bn=64,stages=4",
-            "bm=64,bn=64,stages=3",
+            "bm=64,bn=32,bk=8,stages=2",
+            "bm=32,bn=64,bk=16,stages=4",
+            "bm=64,bn=64,bk=32,stages=3",
+            "bm=32,bn=32,bk=32,stages=2",
         ] {
             for dims in ["M=128,N=192,K=40", "M=97,N=70,K=29"] {
                 let (code, out, err) = run_cpu_with(file, dims, &["--set", set]);
