@@ -293,10 +293,10 @@ fn every_row_tile_of_reduce_rows_runs_on_the_cpu() {
     }
 }
 
-/// The small GEMMs' tiles, k-tiles and depths: 64 a side takes two copies
-/// a thread and two rows of the math's pattern; a k-tile of 32 takes one
-/// row of copying lanes a tile (TN: a size-1 mode of them); two stages
-/// wait for every copy.
+/// The small GEMMs' tiles, k-tiles and depths: a thread makes bm * bk / 256
+/// copies of A; 64 a side takes two rows of the math's pattern; at a
+/// k-tile of 32 TN's lanes have a mode of size 1; two stages wait for
+/// every copy.
 #[test]
 fn every_tile_of_the_small_gemms_runs_on_the_cpu() {
     for file in [
