@@ -203,6 +203,38 @@ fn perf_analysis_of_the_gemms() {
 /// A shared index may name extents: the runtime takes them from 1 to
 /// 2^40, so `(thread.x + M) % 256` stays within a buffer of 256 (and
 /// `% 512` does not: tests/check/errors/shared_index_through_an_extent.tile).
+/// The small GEMMs' claim (examples/sgemm_{nt,tn}_small.tile): at every tile
+/// and k-tile the tuner may pick, shared memory is read and written without
+/// bank conflicts and A and B are read in whole sectors.
+#[test]
+fn the_small_gemms_meet_no_bank_conflict_at_any_tile_or_k_tile() {
+    for name in ["sgemm_nt_small", "sgemm_tn_small"] {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}.tile"));
+        let src = std::fs::read_to_string(&path).unwrap();
+        for bm in [32, 64] {
+            for bn in [32, 64] {
+                for bk in [8, 16, 32] {
+                    let set = tilec::check::program::Settings::from([
+                        ("bm".to_string(), bm),
+                        ("bn".to_string(), bn),
+                        ("bk".to_string(), bk),
+                    ]);
+                    let k = &tilec::check::kernel::check_source_with(&src, &set).unwrap()[0];
+                    let l = tilec::lower::lower(k).unwrap();
+                    let costs = tilec::perf::analyze(&l.ir, &vec![4096; l.ir.extents.len()]);
+                    let bad: Vec<_> = costs
+                        .iter()
+                        .filter(|c| c.shared || c.target != "C")
+                        .filter(|c| c.worst != c.ideal)
+                        .collect();
+                    assert!(bad.is_empty(), "{name} {bm}x{bn}x{bk}: {bad:?}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
     let src = std::fs::read_to_string(
