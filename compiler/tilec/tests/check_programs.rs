@@ -200,9 +200,6 @@ fn perf_analysis_of_the_gemms() {
     assert!(copies.iter().all(|c| c.worst == c.ideal), "{copies:?}");
 }
 
-/// A shared index may name extents: the runtime takes them from 1 to
-/// 2^40, so `(thread.x + M) % 256` stays within a buffer of 256 (and
-/// `% 512` does not: tests/check/errors/shared_index_through_an_extent.tile).
 /// The small GEMMs' claim (examples/sgemm_{nt,tn}_small.tile): at every tile
 /// and k-tile the tuner may pick, shared memory is read and written without
 /// bank conflicts and A and B are read in whole sectors.
@@ -235,6 +232,9 @@ fn the_small_gemms_meet_no_bank_conflict_at_any_tile_or_k_tile() {
     }
 }
 
+/// A shared index may name extents: the runtime takes them from 1 to
+/// 2^40, so `(thread.x + M) % 256` stays within a buffer of 256 (and
+/// `% 512` does not: tests/check/errors/shared_index_through_an_extent.tile).
 #[test]
 fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
     let src = std::fs::read_to_string(
