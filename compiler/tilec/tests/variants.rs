@@ -392,6 +392,32 @@ fn a_stream_k_gemm_reads_copies_and_makes_no_k_residue_entry() {
     );
 }
 
+/// No per-element entry where the guarded entry with vectors needs nothing
+/// every entry does not need too: attention's `_guarded_vec` asks only the
+/// checker's composition facts (`0 <= S`), so it runs wherever
+/// `_guarded` could, and `_guarded` would never launch.
+#[test]
+fn no_per_element_entry_where_the_vector_one_runs_everywhere_it_could() {
+    let k = kernel("attention");
+    let entries = kept_of(&k);
+    assert_eq!(entries, ["attention", "attention_guarded_vec"]);
+    let vectors = lower_variant(&k, Variant::GuardedVectors).unwrap();
+    assert!(
+        vectors
+            .conditions
+            .iter()
+            .all(|c| c.needed_by == "composition"),
+        "{:?}",
+        facts(&vectors.conditions)
+    );
+    // Where the vector entry needs an alignment of its own, the per-element
+    // one stays (softmax's rows of any width).
+    assert_eq!(
+        kept("softmax"),
+        ["softmax", "softmax_guarded_vec", "softmax_guarded"]
+    );
+}
+
 /// A tensor the kernel asks `inside()` of keeps its strides: inside the
 /// tensor is not inside a copy's padded rows. Here A's tile is loaded
 /// through `select(inside(..), .., 0.0)`; B is still copied.

@@ -146,8 +146,19 @@ pub fn lower_variants_each(
     // than the per-element entries, which would then never launch, and
     // than a tested full entry on the full blocks where the full one
     // cannot run (sgemm_nt_sm80 at K = 4100: 0.92 of cuBLAS, tested 0.83).
+    // So too where its other conditions are the checker's own, which every
+    // entry needs (attention's `0 <= S` from a composition): wherever the
+    // per-element entry could run, it runs first (that entry's back end
+    // was a fifth of the example's build).
+    let everyones = |c: &tilec_layout::Condition| {
+        k.conditions.iter().any(|d| {
+            d.needed_by != crate::check::kernel::FULL_TILES && k.in_place(&d.fact) == c.fact
+        })
+    };
     if let Some(v) = &vectors
-        && v.conditions.iter().all(|c| k.stageable(&c.fact))
+        && v.conditions
+            .iter()
+            .all(|c| k.stageable(&c.fact) || everyones(c))
     {
         ready(v);
         return Ok(vec![full, vectors.expect("just matched")]);
