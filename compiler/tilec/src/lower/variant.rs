@@ -74,7 +74,8 @@ pub fn variants(_: &Kernel) -> Vec<Variant> {
 /// `lower`, in the order the runtime tries them: the full variant alone
 /// where it runs every block at any extents; it and `GuardedVectors`
 /// alone where the latter's conditions are facts that aligned copies of
-/// the tensors make hold ([`Kernel::stageable`]). A `GuardedVectors`
+/// the tensors make hold ([`Kernel::stageable`]), or conditions every
+/// entry has (the checker's own: `Guarded` would never launch). A `GuardedVectors`
 /// variant without a guarded vector copy is the `Guarded` one with
 /// conditions. A `KResidue` variant runs the full blocks where the k-tiles
 /// are partial; it is made only where the guarded variant copies element by
@@ -146,19 +147,17 @@ pub fn lower_variants_each(
     // than the per-element entries, which would then never launch, and
     // than a tested full entry on the full blocks where the full one
     // cannot run (sgemm_nt_sm80 at K = 4100: 0.92 of cuBLAS, tested 0.83).
-    // So too where its other conditions are the checker's own, which every
-    // entry needs (attention's `0 <= S` from a composition): wherever the
-    // per-element entry could run, it runs first (that entry's back end
-    // was a fifth of the example's build).
+    // So too where every condition it has is the checker's own, which
+    // every entry needs (attention's `0 <= S` from a composition):
+    // wherever the per-element entry could run, it runs first (that
+    // entry's back end was a fifth of the example's build).
     let everyones = |c: &tilec_layout::Condition| {
         k.conditions.iter().any(|d| {
             d.needed_by != crate::check::kernel::FULL_TILES && k.in_place(&d.fact) == c.fact
         })
     };
     if let Some(v) = &vectors
-        && v.conditions
-            .iter()
-            .all(|c| k.stageable(&c.fact) || everyones(c))
+        && (v.conditions.iter().all(|c| k.stageable(&c.fact)) || v.conditions.iter().all(everyones))
     {
         ready(v);
         return Ok(vec![full, vectors.expect("just matched")]);
