@@ -110,3 +110,59 @@ fn the_runtime_stage_kernel_assembles() {
     };
     assert!(ok, "ptxas rejects the stage kernel: {log}");
 }
+
+/// What ptxas `-v` reports of entry `entry` in `log`: bytes of spill
+/// stores and registers.
+fn resources(log: &str, entry: &str) -> (u32, u32) {
+    let at = log
+        .find(&format!("entry function '{entry}'"))
+        .unwrap_or_else(|| panic!("no entry {entry} in:\n{log}"));
+    let number_before = |what: &str| -> u32 {
+        let text = &log[at..];
+        let end = text
+            .find(what)
+            .unwrap_or_else(|| panic!("no {what} in:\n{text}"));
+        text[..end]
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    (
+        number_before(" bytes spill stores"),
+        number_before(" registers"),
+    )
+}
+
+/// A guard's test in a kernel with a gemm compares the thread's part of its
+/// coordinate, in 32 bits and shared by the tests that differ by a
+/// constant, against a limit the block shares (codegen's
+/// `builder/guards.rs`). With the 64-bit coordinates tested as they are
+/// written, sgemm_tn_sm80's guarded entry spilled 128 bytes (10 reloads a
+/// k-tile in its main loop: 0.81 of cuBLAS at 2039 x 2039 x 2048, where
+/// its full entry runs 0.97 at 2048^3; docs/performance.md, version 56),
+/// and sgemm_tn's guarded entry held 226 registers.
+#[test]
+fn guarded_gemms_keep_their_tests_in_few_registers() {
+    for (file, entry, most_spilled, most_registers) in [
+        (
+            "examples/sgemm_tn_sm80.tile",
+            "sgemm_tn_sm80_guarded_vec",
+            64,
+            128,
+        ),
+        ("examples/sgemm_tn.tile", "sgemm_tn_guarded", 0, 200),
+    ] {
+        let ptx = emitted(file, "ptx");
+        let Some((ok, log)) = assembled(&ptx, "sm_90") else {
+            eprintln!("SKIPPED register counts: no ptxas");
+            return;
+        };
+        assert!(ok, "{log}");
+        let (spilled, registers) = resources(&log, entry);
+        assert!(
+            spilled <= most_spilled && registers <= most_registers,
+            "{entry}: {spilled} bytes of spills, {registers} registers:\n{log}"
+        );
+    }
+}

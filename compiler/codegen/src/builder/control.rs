@@ -75,7 +75,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             self.registers = before.clone();
             // Loads and tests of the other branch (or before) may not dominate here.
             self.shared_loads.clear();
-            self.predicates.clear();
+            self.tests.clear();
             self.ints.retain(|k, _| known.contains(k));
             self.b.position_at_end(block);
             emit(self, taken)?;
@@ -89,7 +89,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .map_err(|_| CodegenError::Llvm("an if has two branches".into()))?;
         self.merge_registers(ends)?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         Ok(())
     }
 
@@ -134,7 +134,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let known: std::collections::HashSet<usize> = self.ints.keys().copied().collect();
         let join = self.ctx.append_basic_block(self.func, name);
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         emit(self)?;
         self.b.build_unconditional_branch(join)?;
         let end = self.b.get_insert_block().expect("positioned");
@@ -144,7 +144,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.ints.retain(|k, _| known.contains(k));
         self.merge_registers([(end, self.registers.clone()), (other, other_regs)])?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         Ok(())
     }
 
@@ -208,7 +208,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let carried = self.carry(written_registers(self.ir, body), pre)?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         let counter = phi.as_basic_value().into_int_value();
         let var = self
             .ir
@@ -285,7 +285,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .retain(|k, _| ir.ints[*k].scope.is_some() || entry_before.contains(k));
         self.close_carried(carried, [pre, latch])?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         Ok(())
     }
 

@@ -13,7 +13,6 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use tilec::check::program::Elem;
 use tilec::ir::{Addr, IntDef, Space};
-use tilec_layout::int::Op as IntOp;
 
 impl<'ctx> KernelBuilder<'_, 'ctx> {
     fn element_ptr(
@@ -48,33 +47,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// `guard > 0`, for a guarded access.
     pub(super) fn inside(&mut self, a: &Addr) -> Result<Option<IntValue<'ctx>>> {
         a.guard.map(|g| self.positive(g)).transpose()
-    }
-
-    /// `value > 0` as an i1, made once per value and loop body. A guard is
-    /// a `min` of per-mode tests (`below m, M` and `below n, N`): its test
-    /// is the tests joined, each made once, so an 8x8 fragment needs 16
-    /// comparisons, not 64.
-    pub(super) fn positive(&mut self, id: usize) -> Result<IntValue<'ctx>> {
-        if let Some(p) = self.predicates.get(&id) {
-            return Ok(*p);
-        }
-        let p = match self.ir.ints[id].def {
-            IntDef::Bin(IntOp::Min, x, y) => {
-                let (px, py) = (self.positive(x)?, self.positive(y)?);
-                self.b.build_and(px, py, "")?
-            }
-            IntDef::Below(a, e) => {
-                self.values(vec![a, e])?;
-                self.below(a, e)?
-            }
-            _ => {
-                let zero = self.ctx.i64_type().const_zero();
-                self.b
-                    .build_int_compare(IntPredicate::SGT, self.ints[&id], zero, "")?
-            }
-        };
-        self.predicates.insert(id, p);
-        Ok(p)
     }
 
     /// `0 <= a < e` as an i1: one unsigned comparison, which a negative

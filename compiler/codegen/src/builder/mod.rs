@@ -5,8 +5,8 @@
 //! function, with its parameters (read-only tensors `noalias` and
 //! `readonly`), launch bounds and shared buffers. This file sets the
 //! function up and emits integer values and the instruction sequence;
-//! `control` emits loops and ifs, `memory` loads and stores (guards,
-//! vectors, registers),
+//! `control` emits loops and ifs, `memory` loads and stores (vectors,
+//! registers), `guards` the tests of their guards,
 //! `arith` the accumulation arithmetic, `cp_async` the asynchronous copies,
 //! `tensor_core` mma.sync, `reduce` a reduce across blocks and `checked`
 //! the `--checked` bound checks.
@@ -16,6 +16,7 @@ mod checked;
 mod compute;
 mod control;
 mod cp_async;
+mod guards;
 mod memory;
 mod operands;
 pub(crate) use operands::linear;
@@ -76,8 +77,8 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// The gemm operands the instruction list being emitted reads from
     /// shared memory ([`operands::operands`]).
     operands: HashMap<operands::Operand, usize>,
-    /// The tests `value > 0` made so far in the current loop body.
-    predicates: HashMap<usize, IntValue<'ctx>>,
+    /// The guards' tests made so far in the current loop body or branch.
+    tests: guards::Tests<'ctx>,
     /// The `--checked` messages made so far, one global each.
     messages: HashMap<String, PointerValue<'ctx>>,
     /// The kernel has wgmmas, which read shared memory through the async proxy.
@@ -261,7 +262,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 .collect(),
             shared_loads: HashMap::new(),
             operands: HashMap::new(),
-            predicates: HashMap::new(),
+            tests: guards::Tests::new(ir),
             messages: HashMap::new(),
             in_flight: Vec::new(),
             fence_each: false,

@@ -154,7 +154,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         let carried = self.carry(slots, pre)?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         let entry: Vec<usize> = self.ints.keys().copied().collect();
         let counter = j.as_basic_value().into_int_value();
         if let Some(v) = ir.ints.iter().position(|v| v.def == IntDef::LoopVar(t.id)) {
@@ -176,7 +176,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.ints.retain(|k, _| entry.contains(k));
         self.close_carried(carried, [pre, latch])?;
         self.shared_loads.clear();
-        self.predicates.clear();
+        self.tests.clear();
         Ok(())
     }
 }

@@ -39,6 +39,20 @@ pub enum Op {
     Max,
 }
 
+impl Op {
+    /// Every operation.
+    pub const ALL: [Op; 8] = [
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Div,
+        Op::CeilDiv,
+        Op::Mod,
+        Op::Min,
+        Op::Max,
+    ];
+}
+
 /// A symbolic integer expression.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Sym {

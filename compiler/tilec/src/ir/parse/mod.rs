@@ -660,16 +660,5 @@ fn copy_atom(suffix: &str) -> Option<CopyAtom> {
 
 /// The operation `op_name` writes as `name`.
 fn int_op(name: &str) -> Option<IntOp> {
-    [
-        IntOp::Add,
-        IntOp::Sub,
-        IntOp::Mul,
-        IntOp::Div,
-        IntOp::CeilDiv,
-        IntOp::Mod,
-        IntOp::Min,
-        IntOp::Max,
-    ]
-    .into_iter()
-    .find(|&op| op_name(op) == name)
+    IntOp::ALL.into_iter().find(|&op| op_name(op) == name)
 }
