@@ -23,9 +23,9 @@ use inkwell::values::IntValue;
 use tilec::ir::{InstKind, IntDef, IntId, KernelIr};
 use tilec_layout::int::Op as IntOp;
 
-/// The tests made so far in the current loop body or branch (a value
-/// made in one does not dominate the others), and what the kernel's
-/// values are made of.
+/// The tests made so far in the current loop body or branch (one made in
+/// a branch does not dominate what follows it, and one made before a loop
+/// would live through it), and what the kernel's values are made of.
 pub(super) struct Tests<'ctx> {
     /// `value > 0` as an i1, by value.
     predicates: HashMap<IntId, IntValue<'ctx>>,
@@ -44,7 +44,9 @@ pub(super) struct Tests<'ctx> {
 
 /// What each value of a kernel is made of.
 struct Parts {
-    /// Whether it depends on `thread.x`.
+    /// Whether it names `thread.x` (a loop counter does not, whatever its
+    /// bounds: a part of the block's that varies by thread only makes the
+    /// limit vary by thread too).
     on_thread: Vec<bool>,
     /// Whether it divides by a run-time value, or its operands do (a call
     /// in SASS, whose results ptxas keeps per thread).
@@ -56,40 +58,34 @@ struct Parts {
 }
 
 impl Parts {
-    /// The parts of `ints`, in a block of `threads` threads.
+    /// The parts of `ints` (each operand before the values it makes, as
+    /// the IR's verifier holds), in a block of `threads` threads.
     fn of(ints: &[tilec::ir::IntValue], threads: i64) -> Parts {
         let n = ints.len();
-        let (mut on_thread, mut range) = (vec![true; n], vec![None; n]);
+        let (mut on_thread, mut range) = (vec![false; n], vec![None; n]);
         // A thread part is emitted recursively: its depth is bounded.
         let mut depth = vec![0u32; n];
         let mut divides = vec![false; n];
-        // Operands come before the values they make (hash-consing appends);
-        // a value naming a later one is taken as depending on the thread,
-        // without a range.
         for (i, v) in ints.iter().enumerate() {
             let (thread, r) = match v.def {
                 IntDef::ThreadIdx => (true, Some((0, threads - 1))),
                 IntDef::Const(c) => (false, Some((c, c))),
                 IntDef::BlockIdx(_) | IntDef::Extent(_) | IntDef::LoopVar(_) => (false, None),
-                IntDef::Bin(op, a, b) if a < i && b < i => (
-                    on_thread[a] || on_thread[b],
-                    range[a]
+                IntDef::Bin(op, a, b) => {
+                    depth[i] = 1 + depth[a].max(depth[b]);
+                    let by_value = !matches!(ints[b].def, IntDef::Const(_));
+                    let divide = matches!(op, IntOp::Div | IntOp::Mod | IntOp::CeilDiv);
+                    divides[i] = divide && by_value || divides[a] || divides[b];
+                    let r = range[a]
                         .zip(range[b])
-                        .and_then(|(x, y)| bin_range(op, x, y)),
-                ),
-                IntDef::Below(a, b) | IntDef::Compare(_, a, b) if a < i && b < i => {
+                        .and_then(|(x, y)| bin_range(op, x, y));
+                    (on_thread[a] || on_thread[b], r)
+                }
+                IntDef::Below(a, b) | IntDef::Compare(_, a, b) => {
                     (on_thread[a] || on_thread[b], None)
                 }
-                IntDef::Swizzle(a, _) if a < i => (on_thread[a], None),
-                _ => (true, None),
+                IntDef::Swizzle(a, _) => (on_thread[a], None),
             };
-            if let IntDef::Bin(op, a, b) = v.def {
-                depth[i] = 1 + depth.get(a).max(depth.get(b)).copied().unwrap_or(0);
-                let by_value = !matches!(ints.get(b).map(|d| &d.def), Some(IntDef::Const(_)));
-                divides[i] = matches!(op, IntOp::Div | IntOp::Mod | IntOp::CeilDiv) && by_value
-                    || divides.get(a).is_some_and(|&d| d)
-                    || divides.get(b).is_some_and(|&d| d);
-            }
             on_thread[i] = thread;
             range[i] = r.filter(|&(lo, hi)| lo >= 0 && hi < 1 << 31 && depth[i] <= MAX_DEPTH);
         }
@@ -103,12 +99,18 @@ impl Parts {
 
 impl<'ctx> Tests<'ctx> {
     pub(super) fn new(ir: &KernelIr) -> Tests<'ctx> {
+        let splits = accumulates(&ir.body);
         Tests {
             predicates: HashMap::new(),
             thread_sums: HashMap::new(),
             limits: HashMap::new(),
-            parts: Parts::of(&ir.ints, ir.block_threads),
-            splits: accumulates(&ir.body),
+            // A pipeline's producer warpgroup comes after the block's
+            // threads: `thread.x` ranges over all that are launched.
+            parts: match splits {
+                true => Parts::of(&ir.ints, ir.launched_threads()),
+                false => Parts::of(&[], 0),
+            },
+            splits,
         }
     }
 
@@ -121,10 +123,13 @@ impl<'ctx> Tests<'ctx> {
 
     /// `a`'s terms split into those of the block (`u`) and those of the
     /// thread alone (`t`), where every term of `t` has a range within 32
-    /// bits and there is one; `None` otherwise.
+    /// bits and there is one; `None` otherwise, or past [`MAX_TERMS`].
     fn split(&self, ir: &KernelIr, a: IntId) -> Option<(Vec<IntId>, Vec<IntId>)> {
         let (mut u, mut t, mut open) = (Vec::new(), Vec::new(), vec![a]);
         while let Some(x) = open.pop() {
+            if u.len() + t.len() + open.len() > MAX_TERMS {
+                return None;
+            }
             match ir.ints[x].def {
                 IntDef::Bin(IntOp::Add, p, q) if self.parts.on_thread[x] => open.extend([p, q]),
                 // A constant joins the thread's part, so that the tests of
@@ -159,12 +164,16 @@ fn accumulates(body: &[tilec::ir::Inst]) -> bool {
     found
 }
 
+/// The most terms a split coordinate has (a sum of shared sums has as many
+/// as it has paths; index coordinates have a handful).
+const MAX_TERMS: usize = 64;
+
 /// The deepest thread part a test computes in 32 bits (deeper ones are
 /// tested as they are written); index expressions are a few levels deep.
 const MAX_DEPTH: u32 = 32;
 
-/// The range of `op` over operands in ranges `x` and `y`, all within
-/// `0..2^31`, where it is one.
+/// The range of `op` over operands in ranges `a..=b` and `c..=d`, all
+/// within `0..2^31`, where it is one.
 fn bin_range(op: IntOp, (a, b): (i64, i64), (c, d): (i64, i64)) -> Option<(i64, i64)> {
     Some(match op {
         IntOp::Add => (a + c, b + d),
@@ -316,9 +325,9 @@ mod tests {
     }
 
     proptest! {
-        /// Every value given a range lies in it, for every thread of the
-        /// block, and so does each of its operands: computed in 32 bits,
-        /// unsigned, it is the value.
+        /// Every value given a range lies in it for every thread of the
+        /// block (its operands too, as they have ranges), so that its 32-bit
+        /// unsigned computation is the value.
         #[test]
         fn a_thread_part_lies_in_its_range_for_every_thread(
             threads in 1i64..600,
