@@ -120,10 +120,19 @@ fn resources(log: &str, entry: &str) -> (u32, u32) {
         .unwrap_or_else(|| panic!("no entry {entry} in:\n{log}"));
     let number_before = |what: &str| -> u32 {
         let text = &log[at..];
-        let end = text.find(what).unwrap_or_else(|| panic!("no {what} in:\n{text}"));
-        text[..end].rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap()
+        let end = text
+            .find(what)
+            .unwrap_or_else(|| panic!("no {what} in:\n{text}"));
+        text[..end]
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap()
     };
-    (number_before(" bytes spill stores"), number_before(" registers"))
+    (
+        number_before(" bytes spill stores"),
+        number_before(" registers"),
+    )
 }
 
 /// A guard's test in a kernel with a gemm compares the thread's part of its
@@ -139,7 +148,12 @@ fn guarded_gemms_keep_their_tests_in_few_registers() {
     // (sgemm_tn_sm80's entry is capped at 128 registers by its two blocks
     // a multiprocessor: its spills tell.)
     for (file, entry, most_spilled, most_registers) in [
-        ("examples/sgemm_tn_sm80.tile", "sgemm_tn_sm80_guarded_vec", 64, 128),
+        (
+            "examples/sgemm_tn_sm80.tile",
+            "sgemm_tn_sm80_guarded_vec",
+            64,
+            128,
+        ),
         ("examples/sgemm_tn.tile", "sgemm_tn_guarded", 0, 200),
     ] {
         let ptx = emitted(file, "ptx");
