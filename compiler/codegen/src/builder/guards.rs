@@ -95,6 +95,36 @@ impl Parts {
             thread_range: range,
         }
     }
+
+    /// `a`'s terms split into those of the block (`u`) and those of the
+    /// thread alone (`t`), where every term of `t` has a range within 32
+    /// bits and there is one; `None` otherwise, or past [`MAX_TERMS`].
+    fn split(&self, ints: &[tilec::ir::IntValue], a: IntId) -> Option<(Vec<IntId>, Vec<IntId>)> {
+        let (mut u, mut t, mut open) = (Vec::new(), Vec::new(), vec![a]);
+        while let Some(x) = open.pop() {
+            if u.len() + t.len() + open.len() > MAX_TERMS {
+                return None;
+            }
+            match ints[x].def {
+                IntDef::Bin(IntOp::Add, p, q) if self.on_thread[x] => open.extend([p, q]),
+                // A constant joins the thread's part, so that the tests of
+                // a fragment's rows (`r + 1`, `r + 64`) share one limit.
+                IntDef::Const(c) if c >= 0 => t.push(x),
+                _ if !self.on_thread[x] => u.push(x),
+                _ => {
+                    self.thread_range[x]?;
+                    t.push(x);
+                }
+            }
+        }
+        t.sort_unstable();
+        // The sum's range within 32 bits too.
+        let hi = t
+            .iter()
+            .try_fold(0i64, |s, &x| s.checked_add(self.thread_range[x]?.1))?;
+        let thread = t.iter().any(|&x| self.on_thread[x]);
+        (thread && hi < 1 << 31).then_some((u, t))
+    }
 }
 
 impl<'ctx> Tests<'ctx> {
@@ -119,36 +149,6 @@ impl<'ctx> Tests<'ctx> {
         self.predicates.clear();
         self.thread_sums.clear();
         self.limits.clear();
-    }
-
-    /// `a`'s terms split into those of the block (`u`) and those of the
-    /// thread alone (`t`), where every term of `t` has a range within 32
-    /// bits and there is one; `None` otherwise, or past [`MAX_TERMS`].
-    fn split(&self, ir: &KernelIr, a: IntId) -> Option<(Vec<IntId>, Vec<IntId>)> {
-        let (mut u, mut t, mut open) = (Vec::new(), Vec::new(), vec![a]);
-        while let Some(x) = open.pop() {
-            if u.len() + t.len() + open.len() > MAX_TERMS {
-                return None;
-            }
-            match ir.ints[x].def {
-                IntDef::Bin(IntOp::Add, p, q) if self.parts.on_thread[x] => open.extend([p, q]),
-                // A constant joins the thread's part, so that the tests of
-                // a fragment's rows (`r + 1`, `r + 64`) share one limit.
-                IntDef::Const(c) if c >= 0 => t.push(x),
-                _ if !self.parts.on_thread[x] => u.push(x),
-                _ => {
-                    self.parts.thread_range[x]?;
-                    t.push(x);
-                }
-            }
-        }
-        t.sort_unstable();
-        // The sum's range within 32 bits too.
-        let hi = t
-            .iter()
-            .try_fold(0i64, |s, &x| s.checked_add(self.parts.thread_range[x]?.1))?;
-        let thread = t.iter().any(|&x| self.parts.on_thread[x]);
-        (thread && hi < 1 << 31).then_some((u, t))
     }
 }
 
@@ -216,7 +216,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// and a thread's part `t` (both proved not negative, `e` too), else
     /// one unsigned comparison of `a`, which a negative `a` fails too.
     fn below_test(&mut self, a: IntId, e: IntId) -> Result<IntValue<'ctx>> {
-        let split = self.tests.splits.then(|| self.tests.split(self.ir, a));
+        let split = self
+            .tests
+            .splits
+            .then(|| self.tests.parts.split(&self.ir.ints, a));
         let split = split.flatten().filter(|(u, _)| {
             u.iter()
                 .chain([&e])
@@ -345,18 +348,7 @@ mod tests {
             }
             let parts = Parts::of(&ints, threads);
             for t in 0..threads {
-                let mut at: Vec<Option<i64>> = Vec::new();
-                for v in &ints {
-                    let x = match v.def {
-                        IntDef::ThreadIdx => Some(t),
-                        IntDef::Const(c) => Some(c),
-                        IntDef::Bin(op, a, b) => at[a]
-                            .zip(at[b])
-                            .and_then(|(x, y)| tilec_layout::int::apply(op, x, y)),
-                        _ => None,
-                    };
-                    at.push(x);
-                }
+                let at = values(&ints, t, 0, 1);
                 for (i, r) in parts.thread_range.iter().enumerate() {
                     if let Some((lo, hi)) = r {
                         let x = at[i].expect("a value with a range is defined");
@@ -365,6 +357,67 @@ mod tests {
                 }
             }
             prop_assert!(parts.on_thread[0] && !parts.divides[0]);
+        }
+    }
+
+    /// The value of each of `ints` in thread `t` of block `b`, extent 0
+    /// being `n` (`None` where an operation has none).
+    fn values(ints: &[IntValue], t: i64, b: i64, n: i64) -> Vec<Option<i64>> {
+        let mut at: Vec<Option<i64>> = Vec::new();
+        for v in ints {
+            let x = match v.def {
+                IntDef::ThreadIdx => Some(t),
+                IntDef::BlockIdx(_) => Some(b),
+                IntDef::Extent(_) => Some(n),
+                IntDef::Const(c) => Some(c),
+                IntDef::Bin(op, p, q) => at[p]
+                    .zip(at[q])
+                    .and_then(|(x, y)| tilec_layout::int::apply(op, x, y)),
+                _ => None,
+            };
+            at.push(x);
+        }
+        at
+    }
+
+    proptest! {
+        /// A split coordinate is the sum of its block's and its thread's
+        /// terms, every thread term in its range, in every thread.
+        #[test]
+        fn a_split_coordinate_is_its_terms_sum(
+            threads in 1i64..300,
+            block in 0i64..1000,
+            extent in 1i64..100_000,
+            steps in proptest::collection::vec((0usize..12, any::<u16>(), any::<u16>(), -3i64..300), 1..24),
+        ) {
+            let mut ints = vec![value(IntDef::ThreadIdx), value(IntDef::BlockIdx(0))];
+            for (pick, a, b, c) in steps {
+                let n = ints.len();
+                let def = match pick {
+                    0 => IntDef::Const(c),
+                    1 => IntDef::Extent(0),
+                    // Sums most often: a coordinate is one.
+                    2..=4 => IntDef::Bin(IntOp::Add, a as usize % n, b as usize % n),
+                    k => IntDef::Bin(IntOp::ALL[k - 4], a as usize % n, b as usize % n),
+                };
+                ints.push(value(def));
+            }
+            let parts = Parts::of(&ints, threads);
+            for a in 0..ints.len() {
+                let Some((u, t)) = parts.split(&ints, a) else { continue };
+                prop_assert!(t.iter().any(|&x| parts.on_thread[x]));
+                prop_assert!(u.iter().all(|&x| !parts.on_thread[x]));
+                for thread in [0, threads / 2, threads - 1] {
+                    let at = values(&ints, thread, block, extent);
+                    let terms: Option<Vec<i64>> = u.iter().chain(&t).map(|&x| at[x]).collect();
+                    let (Some(whole), Some(terms)) = (at[a], terms) else { continue };
+                    prop_assert_eq!(whole, terms.iter().sum::<i64>());
+                    for &x in &t {
+                        let (lo, hi) = parts.thread_range[x].unwrap();
+                        prop_assert!((lo..=hi).contains(&at[x].unwrap()));
+                    }
+                }
+            }
         }
     }
 
