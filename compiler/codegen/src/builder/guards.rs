@@ -33,13 +33,13 @@ pub(super) struct Tests<'ctx> {
     thread_sums: HashMap<Vec<IntId>, IntValue<'ctx>>,
     /// A test's limit, by the block's parts and the extent.
     limits: HashMap<(Vec<IntId>, IntId), IntValue<'ctx>>,
-    parts: Parts,
-    /// Whether the tests are split (the entry holds accumulators: a gemm
-    /// on FMAs or tensor cores). A kernel without them has registers to
-    /// spare, and the split cost the row kernels' guarded and unaligned
-    /// entries time (gemv at 8191 x 8191 0.096 -> 0.111 ms, reduce_rows
-    /// and softmax 2%; docs/performance.md, version 56).
-    splits: bool,
+    /// The parts of the kernel's values where its tests are split: only
+    /// where the entry holds accumulators (a gemm on FMAs or tensor
+    /// cores). A kernel without them has registers to spare, and the split
+    /// cost the row kernels' guarded and unaligned entries time (gemv at
+    /// 8191 x 8191 0.096 -> 0.111 ms, reduce_rows and softmax 2%;
+    /// docs/performance.md, version 56).
+    parts: Option<Parts>,
 }
 
 /// What each value of a kernel is made of.
@@ -129,18 +129,13 @@ impl Parts {
 
 impl<'ctx> Tests<'ctx> {
     pub(super) fn new(ir: &KernelIr) -> Tests<'ctx> {
-        let splits = accumulates(&ir.body);
         Tests {
             predicates: HashMap::new(),
             thread_sums: HashMap::new(),
             limits: HashMap::new(),
             // A pipeline's producer warpgroup comes after the block's
             // threads: `thread.x` ranges over all that are launched.
-            parts: match splits {
-                true => Parts::of(&ir.ints, ir.launched_threads()),
-                false => Parts::of(&[], 0),
-            },
-            splits,
+            parts: accumulates(&ir.body).then(|| Parts::of(&ir.ints, ir.launched_threads())),
         }
     }
 
@@ -216,15 +211,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// and a thread's part `t` (both proved not negative, `e` too), else
     /// one unsigned comparison of `a`, which a negative `a` fails too.
     fn below_test(&mut self, a: IntId, e: IntId) -> Result<IntValue<'ctx>> {
-        let split = self
-            .tests
-            .splits
-            .then(|| self.tests.parts.split(&self.ir.ints, a));
-        let split = split.flatten().filter(|(u, _)| {
-            u.iter()
+        let split = self.tests.parts.as_ref().and_then(|parts| {
+            let (u, t) = parts.split(&self.ir.ints, a)?;
+            let fit = u
+                .iter()
                 .chain([&e])
-                .all(|&x| self.non_negative[x] && !self.tests.parts.divides[x])
-                && !self.tests.parts.on_thread[e]
+                .all(|&x| self.non_negative[x] && !parts.divides[x]);
+            (fit && !parts.on_thread[e]).then_some((u, t))
         });
         let Some((u, t)) = split else {
             self.values(vec![a, e])?;
