@@ -267,8 +267,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     }
 
     /// Value `x` of `thread.x` and constants in 32 bits (its range and its
-    /// operands' proved within `0..2^31`, so no operation wraps and every
-    /// quotient is unsigned).
+    /// operands' proved within `0..2^31`, so no operation wraps), by the
+    /// builder's own integer operations.
     fn thread_value(&mut self, x: IntId) -> Result<IntValue<'ctx>> {
         if let Some(v) = self.tests.thread_sums.get(&vec![x]) {
             return Ok(*v);
@@ -282,22 +282,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
             IntDef::Bin(op, p, q) => {
                 let (p, q) = (self.thread_value(p)?, self.thread_value(q)?);
-                match op {
-                    IntOp::Add => self.b.build_int_nuw_add(p, q, "")?,
-                    IntOp::Sub => self.b.build_int_nuw_sub(p, q, "")?,
-                    IntOp::Mul => self.b.build_int_nuw_mul(p, q, "")?,
-                    IntOp::Div => self.b.build_int_unsigned_div(p, q, "")?,
-                    IntOp::Mod => self.b.build_int_unsigned_rem(p, q, "")?,
-                    IntOp::Min | IntOp::Max => {
-                        let pred = match op {
-                            IntOp::Min => IntPredicate::ULT,
-                            _ => IntPredicate::UGT,
-                        };
-                        let c = self.b.build_int_compare(pred, p, q, "")?;
-                        self.b.build_select(c, p, q, "")?.into_int_value()
-                    }
-                    IntOp::CeilDiv => unreachable!("no range is given to a rounded-up quotient"),
-                }
+                // Every operand not negative: quotients unsigned. (No
+                // rounded-up quotient is given a range.)
+                let how = super::IntDivision {
+                    unsigned: true,
+                    narrow: false,
+                };
+                self.int_bin(op, p, q, how)?
             }
             _ => unreachable!("a thread part is of thread.x and constants"),
         };
