@@ -138,6 +138,15 @@ pub struct Manifest {
     #[serde(default)]
     pub producer_threads: i64,
     pub shared_bytes: i64,
+    /// Blocks a multiprocessor holds at once that the kernel's launch
+    /// promises (`min_blocks(n)`; 1 where it says nothing): the plan's
+    /// choice between one launch and a split one on a small grid.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub min_blocks: i64,
+    /// Whether the kernel multiplies on tensor cores (mma.sync or wgmma):
+    /// the plan's choice between one launch and a split one too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tensor_cores: bool,
     /// Dynamic shared memory to request at launch (0: all static).
     pub dynamic_shared_bytes: i64,
     /// Entry points in order of preference: the first whose conditions
@@ -580,4 +589,12 @@ impl Manifest {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn one() -> i64 {
+    1
+}
+
+fn is_one(x: &i64) -> bool {
+    *x == 1
 }

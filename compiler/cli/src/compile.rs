@@ -326,6 +326,8 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .first()
             .filter(|l| l.ir.pipeline().is_some())
             .map_or(0, |_| tilec::ir::PRODUCER_THREADS),
+        min_blocks: k.launch.min_blocks.unwrap_or(1),
+        tensor_cores: variants.first().is_some_and(|l| l.ir.tensor_cores()),
         shared_bytes: k.shared_bytes()
             + variants
                 .first()

@@ -40,6 +40,26 @@ pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
 /// either way; docs/performance.md, version 15).
 const ONE_LAUNCH_WAVES: i64 = 2;
 
+/// Whether a grid of `blocks` with edge blocks, on `sms` multiprocessors,
+/// runs as one launch of the entry for any block rather than split
+/// ([`ONE_LAUNCH_WAVES`]). Where `shared_waves_split`, not where the
+/// blocks of a kernel on FMAs share multiprocessors in one wave (its launch
+/// promises `min_blocks(2)` or more): there a full block beside an edge
+/// block leaves its multiprocessor early and the edge block has it to
+/// itself, where two edge blocks would share it to the end
+/// (sgemm_tn_sm80 on an H100: 0.774 -> 0.822 of cuBLAS at 2039^3, 256
+/// blocks of which 31 edges; 0.775 -> 0.822-0.834 at 1531 x 2713 x 997).
+/// The split's side stream costs a few microseconds, more than the
+/// tensor-core GEMMs' guarded entries lose to their full ones in a wave of
+/// 50 us (bgemm_tn_sm90, hgemm_tn_sm90 and bgemm_nt_sm90 at 2000 x 2000 x
+/// 2048: 2-6% slower split; docs/performance.md, version 58).
+fn one_launch(blocks: u128, sms: i64, m: &Manifest, shared_waves_split: bool) -> bool {
+    let (sms, min_blocks) = (sms.max(0) as u128, m.min_blocks.max(1) as u128);
+    let shared_wave =
+        !m.tensor_cores && min_blocks >= 2 && sms < blocks && blocks <= min_blocks * sms;
+    blocks <= ONE_LAUNCH_WAVES as u128 * sms && !(shared_waves_split && shared_wave)
+}
+
 /// `sm_count` where `--dims` does not give it: the GPU's, or the H200's 132
 /// for the CPU executor.
 fn sm_count() -> i64 {
@@ -413,32 +433,83 @@ fn plan_sizes_within(
             .collect::<Result<_, _>>()?
     };
     extents.extend(strides);
-    let declared = planned(m, dims, sms, cuda_limits, extents.clone(), Vec::new());
+    let declared = planned(
+        m,
+        dims,
+        sms,
+        cuda_limits,
+        extents.clone(),
+        Vec::new(),
+        false,
+    );
     // The entries that run on the caller's buffers as they are.
     let best = usable(m, &bound(m, &extents));
     let no_entry = best.is_empty();
     let Some((values, staged)) = copies(m, &extents, &best) else {
         // Where the kernel's conditions fail on the caller's buffers, say
         // that no copy could meet them either.
-        return declared.map_err(|e| match (e, no_entry && !m.strides.is_empty()) {
+        let declared = declared.map_err(|e| match (e, no_entry && !m.strides.is_empty()) {
             (RuntimeError::Condition(c), true) => RuntimeError::Condition(format!(
                 "{c}, and no aligned copy of the tensors meets it there (copies pad rows to 128 bytes, up to 2^40 bytes in all)"
             )),
             (e, _) => e,
         });
+        return split_shared_wave(m, dims, sms, cuda_limits, declared, (extents, Vec::new()));
     };
     // The copies only where the entries that launch are better (on a
     // small grid the one entry for any block may run either way).
-    let copied = planned(m, dims, sms, cuda_limits, values, staged);
+    let copied = planned(
+        m,
+        dims,
+        sms,
+        cuda_limits,
+        values.clone(),
+        staged.clone(),
+        false,
+    );
     let launched = |p: &LaunchPlan| p.launches.iter().map(|l| l.variant).collect::<Vec<_>>();
     // Both refused: where no entry runs on the caller's buffers as they
     // are, the copies' refusal (a grid, a size) is the one that holds, since
     // the copies exist to meet the entries' conditions.
-    match (&declared, &copied) {
-        (Ok(d), Ok(c)) if launched(c) < launched(d) => copied,
-        (Err(_), Ok(_)) => copied,
-        (Err(_), Err(_)) if no_entry => copied,
-        _ => declared,
+    let take_copies = match (&declared, &copied) {
+        (Ok(d), Ok(c)) => launched(c) < launched(d),
+        (Err(_), Ok(_)) => true,
+        (Err(_), Err(_)) => no_entry,
+        (Ok(_), Err(_)) => false,
+    };
+    match take_copies {
+        true => split_shared_wave(m, dims, sms, cuda_limits, copied, (values, staged)),
+        false => split_shared_wave(m, dims, sms, cuda_limits, declared, (extents, Vec::new())),
+    }
+}
+
+/// `plan` (made by [`planned`] from `inputs`, its run-time integers and
+/// copies), or, where it is one launch of a grid whose blocks share
+/// multiprocessors in one wave ([`one_launch`]), the split on the same
+/// buffers if its entries run there: the choice of copies is made for one
+/// launch, and a split that needed more copies would pay for them (the
+/// bf16 GEMMs at 2000^3: 0.054 ms as one launch in place, 0.066 split on
+/// copies; docs/performance.md, version 58).
+fn split_shared_wave(
+    m: &Manifest,
+    dims: &Dims,
+    sms: Option<i64>,
+    cuda_limits: bool,
+    plan: Result<LaunchPlan, RuntimeError>,
+    (values, staged): (Vec<i64>, Vec<Staging>),
+) -> Result<LaunchPlan, RuntimeError> {
+    let blocks = |p: &LaunchPlan| p.grid.iter().map(|&g| g as u128).product::<u128>();
+    let merged = |p: &LaunchPlan, n: i64| {
+        p.launches.len() == 1
+            && one_launch(blocks(p), n, m, false)
+            && !one_launch(blocks(p), n, m, true)
+    };
+    if !matches!((&plan, sms), (Ok(p), Some(n)) if merged(p, n)) {
+        return plan;
+    }
+    match planned(m, dims, sms, cuda_limits, values, staged, true) {
+        Ok(split) if split.launches.len() > 1 => Ok(split),
+        _ => plan,
     }
 }
 
@@ -483,6 +554,7 @@ fn planned(
     cuda_limits: bool,
     extents: Vec<i64>,
     mut staged: Vec<Staging>,
+    shared_waves_split: bool,
 ) -> Result<LaunchPlan, RuntimeError> {
     let values = bound(m, &extents);
     let env = |n: &str| values.get(n).copied();
@@ -540,7 +612,7 @@ fn planned(
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
-        && sms.is_some_and(|n| blocks <= (ONE_LAUNCH_WAVES * n) as u128)
+        && sms.is_some_and(|n| one_launch(blocks, n, m, shared_waves_split))
     {
         // The edges' entry, which runs any block.
         launches = vec![Launch {

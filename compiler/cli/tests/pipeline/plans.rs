@@ -550,7 +550,8 @@ fn the_plan_holds_every_loop_to_the_counters_bound() {
 /// blocks for each multiprocessor is one launch of the entry that runs any
 /// block (in one wave the slowest
 /// block, a partial tile's, sets the time; in two the split's waves are
-/// ragged); a larger grid keeps the full-tile entry on its full blocks.
+/// ragged), unless its blocks share multiprocessors in one wave; a larger
+/// grid keeps the full-tile entry on its full blocks.
 /// The CPU executor's plan keeps the split at any size, so that small runs
 /// test every entry.
 #[test]
@@ -593,6 +594,41 @@ fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
     );
     // Full tiles only: the full-tile entry, however few.
     assert_eq!(entries("M=512,N=512,K=512", Some(132)), ["sgemm_tn_sm80"]);
+    // Two blocks a multiprocessor (`min_blocks(2)`) and more blocks than
+    // multiprocessors: the blocks share them in one wave, and split, a
+    // full block beside each edge block, on the buffers one launch takes.
+    let split = [
+        "sgemm_tn_sm80",
+        "sgemm_tn_sm80_guarded_vec",
+        "sgemm_tn_sm80_guarded_vec",
+    ];
+    assert_eq!(entries("M=2039,N=2039,K=2048", Some(132)), split);
+    assert!(plan("M=2039,N=2039,K=2048", Some(132)).staged.is_empty());
+    assert_eq!(entries("M=2039,N=2039,K=2039", Some(132)), split);
+    // Not where the full-tile entry would need copies that one launch
+    // does not (K = 996: whole 16-byte rows, but not whole k-tiles).
+    let at_996 = plan("M=2039,N=2039,K=996", Some(132));
+    assert_eq!(at_996.launches.len(), 1);
+    assert!(at_996.staged.is_empty());
+    // Nor on tensor cores, whose waves are short (bgemm_tn_sm90 holds two
+    // blocks a multiprocessor too, and its full entry runs in place here).
+    let bf16 = built_manifest("examples/bgemm_tn_sm90.tile", "bgemm_tn_sm90");
+    assert!(bf16.tensor_cores && bf16.min_blocks == 2 && !m.tensor_cores);
+    let dims = Dims::parse("M=2000,N=2000,K=2048").unwrap();
+    assert_eq!(
+        plan_sizes_for(&bf16, &dims, Some(132))
+            .unwrap()
+            .launches
+            .len(),
+        1
+    );
+    assert_eq!(
+        plan_sizes_for(&bf16, &dims, Some(66))
+            .unwrap()
+            .launches
+            .len(),
+        3
+    );
 }
 
 /// CUDA's grid limits hold for a kernel, on the executor as on the GPU,
