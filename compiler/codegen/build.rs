@@ -44,12 +44,15 @@ fn main() {
 /// zstd, libffi) and Rust the unwinder (libgcc_s) as shared objects. Each
 /// shared object costs a `tilec build` its loading and its symbols' lazy
 /// binding in every process; linked statically, the builds of the
-/// examples took 0.67-0.97 of the time (docs/performance.md, version 58).
+/// examples took 0.67-0.92 of the time (docs/performance.md, version 58).
 /// A linker script named like the shared object, in a directory searched
 /// first, hands the linker the archive instead (GNU ld reads a script
 /// where it looks for a library); where the archive is missing, the
-/// shared object is linked as before. The C library stays shared: the
-/// runtime opens libcuda with dlopen.
+/// shared object is linked as before. The names replaced are passed on as
+/// `TILEC_STATIC_SYSTEM_LIBRARIES` (tests/static_link.rs checks them). The
+/// C library stays shared: the runtime opens libcuda, and cuBLAS with its
+/// own libstdc++, by dlopen (an executable's C++ runtime is its own, so
+/// the two do not meet).
 fn static_system_libraries() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dir = out.join("static-system-libraries");
@@ -63,6 +66,7 @@ fn static_system_libraries() {
         ("gcc_s", "libgcc_eh.a"),
     ];
     let compiler = cc::Build::new().cpp(true).get_compiler();
+    let mut replaced = Vec::new();
     for (name, archive) in libraries {
         let found = Command::new(compiler.path())
             .arg(format!("-print-file-name={archive}"))
@@ -73,12 +77,21 @@ fn static_system_libraries() {
             .filter(|p| p.is_absolute() && p.is_file());
         let script = dir.join(format!("lib{name}.so"));
         match found {
-            Some(path) => std::fs::write(&script, format!("INPUT({})\n", path.display()))
-                .expect("OUT_DIR is writable"),
+            Some(path) => {
+                std::fs::write(&script, format!("INPUT({})\n", path.display()))
+                    .expect("OUT_DIR is writable");
+                // A new compiler or a removed package moves the archive.
+                println!("cargo:rerun-if-changed={}", path.display());
+                replaced.push(name);
+            }
             None => {
                 let _ = std::fs::remove_file(&script);
             }
         }
     }
     println!("cargo:rustc-link-search=native={}", dir.display());
+    println!(
+        "cargo:rustc-env=TILEC_STATIC_SYSTEM_LIBRARIES={}",
+        replaced.join(",")
+    );
 }

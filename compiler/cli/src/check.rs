@@ -246,7 +246,7 @@ fn entries_report(k: &tilec::check::program::Kernel, variants: &[tilec::lower::L
         out.push('\n');
     }
     if variants.iter().any(|l| !l.block_conditions.is_empty()) {
-        out += "  (on a GPU, a grid with edge blocks and at most two blocks a multiprocessor runs the last alone)\n";
+        out += "  (on a GPU, a grid with edge blocks and at most two blocks a multiprocessor runs the last alone, unless a kernel without tensor cores has min_blocks(2) or more and its blocks share multiprocessors)\n";
     }
     // What the stride symbols are on the caller's buffers, and that a
     // launch may read copies instead (docs/language.md, aligned copies).

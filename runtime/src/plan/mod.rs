@@ -5,7 +5,9 @@
 
 mod blocks;
 mod bounds;
+mod copies;
 mod overlap;
+mod waves;
 
 use crate::RuntimeError;
 use crate::manifest::{
@@ -16,49 +18,16 @@ use crate::tma::map_plan;
 pub use crate::tma::{MapPlan, MapSource};
 use blocks::launches;
 use bounds::{check_bounds, fits_whole_grid, fitting, quotients_proved};
+use copies::copies;
 use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tilec_layout::{AXES, BLOCK_MAX, GRID_MAX, SM_COUNT};
+use waves::{one_launch, shares_one_wave, split_shared_wave};
 
 /// The multiprocessors of the GPU opened in this process, for kernels that
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
 pub static DEVICE_SM_COUNT: OnceLock<i64> = OnceLock::new();
-
-/// Blocks a multiprocessor up to which a grid with edge blocks is one
-/// launch of the entry for any block rather than the full-tile entry on
-/// its full blocks beside the guarded one on the edges (waves, for a
-/// kernel of one block a multiprocessor; one wave for one of two). In one
-/// wave every block runs at once and the slowest, a partial tile's, sets
-/// the time: the second launch only adds its cost and the streams'
-/// synchronization (sgemm_tn_sm80 at 1000 x 1037 x 999, 72 blocks on the
-/// H200: 0.141 ms split, 0.126 as one launch;
-/// bf16 at 509^3, 64 blocks: 0.034 ms, 0.018). In two, the split's waves
-/// are ragged: the edge blocks hold multiprocessors while the full blocks'
-/// second round waits (sgemm_tn_sm80 at 2000^3, 256 blocks: 0.619 ms split,
-/// 0.446 as one; sgemm_nt_sm80 0.542, 0.373; the bf16 kernels within 2%
-/// either way; docs/performance.md, version 15).
-const ONE_LAUNCH_WAVES: i64 = 2;
-
-/// Whether a grid of `blocks` with edge blocks, on `sms` multiprocessors,
-/// runs as one launch of the entry for any block rather than split
-/// ([`ONE_LAUNCH_WAVES`]). Where `shared_waves_split`, not where the
-/// blocks of a kernel on FMAs share multiprocessors in one wave (its launch
-/// promises `min_blocks(2)` or more): there a full block beside an edge
-/// block leaves its multiprocessor early and the edge block has it to
-/// itself, where two edge blocks would share it to the end
-/// (sgemm_tn_sm80 on an H100: 0.774 -> 0.822 of cuBLAS at 2039^3, 256
-/// blocks of which 31 edges; 0.775 -> 0.822-0.834 at 1531 x 2713 x 997).
-/// The split's side stream costs a few microseconds, more than the
-/// tensor-core GEMMs' guarded entries lose to their full ones in a wave of
-/// 50 us (bgemm_tn_sm90, hgemm_tn_sm90 and bgemm_nt_sm90 at 2000 x 2000 x
-/// 2048: 2-6% slower split; docs/performance.md, version 58).
-fn one_launch(blocks: u128, sms: i64, m: &Manifest, shared_waves_split: bool) -> bool {
-    let (sms, min_blocks) = (sms.max(0) as u128, m.min_blocks.max(1) as u128);
-    let shared_wave =
-        !m.tensor_cores && min_blocks >= 2 && sms < blocks && blocks <= min_blocks * sms;
-    blocks <= ONE_LAUNCH_WAVES as u128 * sms && !(shared_waves_split && shared_wave)
-}
 
 /// `sm_count` where `--dims` does not give it: the GPU's, or the H200's 132
 /// for the CPU executor.
@@ -130,7 +99,8 @@ pub struct LaunchPlan {
     /// its block conditions allow (all of them, or a box from block 0);
     /// then the next variant that runs any block, on the boxes left. For a
     /// GPU ([`plan_on_gpu`]), a small grid with edge boxes is one launch of
-    /// that variant instead.
+    /// that variant instead, unless its blocks share multiprocessors
+    /// ([`waves`]).
     pub launches: Vec<Launch>,
     /// Dynamic shared memory to request, in bytes.
     pub dynamic_shared: u32,
@@ -313,8 +283,8 @@ pub fn plan(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeError> {
 }
 
 /// [`plan`] for a GPU of `sms` multiprocessors: a grid with edge blocks
-/// and at most [`ONE_LAUNCH_WAVES`] blocks a multiprocessor is one launch
-/// of the entry for any block.
+/// and at most two blocks a multiprocessor is one launch of the entry for
+/// any block, unless its blocks share multiprocessors ([`waves`]).
 pub fn plan_on_gpu(m: &Manifest, dims: &Dims, sms: i64) -> Result<LaunchPlan, RuntimeError> {
     plan_checked(m, dims, Some(sms))
 }
@@ -363,9 +333,10 @@ pub fn plan_reference(m: &Manifest, dims: &Dims) -> Result<LaunchPlan, RuntimeEr
 }
 
 /// Plans for a GPU of `sms` multiprocessors, if given: a grid of at most
-/// [`ONE_LAUNCH_WAVES`] blocks a multiprocessor that has edge blocks runs
-/// as one launch of the entry for any block (a grid of full tiles stays one
-/// launch of the full-tile entry).
+/// two blocks a multiprocessor that has edge blocks runs as one launch of
+/// the entry for any block, unless its blocks share multiprocessors
+/// ([`waves`]; a grid of full tiles stays one launch of the full-tile
+/// entry).
 pub fn plan_sizes_for(
     m: &Manifest,
     dims: &Dims,
@@ -483,36 +454,6 @@ fn plan_sizes_within(
     }
 }
 
-/// `plan` (made by [`planned`] from `inputs`, its run-time integers and
-/// copies), or, where it is one launch of a grid whose blocks share
-/// multiprocessors in one wave ([`one_launch`]), the split on the same
-/// buffers if its entries run there: the choice of copies is made for one
-/// launch, and a split that needed more copies would pay for them (the
-/// bf16 GEMMs at 2000^3: 0.054 ms as one launch in place, 0.066 split on
-/// copies; docs/performance.md, version 58).
-fn split_shared_wave(
-    m: &Manifest,
-    dims: &Dims,
-    sms: Option<i64>,
-    cuda_limits: bool,
-    plan: Result<LaunchPlan, RuntimeError>,
-    (values, staged): (Vec<i64>, Vec<Staging>),
-) -> Result<LaunchPlan, RuntimeError> {
-    let blocks = |p: &LaunchPlan| p.grid.iter().map(|&g| g as u128).product::<u128>();
-    let merged = |p: &LaunchPlan, n: i64| {
-        p.launches.len() == 1
-            && one_launch(blocks(p), n, m, false)
-            && !one_launch(blocks(p), n, m, true)
-    };
-    if !matches!((&plan, sms), (Ok(p), Some(n)) if merged(p, n)) {
-        return plan;
-    }
-    match planned(m, dims, sms, cuda_limits, values, staged, true) {
-        Ok(split) if split.launches.len() > 1 => Ok(split),
-        _ => plan,
-    }
-}
-
 /// `text` with each stride symbol that holds its declared value at
 /// `extents` written as that value (`A.stride.1 % 4 == 0` as `M % 4 == 0`).
 fn callers_terms(m: &Manifest, extents: &[i64], text: &str) -> String {
@@ -612,7 +553,9 @@ fn planned(
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
-        && sms.is_some_and(|n| one_launch(blocks, n, m, shared_waves_split))
+        && sms.is_some_and(|n| {
+            one_launch(blocks, n) && !(shared_waves_split && shares_one_wave(m, blocks, n, block))
+        })
     {
         // The edges' entry, which runs any block.
         launches = vec![Launch {
@@ -800,57 +743,6 @@ fn bound<'a>(m: &'a Manifest, values: &[i64]) -> HashMap<&'a str, i64> {
         .map(String::as_str)
         .zip(values.iter().copied())
         .collect()
-}
-
-/// Where binding some stride symbols to aligned copies of their tensors
-/// ([`crate::staging::whole`]) makes better variants usable than the
-/// caller's buffers (`declared`) do (the list of usable ones earlier in
-/// preference order): the run-time integers so bound, and the copies,
-/// those alone the better list needs. `best`: the entries usable at
-/// `declared`.
-fn copies(m: &Manifest, declared: &[i64], best: &[usize]) -> Option<(Vec<i64>, Vec<Staging>)> {
-    let at_declared = bound(m, declared);
-    let env = |n: &str| at_declared.get(n).copied();
-    // Not a tensor a map reads: its maps take the declared strides.
-    let mapped = |p: &usize| {
-        m.variants
-            .iter()
-            .any(|v| v.tensor_maps.iter().any(|t| t.param == *p))
-    };
-    let mut params: Vec<usize> = m.strides.iter().map(|s| s.param).collect();
-    params.dedup();
-    params.retain(|p| !mapped(p));
-    let candidates: Vec<(Staging, Vec<(usize, i64)>)> = params
-        .into_iter()
-        .filter_map(|p| crate::staging::whole(m, p, &env))
-        .collect();
-    let first = m.extents.len();
-    let rebound = |chosen: &[&(Staging, Vec<(usize, i64)>)]| {
-        let mut v = declared.to_vec();
-        for (i, x) in chosen.iter().flat_map(|c| &c.1) {
-            v[first + i] = *x;
-        }
-        v
-    };
-    let mut chosen: Vec<&(Staging, Vec<(usize, i64)>)> = candidates.iter().collect();
-    let all = usable(m, &bound(m, &rebound(&chosen)));
-    // An empty list is the worst: no variant runs.
-    if all.is_empty() || (!best.is_empty() && all.as_slice() >= best) {
-        return None;
-    }
-    // Leave out each copy the list does not need.
-    let mut i = 0;
-    while i < chosen.len() {
-        let mut without = chosen.clone();
-        without.remove(i);
-        if usable(m, &bound(m, &rebound(&without))) == all {
-            chosen = without;
-        } else {
-            i += 1;
-        }
-    }
-    let values = rebound(&chosen);
-    Some((values, chosen.into_iter().map(|c| c.0.clone()).collect()))
 }
 
 /// Elements the kernel may address in parameter `p`'s buffer: its aligned

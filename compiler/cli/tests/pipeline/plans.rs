@@ -555,7 +555,7 @@ fn the_plan_holds_every_loop_to_the_counters_bound() {
 /// The CPU executor's plan keeps the split at any size, so that small runs
 /// test every entry.
 #[test]
-fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
+fn a_small_grid_is_one_launch_on_the_gpu_unless_its_blocks_share_multiprocessors() {
     use tilec_runtime::plan::plan_sizes_for;
     let m = built_manifest("examples/sgemm_tn_sm80.tile", "sgemm_tn_sm80");
     let plan = |dims: &str, sms: Option<i64>| {
@@ -605,6 +605,46 @@ fn a_grid_of_two_waves_or_fewer_is_one_launch_on_the_gpu() {
     assert_eq!(entries("M=2039,N=2039,K=2048", Some(132)), split);
     assert!(plan("M=2039,N=2039,K=2048", Some(132)).staged.is_empty());
     assert_eq!(entries("M=2039,N=2039,K=2039", Some(132)), split);
+    // Its 256 blocks: alone on 256 multiprocessors, one launch; on 255 or
+    // on 128 (two each), split.
+    let sms = |n: i64| plan("M=2039,N=2039,K=2048", Some(n)).launches.len();
+    assert_eq!((sms(256), sms(255), sms(128)), (1, 3, 3));
+    // A kernel whose launch promises no second block stays one launch
+    // (sgemm_nt_sm80, on FMAs, its full entry usable in place here).
+    let nt = built_manifest("examples/sgemm_nt_sm80.tile", "sgemm_nt_sm80");
+    let nt_plan = plan_sizes_for(
+        &nt,
+        &Dims::parse("M=2039,N=2039,K=2048").unwrap(),
+        Some(132),
+    );
+    assert_eq!(nt_plan.unwrap().launches.len(), 1);
+    // Nor does a kernel that reduces across blocks (split-K, here as if
+    // it held two blocks a multiprocessor: 8 x 9 tiles of 8 splits on 300).
+    let splitk = built_manifest("examples/sgemm_tn_splitk.tile", "sgemm_tn_splitk");
+    let two = tilec_runtime::manifest::Manifest {
+        min_blocks: 2,
+        ..splitk
+    };
+    let dims = Dims::parse("M=1000,N=1037,K=999").unwrap();
+    assert!(two.block_reduce.is_some());
+    assert_eq!(
+        plan_sizes_for(&two, &dims, Some(300))
+            .unwrap()
+            .launches
+            .len(),
+        1
+    );
+    let no_reduce = tilec_runtime::manifest::Manifest {
+        block_reduce: None,
+        ..two.clone()
+    };
+    assert!(
+        plan_sizes_for(&no_reduce, &dims, Some(300))
+            .unwrap()
+            .launches
+            .len()
+            > 1
+    );
     // Not where the full-tile entry would need copies that one launch
     // does not (K = 996: whole 16-byte rows, but not whole k-tiles).
     let at_996 = plan("M=2039,N=2039,K=996", Some(132));
