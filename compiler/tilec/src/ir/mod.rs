@@ -580,15 +580,6 @@ impl KernelIr {
             .find(|i| matches!(i.kind, InstKind::Pipeline { .. }))
     }
 
-    /// Whether the kernel multiplies on tensor cores (mma.sync or wgmma).
-    pub fn tensor_cores(&self) -> bool {
-        let mut found = false;
-        for_each_atom(&self.body, &mut |i| {
-            found |= matches!(i.kind, InstKind::MmaSync { .. } | InstKind::Wgmma { .. });
-        });
-        found
-    }
-
     /// The threads a block is launched with: the block's, plus a
     /// pipeline's producer warpgroup.
     pub fn launched_threads(&self) -> i64 {

@@ -219,6 +219,15 @@ impl IntDef {
 }
 
 impl KernelIr {
+    /// Whether the kernel multiplies on tensor cores (mma.sync or wgmma).
+    pub fn tensor_cores(&self) -> bool {
+        let mut found = false;
+        super::for_each_atom(&self.body, &mut |i| {
+            found |= matches!(i.kind, InstKind::MmaSync { .. } | InstKind::Wgmma { .. });
+        });
+        found
+    }
+
     /// The values value `id` is computed from.
     pub fn operands(&self, id: IntId) -> Vec<IntId> {
         self.ints[id].def.operands().into_iter().flatten().collect()
