@@ -23,7 +23,7 @@ use overlap::Overlap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tilec_layout::{AXES, BLOCK_MAX, GRID_MAX, SM_COUNT};
-use waves::{one_launch, shares_one_wave, split_shared_wave};
+use waves::{one_launch, split_shared_wave};
 
 /// The multiprocessors of the GPU opened in this process, for kernels that
 /// name `sm_count` (set by [`crate::gpu::Gpu::open`]).
@@ -553,9 +553,7 @@ fn planned(
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
-        && sms.is_some_and(|n| {
-            one_launch(blocks, n) && !(shared_waves_split && shares_one_wave(m, blocks, n, block))
-        })
+        && sms.is_some_and(|n| one_launch(m, blocks, n, block, shared_waves_split))
     {
         // The edges' entry, which runs any block.
         launches = vec![Launch {

@@ -30,10 +30,20 @@ const SHARED_PER_SM: i64 = 228 * 1024;
 const SHARED_RESERVED_PER_BLOCK: i64 = 1024;
 const THREADS_PER_SM: i64 = 2048;
 
-/// Whether a grid of `blocks` with edge blocks, on `sms` multiprocessors,
-/// is small enough for one launch ([`ONE_LAUNCH_WAVES`]).
-pub(super) fn one_launch(blocks: u128, sms: i64) -> bool {
+/// Whether a grid of `blocks` (each of `block` threads) with edge blocks,
+/// on `sms` multiprocessors, runs as one launch of the entry for any
+/// block: small enough ([`ONE_LAUNCH_WAVES`]), and, where
+/// `shared_waves_split`, its blocks not sharing multiprocessors in one
+/// wave ([`shares_one_wave`]).
+pub(super) fn one_launch(
+    m: &Manifest,
+    blocks: u128,
+    sms: i64,
+    block: [u32; 3],
+    shared_waves_split: bool,
+) -> bool {
     blocks <= ONE_LAUNCH_WAVES * sms.max(0) as u128
+        && !(shared_waves_split && shares_one_wave(m, blocks, sms, block))
 }
 
 /// Whether the `blocks` of a kernel without tensor cores share `sms`
@@ -50,7 +60,7 @@ pub(super) fn one_launch(blocks: u128, sms: i64) -> bool {
 /// more than the tensor-core GEMMs' guarded entries lose to their full ones
 /// in a wave of 50 us (bgemm_tn_sm90, hgemm_tn_sm90 and bgemm_nt_sm90 at
 /// 2000 x 2000 x 2048: 2-6% slower split; docs/performance.md, version 58).
-pub(super) fn shares_one_wave(m: &Manifest, blocks: u128, sms: i64, block: [u32; 3]) -> bool {
+fn shares_one_wave(m: &Manifest, blocks: u128, sms: i64, block: [u32; 3]) -> bool {
     let threads: i64 = block.iter().map(|&b| b as i64).product();
     let shared = m.shared_bytes.max(0) + SHARED_RESERVED_PER_BLOCK;
     let held = m
@@ -81,9 +91,12 @@ pub(super) fn split_shared_wave(
     plan: Result<LaunchPlan, RuntimeError>,
     (values, staged): (Vec<i64>, Vec<Staging>),
 ) -> Result<LaunchPlan, RuntimeError> {
+    // One launch only because the split is not asked for.
     let shared = |p: &LaunchPlan, n: i64| {
         let blocks = p.grid.iter().map(|&g| g as u128).product::<u128>();
-        p.launches.len() == 1 && one_launch(blocks, n) && shares_one_wave(m, blocks, n, p.block)
+        p.launches.len() == 1
+            && one_launch(m, blocks, n, p.block, false)
+            && !one_launch(m, blocks, n, p.block, true)
     };
     let Ok(one) = &plan else { return plan };
     if !sms.is_some_and(|n| shared(one, n)) {
