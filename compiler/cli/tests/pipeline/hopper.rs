@@ -581,6 +581,18 @@ fn a_checked_build_bounds_each_matrix_row() {
     assert_eq!(matrices, 32);
 }
 
+/// An element-wise statement into registers that reads a 16-bit shared
+/// tile of MMA fragments (`tCrC = alpha * tCrC + beta * tCsC + tCsBias`
+/// before `tCsC = fast_gelu_tanh(tCrC)`) brings the tile in by ldmatrix,
+/// eight elements a lane an instruction, as the one-statement form does:
+/// 128 x 256 of C by two warpgroups, 16 x4 a thread (it read them element
+/// by element before).
+#[test]
+fn a_statement_into_registers_reads_a_shared_tile_of_fragments_by_ldmatrix() {
+    let ir = emitted("tests/run/gemm_bias_gelu.tile", "ir");
+    assert_eq!(ir.matches("ldmatrix.x4.trans.bf16 s2[").count(), 16, "{ir}");
+}
+
 /// A target whose elements share places in shared memory (two warpgroups'
 /// halves of C on the same rows) stays element by element: stmatrix writes
 /// a warp's elements in no particular order, the per-element stores in

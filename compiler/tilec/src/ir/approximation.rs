@@ -39,12 +39,23 @@ impl KernelIr {
         if self.approximation() == 0.0 {
             return 0.0;
         }
+        // Register arrays ldmatrix fills: an element-wise statement reads
+        // a shared tile through them (an epilogue's C), as the tile itself.
+        let mut by_ldmatrix = HashSet::new();
+        for_each_inst(&self.body, &mut |i| {
+            if let InstKind::Matrix {
+                store: false, regs, ..
+            } = &i.kind
+            {
+                by_ldmatrix.insert(regs.array);
+            }
+        });
         let mut reached = HashSet::new();
         let mut unit: f64 = 0.0;
         loop {
             let before = reached.len();
             for_each_inst(&self.body, &mut |i| {
-                unit = unit.max(self.follow(i, &mut reached));
+                unit = unit.max(self.follow(i, &by_ldmatrix, &mut reached));
             });
             if reached.len() == before {
                 return unit;
@@ -55,7 +66,7 @@ impl KernelIr {
     /// One step of [`KernelIr::rounded_approximation`]: what `i` writes
     /// from a value an approximation reached joins `reached`; returns the
     /// unit of a 16-bit rounding of such a value that `i` computes on.
-    fn follow(&self, i: &Inst, reached: &mut HashSet<Space>) -> f64 {
+    fn follow(&self, i: &Inst, by_ldmatrix: &HashSet<usize>, reached: &mut HashSet<Space>) -> f64 {
         let elem = |s: &Space| match *s {
             Space::Registers(r) => self.registers[r].elem,
             Space::Shared(b) => self.shared[b].elem,
@@ -75,13 +86,14 @@ impl KernelIr {
                 // Registers read again; not shared tiles, which an
                 // epilogue reads (C's values) and then writes in place: the
                 // analysis does not see order, and would take the write
-                // for the read's source.
+                // for the read's source. Nor the registers ldmatrix brings
+                // such a tile into.
                 let mut loads = Vec::new();
                 value.loads(&mut loads);
                 let spaces: Vec<Space> = loads
                     .iter()
                     .map(|a| a.space)
-                    .filter(|s| matches!(s, Space::Registers(_)))
+                    .filter(|s| matches!(s, Space::Registers(r) if !by_ldmatrix.contains(r)))
                     .collect();
                 let fast = |x: &Arith| {
                     let mut ops = Vec::new();

@@ -183,14 +183,16 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `dst = value` into a 16-bit shared tile laid out as an MMA's
-    /// fragments (an epilogue's tile of C), on sm_90: the target's own
-    /// elements that the value reads come in by ldmatrix and the results go
-    /// out by stmatrix, eight elements a lane an instruction where the
-    /// per-element form moves one (a wgmma epilogue of 128 x 256: 256
-    /// shared accesses a thread, about a tenth of a 4096^3 GEMM's time on
-    /// the H200). `false`, having emitted nothing, where the statement or
-    /// the layouts do not allow it.
+    /// `dst = value` where a 16-bit shared tile laid out as an MMA's
+    /// fragments (an epilogue's tile of C) is involved, on sm_90: eight
+    /// elements a lane an instruction where the per-element form moves one
+    /// (a wgmma epilogue of 128 x 256: 256 shared accesses a thread, about
+    /// a tenth of a 4096^3 GEMM's time on the H200). Into such a tile, the
+    /// results go out by stmatrix and the target's own elements that the
+    /// value reads come in by ldmatrix; into registers, a tile the value
+    /// reads comes in by ldmatrix (`x = alpha * acc + beta * tCsC`, then
+    /// `tCsC = f(x)`, moves as much as the one statement). `false`, having
+    /// emitted nothing, where the statement or the layouts do not allow it.
     fn assign_by_matrices(
         &mut self,
         dst: &View,
@@ -204,8 +206,6 @@ impl Lowerer<'_> {
         let mut operands = Vec::new();
         value.tensors(&mut operands);
         if !self.sm90
-            || !matches!(dst.base, Base::Shared(_))
-            || dst.elem.bytes() != 2
             || !self.warps_agree()
             || operands
                 .iter()
@@ -214,39 +214,85 @@ impl Lowerer<'_> {
             return Ok(false);
         }
         let arrays = self.extra_registers.len();
-        // Register arrays of the target's shape, compact: the results, and
-        // the target's own elements where the value reads them.
-        let view = |array: usize| View {
+        // Register arrays of the target's shape, compact.
+        let view = |array: usize, elem: Elem| View {
             base: Base::Registers(array),
-            elem: dst.elem,
+            elem,
             layout: tilec_layout::Layout::col_major(dst.layout.shape()),
             offset: Int::Static(0),
             coords: Vec::new(),
         };
-        let result = view(self.add_registers(dst.elem, n));
-        let own = operands
-            .iter()
-            .any(|v| v.base == dst.base)
-            .then(|| self.add_registers(dst.elem, n));
-        let store = match self.matrix_plan(dst, &result, n, true, None) {
-            Ok(plan) => plan,
-            Err(why) => {
-                self.extra_registers.truncate(arrays);
-                self.note(span, format!("element by element, not stmatrix: {why}"));
-                return Ok(false);
+        // The stores (and the registers the results go to), the loads, and
+        // the operand whose elements the loads bring.
+        let (stores, into, source, load) = match dst.base {
+            Base::Shared(_) if dst.elem.bytes() == 2 => {
+                let result = view(self.add_registers(dst.elem, n), dst.elem);
+                let store = match self.matrix_plan(dst, &result, n, true, None) {
+                    Ok(plan) => plan,
+                    Err(why) => {
+                        self.extra_registers.truncate(arrays);
+                        self.note(span, format!("element by element, not stmatrix: {why}"));
+                        return Ok(false);
+                    }
+                };
+                // The target's own elements come in by the same rows and
+                // pairs (which the loads two groups ahead of the stores
+                // rely on).
+                let own = operands.iter().find(|v| v.base == dst.base).map(|&v| {
+                    let array = self.add_registers(dst.elem, n);
+                    (v, store.reversed(array), view(array, dst.elem))
+                });
+                match own {
+                    Some((v, load, temp)) => (Some(store), result, Some((v, temp)), Some(load)),
+                    None => (Some(store), result, None, None),
+                }
             }
+            Base::Registers(_) => {
+                let tiles = operands.iter().filter(|v| {
+                    matches!(v.base, Base::Shared(_))
+                        && v.elem.bytes() == 2
+                        && v.layout.shape() == dst.layout.shape()
+                });
+                // The first that plans; a note where one was read but none did.
+                let (mut found, mut why) = (None, None);
+                for &v in tiles {
+                    let array = self.add_registers(v.elem, n);
+                    let temp = view(array, v.elem);
+                    match self.matrix_plan(v, &temp, n, false, None) {
+                        Ok(plan) => {
+                            found = Some((v, plan, temp));
+                            break;
+                        }
+                        Err(w) => {
+                            self.extra_registers.truncate(arrays);
+                            why = Some(w);
+                        }
+                    }
+                }
+                let Some((v, load, temp)) = found else {
+                    if let Some(why) = why {
+                        self.note(span, format!("element by element, not ldmatrix: {why}"));
+                    }
+                    return Ok(false);
+                };
+                (None, dst.clone(), Some((v, temp)), Some(load))
+            }
+            _ => return Ok(false),
         };
-        // The target's own elements come in by the same rows and pairs
-        // (which the loads two groups ahead of the stores rely on).
-        let load = own.map(|array| store.reversed(array));
+        // The groups of register pairs: each group's loads go two groups
+        // ahead of its arithmetic, its stores right after it.
+        let pairs = match (&stores, &load) {
+            (Some(plan), _) | (None, Some(plan)) => plan.clone(),
+            (None, None) => unreachable!("a plan moves the target or an operand"),
+        };
+        let per_group = (STAGED_GROUP / 2) as usize;
+        let groups: Vec<std::ops::Range<usize>> = (0..pairs.pairs())
+            .step_by(per_group)
+            .map(|g| g..(g + per_group).min(pairs.pairs()))
+            .collect();
         // Every group's instructions, made before any is emitted: a row
         // address that is not linear in the lane (rare: the plan has
         // placed every element) leaves the statement element by element.
-        let per_group = (STAGED_GROUP / 2) as usize;
-        let groups: Vec<std::ops::Range<usize>> = (0..store.pairs())
-            .step_by(per_group)
-            .map(|g| g..(g + per_group).min(store.pairs()))
-            .collect();
         let made =
             |l: &mut Self, plan: Option<&MatrixPlan>| -> Result<Option<Vec<Vec<Inst>>>, Problem> {
                 let Some(plan) = plan else {
@@ -263,18 +309,23 @@ impl Lowerer<'_> {
                 Ok(Some(each))
             };
         let (Some(stores), Some(mut loads)) =
-            (made(self, Some(&store))?, made(self, load.as_ref())?)
+            (made(self, stores.as_ref())?, made(self, load.as_ref())?)
         else {
             self.extra_registers.truncate(arrays);
             let why = "the rows' addresses are not linear in the lane";
-            self.note(span, format!("element by element, not stmatrix: {why}"));
+            let name = if matches!(dst.base, Base::Shared(_)) {
+                "stmatrix"
+            } else {
+                "ldmatrix"
+            };
+            self.note(span, format!("element by element, not {name}: {why}"));
             return Ok(false);
         };
-        let temps: Vec<(&View, View)> = match own {
-            Some(array) => operands
+        let temps: Vec<(&View, View)> = match &source {
+            Some((v, temp)) => operands
                 .iter()
-                .filter(|v| v.base == dst.base)
-                .map(|v| (*v, view(array)))
+                .filter(|o| o.base == v.base && same_elements(o, v))
+                .map(|o| (*o, temp.clone()))
                 .collect(),
             None => Vec::new(),
         };
@@ -290,7 +341,6 @@ impl Lowerer<'_> {
         }
         self.hoist_common(&mut trees, space_of(dst.base), false, span, out)?;
         let mut trees: Vec<Option<Arith>> = trees.into_iter().map(Some).collect();
-        // Each group's loads issued two groups ahead of its arithmetic.
         for group in loads.iter_mut().take(GROUPS_AHEAD) {
             out.append(group);
         }
@@ -299,9 +349,9 @@ impl Lowerer<'_> {
                 out.append(next);
             }
             for p in g.clone() {
-                for i in store.pair_elements(p) {
+                for i in pairs.pair_elements(p) {
                     let value = trees[i as usize].take().expect("an element in one pair");
-                    let into = self.element(&result, &Coord::from(i), 1)?;
+                    let into = self.element(&into, &Coord::from(i), 1)?;
                     out.push(Inst::at(
                         span,
                         InstKind::Compute {
