@@ -562,6 +562,10 @@ impl Gpu {
                     false => [from, to, width, from_pitch, to_pitch, c.rows],
                     true => [to, from, width, to_pitch, from_pitch, c.rows],
                 };
+                // Nothing to copy, no launch (a grid of no blocks is an error).
+                if c.rows == 0 || width == 0 {
+                    continue;
+                }
                 jobs.push(StageCopy {
                     elem_bytes: e,
                     kernel: f,

@@ -39,13 +39,16 @@ impl KernelIr {
         if self.approximation() == 0.0 {
             return 0.0;
         }
-        // Register arrays ldmatrix fills: an element-wise statement reads
-        // a shared tile through them (an epilogue's C), as the tile itself.
+        // Register arrays that lowering adds (no `.tile` name) and ldmatrix
+        // fills: an element-wise statement reads a shared tile through
+        // them (an epilogue's C), as if the tile itself. A `copy` into a
+        // kernel's own registers by ldmatrix is followed as any copy.
         let mut by_ldmatrix = HashSet::new();
         for_each_inst(&self.body, &mut |i| {
             if let InstKind::Matrix {
                 store: false, regs, ..
             } = &i.kind
+                && self.registers[regs.array].name.is_empty()
             {
                 by_ldmatrix.insert(regs.array);
             }

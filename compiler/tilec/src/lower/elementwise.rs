@@ -248,14 +248,17 @@ impl Lowerer<'_> {
                 }
             }
             Base::Registers(_) => {
-                let tiles = operands.iter().filter(|v| {
+                // A tile read inside a reduction folds element by element.
+                let mut outside = Vec::new();
+                value.tensors_outside_reductions(&mut outside);
+                let tiles = outside.into_iter().filter(|v| {
                     matches!(v.base, Base::Shared(_))
                         && v.elem.bytes() == 2
                         && v.layout.shape() == dst.layout.shape()
                 });
                 // The first that plans; a note where one was read but none did.
                 let (mut found, mut why) = (None, None);
-                for &v in tiles {
+                for v in tiles {
                     let array = self.add_registers(v.elem, n);
                     let temp = view(array, v.elem);
                     match self.matrix_plan(v, &temp, n, false, None) {
@@ -330,16 +333,13 @@ impl Lowerer<'_> {
             None => Vec::new(),
         };
         let sizes = mode_sizes(dst)?;
+        let integers = dst.elem == Elem::I32;
         let mut trees = Vec::with_capacity(n as usize);
         for i in 0..n {
-            trees.push(contract(self.tree(
-                value,
-                &At::element(i),
-                &sizes,
-                &temps,
-            )?));
+            let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
+            trees.push(if integers { tree } else { contract(tree) });
         }
-        self.hoist_common(&mut trees, space_of(dst.base), false, span, out)?;
+        self.hoist_common(&mut trees, space_of(dst.base), integers, span, out)?;
         let mut trees: Vec<Option<Arith>> = trees.into_iter().map(Some).collect();
         for group in loads.iter_mut().take(GROUPS_AHEAD) {
             out.append(group);
