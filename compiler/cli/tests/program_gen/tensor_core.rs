@@ -259,8 +259,15 @@ pub(super) fn generate_tma_gemm(rng: &mut Rng) -> Program {
         ),
         false => ("", ""),
     };
+    // Now and then in two steps, the first into the accumulators (C's
+    // tile read into registers by ldmatrix where it is 16-bit), then the
+    // tile written from them.
+    let update = match tma_epilogue && rng.chance(40) {
+        true => "tCrC = alpha * tCrC + beta * tCsC;\n    tCsC = tCrC;",
+        false => "tCsC = alpha * tCrC + beta * tCsC;",
+    };
     let tma_tail = format!(
-        "{}tCsC = alpha * tCrC + beta * tCsC;\n    copy_tma(sC, gC);",
+        "{}{update}\n    copy_tma(sC, gC);",
         if before.is_empty() {
             "copy_tma(gC, sC);\n    "
         } else {
