@@ -110,8 +110,9 @@ struct StageCopy<'a> {
     /// Source, destination, row length, source pitch, destination pitch,
     /// rows (lengths and pitches in elements).
     args: [u64; 6],
-    /// Blocks of the stage kernel the copy needs.
+    /// Blocks along a row.
     blocks: u64,
+    rows: u64,
 }
 
 /// The entry points of a plan's launches, each with whether it takes a
@@ -555,22 +556,24 @@ impl Gpu {
             let copy = copy.device_ptr(&self.stream).0;
             let e = s.elem_bytes;
             let width = s.row_bytes / e;
+            let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
             for c in s.copies() {
+                // Nothing to copy, no launch (a grid of no blocks is an error).
+                if c.rows == 0 || width == 0 {
+                    continue;
+                }
                 let (from, to) = (tensor + c.from, copy + c.to);
                 let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
                 let args = match back {
                     false => [from, to, width, from_pitch, to_pitch, c.rows],
                     true => [to, from, width, to_pitch, from_pitch, c.rows],
                 };
-                // Nothing to copy, no launch (a grid of no blocks is an error).
-                if c.rows == 0 || width == 0 {
-                    continue;
-                }
                 jobs.push(StageCopy {
                     elem_bytes: e,
                     kernel: f,
                     args,
-                    blocks: crate::stage::blocks(c.rows, width, e),
+                    blocks,
+                    rows: c.rows,
                 });
             }
         }
@@ -584,14 +587,12 @@ impl Gpu {
             let (same, rest): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.elem_bytes == e);
             jobs = rest;
             for chunk in same.chunks(crate::stage::COPIES) {
-                let blocks = chunk.iter().map(|j| j.blocks).max().unwrap_or(1);
-                let blocks = u32::try_from(blocks).map_err(|_| {
-                    RuntimeError::Usage(format!(
-                        "an aligned copy of {blocks} blocks of the stage kernel"
-                    ))
-                })?;
                 let cfg = LaunchConfig {
-                    grid_dim: (blocks, 1, chunk.len() as u32),
+                    grid_dim: (
+                        chunk.iter().map(|j| j.blocks).max().unwrap_or(1) as u32,
+                        chunk.iter().map(|j| j.rows).max().unwrap_or(1).min(65535) as u32,
+                        chunk.len() as u32,
+                    ),
                     block_dim: (crate::stage::THREADS, 1, 1),
                     shared_mem_bytes: 0,
                 };
