@@ -284,9 +284,9 @@ impl Lowerer<'_> {
         };
         // The groups of register pairs: each group's loads go two groups
         // ahead of its arithmetic, its stores right after it.
-        let pairs = match (&stores, &load) {
-            (Some(plan), _) | (None, Some(plan)) => plan.clone(),
-            (None, None) => unreachable!("a plan moves the target or an operand"),
+        let Some(pairs) = stores.as_ref().or(load.as_ref()) else {
+            self.extra_registers.truncate(arrays);
+            return Ok(false);
         };
         let per_group = (STAGED_GROUP / 2) as usize;
         let groups: Vec<std::ops::Range<usize>> = (0..pairs.pairs())
