@@ -14,6 +14,7 @@
 //! tile of C), on sm_90, the target's own elements come in by ldmatrix and
 //! the results go out by stmatrix ([`Lowerer::assign_by_matrices`]).
 
+use super::rolled::compact_view;
 use super::tensor_core::{MatrixPlan, Rejected};
 use super::{Lowerer, Problem, scalar, static_size};
 use crate::arith::{Binary, Unary};
@@ -94,15 +95,9 @@ impl Lowerer<'_> {
             return self.assign_rolled(dst, value, roll, span, out);
         }
         // Register arrays of the target's shape, compact.
-        let mut temp = |elem: Elem| {
-            let array = self.add_registers(elem, n);
-            View {
-                base: Base::Registers(array),
-                elem,
-                layout: tilec_layout::Layout::col_major(dst.layout.shape()),
-                offset: Int::Static(0),
-                coords: Vec::new(),
-            }
+        let mut temp = |elem: Elem| View {
+            base: Base::Registers(self.add_registers(elem, n)),
+            ..compact_view(elem, dst.layout.shape())
         };
         let result = staged.then(|| temp(dst.elem));
         // The global operands of the target's elements (one element apart),
@@ -217,10 +212,7 @@ impl Lowerer<'_> {
         // Register arrays of the target's shape, compact.
         let view = |array: usize, elem: Elem| View {
             base: Base::Registers(array),
-            elem,
-            layout: tilec_layout::Layout::col_major(dst.layout.shape()),
-            offset: Int::Static(0),
-            coords: Vec::new(),
+            ..compact_view(elem, dst.layout.shape())
         };
         // The stores (and the registers the results go to), the loads, and
         // the operand whose elements the loads bring.
@@ -238,14 +230,15 @@ impl Lowerer<'_> {
                 // The target's own elements come in by the same rows and
                 // pairs (which the loads two groups ahead of the stores
                 // rely on).
-                let own = operands.iter().find(|v| v.base == dst.base).map(|&v| {
-                    let array = self.add_registers(dst.elem, n);
-                    (v, store.reversed(array), view(array, dst.elem))
-                });
-                match own {
-                    Some((v, load, temp)) => (Some(store), result, Some((v, temp)), Some(load)),
-                    None => (Some(store), result, None, None),
-                }
+                let (source, load) = operands
+                    .iter()
+                    .find(|v| v.base == dst.base)
+                    .map(|&v| {
+                        let array = self.add_registers(dst.elem, n);
+                        ((v, view(array, dst.elem)), store.reversed(array))
+                    })
+                    .unzip();
+                (Some(store), result, source, load)
             }
             Base::Registers(_) => {
                 // A tile read inside a reduction folds element by element.

@@ -492,7 +492,7 @@ fn copy(atom: CopyAtom, src: Addr, dst: Addr, span: Span) -> Inst {
 }
 
 /// A compact register view of `shape`.
-fn compact_view(elem: Elem, shape: &IntTuple) -> View {
+pub(super) fn compact_view(elem: Elem, shape: &IntTuple) -> View {
     View {
         base: Base::Registers(0),
         elem,
