@@ -409,6 +409,29 @@ fn launch_bounds_reach_the_ptx() {
         "every entry"
     );
     assert_eq!(ptx.matches(".maxntid 256, 1, 1").count(), entries);
+    // `min_blocks(1)` promises what every launch holds and says nothing
+    // (`.minnctapersm 1` would let ptxas take every register it likes); a
+    // tuner's larger count reaches every entry.
+    let small = root().join("examples/sgemm_tn_small.tile");
+    let with = |n: &str| {
+        let set = format!("blocks_per_sm={n}");
+        let (code, ptx, err) = tilec(&[
+            "build",
+            small.to_str().unwrap(),
+            "--emit",
+            "ptx",
+            "--set",
+            &set,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        ptx
+    };
+    assert!(!with("1").contains(".minnctapersm"));
+    let ptx = with("12");
+    assert_eq!(
+        ptx.matches(".minnctapersm 12").count(),
+        ptx.matches(".entry").count()
+    );
 }
 
 #[test]
