@@ -234,15 +234,12 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         launch_bounds(ctx, module, func, "maxntidx", ir.launched_threads())?;
         // A pipeline's register split assumes the block's allocation at
         // launch is what these bounds give (one block a multiprocessor
-        // unless asked otherwise). Elsewhere `min_blocks(1)` promises
-        // nothing a launch does not already hold, and says nothing: ptxas
-        // reads `.minnctapersm 1` as leave to take every register it
-        // likes (sgemm_tn_small: 96 or 122 a thread where it picks 80 or 96
-        // unasked), so a tuner's 1 is the compiler's own choice.
-        let min_blocks = ir
-            .min_blocks
-            .filter(|&n| n > 1)
-            .or(ir.pipeline().map(|_| ir.min_blocks.unwrap_or(1)));
+        // unless asked otherwise). `min_blocks(1)` is said too, though one
+        // block always fits: ptxas then takes the registers it likes, where
+        // unasked it aims at more blocks (sgemm_streamk: 255 registers, not
+        // 184; 1.01 of cuBLAS at 4096^3 with, 0.75 without, on an H100,
+        // docs/performance.md version 60).
+        let min_blocks = ir.min_blocks.or(ir.pipeline().map(|_| 1));
         if let Some(n) = min_blocks {
             launch_bounds(ctx, module, func, "minctasm", n)?;
         }
