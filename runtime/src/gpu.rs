@@ -556,12 +556,12 @@ impl Gpu {
             let copy = copy.device_ptr(&self.stream).0;
             let e = s.elem_bytes;
             let width = s.row_bytes / e;
+            // Nothing to copy, no launch (a grid of no blocks is an error).
+            if width == 0 {
+                continue;
+            }
             let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
-            for c in s.copies() {
-                // Nothing to copy, no launch (a grid of no blocks is an error).
-                if c.rows == 0 || width == 0 {
-                    continue;
-                }
+            for c in s.copies().into_iter().filter(|c| c.rows > 0) {
                 let (from, to) = (tensor + c.from, copy + c.to);
                 let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
                 let args = match back {

@@ -58,8 +58,15 @@ fn a_checked_build_is_the_same_every_time() {
 /// `tilec build FILE --emit FORM` of a file of the repository, which must
 /// succeed.
 fn emitted(file: &str, form: &str) -> String {
+    emitted_with(file, form, &[])
+}
+
+/// [`emitted`], with more arguments to `tilec build` (`--set`, say).
+fn emitted_with(file: &str, form: &str, more: &[&str]) -> String {
     let f = root().join(file);
-    let (code, out, err) = tilec(&["build", f.to_str().unwrap(), "--emit", form]);
+    let mut args = vec!["build", f.to_str().unwrap(), "--emit", form];
+    args.extend_from_slice(more);
+    let (code, out, err) = tilec(&args);
     assert_eq!(code, 0, "{file}: {err}");
     out
 }
@@ -412,16 +419,11 @@ fn launch_bounds_reach_the_ptx() {
     // `min_blocks(1)` reaches the PTX too: without `.minnctapersm 1` ptxas
     // aims at more blocks than the kernel can hold (sgemm_streamk 184
     // registers against 255, 25% slower at 4096^3: version 60).
-    let f = root().join("examples/sgemm_streamk.tile");
-    let (code, ptx, err) = tilec(&[
-        "build",
-        f.to_str().unwrap(),
-        "--emit",
+    let ptx = emitted_with(
+        "examples/sgemm_streamk.tile",
         "ptx",
-        "--set",
-        "blocks_per_sm=1",
-    ]);
-    assert_eq!(code, 0, "{err}");
+        &["--set", "blocks_per_sm=1"],
+    );
     assert_eq!(
         ptx.matches(".minnctapersm 1\n").count(),
         ptx.matches(".entry").count()

@@ -191,16 +191,11 @@ fn a_reduce_across_blocks_fences_counts_and_sums() {
 /// that never come), and the workspace holds the consumers' partials alone.
 #[test]
 fn a_reduce_beside_a_pipeline_synchronizes_the_consumers_alone() {
-    let f = root().join("examples/bgemm_tn_sm90_splitk.tile");
-    let (code, ptx, err) = tilec(&[
-        "build",
-        f.to_str().unwrap(),
-        "--set",
-        "splits=4",
-        "--emit",
+    let ptx = emitted_with(
+        "examples/bgemm_tn_sm90_splitk.tile",
         "ptx",
-    ]);
-    assert_eq!(code, 0, "{err}");
+        &["--set", "splits=4"],
+    );
     let full = part(&ptx, ".entry bgemm_tn_sm90_splitk(");
     // The block's one barrier 0 publishes the ring before the roles split.
     let consumers = &full[full.find("setmaxnreg.inc").expect("the consumers' code")..];
