@@ -582,7 +582,7 @@ fn a_checked_build_bounds_each_matrix_row() {
 }
 
 /// An element-wise statement into registers that reads a 16-bit shared
-/// tile of MMA fragments (`tCrC = alpha * tCrC + beta * tCsC + tCsBias`
+/// tile of MMA fragments (`tCrC = alpha * tCrC + (beta * tCsC + tCsBias)`
 /// before `tCsC = fast_gelu_tanh(tCrC)`) brings the tile in by ldmatrix,
 /// eight elements a lane an instruction, as the one-statement form does:
 /// 128 x 256 of C by two warpgroups, 16 x4 a thread (it read them element
@@ -591,6 +591,31 @@ fn a_checked_build_bounds_each_matrix_row() {
 fn a_statement_into_registers_reads_a_shared_tile_of_fragments_by_ldmatrix() {
     let ir = emitted("tests/run/gemm_bias_gelu.tile", "ir");
     assert_eq!(ir.matches("ldmatrix.x4.trans.bf16 s2[").count(), 16, "{ir}");
+}
+
+/// A fused epilogue's sum written with the bias inside the parentheses,
+/// `alpha * tCrC + (beta * tCsC + tCsBias)`, is two fmas a value: sums go
+/// left to right and a product feeding one contracts, so written left to
+/// right it is a product, an fma and an add (gemm_bias_relu's entry: 384
+/// floating-point operations a thread that way, 256 this way).
+#[test]
+fn a_bias_inside_the_parentheses_sums_in_two_fmas() {
+    let ptx = emitted("examples/gemm_bias_relu.tile", "ptx");
+    let entry = ptx
+        .split(".visible .entry")
+        .nth(1)
+        .expect("the kernel's entry");
+    let count = |op: &str| entry.matches(op).count();
+    // 128 values a thread, each `fma(alpha, acc, fma(beta, c, bias))`.
+    assert_eq!(
+        (
+            count("fma.rn.f32"),
+            count("mul.rn.f32"),
+            count("add.rn.f32")
+        ),
+        (256, 0, 0),
+        "{entry}"
+    );
 }
 
 /// A target whose elements share places in shared memory (two warpgroups'
