@@ -618,6 +618,28 @@ fn a_bias_inside_the_parentheses_sums_in_two_fmas() {
     );
 }
 
+/// `tilec check --perf` notes a sum of two products and a term written
+/// left to right, which the same sum regrouped makes one operation a value
+/// cheaper: the reference's `alpha * acc + beta * C[..] + bias[..]`, not
+/// the kernel's regrouped epilogue above, nor a reduction's sums of
+/// products (gemv, softmax: their order is the reduction's).
+#[test]
+fn perf_notes_a_sum_that_regrouped_is_two_fmas() {
+    let note = "note: `a * x + b * y + c` sums left to right";
+    let file = "examples/gemm_bias_relu.tile";
+    let src = std::fs::read_to_string(root().join(file)).unwrap();
+    let line = 1 + src
+        .lines()
+        .position(|l| l.contains("alpha * acc + beta * C[block.x, block.y] + bias[block.y]"))
+        .expect("the reference's sum");
+    let perf = perf_notes(file);
+    assert_eq!(perf.matches(note).count(), 1, "{perf}");
+    assert!(perf.contains(&format!(":{line}:5  {note}")), "{perf}");
+    for f in ["examples/gemv.tile", "examples/softmax.tile"] {
+        assert!(!perf_notes(f).contains(note), "{f}");
+    }
+}
+
 /// A target whose elements share places in shared memory (two warpgroups'
 /// halves of C on the same rows) stays element by element: stmatrix writes
 /// a warp's elements in no particular order, the per-element stores in

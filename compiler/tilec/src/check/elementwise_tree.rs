@@ -149,6 +149,23 @@ impl Elementwise {
         }
     }
 
+    /// Whether it adds a term to a sum of two products, left to right (`a *
+    /// x + b * y + c`): contracted, a product, an fma and an add a value,
+    /// where `a * x + (b * y + c)` is two fmas. Only the writer may regroup
+    /// it: sums are kept in the order written, as IEEE arithmetic rounds them.
+    pub fn sums_two_products_then_a_term(&self) -> bool {
+        let product = |x: &Elementwise| matches!(x, Elementwise::Binary(Binary::Mul, ..));
+        let sum = |op: &Binary| matches!(op, Binary::Add | Binary::Sub);
+        let mut found = match self {
+            Elementwise::Binary(op, x, y) if sum(op) && !product(y) && !self.integral() => {
+                matches!(&**x, Elementwise::Binary(inner, a, b) if sum(inner) && product(a) && product(b))
+            }
+            _ => false,
+        };
+        self.for_each_operand(&mut |x| found |= x.sums_two_products_then_a_term());
+        found
+    }
+
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         let mut found = matches!(self, Elementwise::Shuffle(..));

@@ -146,6 +146,7 @@ impl Lowerer<'_> {
             let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
             trees.push(if integers { tree } else { contract(tree) });
         }
+        self.note_sum_order(value, integers, span);
         let target = space_of(dst.base);
         self.hoist_common(&mut trees, target, integers, span, out)?;
         let mut trees = trees.into_iter();
@@ -332,6 +333,7 @@ impl Lowerer<'_> {
             let tree = self.tree(value, &At::element(i), &sizes, &temps)?;
             trees.push(if integers { tree } else { contract(tree) });
         }
+        self.note_sum_order(value, integers, span);
         self.hoist_common(&mut trees, space_of(dst.base), integers, span, out)?;
         let mut trees: Vec<Option<Arith>> = trees.into_iter().map(Some).collect();
         for group in loads.iter_mut().take(GROUPS_AHEAD) {
@@ -698,6 +700,21 @@ pub(super) fn contract(a: Arith) -> Arith {
         ),
         Arith::Shuffle(x, mask) => Arith::Shuffle(Box::new(contract(*x)), mask),
         leaf => leaf,
+    }
+}
+
+impl Lowerer<'_> {
+    /// `tilec check --perf`'s note on a sum that regrouped takes one
+    /// operation a value fewer ([`Elementwise::sums_two_products_then_a_term`]):
+    /// an epilogue after the main loop pays each in full (version 61 of
+    /// docs/performance.md).
+    fn note_sum_order(&mut self, value: &Elementwise, integers: bool, span: Span) {
+        if !integers && value.sums_two_products_then_a_term() {
+            self.note(
+                span,
+                "`a * x + b * y + c` sums left to right: a product, an fma and an add a value, where `a * x + (b * y + c)` is two fmas".into(),
+            );
+        }
     }
 }
 
