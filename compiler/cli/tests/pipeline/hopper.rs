@@ -601,10 +601,7 @@ fn a_statement_into_registers_reads_a_shared_tile_of_fragments_by_ldmatrix() {
 #[test]
 fn a_bias_inside_the_parentheses_sums_in_two_fmas() {
     let ptx = emitted("examples/gemm_bias_relu.tile", "ptx");
-    let entry = ptx
-        .split(".visible .entry")
-        .nth(1)
-        .expect("the kernel's entry");
+    let entry = part(&ptx, ".entry gemm_bias_relu(");
     let count = |op: &str| entry.matches(op).count();
     // 128 values a thread, each `fma(alpha, acc, fma(beta, c, bias))`.
     assert_eq!(
@@ -625,7 +622,7 @@ fn a_bias_inside_the_parentheses_sums_in_two_fmas() {
 /// products (gemv, softmax: their order is the reduction's).
 #[test]
 fn perf_notes_a_sum_that_regrouped_is_two_fmas() {
-    let note = "note: `a * x + b * y + c` sums left to right";
+    let note = "note: a term added after a sum of products, left to right";
     let file = "examples/gemm_bias_relu.tile";
     let src = std::fs::read_to_string(root().join(file)).unwrap();
     let line = 1 + src

@@ -149,20 +149,28 @@ impl Elementwise {
         }
     }
 
-    /// Whether it adds a term to a sum of two products, left to right (`a *
-    /// x + b * y + c`): contracted, a product, an fma and an add a value,
-    /// where `a * x + (b * y + c)` is two fmas. Only the writer may regroup
-    /// it: sums are kept in the order written, as IEEE arithmetic rounds them.
-    pub fn sums_two_products_then_a_term(&self) -> bool {
-        let product = |x: &Elementwise| matches!(x, Elementwise::Binary(Binary::Mul, ..));
-        let sum = |op: &Binary| matches!(op, Binary::Add | Binary::Sub);
-        let mut found = match self {
-            Elementwise::Binary(op, x, y) if sum(op) && !product(y) && !self.integral() => {
-                matches!(&**x, Elementwise::Binary(inner, a, b) if sum(inner) && product(a) && product(b))
-            }
-            _ => false,
-        };
-        self.for_each_operand(&mut |x| found |= x.sums_two_products_then_a_term());
+    /// Whether it adds a term to a sum of products, left to right (`a * x +
+    /// b * y + c`, or more products before `c`): contracted, the last
+    /// product's fma and then an add, where `a * x + (b * y + c)` folds `c`
+    /// into an fma, one operation a value fewer. Only the writer may
+    /// regroup it: sums are kept in the order written, as IEEE arithmetic
+    /// rounds them. Products of integers are not contracted, so they do
+    /// not count.
+    pub fn sums_products_then_a_term(&self) -> bool {
+        fn product(x: &Elementwise) -> bool {
+            matches!(x, Elementwise::Binary(Binary::Mul, ..)) && !x.integral()
+        }
+        fn sum(op: &Binary) -> bool {
+            matches!(op, Binary::Add | Binary::Sub)
+        }
+        // Two products or more, summed left to right.
+        fn products(x: &Elementwise) -> bool {
+            matches!(x, Elementwise::Binary(op, a, b)
+                if sum(op) && product(b) && (product(a) || products(a)))
+        }
+        let mut found = matches!(self, Elementwise::Binary(op, x, t)
+            if sum(op) && !product(t) && products(x));
+        self.for_each_operand(&mut |x| found |= x.sums_products_then_a_term());
         found
     }
 
@@ -176,3 +184,68 @@ impl Elementwise {
 
 /// 2^53: f64 holds every whole number up to it, and skips some past it.
 pub const WHOLE_MAX: i64 = 1 << 53;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(i: usize) -> Elementwise {
+        Elementwise::Scalar(Scalar::Param(i))
+    }
+    fn whole(v: i64) -> Elementwise {
+        Elementwise::Scalar(Scalar::Whole(v))
+    }
+    fn op(b: Binary, x: Elementwise, y: Elementwise) -> Elementwise {
+        Elementwise::Binary(b, Box::new(x), Box::new(y))
+    }
+
+    /// Flagged: a term after two or more products summed left to right,
+    /// at any depth; not: the term grouped with the last product, a last
+    /// product (no term to fold), or products of integers (not contracted).
+    #[test]
+    fn a_term_after_a_sum_of_products_is_flagged() {
+        let (a, b, c, d, e, f, t) = (
+            param(0),
+            param(1),
+            param(2),
+            param(3),
+            param(4),
+            param(5),
+            param(6),
+        );
+        let ab = || op(Binary::Mul, a.clone(), b.clone());
+        let cd = || op(Binary::Mul, c.clone(), d.clone());
+        let ef = || op(Binary::Mul, e.clone(), f.clone());
+        let flagged = [
+            op(Binary::Add, op(Binary::Add, ab(), cd()), t.clone()),
+            op(Binary::Sub, op(Binary::Sub, ab(), cd()), t.clone()),
+            op(
+                Binary::Add,
+                op(Binary::Add, op(Binary::Add, ab(), cd()), ef()),
+                t.clone(),
+            ),
+            Elementwise::Unary(
+                Unary::Neg,
+                Box::new(op(Binary::Add, op(Binary::Add, ab(), cd()), t.clone())),
+            ),
+            op(
+                Binary::Add,
+                op(Binary::Add, ab(), cd()),
+                op(Binary::Mul, whole(2), whole(3)),
+            ),
+        ];
+        for x in &flagged {
+            assert!(x.sums_products_then_a_term(), "{x:?}");
+        }
+        let integers = op(Binary::Mul, whole(2), whole(3));
+        let not = [
+            op(Binary::Add, ab(), op(Binary::Add, cd(), t.clone())),
+            op(Binary::Add, op(Binary::Add, ab(), cd()), ef()),
+            op(Binary::Add, op(Binary::Add, ab(), t.clone()), t.clone()),
+            op(Binary::Add, op(Binary::Add, ab(), integers), t.clone()),
+        ];
+        for x in &not {
+            assert!(!x.sums_products_then_a_term(), "{x:?}");
+        }
+    }
+}

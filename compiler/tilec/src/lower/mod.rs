@@ -82,9 +82,9 @@ pub struct Note {
 }
 
 impl Lowerer<'_> {
-    /// A note on how statement `span` was lowered, each once.
+    /// A note on how statement `span` was lowered, once per statement.
     fn note(&mut self, span: Span, text: String) {
-        if !self.notes.iter().any(|n| n.span == span && n.text == text) {
+        if !self.notes.iter().any(|n| n.span == span) {
             self.notes.push(Note { span, text });
         }
     }
