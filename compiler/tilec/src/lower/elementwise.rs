@@ -629,18 +629,13 @@ impl Lowerer<'_> {
     /// `tilec check --perf`'s note on a sum that regrouped takes one
     /// operation a value fewer ([`Elementwise::sums_products_then_a_term`]):
     /// an epilogue after the main loop pays each in full (version 61 of
-    /// docs/performance.md). Beside any other note on the statement (an
-    /// atom's), once: a loop unrolled by trips lowers it again.
+    /// docs/performance.md).
     fn note_sum_order(&mut self, value: &Elementwise, integers: bool, span: Span) {
-        let text = "a term added after a sum of products, left to right (`a * x + b * y + c`), costs an add a value; `a * x + (b * y + c)` folds it into an fma";
-        if !integers
-            && value.sums_products_then_a_term()
-            && !self.notes.iter().any(|n| n.span == span && n.text == text)
-        {
-            self.notes.push(super::Note {
+        if !integers && value.sums_products_then_a_term() {
+            self.note_beside(
                 span,
-                text: text.into(),
-            });
+                "a term added after a sum of products, left to right (`a * x + b * y + c`), costs an add a value; `a * x + (b * y + c)` folds it into an fma",
+            );
         }
     }
 }

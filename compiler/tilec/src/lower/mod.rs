@@ -88,6 +88,19 @@ impl Lowerer<'_> {
             self.notes.push(Note { span, text });
         }
     }
+
+    /// A note on statement `span` beside any other on it (an atom's), each
+    /// text once: a statement lowered again, once a trip of a loop unrolled
+    /// by trips, adds no copy. [`Lowerer::note`] keeps one a statement
+    /// because its texts vary by trip (an ldmatrix refusal names offsets).
+    fn note_beside(&mut self, span: Span, text: &str) {
+        if !self.notes.iter().any(|n| n.span == span && n.text == text) {
+            self.notes.push(Note {
+                span,
+                text: text.into(),
+            });
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
