@@ -43,6 +43,19 @@ fn an_inadmissible_expression_exits_1_with_a_diagnostic() {
     assert!(err.contains("help:"), "{err}");
 }
 
+/// A tile of no cells for `show --tv` is an extent error that names the
+/// tile and the fix, not a picture-size limit.
+#[test]
+fn a_tv_tile_of_extent_zero_says_extents_start_at_one() {
+    let (code, out, err) = tilec(&["show", "--tv", "(0,4)", "(8,4):(1,8)"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("mode 0 of (0,4):(1,0) has the extent 0: extents must be at least 1"),
+        "{err}"
+    );
+    assert!(!err.contains("pictures are drawn"), "{err}");
+}
+
 #[test]
 fn batch_answers_every_line_in_place_and_exits_1_if_one_failed() {
     let input = "size((4,3):(3,1))\ncomposition((4,3):(1,8), (3,4):(1,3))\nnot an expression(\nlogical_divide(12:1, 4)\n";

@@ -35,9 +35,14 @@ fn static_size(t: &IntTuple, what: &str) -> Result<usize, String> {
         .product()
         .as_static()
         .ok_or_else(|| format!("{what} {t} is not static"))?;
-    if !(1..=MAX_CELLS).contains(&n) {
+    if n < 1 {
         return Err(format!(
-            "{what} {t} has {n} cells; pictures are drawn up to {MAX_CELLS}"
+            "{what} has the extent {t}: extents must be at least 1 (use 1 for a mode with a single coordinate)"
+        ));
+    }
+    if n > MAX_CELLS {
+        return Err(format!(
+            "{what}, {t}, has {n} cells; pictures are drawn up to {MAX_CELLS}"
         ));
     }
     Ok(n as usize)
@@ -50,8 +55,11 @@ fn grid_dims(l: &Layout) -> Result<(usize, usize), String> {
     let Some(first) = modes.first() else {
         return Err(format!("{l} has no modes, so no cells to draw"));
     };
-    let rows = static_size(first, "mode 0")?;
-    let cols = static_size(&IntTuple::Tuple(modes[1..].to_vec()), "the column modes")?;
+    let rows = static_size(first, &format!("mode 0 of {l}"))?;
+    let cols = static_size(
+        &IntTuple::Tuple(modes[1..].to_vec()),
+        &format!("the column modes of {l}"),
+    )?;
     if rows * cols > MAX_CELLS as usize {
         return Err(format!(
             "{l} has {} cells; pictures are drawn up to {MAX_CELLS}",

@@ -190,6 +190,12 @@ fn to_diagnostic(
             token: (l, t, r),
             expected,
         } => {
+            if let Some(end) = statement_left_open(src, l, &expected) {
+                return Diagnostic::new("missing `;`", Span { start: end, end })
+                    .with_help(format!(
+                        "end the statement here with `;`: the `{t}` on the next line cannot continue it"
+                    ));
+            }
             let d = Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r });
             // A word where a name may stand is one of the language's own.
             let word = t.to_string();
@@ -214,6 +220,30 @@ fn to_diagnostic(
                 end: range.end,
             },
         ),
+    }
+}
+
+/// Where a statement was left without its `;`: the parser could take `;`
+/// before the token at `at`, which begins a line of its own. The end of
+/// the code before it (comments and blank lines passed over), for the
+/// diagnostic to point there rather than at the next line's first token.
+fn statement_left_open(src: &str, at: usize, expected: &[String]) -> Option<usize> {
+    if !expected.iter().any(|e| e.trim_matches('"') == ";") {
+        return None;
+    }
+    let before = src.get(..at)?;
+    let line_start = before.rfind('\n')? + 1;
+    if !before[line_start..].trim().is_empty() {
+        return None;
+    }
+    let mut end = line_start - 1;
+    loop {
+        let start = src[..end].rfind('\n').map_or(0, |i| i + 1);
+        let code = src[start..end].split("//").next().unwrap_or("").trim_end();
+        if !code.trim().is_empty() {
+            return Some(start + code.len());
+        }
+        end = start.checked_sub(1)?;
     }
 }
 

@@ -456,6 +456,17 @@ impl<'a> Evaluator<'a> {
             "LayoutRight" | "GenRowMajor" => Ok(Value::Major(Major::Right)),
             "X" => Ok(Value::Skip),
             _ => match self.defined_later.and_then(|f| f(n)) {
+                // Defined above, in a block (a loop's body, an if's branch)
+                // that has ended: not in scope.
+                Some(def) if def.start < span.start => Err(Diagnostic::new(
+                    format!("`{n}` is not in scope here"),
+                    span,
+                )
+                .with_label("used here")
+                .with_related(def, "defined here, inside a block that ends before the use")
+                .with_help(format!(
+                    "a name lives until the end of its block: define `{n}` before the block to use it after"
+                ))),
                 Some(def) => Err(Diagnostic::new(
                     format!("`{n}` is used before its definition"),
                     span,

@@ -250,6 +250,7 @@ impl KernelChecker {
                 let name = trip.iter().find(|n| {
                     d.message == format!("`{n}` is not defined")
                         || d.message == format!("`{n}` is used before its definition")
+                        || d.message == format!("`{n}` is not in scope here")
                 });
                 if let Some(n) = name {
                     d.message = format!("`{n}` is not in scope in `after`");
