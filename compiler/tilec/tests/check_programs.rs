@@ -86,6 +86,36 @@ fn an_if_s_conditions_group_in_parentheses() {
     check_source(src).unwrap_or_else(|d| panic!("{}", d[0].render("x", src)));
 }
 
+/// A mode sliced by `thread.x` under a condition that lets fewer threads
+/// through than it has coordinates is the program's choice; the block's
+/// threads cover it. With more coordinates than the block, it is refused.
+#[test]
+fn a_thread_condition_does_not_shrink_the_threads_that_cover_a_mode() {
+    let src = |block: u32| {
+        format!(
+            "kernel k(C: tensor<f32, (M):(1)>)
+{{
+    launch grid(M), block({block});
+    let s = shared<f32>((128, 2));
+    s[thread.x % 128, 0] = 1.0;
+    sync();
+    if thread.x < 32 {{
+        C[block.x] = s[thread.x, 0];
+    }}
+}}"
+        )
+    };
+    let ok = src(128);
+    check_source(&ok).unwrap_or_else(|d| panic!("{}", d[0].render("x", &ok)));
+    let narrow = src(64);
+    let d = check_source(&narrow).expect_err("128 coordinates on a block of 64 threads");
+    assert!(
+        d[0].message == "mode 0 has 128 coordinates but the block only 64 threads",
+        "{}",
+        d[0].render("x", &narrow)
+    );
+}
+
 #[test]
 fn every_wrong_program_gets_its_diagnostics() {
     let files = tile_files("tests/check/errors");

@@ -18,6 +18,7 @@ pub fn check_slice(
     shape: &IntTuple,
     coord: &Coord,
     ranges: &Ranges,
+    block_threads: Option<i64>,
     spans: &[Span],
     span: Span,
 ) -> Result<(), Diagnostic> {
@@ -30,7 +31,7 @@ pub fn check_slice(
         _ => first_outside(shape, coord, ranges).map(|o| (0, o)),
     };
     let Some((i, (c, size, reach))) = outside else {
-        return threads_cover(shape, coord, ranges, spans, span);
+        return threads_cover(shape, coord, block_threads, spans, span);
     };
     let at = argument_span(spans, coord, i, span);
     // The guard that keeps the coordinate inside, where it moves with the
@@ -113,11 +114,13 @@ fn argument_span(spans: &[Span], coord: &Coord, i: usize, span: Span) -> Span {
 /// Refuses a mode sliced by `thread.x` alone that has more coordinates
 /// than the block has threads: the rest are never taken, and the tile's
 /// elements there never copied or written (as a thread layout of more
-/// threads than the block is refused where it partitions).
+/// threads than the block is refused where it partitions). The block's
+/// threads, not those a condition around the slice lets through: under
+/// `if thread.x < 32` a slice of 128 coordinates is the program's choice.
 fn threads_cover(
     shape: &IntTuple,
     coord: &Coord,
-    ranges: &Ranges,
+    block_threads: Option<i64>,
     spans: &[Span],
     span: Span,
 ) -> Result<(), Diagnostic> {
@@ -132,9 +135,10 @@ fn threads_cover(
         if c.as_var() != Some(thread) {
             continue;
         }
-        let Some((_, hi)) = ranges(thread) else {
+        let Some(threads) = block_threads else {
             continue;
         };
+        let hi = threads - 1;
         if hi + 1 < size {
             let at = argument_span(spans, coord, i, span);
             return Err(Diagnostic::new(

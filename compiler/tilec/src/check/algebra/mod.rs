@@ -86,6 +86,9 @@ pub struct Evaluator<'a> {
     /// Where given, a tensor's slice coordinates are checked against its
     /// modes with these values.
     ranges: Option<&'a Ranges<'a>>,
+    /// The block's threads, for a mode sliced by `thread.x` that has more
+    /// coordinates than them (whatever conditions narrow `thread.x`).
+    block_threads: Option<i64>,
     pub conditions: Conditions,
     /// Names reported as undefined, so a caller can report each only once.
     pub undefined: Vec<String>,
@@ -216,6 +219,7 @@ impl<'a> Evaluator<'a> {
             defined_later: None,
             known_names: None,
             ranges: None,
+            block_threads: None,
             conditions: Conditions::new(),
             undefined: Vec::new(),
         }
@@ -231,8 +235,9 @@ impl<'a> Evaluator<'a> {
         self
     }
 
-    pub fn with_ranges(mut self, ranges: &'a Ranges<'a>) -> Self {
+    pub fn with_ranges(mut self, ranges: &'a Ranges<'a>, block_threads: Option<i64>) -> Self {
         self.ranges = Some(ranges);
+        self.block_threads = block_threads;
         self
     }
 
@@ -545,7 +550,14 @@ impl<'a> Evaluator<'a> {
         };
         if let (Value::Tensor(t), Some(ranges), Some(c)) = (callee, self.ranges, coord.to_coord()) {
             let spans: Vec<Span> = args.iter().map(|a| a.span).collect();
-            coordinates::check_slice(t.layout.shape(), &c, ranges, &spans, span)?;
+            coordinates::check_slice(
+                t.layout.shape(),
+                &c,
+                ranges,
+                self.block_threads,
+                &spans,
+                span,
+            )?;
             coordinates::full_slice(t, &c, &mut self.conditions);
         }
         apply(callee, &coord, fspan, span)

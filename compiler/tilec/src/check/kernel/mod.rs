@@ -403,7 +403,7 @@ impl KernelChecker {
         let mut ev = Evaluator::new(&lookup, &mut self.state)
             .with_defined_later(&later)
             .with_known_names(&known)
-            .with_ranges(&range);
+            .with_ranges(&range, known_ranges.block_threads());
         let v = ev.eval(e);
         let (conds, undefined) = (ev.conditions, ev.undefined);
         // An undefined name is reported once: later uses see it as broken.

@@ -29,16 +29,21 @@ pub(super) struct Ranges<'a> {
 }
 
 impl Ranges<'_> {
+    /// The threads of the block that run the statement, whatever the
+    /// conditions around it: the launch's, but none known in a producer.
+    pub fn block_threads(&self) -> Option<i64> {
+        if self.producer {
+            return None;
+        }
+        self.launch?
+            .block
+            .iter()
+            .try_fold(1i64, |a, b| a.checked_mul(b.as_static()?))
+    }
+
     pub fn of(&self, name: &str) -> Option<(i64, i64)> {
         let mut r = match Builtin::parse(name) {
-            Some(Builtin::Thread) if !self.producer => {
-                let l = self.launch?;
-                let threads = l
-                    .block
-                    .iter()
-                    .try_fold(1i64, |a, b| a.checked_mul(b.as_static()?))?;
-                (0, threads - 1)
-            }
+            Some(Builtin::Thread) if !self.producer => (0, self.block_threads()? - 1),
             Some(Builtin::Block(d)) => (0, self.launch?.grid.get(d as usize)?.as_static()? - 1),
             Some(Builtin::Thread) => return None,
             None => *self.loops.get(name)?,
