@@ -102,6 +102,10 @@ pub struct LaunchPlan {
     /// that variant instead, unless its blocks share multiprocessors
     /// ([`waves`]).
     pub launches: Vec<Launch>,
+    /// Where the entries were planned on parts of the grid and then made
+    /// one launch of the entry for any block (a small grid,
+    /// [`waves::one_launch`]): the multiprocessors that counted.
+    pub one_launch_on: Option<i64>,
     /// Dynamic shared memory to request, in bytes.
     pub dynamic_shared: u32,
     /// The whole grid, which the launches cover exactly once.
@@ -200,15 +204,24 @@ impl LaunchPlan {
         let values = bound(m, &self.extents);
         let first = self.launches.iter().map(|l| l.variant).min().unwrap_or(0);
         let threads = self.block.iter().map(|&b| b as i64).product();
-        let why = |v: &VariantSpec| match failing(v, &values) {
+        let why = |v: &VariantSpec| {
+            match failing(v, &values) {
             Some(c) => Some(format!(
                 "{} does not hold ({})",
                 self.in_callers_terms(m, &c.fact.to_string()),
                 c.needed_by
             )),
-            None => (!fits_whole_grid(v, self.grid, threads, &values)).then(|| {
-                "it divides in 32 bits, and its quotients' operands may pass them here".into()
+            None if !fits_whole_grid(v, self.grid, threads, &values) => {
+                Some("it divides in 32 bits, and its quotients' operands may pass them here".into())
+            }
+            None => self.one_launch_on.map(|n| {
+                let blocks: u64 = self.grid.iter().map(|&g| g as u64).product();
+                format!(
+                    "{blocks} blocks are at most {} waves on {n} multiprocessors: one launch of the entry for any block costs less than the full blocks and the edges apart",
+                    waves::ONE_LAUNCH_WAVES
+                )
             }),
+        }
         };
         m.variants[..first]
             .iter()
@@ -353,6 +366,9 @@ fn plan_sizes_within(
     sms: Option<i64>,
     cuda_limits: bool,
 ) -> Result<LaunchPlan, RuntimeError> {
+    // `--dims sm_count=N` stands for the device's multiprocessors, in the
+    // waves a plan counts as in a kernel that names it.
+    let sms = sms.map(|n| dims.get(SM_COUNT).unwrap_or(n));
     let mut extents = Vec::new();
     for e in &m.extents {
         let v = dims
@@ -551,9 +567,10 @@ fn planned(
     }
     let mut launches = launches(m, &fit, grid, &env)?;
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
+    let mut one_launch_on = None;
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
-        && sms.is_some_and(|n| one_launch(m, blocks, n, block, shared_waves_split))
+        && let Some(n) = sms.filter(|&n| one_launch(m, blocks, n, block, shared_waves_split))
     {
         // The edges' entry, which runs any block.
         launches = vec![Launch {
@@ -561,6 +578,7 @@ fn planned(
             grid,
             offset: [0; 3],
         }];
+        one_launch_on = Some(n);
     }
     // A cluster entry runs on whole clusters: past the grid's end, pad
     // blocks (of an entry for any block) take part in the cluster's
@@ -707,6 +725,7 @@ fn planned(
     };
     Ok(LaunchPlan {
         launches,
+        one_launch_on,
         dynamic_shared,
         grid,
         block,

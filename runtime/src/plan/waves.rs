@@ -22,7 +22,7 @@ use crate::staging::Staging;
 /// 0.446 as one; sgemm_nt_sm80 0.542, 0.373; the bf16 kernels within 2%
 /// either way; docs/performance.md, version 15). [`shares_one_wave`] names
 /// the exception.
-const ONE_LAUNCH_WAVES: u128 = 2;
+pub(super) const ONE_LAUNCH_WAVES: u128 = 2;
 
 /// Shared memory an sm_90 multiprocessor holds for its blocks, what it
 /// sets aside beside each block's own, and the threads it runs at once.

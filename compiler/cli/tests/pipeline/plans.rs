@@ -583,6 +583,21 @@ fn a_small_grid_is_one_launch_on_the_gpu_unless_its_blocks_share_multiprocessors
     );
     assert_eq!(copied(Some(35)), [0, 1]);
     assert_eq!(entries(small, None), entries(small, Some(35)));
+    // `tilec check --dims` says why the full entry does not run there.
+    let why = plan(small, Some(132)).passed_over(&m);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert_eq!(why[0].0, "sgemm_tn_sm80");
+    assert!(
+        why[0]
+            .1
+            .contains("72 blocks are at most 2 waves on 132 multiprocessors"),
+        "{why:?}"
+    );
+    // `sm_count` in the dims stands for the device's multiprocessors.
+    assert_eq!(
+        entries(&format!("{small},sm_count=35"), Some(132)),
+        entries(small, Some(35))
+    );
     assert_eq!(
         entries("M=4000,N=4000,K=4000", Some(132))[0],
         "sgemm_tn_sm80"
