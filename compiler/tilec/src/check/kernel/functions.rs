@@ -564,18 +564,23 @@ fn one_coordinate_a_thread(thr: &Layout, name: &str, a: &Args) -> Result<(), Dia
     let Some(mut leaves) = leaves else {
         return Ok(());
     };
+    let in_mode_order = leaves.clone();
     // A mode of one coordinate gives every thread 0, whatever its stride.
     leaves.retain(|&(d, s)| d != 0 && s != 1);
     leaves.sort();
     let mut next = 1;
-    for (d, s) in leaves {
+    for &(d, s) in &leaves {
         if d != next {
+            let pair = match first_shared_coordinate(&in_mode_order, thr.size().as_static()) {
+                Some((t0, t1, c)) => format!("threads {t0} and {t1} both take {c}, as "),
+                None => String::new(),
+            };
             return Err(Diagnostic::new(
                 format!("the thread layout `{name}` ({thr}) gives two threads one coordinate"),
                 a.spans[1],
             )
             .with_label(format!(
-                "a thread's coordinate is (index / stride) % extent: stride {d} where {next} would give each its own"
+                "{pair}a thread's coordinate is (index / stride) % extent: stride {d} where {next} would give each its own"
             ))
             .with_help(
                 "make the strides those of a compact layout in some order, each the product of the extents with smaller strides (e.g. (32, 4):(1, 32) or (32, 4):(4, 1)); stride 0 shares a mode among threads on purpose",
@@ -584,4 +589,27 @@ fn one_coordinate_a_thread(thr: &Layout, name: &str, a: &Args) -> Result<(), Dia
         next = d * s;
     }
     Ok(())
+}
+
+/// The first two threads of `threads` (up to 2^16) that the thread layout
+/// of `leaves` ((stride, extent) in mode order) gives one coordinate,
+/// `(index / stride) % extent` in each (0 where the stride is), and that
+/// coordinate.
+fn first_shared_coordinate(
+    leaves: &[(i64, i64)],
+    threads: Option<i64>,
+) -> Option<(i64, i64, String)> {
+    let mut seen = std::collections::HashMap::new();
+    for t in 0..threads?.min(1 << 16) {
+        let c: Vec<i64> = leaves
+            .iter()
+            .map(|&(d, s)| if d == 0 { 0 } else { (t / d) % s })
+            .collect();
+        if let Some(&first) = seen.get(&c) {
+            let text: Vec<String> = c.iter().map(i64::to_string).collect();
+            return Some((first, t, format!("({})", text.join(", "))));
+        }
+        seen.insert(c, t);
+    }
+    None
 }
