@@ -484,14 +484,22 @@ impl<'a> Evaluator<'a> {
                 None => {
                     let d = Diagnostic::new(format!("`{n}` is not defined"), span)
                         .with_label("unknown name");
-                    // The closest names, ignoring case first: one typo or
-                    // two (one for short names), the fewest wins.
+                    // The closest names, ignoring case first: two typos,
+                    // one for names of 3 or 4 characters, only case for
+                    // shorter ones (a typo there makes most names close);
+                    // the fewest wins. A typo counts 2 (its edit, and the
+                    // case-blind inequality), a difference of case alone 0.
                     let distance = |k: &str| {
                         edit_distance(&k.to_ascii_lowercase(), &n.to_ascii_lowercase())
                             + usize::from(!k.eq_ignore_ascii_case(n))
                     };
-                    let limit = if n.len() > 4 { 3 } else { 2 };
-                    let known = self.known_names.map_or(Vec::new(), |f| f());
+                    let limit = match n.len() {
+                        0..=2 => 2,
+                        3 | 4 => 3,
+                        _ => 4,
+                    };
+                    let mut known = self.known_names.map_or(Vec::new(), |f| f());
+                    known.extend(tilec_layout::Builtin::ALL.map(|b| b.name().to_string()));
                     let best = known
                         .iter()
                         .map(|k| distance(k))
@@ -505,7 +513,7 @@ impl<'a> Evaluator<'a> {
                     Err(match close.as_slice() {
                         // CUDA's 2-D and 3-D blocks: here a thread layout
                         // gives a thread its coordinates.
-                        _ if n == "thread.y" || n == "thread.z" => d.with_help(
+                        _ if n.starts_with("thread.") => d.with_help(
                             "blocks are one-dimensional: a thread is `thread.x`, and a thread layout gives it coordinates, e.g. local_partition(T, (32, 8):(1, 32), thread.x) for a 32 x 8 block",
                         ),
                         [] => d,
