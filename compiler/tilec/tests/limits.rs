@@ -34,6 +34,10 @@ fn long_statements_are_refused() {
     assert!(first_error(&kernel_with(&sum)).contains("longer than 1024 tokens"));
     let chain = format!("A{}", "(0)".repeat(10_000));
     assert!(first_error(&kernel_with(&chain)).contains("longer than 1024 tokens"));
+    // At the statement's first token, which a snippet can show.
+    let src = kernel_with(&sum);
+    let d = &check_source(&src).expect_err("an error")[0];
+    assert_eq!(&src[d.span.start..d.span.end], "let");
 }
 
 #[test]

@@ -34,7 +34,9 @@ pub const MAX_ELSE_IF: usize = 128;
 /// the tokens, before any tree exists. An `else if` chain longer than
 /// [`MAX_ELSE_IF`] is refused too.
 fn within_limits(src: &str) -> Result<(), Diagnostic> {
-    let (mut depth, mut count, mut start) = (0usize, 0usize, 0usize);
+    let (mut depth, mut count) = (0usize, 0usize);
+    // The first token of the statement being counted.
+    let mut first = Span { start: 0, end: 0 };
     // The `else if`s of the chain open at each bracket depth.
     let mut chains: Vec<usize> = vec![0];
     let mut previous: Option<lexer::Tok> = None;
@@ -86,15 +88,23 @@ fn within_limits(src: &str) -> Result<(), Diagnostic> {
             t,
             lexer::Tok::Semi | lexer::Tok::LBrace | lexer::Tok::RBrace
         ) {
-            (count, start) = (0, r);
+            count = 0;
             continue;
+        }
+        if count == 0 {
+            first = here;
         }
         count += 1;
         if count > MAX_STATEMENT_TOKENS {
+            // At its first token: the whole statement, as long as it is,
+            // would be a span past what a snippet shows.
             return Err(Diagnostic::new(
                 format!("this statement is longer than {MAX_STATEMENT_TOKENS} tokens"),
-                Span { start, end: r },
+                first,
             )
+            .with_label(format!(
+                "the statement that starts here has more than {MAX_STATEMENT_TOKENS} tokens"
+            ))
             .with_help("split it into several statements with `let`, `layout` or `tiler`"));
         }
     }
