@@ -531,10 +531,24 @@ impl KernelChecker {
                 .collect();
             sizes.sort_by_key(|s| std::cmp::Reverse(s.0));
             let sizes: Vec<String> = sizes.iter().map(|(n, b)| format!("{b} {n}")).collect();
+            // What the total holds beside the buffers' bytes, where it
+            // holds anything.
+            let tma = self.state.shared.iter().any(|b| b.tma);
+            let extra: Vec<String> = [
+                tma.then(|| "the TMA tiles aligned to 128 bytes".to_string()),
+                (barriers > 0).then(|| format!("{barriers} bytes of mbarriers")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let extra = match extra.is_empty() {
+                true => String::new(),
+                false => format!(", with {}", extra.join(" and ")),
+            };
             self.diags.push(
                 Diagnostic::new(
                     format!(
-                        "shared memory exceeds the device limit: {used} bytes of {} (227 KB on sm_90), with the TMA tiles aligned to 128 bytes and {barriers} bytes of mbarriers",
+                        "shared memory exceeds the device limit: {used} bytes of {} (227 KB on sm_90){extra}",
                         super::SHARED_LIMIT_BYTES
                     ),
                     // A pipeline's stages are where the bytes usually go.
