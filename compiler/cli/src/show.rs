@@ -102,6 +102,11 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
             let shape = tile
                 .to_int_tuple()
                 .ok_or_else(|| format!("error: the tile {tile} must be a shape"))?;
+            if shape.leaves().iter().any(|x| x.as_static().is_some_and(|v| v < 1)) {
+                return Err(format!(
+                    "error: the tile {tile} has an extent below 1; extents are at least 1 (use 1 for a mode with a single coordinate)"
+                ));
+            }
             picture::tv_picture(&layout, &shape)
         }
     }

@@ -43,6 +43,21 @@ fn an_inadmissible_expression_exits_1_with_a_diagnostic() {
     assert!(err.contains("help:"), "{err}");
 }
 
+/// Outside a kernel the block and thread indices are not names: an
+/// expression that uses one is told so, never offered the same name.
+#[test]
+fn an_index_outside_a_kernel_is_not_offered_as_its_own_spelling() {
+    for e in ["size(block.x)", "size(thread.x)"] {
+        let (code, _, err) = tilec(&["algebra", e], "");
+        assert_eq!(code, 1, "{e}");
+        assert!(err.contains("is not defined"), "{e}: {err}");
+        assert!(
+            !err.contains("similar name") && !err.contains("one-dimensional"),
+            "{e}: {err}"
+        );
+    }
+}
+
 /// A tile of no cells for `show --tv` is an extent error that names the
 /// tile and the fix, not a picture-size limit.
 #[test]
@@ -50,7 +65,7 @@ fn a_tv_tile_of_extent_zero_says_extents_start_at_one() {
     let (code, out, err) = tilec(&["show", "--tv", "(0,4)", "(8,4):(1,8)"], "");
     assert_eq!(code, 1, "{out}");
     assert!(
-        err.contains("mode 0 of (0,4):(1,0) has the extent 0: extents must be at least 1"),
+        err.contains("the tile (0,4) has an extent below 1; extents are at least 1"),
         "{err}"
     );
     assert!(!err.contains("pictures are drawn"), "{err}");

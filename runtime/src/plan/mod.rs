@@ -368,7 +368,13 @@ fn plan_sizes_within(
 ) -> Result<LaunchPlan, RuntimeError> {
     // `--dims sm_count=N` stands for the device's multiprocessors, in the
     // waves a plan counts as in a kernel that names it.
-    let sms = sms.map(|n| dims.get(SM_COUNT).unwrap_or(n));
+    let given = dims.get(SM_COUNT);
+    if let Some(v) = given.filter(|v| !(1..tilec_layout::EXTENT_END).contains(v)) {
+        return Err(RuntimeError::Usage(format!(
+            "sm_count = {v}; a device has at least 1 multiprocessor (and fewer than 2^40)"
+        )));
+    }
+    let sms = sms.map(|n| given.unwrap_or(n));
     let mut extents = Vec::new();
     for e in &m.extents {
         let v = dims

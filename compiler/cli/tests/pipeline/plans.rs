@@ -593,11 +593,17 @@ fn a_small_grid_is_one_launch_on_the_gpu_unless_its_blocks_share_multiprocessors
             .contains("72 blocks are at most 2 waves on 132 multiprocessors"),
         "{why:?}"
     );
-    // `sm_count` in the dims stands for the device's multiprocessors.
+    // `sm_count` in the dims stands for the device's multiprocessors, at
+    // least one.
     assert_eq!(
         entries(&format!("{small},sm_count=35"), Some(132)),
         entries(small, Some(35))
     );
+    for bad in ["0", "-3", "1099511627776"] {
+        let refused = Dims::parse(&format!("{small},sm_count={bad}"))
+            .map_or(true, |d| plan_sizes_for(&m, &d, Some(132)).is_err());
+        assert!(refused, "sm_count={bad}");
+    }
     assert_eq!(
         entries("M=4000,N=4000,K=4000", Some(132))[0],
         "sgemm_tn_sm80"

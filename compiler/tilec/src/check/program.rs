@@ -573,6 +573,14 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The threads of a block, where the launch states a static number
+    /// (and it fits 64 bits).
+    pub fn static_threads(&self) -> Option<i64> {
+        self.block
+            .iter()
+            .try_fold(1i64, |n, d| n.checked_mul(d.as_static()?))
+    }
+
     /// The grid dimension the cluster spans, if there is a cluster (one
     /// dimension at most: the checker's rule).
     pub fn cluster_dim(&self) -> Option<u8> {

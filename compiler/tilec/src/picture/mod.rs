@@ -36,13 +36,11 @@ fn static_size(t: &IntTuple, what: &str) -> Result<usize, String> {
         .as_static()
         .ok_or_else(|| format!("{what} {t} is not static"))?;
     if n < 1 {
-        return Err(format!(
-            "{what} has the extent {t}: extents must be at least 1 (use 1 for a mode with a single coordinate)"
-        ));
+        return Err(format!("{what} has no cells: extents are at least 1"));
     }
     if n > MAX_CELLS {
         return Err(format!(
-            "{what}, {t}, has {n} cells; pictures are drawn up to {MAX_CELLS}"
+            "{what} has {n} cells; pictures are drawn up to {MAX_CELLS}"
         ));
     }
     Ok(n as usize)

@@ -200,7 +200,12 @@ fn to_diagnostic(
             token: (l, t, r),
             expected,
         } => {
-            if let Some(end) = statement_left_open(src, l, &expected) {
+            // A word or a brace opens the next statement; a `)` or `,`
+            // there is an unbalanced bracket, not a missing `;`.
+            let opens = t
+                .to_string()
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '{' || c == '}');
+            if let Some(end) = statement_left_open(src, l, &expected).filter(|_| opens) {
                 return Diagnostic::new("missing `;`", Span { start: end, end })
                     .with_help(format!(
                         "end the statement here with `;`: the `{t}` on the next line cannot continue it"
@@ -275,6 +280,41 @@ fn expected_help(expected: &[String]) -> String {
 mod tests {
     use super::*;
     use ast::ExprKind;
+
+    /// A statement left open before a line that starts another is a
+    /// missing `;` at the end of its code (comments and blank lines
+    /// passed over, CRLF too); a `)` starting the next line is an
+    /// unbalanced bracket, left to the parser's own message.
+    #[test]
+    fn a_missing_semicolon_is_found_at_the_end_of_its_line() {
+        let kernel = |body: &str| format!("kernel k(A: tensor<f32, (M):(1)>) {{\n{body}\n}}");
+        for (body, before) in [
+            (
+                "    launch grid(M), block(1)\n    A[block.x] = 1.0;",
+                "block(1)",
+            ),
+            (
+                "    launch grid(M), block(1) // é\r\n\r\n    A[block.x] = 1.0;",
+                "block(1)",
+            ),
+            (
+                "    launch grid(M), block(1);\n    A[block.x] = 1.0\n}\nkernel j() {",
+                "= 1.0",
+            ),
+        ] {
+            let src = kernel(body);
+            let d = parse_program(&src).expect_err("a missing `;`");
+            assert_eq!(d.message, "missing `;`", "{body}");
+            assert!(
+                src[..d.span.start].ends_with(before),
+                "{body}: {:?}",
+                &src[..d.span.start]
+            );
+        }
+        let src = kernel("    launch grid(M), block(1);\n    let x = A[block.x]\n    );");
+        let d = parse_program(&src).expect_err("an unbalanced bracket");
+        assert_eq!(d.message, "unexpected `)`");
+    }
 
     #[test]
     fn spans_cover_their_source() {

@@ -498,8 +498,14 @@ impl<'a> Evaluator<'a> {
                         3 | 4 => 3,
                         _ => 4,
                     };
-                    let mut known = self.known_names.map_or(Vec::new(), |f| f());
-                    known.extend(tilec_layout::Builtin::ALL.map(|b| b.name().to_string()));
+                    // In a kernel's statements the block and thread
+                    // indices are names too (not in a parameter's layout).
+                    let mut known = self.known_names.map_or(Vec::new(), |f| {
+                        let mut names = f();
+                        names.extend(tilec_layout::Builtin::ALL.map(|b| b.name().to_string()));
+                        names
+                    });
+                    known.retain(|k| k != n);
                     let best = known
                         .iter()
                         .map(|k| distance(k))
@@ -513,7 +519,7 @@ impl<'a> Evaluator<'a> {
                     Err(match close.as_slice() {
                         // CUDA's 2-D and 3-D blocks: here a thread layout
                         // gives a thread its coordinates.
-                        _ if n.starts_with("thread.") => d.with_help(
+                        _ if n.starts_with("thread.") && self.known_names.is_some() => d.with_help(
                             "blocks are one-dimensional: a thread is `thread.x`, and a thread layout gives it coordinates, e.g. local_partition(T, (32, 8):(1, 32), thread.x) for a 32 x 8 block",
                         ),
                         [] => d,

@@ -32,13 +32,10 @@ impl Ranges<'_> {
     /// The threads of the block that run the statement, whatever the
     /// conditions around it: the launch's, but none known in a producer.
     pub fn block_threads(&self) -> Option<i64> {
-        if self.producer {
-            return None;
+        match self.producer {
+            true => None,
+            false => self.launch?.static_threads(),
         }
-        self.launch?
-            .block
-            .iter()
-            .try_fold(1i64, |a, b| a.checked_mul(b.as_static()?))
     }
 
     pub fn of(&self, name: &str) -> Option<(i64, i64)> {

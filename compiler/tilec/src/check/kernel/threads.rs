@@ -272,11 +272,7 @@ impl KernelChecker {
 
     /// The threads of a block, where the launch states a static number.
     pub(super) fn block_threads(&self) -> Option<i64> {
-        let (launch, _) = self.launch.as_ref()?;
-        launch
-            .block
-            .iter()
-            .try_fold(1i64, |n, d| Some(n * d.as_static()?))
+        self.launch.as_ref()?.0.static_threads()
     }
 
     /// The group's levels through shared memory: each thread's values of
