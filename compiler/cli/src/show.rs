@@ -4,7 +4,7 @@
 //! for places that do not show SVG.
 
 use std::process::ExitCode;
-use tilec::check::algebra::eval_static;
+use tilec::check::algebra::{eval_static, positive_extents};
 use tilec::check::value::Value;
 use tilec::picture::{self, Picture};
 use tilec_layout::{IntTuple, Operand};
@@ -102,11 +102,13 @@ fn picture_of(args: &Args) -> Result<Picture, String> {
             let shape = tile
                 .to_int_tuple()
                 .ok_or_else(|| format!("error: the tile {tile} must be a shape"))?;
-            if shape.leaves().iter().any(|x| x.as_static().is_some_and(|v| v < 1)) {
-                return Err(format!(
-                    "error: the tile {tile} has an extent below 1; extents are at least 1 (use 1 for a mode with a single coordinate)"
-                ));
-            }
+            // Its extents at least 1, as a layout's shape is checked.
+            let whole = tilec::span::Span {
+                start: 0,
+                end: tile_src.len(),
+            };
+            positive_extents(&shape, whole)
+                .map_err(|d| format!("{:?}", d.report("tile", tile_src)))?;
             picture::tv_picture(&layout, &shape)
         }
     }

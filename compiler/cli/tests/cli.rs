@@ -65,7 +65,8 @@ fn a_tv_tile_of_extent_zero_says_extents_start_at_one() {
     let (code, out, err) = tilec(&["show", "--tv", "(0,4)", "(8,4):(1,8)"], "");
     assert_eq!(code, 1, "{out}");
     assert!(
-        err.contains("the tile (0,4) has an extent below 1; extents are at least 1"),
+        err.contains("the shape (0,4) has the extent 0")
+            && err.contains("extents must be at least 1"),
         "{err}"
     );
     assert!(!err.contains("pictures are drawn"), "{err}");

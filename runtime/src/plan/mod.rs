@@ -204,8 +204,16 @@ impl LaunchPlan {
         let values = bound(m, &self.extents);
         let first = self.launches.iter().map(|l| l.variant).min().unwrap_or(0);
         let threads = self.block.iter().map(|&b| b as i64).product();
-        let why = |v: &VariantSpec| {
-            match failing(v, &values) {
+        // Why an entry that could run does not, where the plan made one
+        // launch of the entry for any block.
+        let merged = self.one_launch_on.map(|n| {
+            let blocks: u64 = self.grid.iter().map(|&g| g as u64).product();
+            format!(
+                "{blocks} blocks are at most {} waves on {n} multiprocessors: one launch of the entry for any block costs less than the full blocks and the edges apart",
+                waves::ONE_LAUNCH_WAVES
+            )
+        });
+        let why = |v: &VariantSpec| match failing(v, &values) {
             Some(c) => Some(format!(
                 "{} does not hold ({})",
                 self.in_callers_terms(m, &c.fact.to_string()),
@@ -214,14 +222,7 @@ impl LaunchPlan {
             None if !fits_whole_grid(v, self.grid, threads, &values) => {
                 Some("it divides in 32 bits, and its quotients' operands may pass them here".into())
             }
-            None => self.one_launch_on.map(|n| {
-                let blocks: u64 = self.grid.iter().map(|&g| g as u64).product();
-                format!(
-                    "{blocks} blocks are at most {} waves on {n} multiprocessors: one launch of the entry for any block costs less than the full blocks and the edges apart",
-                    waves::ONE_LAUNCH_WAVES
-                )
-            }),
-        }
+            None => merged.clone(),
         };
         m.variants[..first]
             .iter()

@@ -6,7 +6,7 @@ use crate::span::Span;
 use tilec_layout::{Int, IntTuple, Tiler};
 
 /// Extents are at least 1: a zero or negative extent has no coordinates.
-pub(super) fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
+pub fn positive_extents(shape: &IntTuple, span: Span) -> Result<(), Diagnostic> {
     at_least_one(&shape.leaves(), || format!("the shape {shape}"), span)
 }
 

@@ -15,8 +15,9 @@ mod extents;
 mod functions;
 mod names;
 
+use extents::non_negative_strides;
+pub use extents::positive_extents;
 pub(crate) use extents::positive_tiler;
-use extents::{non_negative_strides, positive_extents};
 pub use functions::{FUNCTIONS, Function};
 pub use names::edit_distance;
 use names::{function_name, unknown_function};
