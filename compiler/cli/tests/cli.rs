@@ -384,6 +384,22 @@ fn check_plans_the_launch_at_the_extents_given() {
         "persistent_one_warpgroup at M=192,N=512,K=128,sm_count=3: \
          persistent_one_warpgroup on 3 blocks; every access in bounds"
     );
+    // A tiler of spread-out tiles: full where a tile's last element is in
+    // (the fact was `32 * (block.x + 1) <= M`, and the proof refused the
+    // full entry's last blocks at M=100000).
+    let k = format!("{ROOT}/tests/run/strided_tiler.tile");
+    let (code, out, err) = tilec(&["check", &k, "--dims", "M=100000"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("strided_tiler on 3124 blocks, strided_tiler_guarded on 2 blocks"),
+        "{out}"
+    );
+    let (code, out, _) = tilec(&["check", "--shapes", &k], "");
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("fast path where (((block.x%2)+(64*(block.x/2)))+63) <= M"),
+        "{out}"
+    );
     let k = format!("{ROOT}/examples/sgemm_nt_sm80.tile");
     let (code, out, _) = tilec(&["check", &k, "--dims", "M=1000,N=1037,K=999"], "");
     assert_eq!(code, 0);

@@ -278,6 +278,7 @@ impl KernelState {
         let t = even(
             t,
             &tiler,
+            &[],
             None,
             a,
             conds,
@@ -374,6 +375,7 @@ impl KernelState {
         let t = even(
             t,
             &tiler,
+            &[],
             None,
             a,
             conds,
@@ -474,7 +476,14 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
             Tiler::Tuple(_) => IntTuple::from(1),
         })
         .collect();
-    let t = even(t, &sizes, Some(&coord), a, conds, "the tile")?;
+    let spread: Vec<Option<Layout>> = tiler
+        .iter()
+        .map(|x| match x {
+            Tiler::Layout(l) => super::partition::spread_of(l),
+            _ => None,
+        })
+        .collect();
+    let t = even(t, &sizes, &spread, Some(&coord), a, conds, "the tile")?;
     let by = Tiler::Tuple(tiler);
     let view = t
         .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))

@@ -85,10 +85,14 @@ pub(super) fn flat_coord(m: &Layout, index: &Int) -> Int {
 /// A mode that the tiles may overrun also bounds the view's own coordinate
 /// in it: elements past a tile's edge (four threads over a mode of one) are
 /// guarded by the tile, not only by the tensor, whose extent lies further.
+/// A mode a layout tiler cuts whose tiles are not whole runs of the mode
+/// (`(32):(2)`: block `c` takes every other element from `c % 2`) is given
+/// in `spread` (by mode): its tile is full where its last element is in.
 /// Returns the view with those coordinate functions added.
 pub(super) fn even(
     mut t: View,
     tiles: &[IntTuple],
+    spread: &[Option<Layout>],
     at: Option<&[Coord]>,
     a: &Args,
     conds: &mut Conditions,
@@ -123,7 +127,10 @@ pub(super) fn even(
                         let from_start = Fact::Le(Int::Static(0), c.clone());
                         conds.record_for(from_start, FULL_TILES, tensor_of(&t));
                     }
-                    Fact::Le(c.add(&Int::Static(1)).mul(&tile), bound.clone())
+                    match spread.get(i).and_then(Option::as_ref) {
+                        Some(l) => spread_tile_inside(l, c, bound),
+                        None => Fact::Le(c.add(&Int::Static(1)).mul(&tile), bound.clone()),
+                    }
                 }
                 _ => Fact::divides(&tile, bound),
             };
@@ -158,6 +165,35 @@ pub(super) fn even(
             })?;
     }
     Ok(t)
+}
+
+/// Whether tile `c` of a mode of extent `bound`, cut by tiler `l` whose
+/// tiles are spread out (CuTe's logical divide: the tile's first element
+/// at the complement's `c`, its last `cosize(l) - 1` further), is whole:
+/// its last element below `bound`. Where the complement needs a condition
+/// of its own, no tile is taken to be whole (the guarded entry runs).
+fn spread_tile_inside(l: &Layout, c: &Int, bound: &Int) -> Fact {
+    let mut own = Conditions::default();
+    let first = tilec_layout::complement(l, &IntTuple::Int(bound.clone()), &mut own)
+        .ok()
+        .filter(|_| own.is_empty())
+        .and_then(|rest| rest.eval(&Coord::Int(c.clone())).ok());
+    match first {
+        Some(first) => Fact::Le(first.add(&l.cosize()), bound.clone()),
+        None => Fact::Any(Vec::new()),
+    }
+}
+
+/// Whether a tiler mode's tiles are whole runs of its mode: a layout that
+/// takes each of `0..size` once (`(4, 8):(8, 1)`), or a size.
+pub(super) fn spread_of(l: &Layout) -> Option<Layout> {
+    let (size, cosize) = (l.size().as_static(), l.cosize().as_static());
+    match (size, cosize) {
+        (Some(n), Some(c)) if n == c && l.coalesce().stride().product().as_static() == Some(1) => {
+            None
+        }
+        _ => Some(l.clone()),
+    }
 }
 
 /// The kernel parameter a view is of, if it is one's.
