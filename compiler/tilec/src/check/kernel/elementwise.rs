@@ -4,7 +4,7 @@
 //! functions. `axpby` is one of them.
 
 use super::KernelChecker;
-use super::operations::{mode_sizes, writable};
+use super::operations::{mode_sizes, reads_no_element_it_wrote, writable};
 use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, Op, Scalar, View};
 use crate::check::value::Value;
@@ -49,6 +49,11 @@ impl KernelChecker {
             integers: dst.elem == Elem::I32,
         };
         let value = self.elementwise(value, &to, 0)?;
+        let mut read = Vec::new();
+        value.tensors_outside_reductions(&mut read);
+        for src in read {
+            reads_no_element_it_wrote(&dst, src, target)?;
+        }
         // `dst = src` of one type and shape is a copy, which vectorizes.
         if let Elementwise::Tensor(src) = &value
             && src.elem == dst.elem

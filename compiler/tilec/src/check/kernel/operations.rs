@@ -102,6 +102,7 @@ impl KernelChecker {
                 }
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 writable(&dst, &args[1], name)?;
+                reads_no_element_it_wrote(&dst, &src, &args[1])?;
                 let asynchronous = name == "copy_async";
                 if asynchronous {
                     async_spaces(&src, &args[0], &dst, &args[1])?;
@@ -369,6 +370,54 @@ pub(super) fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
         e.span,
     )
     .with_label(format!("shape {}", v.layout.shape())))
+}
+
+/// A statement that writes an element of its target before it reads that
+/// element as a later one of its operand `src` (a transpose in place,
+/// `r = composition(r, (4, 4):(4, 1))`): element-wise statements go element
+/// by element, so the later read would see the new value. Refused at the
+/// statement, wherever both views' offsets are known apart (registers, or
+/// one tile of a tensor seen two ways).
+pub(super) fn reads_no_element_it_wrote(
+    dst: &View,
+    src: &View,
+    e: &Expr,
+) -> Result<(), Diagnostic> {
+    if src.base != dst.base {
+        return Ok(());
+    }
+    let apart = match (src.offset.as_static(), dst.offset.as_static()) {
+        (Some(s), Some(d)) => s - d,
+        _ if src.offset == dst.offset => 0,
+        _ => return Ok(()),
+    };
+    let (at_dst, at_src) = (
+        |i: i64| dst.layout.at_static(i),
+        |i: i64| Some(src.layout.at_static(i)? + apart),
+    );
+    let Some(n) = dst.layout.size().as_static() else {
+        return Ok(());
+    };
+    let mut written = std::collections::HashMap::new();
+    for i in 0..n {
+        if let Some(w) = at_dst(i) {
+            written.entry(w).or_insert(i);
+        }
+        let Some(read) = at_src(i) else { continue };
+        if let Some(&first) = written.get(&read)
+            && first < i
+        {
+            return Err(Diagnostic::new(
+                "this statement overwrites an element of its target before its operand reads it",
+                e.span,
+            )
+            .with_label(format!(
+                "element {first} of the result is written where element {i} of the operand reads later"
+            ))
+            .with_help("an element-wise statement goes element by element, so its operand may not be a rearranged view of its target: write into another tensor (registers<f32>(...)) and copy that back"));
+        }
+    }
+    Ok(())
 }
 
 /// The operands of a tensor-core gemm: tensors of the atom's element types,
