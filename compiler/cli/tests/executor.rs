@@ -180,6 +180,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/tma_copy_loop.tile", "M=200,N=300"),
         ("tests/run/tma_load_in_a_reduce.tile", "M=136,N=200,K=264"),
         ("tests/run/strided_tiler.tile", "M=1000"),
+        ("tests/run/silu.tile", "M=37,N=1000"),
         ("tests/run/strided_tiler.tile", "M=37"),
         (
             "tests/run/streamk_pipeline.tile",

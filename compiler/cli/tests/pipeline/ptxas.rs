@@ -51,6 +51,7 @@ fn every_example_builds_to_ptx_that_ptxas_accepts() {
         root().join("tests/run/tma_multicast.tile"),
         root().join("tests/run/persistent_gemm.tile"),
         root().join("tests/run/persistent_one_warpgroup.tile"),
+        root().join("tests/run/silu.tile"),
     ]) {
         let (code, _, err) = tilec(&["build", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {err}", f.display());

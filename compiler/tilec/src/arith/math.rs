@@ -38,6 +38,26 @@ pub fn unary<F: Float>(f: &mut F, op: Unary, x: F::V) -> Result<F::V, F::Error> 
             let t = f.approx(Approx::Tanh, u)?;
             gelu_from(f, x, t)
         }
+        // With e = e^-|x| (never past 1, so never overflowing): 1 / (1 + e)
+        // where x >= 0, e / (1 + e) where x < 0 (whose value, as small as
+        // e^x, would be 0 through an overflowing e^-x); SiLU's numerator
+        // times x.
+        Unary::Sigmoid | Unary::Silu => {
+            let a = f.abs(x)?;
+            let minus = f.neg(a)?;
+            let e = exp(f, minus)?;
+            let (zero, one) = (f.lit(0.0)?, f.lit(1.0)?);
+            let d = f.add(one, e)?;
+            let negative = f.compare(Binary::Lt, x, zero)?;
+            let top = match op {
+                Unary::Silu => {
+                    let xe = f.mul(x, e)?;
+                    f.select(negative, xe, x)?
+                }
+                _ => f.select(negative, e, one)?,
+            };
+            f.div(top, d)
+        }
         // CUDA's __expf and __logf: the approximation in base 2, the
         // argument or the result scaled by one rounded product.
         Unary::FastExp => {
@@ -541,6 +561,39 @@ mod tests {
         // tanh's -0 (PyTorch's forms give -0).
         assert_eq!(run(Unary::Gelu, -0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(run(Unary::GeluTanh, -0.0).to_bits(), 0.0f32.to_bits());
+    }
+
+    /// The logistic function and SiLU against their f64 formulas: within
+    /// 3 ulp (exp's 1, the product's, the sum's and the quotient's
+    /// roundings), down to the subnormal tail (sigmoid(-100) = e^-100;
+    /// SiLU's there as x times a subnormal), and their edges: 0 and 1, -0
+    /// and x, NaN from NaN and from silu(-inf).
+    #[test]
+    fn sigmoid_and_silu_keep_their_accuracy() {
+        let ulp = |v: f64| {
+            let v = (v as f32).abs().max(f32::MIN_POSITIVE);
+            (f32::from_bits(v.to_bits() + 1) - v) as f64
+        };
+        for op in [Unary::Sigmoid, Unary::Silu] {
+            for x in sweep(-100.0, 100.0, 200_000) {
+                let (want, got) = (op.exact(x as f64), run(op, x) as f64);
+                // Where e^x is subnormal its absolute rounding, 2^-149,
+                // times SiLU's x (PyTorch's x * sigmoid(x) carries it too).
+                let tail = (x as f64).abs() * 2f64.powi(-148);
+                assert!(
+                    (got - want).abs() <= 3.0 * ulp(want) + tail,
+                    "{op}({x}) = {got}, want {want}"
+                );
+            }
+            assert!(run(op, f32::NAN).is_nan(), "{op}");
+        }
+        let inf = f32::INFINITY;
+        assert_eq!(run(Unary::Sigmoid, -inf), 0.0);
+        assert_eq!(run(Unary::Sigmoid, inf), 1.0);
+        assert_eq!(run(Unary::Sigmoid, 0.0), 0.5);
+        assert_eq!(run(Unary::Silu, -1e30).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(run(Unary::Silu, 1e30), 1e30);
+        assert!(run(Unary::Silu, -inf).is_nan());
     }
 
     #[test]

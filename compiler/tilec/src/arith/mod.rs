@@ -44,6 +44,15 @@ pub enum Unary {
     /// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, in the fewest
     /// operations: `h + h tanh(x (k0 + k1 x^2))`, `h = x/2`.
     GeluTanh,
+    /// The logistic function `1 / (1 + e^-x)`, within 3 ulp (as
+    /// `e^x / (1 + e^x)` below 0, so that its far negative tail is `e^x`,
+    /// not 0 through an overflow).
+    Sigmoid,
+    /// SiLU (swish), `x * sigmoid(x)` (PyTorch's `silu`), as `x / (1 +
+    /// e^-x)` and below 0 `x e^x / (1 + e^x)`, within 3 ulp where `e^x` is
+    /// normal (below about -87, `x` times its subnormal rounding, as
+    /// PyTorch's f32 `x * sigmoid(x)`).
+    Silu,
     /// `e^x` as `2^(x * log2(e))` by the hardware's approximation (CUDA's
     /// `__expf`): within [`Unary::error`], not bit for bit.
     FastExp,
@@ -122,7 +131,7 @@ pub enum Binary {
 }
 
 impl Unary {
-    pub const ALL: [Unary; 18] = [
+    pub const ALL: [Unary; 20] = [
         Unary::Neg,
         Unary::Abs,
         Unary::Exp,
@@ -134,6 +143,8 @@ impl Unary {
         Unary::Erf,
         Unary::Gelu,
         Unary::GeluTanh,
+        Unary::Sigmoid,
+        Unary::Silu,
         Unary::FastExp,
         Unary::FastExp2,
         Unary::FastLog,
@@ -156,6 +167,8 @@ impl Unary {
             Unary::Erf => "erf",
             Unary::Gelu => "gelu",
             Unary::GeluTanh => "gelu_tanh",
+            Unary::Sigmoid => "sigmoid",
+            Unary::Silu => "silu",
             Unary::FastExp => "fast_exp",
             Unary::FastExp2 => "fast_exp2",
             Unary::FastLog => "fast_log",
@@ -206,6 +219,8 @@ impl Unary {
                 let k = (2.0 / std::f64::consts::PI).sqrt();
                 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
             }
+            Unary::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            Unary::Silu => x / (1.0 + (-x).exp()),
         }
     }
 

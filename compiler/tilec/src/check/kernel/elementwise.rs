@@ -17,7 +17,7 @@ use tilec_layout::Int;
 pub(super) const MAX_DEPTH: usize = 64;
 
 /// The element-wise functions and their forms, as help lines list them.
-pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf gelu gelu_tanh (x), the hardware's approximations fast_exp fast_exp2 fast_log fast_sqrt fast_rsqrt fast_tanh fast_gelu_tanh (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode) or (x, threads(L, mode)), shfl_xor(x, mask), inside(t), coord(t, mode)";
+pub(super) const FUNCTIONS: &str = "abs exp exp2 log sqrt rsqrt tanh erf gelu gelu_tanh sigmoid silu (x), the hardware's approximations fast_exp fast_exp2 fast_log fast_sqrt fast_rsqrt fast_tanh fast_gelu_tanh (x), min max (a, b), select(cond, a, b), bf16 f16 f32 i32 (x), reduce_sum reduce_max reduce_min (x, mode) or (x, threads(L, mode)), shfl_xor(x, mask), inside(t), coord(t, mode)";
 
 /// Where an operand's elements go: the statement's target (for messages
 /// and its type) and the mode sizes operands must have here (the target's,
