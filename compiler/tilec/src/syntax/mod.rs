@@ -163,6 +163,14 @@ fn unexpected_character(src: &str, at: usize) -> Diagnostic {
     .with_help(help)
 }
 
+/// `Y += X`: an `=` straight after an arithmetic operator is C's
+/// compound assignment, which the language writes out.
+fn compound_assignment(src: &str, at: usize, token: &str) -> Option<String> {
+    let op = src.get(..at)?.trim_end().chars().last()?;
+    (token == "=" && "+-*/".contains(op))
+        .then(|| format!("there is no `{op}=`: write the target again, as in `Y = Y {op} X;`"))
+}
+
 /// A pipeline's turn clause written after its stage clause (`stage s in
 /// 0..4, turn j in ...`): the parser stops at the comma; say where the
 /// clause goes.
@@ -212,6 +220,9 @@ fn to_diagnostic(
                     ));
             }
             let d = Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r });
+            if let Some(help) = compound_assignment(src, l, &t.to_string()) {
+                return d.with_help(help);
+            }
             // A word where a name may stand is one of the language's own.
             let word = t.to_string();
             match word.chars().all(|c| c.is_ascii_alphabetic())
