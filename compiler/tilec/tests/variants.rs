@@ -532,22 +532,24 @@ fn a_value_common_to_every_element_is_computed_once() {
         let ir = lower_variant(&k, v).unwrap().ir;
         assert_eq!(exponentials(&ir.body), 79, "{}", ir.name);
     }
-    // What reads the target's own tensor stays with each element (an
-    // element's store may change what the next one reads): the first
-    // chunk's `r = r * exp(r[0, 0])` keeps its 32 exponentials; the last
-    // chunk's, into Y, still has one.
+    // A statement that would read an element of its own target after
+    // writing it (`r = r * exp(r[0, 0])`: element 1 would see the new
+    // r[0, 0]) is refused, so a value common to every element never
+    // depends on the statement's own stores, and computing it once is
+    // always right.
     let src = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/softmax.tile"),
     )
     .unwrap()
-    .replace("= r * (exp(ml - m) * s);", "= r * (exp(r[0, 0] - m) * s);")
     .replace(
         "r = select(inside(tX), exp(r - mn), 0.0);",
         "r = r * exp(r[0, 0]);",
     );
-    let k = check_source(&src).unwrap().remove(0);
-    let ir = lower_variant(&k, Variant::Full).unwrap().ir;
-    assert_eq!(exponentials(&ir.body), 32 + 32 + 1 + 5 + 8 + 1);
+    let err = check_source(&src).unwrap_err();
+    assert!(
+        err[0].message.contains("overwrites an element of its target before its operand reads it"),
+        "{err:?}"
+    );
 }
 
 /// A divisibility that another of a variant's conditions implies is left
