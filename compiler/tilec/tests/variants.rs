@@ -547,7 +547,9 @@ fn a_value_common_to_every_element_is_computed_once() {
     );
     let err = check_source(&src).unwrap_err();
     assert!(
-        err[0].message.contains("overwrites an element of its target before its operand reads it"),
+        err[0]
+            .message
+            .contains("overwrites an element of its target before its operand reads it"),
         "{err:?}"
     );
 }
