@@ -239,6 +239,9 @@ pub struct Report {
     pub runs: usize,
     /// Floating-point operations (or bytes) of the reference computation.
     pub work: Option<(f64, &'static str)>,
+    /// The tensors the kernel changed that its reference does not write
+    /// (an input it overwrote, or an output nothing checks), by name.
+    pub unchecked: Vec<String>,
 }
 
 /// A result's relative error against its reference, and the tolerance of
@@ -341,7 +344,7 @@ impl std::fmt::Display for Check {
 impl Report {
     /// Within tolerance, or unchecked (the executor's checks still ran).
     pub fn passed(&self) -> bool {
-        self.check.as_ref().is_none_or(Check::ok)
+        self.check.as_ref().is_none_or(Check::ok) && self.unchecked.is_empty()
     }
 
     /// One line: error, time and throughput.
@@ -362,10 +365,16 @@ impl Report {
         } else {
             format!("{:.1} ms", self.ms_median)
         };
-        let check = match &self.check {
+        let mut check = match &self.check {
             Some(c) => format!("{}", c),
             None => "no reference, results not checked".into(),
         };
+        if !self.unchecked.is_empty() {
+            check += &format!(
+                "; but it changed {}, which the reference does not write (an input it overwrote, or an output nothing checks)",
+                self.unchecked.join(", ")
+            );
+        }
         format!(
             "{} {} on {}: {check}, {time}{rate}",
             self.kernel, self.dims, self.device,
@@ -421,6 +430,10 @@ pub fn run_gpu(
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
     let check =
         compare(&outs, &expected, &m.param_names(), m.approximation)?.map(|c| c.located(m, &plan));
+    let unchecked = match check {
+        Some(_) => changed_unchecked(&args, &outs, &expected, &m.param_names()),
+        None => Vec::new(),
+    };
     times.sort_by(f32::total_cmp);
     let report = Report {
         device: gpu.name.clone(),
@@ -432,8 +445,30 @@ pub fn run_gpu(
         ms_max: times[times.len() - 1] as f64,
         runs: times.len(),
         work: reference::work(m, &plan),
+        unchecked,
     };
     Ok((report, outs))
+}
+
+/// The tensors the kernel left changed that the reference does not write,
+/// by name (inputs are finite, so values compare as bits do).
+pub fn changed_unchecked(
+    args: &[reference::Arg],
+    outs: &[Option<HostBuffer>],
+    expected: &[reference::Expected],
+    names: &[String],
+) -> Vec<String> {
+    args.iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let reference::Arg::Tensor(before) = a else {
+                return None;
+            };
+            let after = outs.get(i)?.as_ref()?;
+            let written = expected.iter().any(|e| e.output == i);
+            (!written && after != before).then(|| names.get(i).cloned().unwrap_or_default())
+        })
+        .collect()
 }
 
 /// The outputs against their expected values: the worst relative error

@@ -335,6 +335,14 @@ fn a_wrong_result_exits_1() {
         assert_eq!(code, 1, "{out}{err}");
         assert!(out.contains("MISMATCH"), "{out}");
     }
+    // A kernel that changes a tensor its reference does not write fails
+    // too, though what the reference checks is right.
+    let (code, out, err) = run_cpu("tests/run/clobbers_an_input.tile", "M=256,N=64");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("(ok); but it changed B, which the reference does not write"),
+        "{out}"
+    );
 }
 
 #[test]
