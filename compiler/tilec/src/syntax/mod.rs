@@ -163,12 +163,25 @@ fn unexpected_character(src: &str, at: usize) -> Diagnostic {
     .with_help(help)
 }
 
-/// `Y += X`: an `=` straight after an arithmetic operator is C's
-/// compound assignment, which the language writes out.
-fn compound_assignment(src: &str, at: usize, token: &str) -> Option<String> {
+/// What C allows and the language writes out: `Y += X` (an `=` straight
+/// after an arithmetic operator) and `.5` (a number from its point).
+fn written_as_in_c(src: &str, at: usize, token: &str) -> Option<String> {
     let op = src.get(..at)?.trim_end().chars().last()?;
-    (token == "=" && "+-*/".contains(op))
-        .then(|| format!("there is no `{op}=`: write the target again, as in `Y = Y {op} X;`"))
+    let digits: String = src
+        .get(at + 1..)
+        .unwrap_or("")
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match token {
+        "=" if "+-*/".contains(op) => Some(format!(
+            "there is no `{op}=`: write the target again, as in `Y = Y {op} X;`"
+        )),
+        "." if !digits.is_empty() => Some(format!(
+            "a number starts with a digit: write `0.{digits}`, not `.{digits}`"
+        )),
+        _ => None,
+    }
 }
 
 /// A pipeline's turn clause written after its stage clause (`stage s in
@@ -220,7 +233,7 @@ fn to_diagnostic(
                     ));
             }
             let d = Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r });
-            if let Some(help) = compound_assignment(src, l, &t.to_string()) {
+            if let Some(help) = written_as_in_c(src, l, &t.to_string()) {
                 return d.with_help(help);
             }
             // A word where a name may stand is one of the language's own.

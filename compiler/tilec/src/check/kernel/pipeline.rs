@@ -712,16 +712,22 @@ impl KernelChecker {
             Ok((a, b)) => match (a.to_int(), b.to_int()) {
                 (Some(a), Some(b)) => Some((a, b)),
                 _ => {
-                    self.diags.push(
-                        Diagnostic::new(
-                            "loop bounds must be integers",
-                            Span {
-                                start: start.span.start,
-                                end: end.span.end,
-                            },
-                        )
-                        .with_help("e.g. for k in 0..size(gA, 2)"),
+                    // A scalar parameter (an i32 too) is an element value,
+                    // not a count: say so.
+                    let scalar = [&a, &b].iter().any(|v| matches!(v, Value::Scalar { .. }));
+                    let d = Diagnostic::new(
+                        "loop bounds must be integers",
+                        Span {
+                            start: start.span.start,
+                            end: end.span.end,
+                        },
                     );
+                    self.diags.push(match scalar {
+                        true => d
+                            .with_label("a scalar parameter is an element value, not a count a loop can take")
+                            .with_help("bound loops by extents (the tensors' M, N, K) and integers: `for i in 0..N`, `for k in 0..size(gA, 2)`"),
+                        false => d.with_help("e.g. for k in 0..size(gA, 2)"),
+                    });
                     None
                 }
             },
