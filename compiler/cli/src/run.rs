@@ -377,10 +377,7 @@ pub fn run_cpu(
         ms_max: ms,
         runs: 1,
         work: work(m, &plan),
-        unchecked: match want.is_empty() {
-            true => Vec::new(),
-            false => tilec_runtime::changed_unchecked(&args, &outs, &want, &m.param_names()),
-        },
+        unchecked: tilec_runtime::changed_unchecked(&args, &outs, &want, &m.param_names()),
     };
     Ok((report, outs))
 }

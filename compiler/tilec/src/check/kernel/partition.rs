@@ -184,8 +184,10 @@ fn spread_tile_inside(l: &Layout, c: &Int, bound: &Int) -> Fact {
     }
 }
 
-/// Whether a tiler mode's tiles are whole runs of its mode: a layout that
-/// takes each of `0..size` once (`(4, 8):(8, 1)`), or a size.
+/// Layout tiler `l` where its tile `c` may not be the run `[c n, (c + 1) n)`
+/// of its mode (`(32):(2)`, or a permutation such as `(4, 8):(8, 1)`, whose
+/// fact the complement gives alike); `None` for a run `(n):(1)`, whose fact
+/// `even` writes directly.
 pub(super) fn spread_of(l: &Layout) -> Option<Layout> {
     let (size, cosize) = (l.size().as_static(), l.cosize().as_static());
     match (size, cosize) {
