@@ -182,6 +182,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/strided_tiler.tile", "M=1000"),
         ("tests/run/silu.tile", "M=37,N=1000"),
         ("tests/run/strided_tiler.tile", "M=37"),
+        // Split-K on clusters: M / 64 odd, a pad block past the grid.
+        ("tests/run/split_k_cluster.tile", "M=136,N=72,K=200"),
         (
             "tests/run/streamk_pipeline.tile",
             "M=200,N=300,K=264,sm_count=6",

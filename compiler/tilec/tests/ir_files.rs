@@ -347,3 +347,33 @@ fn a_reduce_of_more_parts_than_a_run_adds_the_runs_sums() {
     execute(&launch, &mut tensors).unwrap();
     assert_eq!(tensors[1].as_ref().unwrap().data, vec![1.0 + 8.0 * tiny]);
 }
+
+/// On clusters whose grid the runtime may pad, a reduce across blocks
+/// passes inside the top-level test that keeps the pad blocks out
+/// (`block.x < extent`, x the cluster's dimension; every block of a group
+/// across block.z passes it alike), and nowhere else: not under a test of
+/// `block.x` against a value of another block index, and never across the
+/// cluster's own dimension. (`cluster_with_a_reduce_across_blocks.ir` is
+/// the same kernel with the reduce outside the test.)
+#[test]
+fn a_reduce_on_clusters_passes_where_pad_blocks_skip_it() {
+    let text = std::fs::read_to_string(
+        root().join("tests/ir/verify/cluster_with_a_reduce_across_blocks.ir"),
+    )
+    .unwrap();
+    let (head, reduce) = text.split_at(text.find("  reduce_blocks").unwrap());
+    let wrapped = |bound: &str, across: &str| {
+        let inner: String = reduce.lines().map(|l| format!("  {l}\n")).collect();
+        let inner = inner.replace("across block.z", across);
+        format!("{head}  %9 = lt %0, {bound}\n  if %9 {{\n{inner}  }}\n")
+    };
+    let ok = parse(&wrapped("%1", "across block.z")).unwrap();
+    verify(&ok).unwrap_or_else(|e| panic!("{e}\n{}", ok.to_text()));
+    let err = verify(&parse(&wrapped("%8", "across block.z")).unwrap()).unwrap_err();
+    assert!(
+        err.contains("reduce across blocks inside a loop or an if"),
+        "{err}"
+    );
+    let err = verify(&parse(&wrapped("%1", "across block.x")).unwrap()).unwrap_err();
+    assert!(err.contains("the cluster's"), "{err}");
+}

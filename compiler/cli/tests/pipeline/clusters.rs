@@ -63,6 +63,39 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
     );
 }
 
+/// Split-K on clusters along M, the slices along block.z: B's boxes are
+/// multicast, the grid may be padded, and the reduce across block.z lies
+/// inside the test that keeps the pad blocks out (`if block.x < extent`
+/// after the pipeline), so that no pad block joins a group; in the PTX the
+/// arrival's atomic follows the multicast.
+#[test]
+fn split_k_on_clusters_reduces_where_no_pad_block_runs() {
+    let ir = emitted("tests/run/split_k_cluster.tile", "ir");
+    let kernel = part(&ir, "kernel split_k_cluster(");
+    assert!(
+        kernel
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(" cluster 2x1x1 pads"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    let pipeline_end = kernel.find("\n  }\n").expect("the pipeline");
+    let test = pipeline_end
+        + kernel[pipeline_end..]
+            .find("\n  if %")
+            .expect("the grid's test");
+    let reduce = kernel.find("reduce_blocks").expect("a reduce");
+    assert!(test < reduce, "{kernel}");
+    assert!(kernel[reduce..].contains("across block.z"), "{kernel}");
+    let ptx = emitted("tests/run/split_k_cluster.tile", "ptx");
+    let entry = part(&ptx, ".entry split_k_cluster(");
+    assert!(
+        position(entry, ".multicast::cluster") < position(entry, "atom.relaxed.gpu.global.inc.u32")
+    );
+}
+
 /// A persistent kernel on a grid of whole clusters (`grid(2, n),
 /// cluster(2, 1)`): no pad blocks, so the IR's header says nothing of them
 /// and the epilogue writes C in the pipeline's body; B's boxes are

@@ -13,7 +13,7 @@
 //! by TMA and written (another block's producer may be reading it).
 
 use super::KernelChecker;
-use crate::check::program::{Base, Launch, Op, Stmt, Turns, View, shared_placement, walk};
+use crate::check::program::{Across, Base, Launch, Op, Stmt, Turns, View, shared_placement, walk};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -641,27 +641,46 @@ impl KernelChecker {
         };
         // Past the grid's end, whole clusters have pad blocks: they take
         // part in the loads, and lowering skips what follows the pipeline
-        // for them. So the kernel writes global memory only after it, and
-        // has no reduce across blocks (whose groups a pad block would join),
-        // unless the grid is whole clusters.
+        // for them. So the kernel writes global memory and reduces across
+        // blocks (whose groups a pad block would join) only after it,
+        // unless the grid is whole clusters. A reduce's group never spans
+        // the cluster's dimension: a cluster's blocks load the same
+        // stages, a group's the slices of one sum.
         let mut after = !launch.may_pad();
+        let along = launch.cluster_dim();
         for top in body {
             walk(std::slice::from_ref(top), &mut |s| {
                 let writes =
                     s.op.written()
                         .is_some_and(|v| matches!(v.base, Base::Param(_)));
+                const PADS: (&str, &str) = (
+                    "the grid runs in whole clusters: past its end, pad blocks",
+                    "a cluster's pad blocks run the pipeline and skip what follows it: write results and reduce across blocks after the pipeline",
+                );
                 let problem = match &s.op {
-                    Op::ReduceBlocks { .. } => Some("a reduce across blocks"),
+                    Op::ReduceBlocks {
+                        across: Across::Dim(d),
+                        ..
+                    } if Some(*d) == along => Some((
+                        "a reduce across the grid dimension the cluster lies along",
+                        (
+                            "the blocks of a cluster load the same stages; a reduce's group is slices of one sum",
+                            "put the slices along another grid dimension than the cluster (split-K: slices along block.z, a cluster along M)",
+                        ),
+                    )),
+                    Op::ReduceBlocks { .. } if !after => {
+                        Some(("a reduce across blocks before the pipeline's end", PADS))
+                    }
                     _ if writes && !after => {
-                        Some("a write to global memory before the pipeline's end")
+                        Some(("a write to global memory before the pipeline's end", PADS))
                     }
                     _ => None,
                 };
-                if let Some(what) = problem {
+                if let Some((what, (why, help))) = problem {
                     self.diags.push(
                         Diagnostic::new(format!("{what}, in a kernel on clusters"), s.span)
-                            .with_related(at, "the grid runs in whole clusters: past its end, pad blocks")
-                            .with_help("a cluster's pad blocks run the pipeline and skip what follows it: write results after the pipeline, and reduce without a cluster"),
+                            .with_related(at, why)
+                            .with_help(help),
                     );
                 }
             });
@@ -690,50 +709,6 @@ impl KernelChecker {
                         .with_related(at, "the blocks of this cluster load the stages together")
                         .with_help("give every block of a cluster the same iterations, or cluster along another grid dimension"),
                 );
-            }
-        }
-    }
-
-    /// What the slices' check knows of a counter from `start` to `end`:
-    /// its first and last values, or where the end is known at run time
-    /// alone, its first (one it takes wherever the body runs).
-    pub(super) fn counter_range(&self, start: &Int, end: &Int) -> Option<(i64, i64)> {
-        let first = start.as_static()?;
-        match end.as_static() {
-            Some(end) => Some((first, end.checked_sub(1)?)),
-            None => Some((first, first)),
-        }
-    }
-
-    /// A loop's bounds, as integers; `None` with the error reported.
-    pub(super) fn loop_bounds(&mut self, start: &Expr, end: &Expr) -> Option<(Int, Int)> {
-        let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
-        match bounds {
-            Ok((a, b)) => match (a.to_int(), b.to_int()) {
-                (Some(a), Some(b)) => Some((a, b)),
-                _ => {
-                    // A scalar parameter (an i32 too) is an element value,
-                    // not a count: say so.
-                    let scalar = [&a, &b].iter().any(|v| matches!(v, Value::Scalar { .. }));
-                    let d = Diagnostic::new(
-                        "loop bounds must be integers",
-                        Span {
-                            start: start.span.start,
-                            end: end.span.end,
-                        },
-                    );
-                    self.diags.push(match scalar {
-                        true => d
-                            .with_label("a scalar parameter is an element value, not a count a loop can take")
-                            .with_help("bound loops by extents (the tensors' M, N, K) and integers: `for i in 0..N`, `for k in 0..size(gA, 2)`"),
-                        false => d.with_help("e.g. for k in 0..size(gA, 2)"),
-                    });
-                    None
-                }
-            },
-            Err(d) => {
-                self.diags.push(d);
-                None
             }
         }
     }

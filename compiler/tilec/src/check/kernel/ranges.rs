@@ -6,12 +6,18 @@
 //! interval for a name, or none where it is not known; a condition that
 //! constrains a name in a form not read here leaves the name unknown, so
 //! that the check never refuses what a condition it did not read makes safe.
+//! Also a loop's bounds as integers and what the check knows of its counter.
 
+use super::KernelChecker;
 use super::predication::mirror;
 use crate::arith::Binary;
 use crate::check::program::{Launch, Predicate};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::span::Span;
+use crate::syntax::ast::Expr;
 use std::collections::HashMap;
-use tilec_layout::Builtin;
+use tilec_layout::{Builtin, Int};
 
 /// What is known around a statement.
 pub(super) struct Ranges<'a> {
@@ -90,6 +96,52 @@ fn compare(op: Binary, k: i64, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
         Binary::Eq => (lo.max(k), hi.min(k)),
         _ => (lo, hi),
     })
+}
+
+impl KernelChecker {
+    /// What the slices' check knows of a counter from `start` to `end`:
+    /// its first and last values, or where the end is known at run time
+    /// alone, its first (one it takes wherever the body runs).
+    pub(super) fn counter_range(&self, start: &Int, end: &Int) -> Option<(i64, i64)> {
+        let first = start.as_static()?;
+        match end.as_static() {
+            Some(end) => Some((first, end.checked_sub(1)?)),
+            None => Some((first, first)),
+        }
+    }
+
+    /// A loop's bounds, as integers; `None` with the error reported.
+    pub(super) fn loop_bounds(&mut self, start: &Expr, end: &Expr) -> Option<(Int, Int)> {
+        let bounds = self.eval(start).and_then(|a| Ok((a, self.eval(end)?)));
+        match bounds {
+            Ok((a, b)) => match (a.to_int(), b.to_int()) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => {
+                    // A scalar parameter (an i32 too) is an element value,
+                    // not a count: say so.
+                    let scalar = [&a, &b].iter().any(|v| matches!(v, Value::Scalar { .. }));
+                    let d = Diagnostic::new(
+                        "loop bounds must be integers",
+                        Span {
+                            start: start.span.start,
+                            end: end.span.end,
+                        },
+                    );
+                    self.diags.push(match scalar {
+                        true => d
+                            .with_label("a scalar parameter is an element value, not a count a loop can take")
+                            .with_help("bound loops by extents (the tensors' M, N, K) and integers: `for i in 0..N`, `for k in 0..size(gA, 2)`"),
+                        false => d.with_help("e.g. for k in 0..size(gA, 2)"),
+                    });
+                    None
+                }
+            },
+            Err(d) => {
+                self.diags.push(d);
+                None
+            }
+        }
+    }
 }
 
 #[cfg(test)]

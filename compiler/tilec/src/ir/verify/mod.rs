@@ -532,11 +532,19 @@ fn insts(
             } => {
                 visible(ir, *cond, open)?;
                 // No value's scope is this: it only marks the pipeline
-                // check's "inside".
-                open.push(usize::MAX);
+                // check's "inside" (and the reduce's). The kernel's own
+                // test that keeps a cluster's pad blocks out (`block.<d> <
+                // extent` at the top) is none: every block of a reduce's
+                // group (across another dimension) passes it.
+                let inside = !(open.is_empty() && keeps_pad_blocks_out(ir, *cond));
+                if inside {
+                    open.push(usize::MAX);
+                }
                 insts(ir, then, open, seen, 0)?;
                 insts(ir, otherwise, open, seen, 0)?;
-                open.pop();
+                if inside {
+                    open.pop();
+                }
             }
             InstKind::Loop {
                 id,
@@ -727,4 +735,24 @@ fn addr(ir: &KernelIr, a: &Addr, open: &[usize]) -> Result<(), String> {
             )),
         },
     }
+}
+
+/// Whether `cond` is `block.<d> < extent`, `d` the cluster's dimension and
+/// `extent` a value of the launch (of no block, thread or loop): the test
+/// lowering puts around what follows a pipeline on clusters, which pad
+/// blocks skip and every other block passes.
+fn keeps_pad_blocks_out(ir: &KernelIr, cond: IntId) -> bool {
+    let Some(d) = ir.cluster_dim() else {
+        return false;
+    };
+    let IntDef::Compare(crate::arith::Binary::Lt, b, e) = ir.ints[cond].def else {
+        return false;
+    };
+    ir.ints[b].def == IntDef::BlockIdx(d)
+        && ir.with_operands(vec![e]).iter().all(|&v| {
+            !matches!(
+                ir.ints[v].def,
+                IntDef::BlockIdx(_) | IntDef::ThreadIdx | IntDef::LoopVar(_)
+            )
+        })
 }

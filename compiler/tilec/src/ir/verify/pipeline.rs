@@ -7,23 +7,12 @@ use crate::ir::stores::StoresInFlight;
 use crate::ir::{Addr, Inst, InstKind, IntDef, IntId, KernelIr, Param, Space};
 
 /// On clusters the runtime may pad the grid with blocks past its end:
-/// where it may (`pads`), they write global memory nowhere, because every
-/// write is in the test that follows the pipeline (`block.<d> < extent`,
-/// lowering's `past_the_grid`). No kernel on clusters reduces across
-/// blocks (the checker's rule: pad blocks would join the groups).
+/// where it may (`pads`), they write global memory nowhere and reduce
+/// across blocks nowhere (they would join the groups), because every
+/// write and reduce is in the test that follows the pipeline (`block.<d>
+/// < extent`, lowering's `past_the_grid`).
 pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
     let d = ir.cluster_dim().expect("a cluster");
-    // Anywhere, a pipeline's body included: the pad blocks run it too.
-    let mut reduces = false;
-    crate::ir::for_each_inst(&ir.body, &mut |i| {
-        reduces |= matches!(i.kind, InstKind::ReduceBlocks { .. });
-    });
-    if reduces {
-        return Err(
-            "a kernel on clusters reduces across blocks (its pad blocks would join the groups)"
-                .into(),
-        );
-    }
     if !ir.pads {
         return Ok(());
     }
@@ -37,12 +26,16 @@ pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
             continue;
         }
         after |= matches!(inst.kind, InstKind::Pipeline { .. });
+        // Every instruction, a reduce's and an if's own included (before
+        // their bodies'): the reduce itself, or what any of them writes.
         let mut wrong = None;
-        crate::ir::for_each_atom(std::slice::from_ref(inst), &mut |i| {
+        crate::ir::for_each_inst(std::slice::from_ref(inst), &mut |i| {
             let global = i
                 .written()
                 .is_some_and(|(a, _)| matches!(a.space, Space::Global(_)));
-            if global || matches!(i.kind, InstKind::TmaStore { .. }) {
+            if matches!(i.kind, InstKind::ReduceBlocks { .. }) {
+                wrong.get_or_insert("reduces across blocks");
+            } else if global || matches!(i.kind, InstKind::TmaStore { .. }) {
                 wrong.get_or_insert("writes global memory");
             }
         });
