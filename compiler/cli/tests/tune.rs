@@ -74,9 +74,14 @@ fn set_names_a_declared_tunable_and_an_integer() {
 fn a_set_value_outside_the_candidates_is_checked_like_any_other() {
     // 96 is no candidate, and (96, 16) tiles are no even split of the
     // 256 copying threads' work: the checker says so, at the layout.
+    // The error points at the `tune` too, with the value that was set.
     let (code, _, err) = tilec(&["check", &splitk(), "--set", "bm=96"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("sgemm_splitk.tile"), "{err}");
+    assert!(
+        err.contains("built with bm = 96, set from outside the candidates (64, 128)"),
+        "{err}"
+    );
 }
 
 #[test]

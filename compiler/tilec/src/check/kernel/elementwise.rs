@@ -42,6 +42,7 @@ impl KernelChecker {
             }
         };
         writable(&dst, target, "=")?;
+        self.not_by_every_thread(&dst, target, "=")?;
         let to = Target {
             view: &dst,
             expr: target,
@@ -73,6 +74,7 @@ impl KernelChecker {
     pub(super) fn axpby(&mut self, args: &[Expr]) -> Result<Op, Diagnostic> {
         let y = self.tensor_operand(&args[3], "axpby")?;
         writable(&y, &args[3], "axpby")?;
+        self.not_by_every_thread(&y, &args[3], "axpby")?;
         let to = Target {
             view: &y,
             expr: &args[3],

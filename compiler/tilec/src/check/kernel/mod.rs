@@ -252,6 +252,7 @@ impl KernelChecker {
             }
         };
         if !self.diags.is_empty() {
+            self.point_at_settings_off_the_list();
             return Err(self.diags);
         }
         let copied = self.copied_params(&body, &launch);

@@ -9,7 +9,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use tilec_layout::{Int, IntTuple, Operand, TiledMma};
+use tilec_layout::{Builtin, Int, IntTuple, Operand, TiledMma};
 
 /// The operation statements and their argument forms, in the order help
 /// lines list them.
@@ -102,6 +102,7 @@ impl KernelChecker {
                 }
                 same_modes(&src, &args[0], &dst, &args[1], name)?;
                 writable(&dst, &args[1], name)?;
+                self.not_by_every_thread(&dst, &args[1], name)?;
                 reads_no_element_it_wrote(&dst, &src, &args[1])?;
                 let asynchronous = name == "copy_async";
                 if asynchronous {
@@ -211,6 +212,7 @@ impl KernelChecker {
                 };
                 let dst = self.tensor_operand(&args[0], name)?;
                 writable(&dst, &args[0], name)?;
+                self.not_by_every_thread(&dst, &args[0], name)?;
                 // `clear(T)` has no number: its 0 is any type's.
                 let at = args.get(1).map_or(e.span, |a| a.span);
                 super::functions::element_constant(dst.elem, value, at)?;
@@ -359,6 +361,52 @@ fn async_spaces(src: &View, se: &Expr, dst: &View, de: &Expr) -> Result<(), Diag
             .with_label(what)
             .with_help("use copy(src, dst) for other copies"),
     )
+}
+
+impl KernelChecker {
+    /// A statement every thread of a block runs, no `if` around it, that
+    /// writes shared memory at elements that do not depend on the thread
+    /// (`fill(s, 0.0)` of a whole tile): every thread writes each of them,
+    /// a race (the CPU executor's and compute-sanitizer's), refused here
+    /// with what to write instead.
+    pub(super) fn not_by_every_thread(&self, dst: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
+        let threads = self.launch.as_ref().and_then(|(l, _)| l.static_threads());
+        if !matches!(dst.base, Base::Shared(_))
+            || !self.enclosing.is_empty()
+            || threads.is_none_or(|t| t <= 1)
+        {
+            return Ok(());
+        }
+        let mut names = Vec::new();
+        dst.offset.names(&mut names);
+        for c in &dst.coords {
+            c.offset.names(&mut names);
+        }
+        let per_thread = names.iter().any(|n| {
+            Builtin::parse(n) == Some(Builtin::Thread) || self.loop_granules.contains_key(n)
+        });
+        if per_thread {
+            return Ok(());
+        }
+        Err(Diagnostic::new(
+            match op {
+                "=" => "every thread of the block writes the same elements of shared memory here"
+                    .to_string(),
+                _ => format!(
+                    "every thread of the block runs this `{op}` on the same elements of shared memory"
+                ),
+            },
+            e.span,
+        )
+        .with_label(format!(
+            "no element of this depends on thread.x: the block's {} threads each write all {} of them, a race",
+            threads.unwrap_or(0),
+            dst.layout.size()
+        ))
+        .with_help(
+            "give each thread its part, e.g. `fill(local_partition(s, (128):(1), thread.x), 0.0)` with as many threads as the block, or write it under `if thread.x == 0` and `sync()` after",
+        ))
+    }
 }
 
 pub(super) fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {

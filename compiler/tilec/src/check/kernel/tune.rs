@@ -155,6 +155,28 @@ impl KernelChecker {
     }
 }
 
+impl KernelChecker {
+    /// A tunable set (by `--set`, the tuner or its cache) to a value that
+    /// is not one of its candidates may be what broke the build: each
+    /// error of the kernel points at its `tune` too, with the value.
+    pub(super) fn point_at_settings_off_the_list(&mut self) {
+        for t in &self.tunables {
+            if t.candidates.contains(&t.value) {
+                continue;
+            }
+            let why = format!(
+                "built with {} = {}, set from outside the candidates ({})",
+                t.name,
+                t.value,
+                list(&t.candidates)
+            );
+            for d in &mut self.diags {
+                d.related.push((t.span, why.clone()));
+            }
+        }
+    }
+}
+
 fn list(values: &[i64]) -> String {
     values
         .iter()
