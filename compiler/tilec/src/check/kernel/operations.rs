@@ -369,7 +369,12 @@ impl KernelChecker {
     /// (`fill(s, 0.0)` of a whole tile): every thread writes each of them,
     /// a race (the CPU executor's and compute-sanitizer's), refused here
     /// with what to write instead.
-    pub(super) fn not_by_every_thread(&self, dst: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {
+    pub(super) fn not_by_every_thread(
+        &self,
+        dst: &View,
+        e: &Expr,
+        op: &str,
+    ) -> Result<(), Diagnostic> {
         let threads = self.launch.as_ref().and_then(|(l, _)| l.static_threads());
         if !matches!(dst.base, Base::Shared(_))
             || !self.enclosing.is_empty()

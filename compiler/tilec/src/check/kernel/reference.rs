@@ -134,8 +134,44 @@ impl KernelChecker {
                 _ => "a batched gemm's three operands each have the batch as their last mode",
             }));
         }
+        // The extents agree with the operands in `order` (operand i of the
+        // statement taken from `order[i]`).
+        // Each operand of the rank its place takes, as written.
+        let agrees = |order: &[usize]| {
+            order
+                .iter()
+                .enumerate()
+                .all(|(i, &o)| shapes[o].1 == shapes[i].1)
+                && agree
+                    .iter()
+                    .all(|&((x, xm), (y, ym))| shapes[order[x]].0[xm] == shapes[order[y]].0[ym])
+        };
+        let written: Vec<usize> = (0..shapes.len()).collect();
         for &((x, xm), (y, ym)) in agree {
             if shapes[x].0[xm] != shapes[y].0[ym] {
+                // Operands in another order that agree (gemm(B, A, C, ...)
+                // for gemm(A, B, C, ...)): say which.
+                let help = match orders(shapes.len())
+                    .into_iter()
+                    .find(|o| *o != written && agrees(o))
+                {
+                    Some(order) => {
+                        let names: Vec<&str> = order
+                            .iter()
+                            .map(|&i| self.params[operands[i]].name.as_str())
+                            .chain(
+                                operands[shapes.len()..]
+                                    .iter()
+                                    .map(|&p| self.params[p].name.as_str()),
+                            )
+                            .collect();
+                        format!(
+                            "the operands look out of order: `reference {name}({})` agrees; {usage}",
+                            names.join(", ")
+                        )
+                    }
+                    None => usage.to_string(),
+                };
                 let param = |i: usize| &self.params[operands[i]].name;
                 let extent = |i: usize, m: usize| match &shapes[i].0[m] {
                     Some(e) => format!("`{e}`"),
@@ -153,7 +189,7 @@ impl KernelChecker {
                 )
                 .with_label(format!("operand {}", x + 1))
                 .with_related(shapes[y].2, format!("operand {}", y + 1))
-                .with_help(usage));
+                .with_help(help));
             }
         }
         Ok(Reference {
@@ -359,4 +395,20 @@ fn not_a_parameter(a: &Expr, usage: &str) -> Diagnostic {
     Diagnostic::new("a reference's operands must be the kernel's parameters", a.span)
         .with_label(format!("this is {what}"))
         .with_help(format!("{usage}; a reference runs on the launch's own tensors and scalars: declare a scalar parameter (`alpha: f32`) and pass it, and `tilec run` fills it with a random value"))
+}
+
+/// Every order of `n` operands (n is at most 4: 24 orders).
+fn orders(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for rest in orders(n - 1) {
+        for at in 0..=rest.len() {
+            let mut o = rest.clone();
+            o.insert(at, n - 1);
+            out.push(o);
+        }
+    }
+    out
 }
