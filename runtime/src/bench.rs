@@ -488,7 +488,7 @@ pub fn race(
         let outs = gpu.download_only(&dev[0], output)?;
         checks.push(
             crate::compare(&outs, &want, &b.param_names(), b.approximation)?
-                .map(|c| c.located(b, q)),
+                .map(|c| c.located(b, q, &host[0])),
         );
     }
     gpu.restore(&clean, &mut dev[0])?;

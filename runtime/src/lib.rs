@@ -267,6 +267,10 @@ pub struct Check {
     /// exactly or not at all: said beside an `ok`, since a NaN everywhere
     /// (a scale of inf) passes against a NaN everywhere.
     pub non_finite: usize,
+    /// The worst element came back as the kernel was given it (where
+    /// [`Check::located`] had the inputs): most often one no block wrote
+    /// (a grid one tile short, a guard too tight).
+    pub unchanged: bool,
 }
 
 /// A reference computed in part: `ran` of its `of` blocks (a reference
@@ -281,11 +285,18 @@ pub struct Sample {
 impl Check {
     /// The same check with its worst element's coordinate, from its
     /// offset through the tensor's layout at the launch's extents.
-    pub fn located(mut self, m: &Manifest, plan: &LaunchPlan) -> Check {
-        self.coord = self.worst.and_then(|w| {
-            let p = m.params.iter().position(|p| p.name == self.tensor)?;
-            reference::coordinate_of(m, plan, p, w.offset)
-        });
+    /// `args`: the inputs the kernel was given, where the caller has them.
+    pub fn located(mut self, m: &Manifest, plan: &LaunchPlan, args: &[reference::Arg]) -> Check {
+        let p = m.params.iter().position(|p| p.name == self.tensor);
+        self.coord = self
+            .worst
+            .and_then(|w| reference::coordinate_of(m, plan, p?, w.offset));
+        self.unchanged = match (self.worst, p.and_then(|p| args.get(p))) {
+            (Some(w), Some(reference::Arg::Tensor(before))) if !self.ok() => {
+                w.offset < before.len() && before.get(w.offset) == w.got
+            }
+            _ => false,
+        };
         self
     }
 
@@ -320,7 +331,13 @@ impl std::fmt::Display for Check {
                     self.tensor,
                     value(w.got),
                     value(w.want)
-                )?
+                )?;
+                if self.unchanged {
+                    write!(
+                        f,
+                        "; the kernel left it as it was given (no block wrote it?)"
+                    )?
+                }
             }
             None => write!(f, "MISMATCH of {}", self.tensor)?,
         }
@@ -428,8 +445,8 @@ pub fn run_gpu(
     let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
-    let check =
-        compare(&outs, &expected, &m.param_names(), m.approximation)?.map(|c| c.located(m, &plan));
+    let check = compare(&outs, &expected, &m.param_names(), m.approximation)?
+        .map(|c| c.located(m, &plan, &args));
     let unchecked = changed_unchecked(&args, &outs, &expected, &m.param_names());
     times.sort_by(f32::total_cmp);
     let report = Report {
@@ -501,6 +518,7 @@ pub fn compare(
             coord: None,
             integers: out.elem() == Elem::I32,
             non_finite: e.values.iter().filter(|v| !v.is_finite()).count(),
+            unchanged: false,
         };
         // A NaN error is the worst of all; an output off by its elements
         // is worse than one within tolerance.

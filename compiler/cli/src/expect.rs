@@ -57,13 +57,28 @@ pub fn expected(
             e.message
         ))
     })?;
+    // The tensors the reference may write are its outputs, whole: where
+    // every block ran, what each must hold after the kernel, the elements
+    // the reference left alone as they were (a kernel that writes those,
+    // or a reference that at these extents writes nothing, is caught);
+    // where only a sample ran, the elements the sample wrote.
+    let may_write = target
+        .lowered
+        .first()
+        .map(|l| l.ir.written_params())
+        .unwrap_or_default();
     Ok(tensors
         .into_iter()
         .zip(written)
         .enumerate()
-        .filter(|(_, (_, w))| !w.is_empty())
+        .filter(|(p, _)| may_write.get(*p) == Some(&true))
         .filter_map(|(p, (t, offsets))| {
             let t = t?;
+            let offsets = match sample {
+                None => (0..t.data.len()).collect(),
+                Some(_) if offsets.is_empty() => return None,
+                Some(_) => offsets,
+            };
             let e = Expected {
                 output: r.operands[p],
                 values: offsets.iter().map(|&i| t.data[i]).collect(),

@@ -371,7 +371,7 @@ pub fn run_cpu(
         // The executor computes the `fast_` forms exactly: the types'
         // own tolerances.
         check: tilec_runtime::compare(&outs, &want, &m.param_names(), 0.0)?
-            .map(|c| c.located(m, &plan)),
+            .map(|c| c.located(m, &plan, &args)),
         ms_median: ms,
         ms_min: ms,
         ms_max: ms,

@@ -503,6 +503,7 @@ mod tests {
                 coord: None,
                 integers: false,
                 non_finite: 0,
+                unchanged: false,
             }),
             runs,
             input_sets: 1,

@@ -332,6 +332,8 @@ fn a_wrong_result_exits_1() {
             "M=256,N=384,K=32",
         ),
         ("tests/run/bias_of_the_wrong_row.tile", "M=256,N=384"),
+        // The border its reference leaves as it was, overwritten.
+        ("tests/run/border_the_reference_leaves.tile", "M=37,N=20"),
     ] {
         let (code, out, err) = run_cpu(file, dims);
         assert_eq!(code, 1, "{out}{err}");

@@ -13,6 +13,10 @@ pub struct Diagnostic {
     pub label: String,
     pub related: Vec<(Span, String)>,
     pub help: Option<String>,
+    /// A consequence of an error reported at another statement (a
+    /// reduction across threads after a launch that failed to check): the
+    /// checker drops it where that error is there to read.
+    pub follows: bool,
 }
 
 impl Diagnostic {
@@ -23,7 +27,14 @@ impl Diagnostic {
             label: String::new(),
             related: Vec::new(),
             help: None,
+            follows: false,
         }
+    }
+
+    /// This diagnostic as a consequence of another error.
+    pub fn following(mut self) -> Self {
+        self.follows = true;
+        self
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {

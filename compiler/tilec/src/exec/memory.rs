@@ -101,14 +101,18 @@ impl<'a> Block<'a> {
             format!("register array {}", self.ir.register_label(r))
         })?;
         if !self.registers[t][r].written[i] {
-            return Err(self.err(
+            let mut e = self.err(
                 t,
                 span,
                 format!(
                     "reads register {}[{i}], which nothing wrote",
                     self.ir.register_label(r)
                 ),
-            ));
+            );
+            e.help = Some(
+                "give the registers a first value where they are made (`registers<f32>(shape(tCgC), 0.0)` for a sum), or write every element before reading it",
+            );
+            return Err(e);
         }
         Ok(self.registers[t][r].values[i])
     }

@@ -42,10 +42,13 @@ impl Lowerer<'_> {
         end: &Int,
     ) -> Result<(usize, IntId, IntId), Problem> {
         let id = self.counters.len();
+        // Under an if, bounds capped as its accesses are (`for j in
+        // 0..i + 1` in `if i < M` runs to `min(i, M - 1) + 1`, the same
+        // wherever the loop runs): the runtime's proof of `L[i, j]`.
         self.loops.push(LoopRange {
             name: loop_counter(var, id),
-            start: self.by_loop(start),
-            end: self.by_loop(end),
+            start: self.by_loop(&self.capped(start)),
+            end: self.by_loop(&self.capped(end)),
         });
         let (s_id, e_id) = (self.int(start)?, self.int(end)?);
         let env = |n: &str| self.name_range(n);

@@ -93,9 +93,16 @@ impl Evaluator<'_> {
                     Err(match close.as_slice() {
                         // CUDA's 2-D and 3-D blocks: here a thread layout
                         // gives a thread its coordinates.
-                        _ if n.starts_with("thread.") && self.known_names.is_some() => d.with_help(
+                        _ if (n.starts_with("thread.") || n.starts_with("threadIdx.") && n != "threadIdx.x")
+                            && self.known_names.is_some() => d.with_help(
                             "blocks are one-dimensional: a thread is `thread.x`, and a thread layout gives it coordinates, e.g. local_partition(T, (32, 8):(1, 32), thread.x) for a 32 x 8 block",
                         ),
+                        // CUDA's spellings of the indices.
+                        _ if self.known_names.is_some()
+                            && let Some(ours) = cuda_index(n) =>
+                        {
+                            d.with_help(format!("a thread's and a block's indices are `thread.x` and `block.x`, `block.y`, `block.z` here: write `{ours}`"))
+                        }
                         [] => d,
                         [one] => d.with_help(format!("a similar name exists: `{one}`")),
                         more => d.with_help(format!(
@@ -154,4 +161,15 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// tilec's name for CUDA's `threadIdx.x` or `blockIdx.x|y|z` (blocks are
+/// one-dimensional; `blockDim` and `gridDim` have none: the launch's).
+fn cuda_index(n: &str) -> Option<String> {
+    let (base, dim) = n.split_once('.')?;
+    match (base, dim) {
+        ("threadIdx", "x") => Some("thread.x".into()),
+        ("blockIdx", "x" | "y" | "z") => Some(format!("block.{dim}")),
+        _ => None,
+    }
 }

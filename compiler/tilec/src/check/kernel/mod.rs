@@ -252,6 +252,9 @@ impl KernelChecker {
             }
         };
         if !self.diags.is_empty() {
+            if self.diags.iter().any(|d| !d.follows) {
+                self.diags.retain(|d| !d.follows);
+            }
             self.point_at_settings_off_the_list();
             return Err(self.diags);
         }

@@ -134,8 +134,13 @@ impl KernelChecker {
             }
         };
         let threads = self.block_threads().ok_or_else(|| {
-            Diagnostic::new("a reduction across threads before a launch of static block size", e.span)
-                .with_help("write `launch grid(...), block(256);` before the statements, with a number of threads")
+            let d = Diagnostic::new("a reduction across threads before a launch of static block size", e.span)
+                .with_help("write `launch grid(...), block(256);` before the statements, with a number of threads");
+            // A launch written but refused has its own error.
+            match self.launch_written && self.launch.is_none() {
+                true => d.following(),
+                false => d,
+            }
         })?;
         check_thread_layout(&layout, threads, &targs[0])?;
         // Every level of the layout, split at the warp, and whether the
