@@ -70,6 +70,11 @@ pub struct Access {
     pub index: Int,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below: Option<Int>,
+    /// Pairs `[a, b]`: the access runs only where `a <= b` for each (the
+    /// ifs around it), so not in a region of the proof where `a > b`
+    /// throughout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<[Int; 2]>,
 }
 
 /// A quotient (or remainder) the entry computes in 32 bits, by its

@@ -349,6 +349,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                         param: a.param,
                         index: a.index.clone(),
                         below: a.below.clone(),
+                        when: a.when.iter().map(|(x, y)| [x.clone(), y.clone()]).collect(),
                     })
                     .collect(),
                 loops: l

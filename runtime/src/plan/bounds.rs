@@ -216,8 +216,15 @@ impl<'a> Proof<'a> {
             .map(|a| {
                 let mut names = Vec::new();
                 a.index.names(&mut names);
+                // The ifs' names too: cut along them, a region may leave
+                // the if's range and the access with it.
+                let mut cut = names.clone();
+                for [x, y] in &a.when {
+                    x.names(&mut cut);
+                    y.names(&mut cut);
+                }
                 let mut depends_on = Vec::new();
-                for n in &names {
+                for n in &cut {
                     depends(n, &v.loops, &through, &mut depends_on);
                 }
                 Term { names, depends_on }
@@ -270,6 +277,13 @@ impl<'a> Proof<'a> {
                 continue; // inside a loop that does not run
             }
             let env = |n: &str| ranges.get(n).copied().or_else(|| extent(n));
+            // Under an if that fails throughout the region: never runs.
+            let never = a.when.iter().any(|[x, y]| {
+                matches!((x.range(&env), y.range(&env)), (Some((lo, _)), Some((_, hi))) if lo > hi)
+            });
+            if never {
+                continue;
+            }
             if let Err(error) = self.bound(a, &env) {
                 return Err(Box::new(Failure {
                     error,

@@ -353,6 +353,10 @@ fn in_bounds(
                 let len = p.lens[a.param].unwrap() as i64;
                 let mut names = Vec::new();
                 a.index.names(&mut names);
+                for [x, y] in &a.when {
+                    x.names(&mut names);
+                    y.names(&mut names);
+                }
                 // The loops the access needs, with those their bounds need.
                 let mut needed: Vec<&tilec_runtime::manifest::LoopSpec> = Vec::new();
                 for lp in v.loops.iter().rev() {
@@ -380,9 +384,12 @@ fn in_bounds(
                         walk(rest, env, at)
                     })
                 }
+                // Where one of its ifs fails, the access does not run.
                 let inside = |e: &HashMap<String, i64>| {
-                    let x = a.index.eval(&|n: &str| e.get(n).copied()).unwrap();
-                    (0..len).contains(&x)
+                    let value =
+                        |v: &tilec_layout::Int| v.eval(&|n: &str| e.get(n).copied()).unwrap();
+                    a.when.iter().any(|[x, y]| value(x) > value(y))
+                        || (0..len).contains(&value(&a.index))
                 };
                 (0..l.grid[0] as i64).all(|bx| {
                     (0..l.grid[1] as i64).all(|by| {
@@ -418,6 +425,14 @@ fn the_proof_never_accepts_an_access_outside_its_buffer() {
         ),
         ("examples/sgemm_nt.tile", "sgemm_nt", "M=256,N=128,K=24"),
         ("examples/reduce_rows.tile", "reduce_rows", "M=64,N=256"),
+        // Accesses under ifs: capped indices and loop bounds, and ifs
+        // that some regions fail throughout.
+        (
+            "tests/run/guarded_from_both_sides.tile",
+            "guarded_from_both_sides",
+            "M=37",
+        ),
+        ("tests/run/guarded_loop_bound.tile", "trmv", "M=37"),
     ] {
         let m = built_manifest(file, kernel);
         let dims = Dims::parse(dims).unwrap();

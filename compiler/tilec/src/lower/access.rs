@@ -69,16 +69,19 @@ impl Lowerer<'_> {
                     self.untested.push(p);
                 }
                 let index = self.by_loop(&self.capped(&index));
+                let when = self.when_here();
                 self.accesses.push(GlobalAccess {
                     param: p,
                     index: index.clone(),
                     below: None,
+                    when: when.clone(),
                 });
                 if width > 1 {
                     self.accesses.push(GlobalAccess {
                         param: p,
                         index: index.add(&Int::Static(width - 1)),
                         below: None,
+                        when,
                     });
                 }
                 self.record_coordinates(v, c, width)?;
@@ -198,6 +201,7 @@ impl Lowerer<'_> {
                     param: p,
                     index,
                     below: Some(extent.clone()),
+                    when: self.when_here(),
                 });
             }
         }

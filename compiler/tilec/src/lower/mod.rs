@@ -114,6 +114,11 @@ pub struct GlobalAccess {
     /// above 0): an unguarded entry's access inside the buffer but outside
     /// its tile's tensor reads or writes another element, silently.
     pub below: Option<Int>,
+    /// Pairs `(a, b)`: the access runs only where `a <= b` holds for each
+    /// (the ifs around it). Where the proof's region has `a > b` through
+    /// and through, the access never runs there (a stencil's interior at
+    /// M = 1).
+    pub when: Vec<(Int, Int)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -197,6 +202,7 @@ fn lower_with(
         under: Vec::new(),
         threads: Vec::new(),
         caps: Vec::new(),
+        when: Vec::new(),
         sm90: tensor_core::sm90_only(&k.body),
     };
     let body = l.stmts(&k.body)?;
@@ -407,6 +413,11 @@ fn lower_with(
     let accesses = l.accesses.into_iter().map(|a| GlobalAccess {
         index: k.in_place_int(&a.index),
         below: a.below.map(|b| k.in_place_int(&b)),
+        when: a
+            .when
+            .iter()
+            .map(|(x, y)| (k.in_place_int(x), k.in_place_int(y)))
+            .collect(),
         ..a
     });
     let loops = l.loops.into_iter().map(|r| LoopRange {
@@ -528,6 +539,9 @@ struct Lowerer<'k> {
     /// The parts of values the ifs around the statement compare, each with
     /// the value it equals there ([`Lowerer::capped`]).
     caps: Vec<(Int, Int)>,
+    /// What the ifs around the statement require, as pairs `a <= b`
+    /// ([`GlobalAccess::when`]).
+    when: Vec<(Int, Int)>,
     /// Whether the kernel runs on sm_90 alone (it has a wgmma, a pipeline
     /// or a TMA copy), so that lowering may choose sm_90's instructions
     /// (stmatrix) where they are faster.

@@ -56,9 +56,26 @@ impl Lowerer<'_> {
             .map(|(part, capped)| (self.fix(&part), self.fix(&capped)))
             .collect::<Vec<_>>();
         self.caps.extend(caps);
+        let required = self.when.len();
+        let when: Vec<(Int, Int)> = requirements(cond, holds)
+            .into_iter()
+            .filter(|(a, b)| !(a.is_static() && b.is_static()))
+            .map(|(a, b)| (self.fix(&a), self.fix(&b)))
+            .collect();
+        self.when.extend(when);
         let body = self.bounded_branch(cond, holds, stmts);
         self.caps.truncate(before);
+        self.when.truncate(required);
         body
+    }
+
+    /// [`Lowerer::when`] as a global access records it: in the names its
+    /// index takes ([`Lowerer::by_loop`]).
+    pub(super) fn when_here(&self) -> Vec<(Int, Int)> {
+        self.when
+            .iter()
+            .map(|(a, b)| (self.by_loop(a), self.by_loop(b)))
+            .collect()
     }
 
     /// A value as the bound checks see it under the ifs around the
@@ -142,6 +159,32 @@ fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
         (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
             let mut v = caps(a, holds);
             v.extend(caps(b, holds));
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// What `p` being `holds` requires, as pairs `(a, b)` for `a <= b`
+/// (comparisons joined by `&&` where it holds, `||` where it does not;
+/// nothing of `!=`, or of an `||` that holds).
+fn requirements(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
+    match (p, holds) {
+        (Predicate::Compare(op, a, b), _) => {
+            let op = if holds { *op } else { op.negation() };
+            let one = Int::Static(1);
+            match op {
+                Binary::Lt => vec![(a.clone(), b.sub(&one))],
+                Binary::Le => vec![(a.clone(), b.clone())],
+                Binary::Gt => vec![(b.clone(), a.sub(&one))],
+                Binary::Ge => vec![(b.clone(), a.clone())],
+                Binary::Eq => vec![(a.clone(), b.clone()), (b.clone(), a.clone())],
+                _ => Vec::new(),
+            }
+        }
+        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
+            let mut v = requirements(a, holds);
+            v.extend(requirements(b, holds));
             v
         }
         _ => Vec::new(),
