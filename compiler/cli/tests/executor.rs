@@ -184,6 +184,9 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/strided_tiler.tile", "M=37"),
         // Split-K on clusters: M / 64 odd, a pad block past the grid.
         ("tests/run/split_k_cluster.tile", "M=136,N=72,K=200"),
+        // Tiles of the algebra's divides, partial and whole.
+        ("tests/run/divided_tiles.tile", "M=40,N=10"),
+        ("tests/run/divided_tiles.tile", "M=64,N=8"),
         (
             "tests/run/streamk_pipeline.tile",
             "M=200,N=300,K=264,sm_count=6",

@@ -236,8 +236,23 @@ fn to_diagnostic(
             if let Some(help) = written_as_in_c(src, l, &t.to_string()) {
                 return d.with_help(help);
             }
-            // A word where a name may stand is one of the language's own.
             let word = t.to_string();
+            // A word right after a `)` on the same line, where a `,` could
+            // go: the comma between two clauses, forgotten.
+            let before = src.get(..l).unwrap_or("");
+            let same_line = !before[before.trim_end().len()..].contains('\n');
+            if word.starts_with(|c: char| c.is_ascii_alphabetic())
+                && same_line
+                && before.trim_end().ends_with(')')
+                && expected.iter().any(|e| e.trim_matches('"') == ",")
+            {
+                return d
+                    .with_label("a `,` is missing before this?")
+                    .with_help(format!(
+                        "separate the parts with `,`, as in `launch grid(...), block(...);`: write `, {word}`"
+                    ));
+            }
+            // A word where a name may stand is one of the language's own.
             match word.chars().all(|c| c.is_ascii_alphabetic())
                 && expected.iter().any(|e| e.trim_matches('"') == "name")
             {

@@ -463,7 +463,7 @@ fn left_inverse(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
 }
 
 /// The grouping a divide or product's name asks for: `zipped_divide` zips.
-fn grouping(name: &str) -> Grouping {
+pub(crate) fn grouping(name: &str) -> Grouping {
     match name.split('_').next() {
         Some("zipped") => Grouping::Zipped,
         Some("tiled") => Grouping::Tiled,

@@ -18,6 +18,7 @@ mod names;
 use extents::non_negative_strides;
 pub use extents::positive_extents;
 pub(crate) use extents::positive_tiler;
+pub(crate) use functions::grouping;
 pub use functions::{FUNCTIONS, Function};
 pub use names::edit_distance;
 use names::{function_name, unknown_function};

@@ -91,6 +91,9 @@ impl Functions for KernelState {
                  one-element register tensor: `let inv = registers<f32>(1); inv = 1.0 / f32(N);`",
             )));
         }
+        if base.ends_with("_divide") {
+            return divided_global(a, conds);
+        }
         let (_, _, make) = FUNCTIONS.iter().find(|(name, ..)| *name == base)?;
         Some(make(self, a, ty, conds))
     }
@@ -467,22 +470,7 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
             "use a step with `X` for the modes this tensor does not have, e.g. step(1, X, 1)",
         ));
     }
-    let sizes: Vec<IntTuple> = tiler
-        .iter()
-        .map(|x| match x {
-            Tiler::Layout(l) => IntTuple::Int(l.size()),
-            Tiler::Int(n) => IntTuple::Int(n.clone()),
-            Tiler::Under => IntTuple::from(1),
-            Tiler::Tuple(_) => IntTuple::from(1),
-        })
-        .collect();
-    let spread: Vec<Option<Layout>> = tiler
-        .iter()
-        .map(|x| match x {
-            Tiler::Layout(l) => super::partition::spread_of(l),
-            _ => None,
-        })
-        .collect();
+    let (sizes, spread) = tile_sizes(&tiler);
     let t = even(t, &sizes, &spread, Some(&coord), a, conds, "the tile")?;
     let by = Tiler::Tuple(tiler);
     let view = t
@@ -506,6 +494,58 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
     view.slice(&Coord::Tuple(vec![tile, rest]))
         .map(Value::Tensor)
         .map_err(|e| algebra_error(e, a.call))
+}
+
+/// Each mode's tile size, and where its tiles are spread out (a layout
+/// tiler's), for [`even`].
+fn tile_sizes(tiler: &[Tiler]) -> (Vec<IntTuple>, Vec<Option<Layout>>) {
+    let sizes = tiler
+        .iter()
+        .map(|x| match x {
+            Tiler::Layout(l) => IntTuple::Int(l.size()),
+            Tiler::Int(n) => IntTuple::Int(n.clone()),
+            Tiler::Under => IntTuple::from(1),
+            Tiler::Tuple(_) => IntTuple::from(1),
+        })
+        .collect();
+    let spread = tiler
+        .iter()
+        .map(|x| match x {
+            Tiler::Layout(l) => super::partition::spread_of(l),
+            _ => None,
+        })
+        .collect();
+    (sizes, spread)
+}
+
+/// The divides of a global tensor (`zipped_divide(A, (32))`, ...): its
+/// tiles guarded where partial, as `local_tile`'s (which is a zipped
+/// divide, sliced): the algebra's divide alone left the last tile
+/// unguarded, and the launch was refused wherever the tile did not
+/// divide the extent. `None` for any other divide, the algebra's.
+fn divided_global(a: &Args, conds: &mut Conditions) -> Option<Result<Value, Diagnostic>> {
+    let Some(Value::Tensor(t)) = a.values.first() else {
+        return None;
+    };
+    if !matches!(t.base, Base::Param(_)) || t.coords.is_empty() || a.values.len() != 2 {
+        return None;
+    }
+    let by = a.tiler(1).ok()?;
+    let tiler = match &by {
+        Tiler::Tuple(v) => v.clone(),
+        other => vec![other.clone()],
+    };
+    if tiler.len() > t.layout.rank() {
+        return None;
+    }
+    let (sizes, spread) = tile_sizes(&tiler);
+    let grouping = crate::check::algebra::grouping(a.name);
+    Some((|| {
+        let t = even(t.clone(), &sizes, &spread, None, a, conds, "the tile")?;
+        t.map_layout(&mut |l| divide(l, &by, grouping, conds))
+            .map(Value::Tensor)
+            .map_err(|e| algebra_error(e, a.call))
+    })())
 }
 
 fn tensor(a: &Args, i: usize) -> Result<View, Diagnostic> {
