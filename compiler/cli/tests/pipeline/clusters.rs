@@ -6,6 +6,23 @@
 
 use super::*;
 
+/// The IR of kernel `name` of `file`, on clusters of two along x that the
+/// runtime may pad, with one box multicast to both blocks.
+fn padded_cluster_ir(file: &str, name: &str) -> String {
+    let ir = emitted(file, "ir");
+    let kernel = part(&ir, &format!("kernel {name}(")).to_string();
+    assert!(
+        kernel
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(" cluster 2x1x1 pads"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    kernel
+}
+
 /// On a cluster of two blocks along M, B's k-tiles (the same for both)
 /// are multicast, each block issuing one half; A's stay per block. The
 /// empty barriers count a warp's release from each block; a warp's lanes
@@ -16,17 +33,7 @@ use super::*;
 /// the manifest asks for the cluster. Without `cluster`, nothing of it.
 #[test]
 fn a_cluster_multicasts_the_boxes_its_blocks_share() {
-    let ir = emitted("tests/run/tma_multicast.tile", "ir");
-    let kernel = part(&ir, "kernel tma_multicast(");
-    assert!(
-        kernel
-            .lines()
-            .next()
-            .unwrap()
-            .ends_with(" cluster 2x1x1 pads"),
-        "{kernel}"
-    );
-    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    let kernel = padded_cluster_ir("tests/run/tma_multicast.tile", "tma_multicast");
     // The pad blocks past the grid skip the epilogue.
     assert!(kernel.contains("\n  }\n  if %"), "{kernel}");
     let ptx = emitted("tests/run/tma_multicast.tile", "ptx");
@@ -70,17 +77,7 @@ fn a_cluster_multicasts_the_boxes_its_blocks_share() {
 /// arrival's atomic follows the multicast.
 #[test]
 fn split_k_on_clusters_reduces_where_no_pad_block_runs() {
-    let ir = emitted("tests/run/split_k_cluster.tile", "ir");
-    let kernel = part(&ir, "kernel split_k_cluster(");
-    assert!(
-        kernel
-            .lines()
-            .next()
-            .unwrap()
-            .ends_with(" cluster 2x1x1 pads"),
-        "{kernel}"
-    );
-    assert_eq!(kernel.matches(" multicast 2").count(), 1, "{kernel}");
+    let kernel = padded_cluster_ir("tests/run/split_k_cluster.tile", "split_k_cluster");
     let pipeline_end = kernel.find("\n  }\n").expect("the pipeline");
     let test = pipeline_end
         + kernel[pipeline_end..]

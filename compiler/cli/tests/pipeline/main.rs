@@ -2,7 +2,8 @@
 //! accepts; snapshots of a small kernel's IR and PTX showing the folding;
 //! the runtime's checks before a launch; GPU runs when a GPU is present;
 //! launch plans of the pipelines, split-K and branches (`plans.rs`);
-//! Hopper's wgmma, pipelines and clusters (`hopper.rs`). (One test binary,
+//! the launch proof under ifs (`ifs.rs`); Hopper's wgmma, pipelines and
+//! clusters (`hopper.rs`). (One test binary,
 //! so LLVM is linked once.)
 
 use std::path::{Path, PathBuf};
@@ -485,6 +486,7 @@ fn every_entry_takes_the_parameters_its_manifest_declares() {
 mod clusters;
 mod fast_forms;
 mod hopper;
+mod ifs;
 mod plans;
 mod ptxas;
 mod runtime;

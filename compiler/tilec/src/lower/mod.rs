@@ -114,10 +114,8 @@ pub struct GlobalAccess {
     /// above 0): an unguarded entry's access inside the buffer but outside
     /// its tile's tensor reads or writes another element, silently.
     pub below: Option<Int>,
-    /// Pairs `(a, b)`: the access runs only where `a <= b` holds for each
-    /// (the ifs around it). Where the proof's region has `a > b` through
-    /// and through, the access never runs there (a stencil's interior at
-    /// M = 1).
+    /// Pairs `(a, b)`: the access runs only where each `a <= b` (the ifs
+    /// around it), so nowhere in a region of the proof where one fails.
     pub when: Vec<(Int, Int)>,
 }
 
@@ -539,8 +537,7 @@ struct Lowerer<'k> {
     /// The parts of values the ifs around the statement compare, each with
     /// the value it equals there ([`Lowerer::capped`]).
     caps: Vec<(Int, Int)>,
-    /// What the ifs around the statement require, as pairs `a <= b`
-    /// ([`GlobalAccess::when`]).
+    /// What the ifs around the statement require ([`GlobalAccess::when`]).
     when: Vec<(Int, Int)>,
     /// Whether the kernel runs on sm_90 alone (it has a wgmma, a pipeline
     /// or a TMA copy), so that lowering may choose sm_90's instructions

@@ -1,0 +1,62 @@
+//! The launch proof under `if`s: indices and loop bounds capped by the
+//! comparisons around them, and accesses under an if that no block,
+//! thread or trip of a region passes left out of it; one element past
+//! what the if allows is still refused.
+
+use super::*;
+
+/// `tilec check FILE --dims` of `file` with `from` replaced by `to` (the
+/// file itself where they are equal): the exit status and stderr.
+fn checked(file: &str, from: &str, to: &str, dims: &str) -> (i32, String) {
+    let src = std::fs::read_to_string(root().join(file))
+        .unwrap()
+        .replace(from, to);
+    let f = std::env::temp_dir().join(format!(
+        "tilec-ifs-{}-{}.tile",
+        std::process::id(),
+        file.replace('/', "_")
+    ));
+    std::fs::write(&f, src).unwrap();
+    let (code, out, err) = tilec(&["check", f.to_str().unwrap(), "--dims", dims]);
+    std::fs::remove_file(&f).ok();
+    assert!(code != 0 || out.contains("every access in bounds"), "{out}");
+    (code, err)
+}
+
+/// `for j in 0..i + 1` inside `if i < M`: the counter bounded by the if
+/// (the proof refused every M but multiples of 64); one trip more is
+/// refused.
+#[test]
+fn a_loop_under_an_if_is_bounded_by_it() {
+    let file = "tests/run/guarded_loop_bound.tile";
+    for m in ["M=37", "M=1", "M=1000"] {
+        let (code, err) = checked(file, "", "", m);
+        assert_eq!(code, 0, "{m}: {err}");
+    }
+    let (code, err) = checked(file, "0..i + 1", "0..i + 2", "M=37");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refusing to launch: L would be accessed at"),
+        "{err}"
+    );
+}
+
+/// A stencil's interior at M = 1 and 2, where `i >= 1 && i < M - 1` holds
+/// nowhere, launches (its capped index was -1, refused); one element past
+/// the interior is refused where the interior exists.
+#[test]
+fn an_access_under_an_if_nothing_passes_is_no_access() {
+    let file = "tests/run/guarded_from_both_sides.tile";
+    for m in ["M=1", "M=2", "M=37"] {
+        let (code, err) = checked(file, "", "", m);
+        assert_eq!(code, 0, "{m}: {err}");
+    }
+    let (code, _) = checked(file, "A[i + 1]", "A[i + 2]", "M=1");
+    assert_eq!(code, 0);
+    let (code, err) = checked(file, "A[i + 1]", "A[i + 2]", "M=37");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refusing to launch: A would be accessed at"),
+        "{err}"
+    );
+}
