@@ -417,18 +417,21 @@ impl Lowerer<'_> {
                     })
                     .map(|c| c.name.as_str())
                     .collect();
-                let why = match unbounded.as_slice() {
-                    [] => String::new(),
-                    n => format!(
-                        " (`{}` runs to a bound known at run time alone, taken up to 2^40 here)",
-                        n.join("`, `")
+                let (why, help) = match unbounded.as_slice() {
+                    [] => (String::new(), HELP),
+                    n => (
+                        format!(
+                            " (`{}` runs to a bound known at run time alone, taken up to 2^40 here)",
+                            n.join("`, `")
+                        ),
+                        "guard the access by the buffer's size (`if k < 64 { s[k] = ...; }`, which bounds `k` there), or walk the buffer in stages (`s[k % stages]`)",
                     ),
                 };
                 Err(Problem::Here(
                     format!(
                         "a shared-memory access reaches {lo}..={hi}, outside the buffer of {len} elements{why}"
                     ),
-                    HELP,
+                    help,
                 ))
             }
             None => {
