@@ -506,16 +506,28 @@ pub fn race(
         let (b, (cfg, ops)) = blas;
         cfg.run(b, d, *ops)
     };
+    // Each timed run on the input set used least recently (the sets cover
+    // twice the L2): none finds its inputs in the L2. Run by run on one
+    // set, cuBLAS was timed on what the kernel before it had just read
+    // (at 128 x 4096 x 4096 bf16, 34 MB, all of it in the H100's L2), and
+    // in a race each build on its predecessor's (docs/performance.md,
+    // version 64). The warm-up takes its turns too, so that the first
+    // timed run does not follow it on its set.
+    let mut runs = 0usize;
+    let mut next_set = || {
+        runs += 1;
+        (runs - 1) % sets
+    };
     // Warm-up; a pruned race has many builds, each already launched once
     // by its check.
-    for i in 0..if prune { 1 } else { 3 } {
+    for _ in 0..if prune { 1 } else { 3 } {
         for (f, q) in loaded.iter().zip(&plans) {
             if let Ok(f) = f {
-                gpu.launch(f, q, &dev[i % sets])?;
+                gpu.launch(f, q, &dev[next_set()])?;
             }
         }
         if let Some(b) = &blas {
-            gemm(b, &mut dev[i % sets])?;
+            gemm(b, &mut dev[next_set()])?;
         }
     }
     let w = work(m, p);
@@ -566,17 +578,6 @@ pub fn race(
         .filter(|&b| loaded[b].is_ok())
         .filter(|&b| !prune || checks[b].as_ref().is_none_or(crate::Check::ok))
         .collect();
-    // Each timed run on the input set used least recently (the sets cover
-    // twice the L2): none finds its inputs in the L2. Run by run on one
-    // set, cuBLAS was timed on what the kernel before it had just read
-    // (at 128 x 4096 x 4096 bf16, 34 MB, all of it in the H100's L2), and
-    // in a race each build on its predecessor's (docs/performance.md,
-    // version 64).
-    let mut runs = 0usize;
-    let mut next_set = || {
-        runs += 1;
-        (runs - 1) % sets
-    };
     for i in 0..iters.max(1) {
         for &b in &running {
             let (Ok(f), q) = (&loaded[b], &plans[b]) else {

@@ -57,37 +57,46 @@ pub fn expected(
             e.message
         ))
     })?;
-    // The tensors the reference may write are its outputs, whole: where
-    // every block ran, what each must hold after the kernel, the elements
-    // the reference left alone as they were (a kernel that writes those,
-    // or a reference that at these extents writes nothing, is caught);
-    // where only a sample ran, the elements the sample wrote.
-    let may_write = target
-        .lowered
-        .first()
-        .map(|l| l.ir.written_params())
-        .unwrap_or_default();
-    Ok(tensors
-        .into_iter()
-        .zip(written)
-        .enumerate()
-        .filter(|(p, _)| may_write.get(*p) == Some(&true))
-        .filter_map(|(p, (t, offsets))| {
-            let t = t?;
-            let offsets = match sample {
-                None => (0..t.data.len()).collect(),
-                Some(_) if offsets.is_empty() => return None,
-                Some(_) => offsets,
-            };
+    // The tensors the reference may write (in any variant, as the
+    // manifest says) are its outputs, whole: the elements it wrote to its
+    // values, and where every block ran, the elements it left alone to
+    // stay as given, compared apart (in one norm, a few wrong elements
+    // among many untouched ones would be diluted). So a kernel that writes
+    // those, or a reference that at these extents writes nothing, fails.
+    // Where only a sample ran, the elements the sample wrote.
+    let may_write = |p: usize| {
+        matches!(
+            target.manifest.params.get(p).map(|q| &q.kind),
+            Some(tilec_runtime::manifest::ParamKind::Tensor { written: true, .. })
+        )
+    };
+    let mut out = Vec::new();
+    for (p, (t, offsets)) in tensors.into_iter().zip(written).enumerate() {
+        let Some(t) = t.filter(|_| may_write(p)) else {
+            continue;
+        };
+        let left_alone: Vec<usize> = match sample {
+            Some(_) => Vec::new(),
+            None => {
+                let mut wrote = vec![false; t.data.len()];
+                offsets.iter().for_each(|&i| wrote[i] = true);
+                (0..t.data.len()).filter(|&i| !wrote[i]).collect()
+            }
+        };
+        for offsets in [offsets, left_alone] {
+            if offsets.is_empty() {
+                continue;
+            }
             let e = Expected {
                 output: r.operands[p],
                 values: offsets.iter().map(|&i| t.data[i]).collect(),
                 offsets,
                 sample,
             };
-            Some(e.in_memory_order())
-        })
-        .collect())
+            out.push(e.in_memory_order());
+        }
+    }
+    Ok(out)
 }
 
 /// The reference kernel's blocks, in f64, for this long at most once the

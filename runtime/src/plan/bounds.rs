@@ -72,7 +72,8 @@ pub(super) fn check_bounds(
             continue;
         };
         bounded += 1;
-        let widest = wide(failure.depends_on.iter().copied(), &failure.ranges);
+        let widest = wide(failure.depends_on.iter().copied(), &failure.ranges)
+            .or_else(|| wide(failure.then_on.iter().copied(), &failure.ranges));
         // A loop counter whose range is made of block indices or outer
         // counters not yet single values (a stream-K block's tiles, from
         // its block index): those first, even where the counter is wider,
@@ -146,6 +147,8 @@ struct Proof<'a> {
 struct Term<'a> {
     names: Vec<String>,
     depends_on: Vec<&'a str>,
+    /// Those the ifs around it depend on.
+    then_on: Vec<&'a str>,
 }
 
 /// An access that one region does not bound.
@@ -154,8 +157,10 @@ struct Failure<'a> {
     /// The region's ranges of every name, loop counters included.
     ranges: Ranges<'a>,
     /// The block indices and loop counters the access depends on, through
-    /// its index or the bounds of the loops around it.
+    /// its index or the bounds of the loops around it; then those of the
+    /// ifs around it.
     depends_on: Vec<&'a str>,
+    then_on: Vec<&'a str>,
     /// The access that failed (the first checked where a loop's bounds did).
     access: usize,
 }
@@ -216,18 +221,27 @@ impl<'a> Proof<'a> {
             .map(|a| {
                 let mut names = Vec::new();
                 a.index.names(&mut names);
-                // The ifs' names too: cut along them, a region may leave
-                // the if's range and the access with it.
-                let mut cut = names.clone();
-                for [x, y] in &a.when {
-                    x.names(&mut cut);
-                    y.names(&mut cut);
-                }
                 let mut depends_on = Vec::new();
-                for n in &cut {
+                for n in &names {
                     depends(n, &v.loops, &through, &mut depends_on);
                 }
-                Term { names, depends_on }
+                // The ifs' names too, cut along once the index's are single
+                // values: a region may leave the if's range, and the access
+                // with it.
+                let mut ifs = Vec::new();
+                for [x, y] in &a.when {
+                    x.names(&mut ifs);
+                    y.names(&mut ifs);
+                }
+                let mut then_on = Vec::new();
+                for n in &ifs {
+                    depends(n, &v.loops, &through, &mut then_on);
+                }
+                Term {
+                    names,
+                    depends_on,
+                    then_on,
+                }
             })
             .collect();
         Proof {
@@ -262,6 +276,7 @@ impl<'a> Proof<'a> {
                     error: e.error,
                     ranges: e.ranges,
                     depends_on: self.loops[e.at].clone(),
+                    then_on: Vec::new(),
                     access: first,
                 }));
             }
@@ -289,6 +304,7 @@ impl<'a> Proof<'a> {
                     error,
                     ranges,
                     depends_on: term.depends_on.clone(),
+                    then_on: term.then_on.clone(),
                     access: i,
                 }));
             }

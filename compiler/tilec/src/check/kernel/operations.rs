@@ -289,6 +289,56 @@ impl KernelChecker {
                 .with_help("a scalar parameter such as alpha, or a number")),
         }
     }
+
+    /// A statement every thread of a block runs, no `if` around it, that
+    /// writes shared memory at elements that do not depend on the thread
+    /// (`fill(s, 0.0)` of a whole tile): every thread writes each of them,
+    /// a race (the CPU executor's and compute-sanitizer's), refused here
+    /// with what to write instead.
+    pub(super) fn not_by_every_thread(
+        &self,
+        dst: &View,
+        e: &Expr,
+        op: &str,
+    ) -> Result<(), Diagnostic> {
+        let threads = self.launch.as_ref().and_then(|(l, _)| l.static_threads());
+        if !matches!(dst.base, Base::Shared(_))
+            || !self.enclosing.is_empty()
+            || threads.is_none_or(|t| t <= 1)
+        {
+            return Ok(());
+        }
+        let mut names = Vec::new();
+        dst.offset.names(&mut names);
+        for c in &dst.coords {
+            c.offset.names(&mut names);
+        }
+        // (A loop whose bounds differ between threads is in `enclosing`.)
+        if names
+            .iter()
+            .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
+        {
+            return Ok(());
+        }
+        Err(Diagnostic::new(
+            match op {
+                "=" => "every thread of the block writes the same elements of shared memory here"
+                    .to_string(),
+                _ => format!(
+                    "every thread of the block runs this `{op}` on the same elements of shared memory"
+                ),
+            },
+            e.span,
+        )
+        .with_label(format!(
+            "no element of this depends on thread.x: the block's {} threads each write all {} of them, a race",
+            threads.unwrap_or(0),
+            dst.layout.size()
+        ))
+        .with_help(
+            "give each thread its part, e.g. `fill(local_partition(s, (128):(1), thread.x), 0.0)` with as many threads as the block, or write it under `if thread.x == 0` and `sync()` after",
+        ))
+    }
 }
 
 /// The operation's leading operand (`copy(ATOM, ...)`, `gemm(MMA, ...)`)
@@ -361,57 +411,6 @@ fn async_spaces(src: &View, se: &Expr, dst: &View, de: &Expr) -> Result<(), Diag
             .with_label(what)
             .with_help("use copy(src, dst) for other copies"),
     )
-}
-
-impl KernelChecker {
-    /// A statement every thread of a block runs, no `if` around it, that
-    /// writes shared memory at elements that do not depend on the thread
-    /// (`fill(s, 0.0)` of a whole tile): every thread writes each of them,
-    /// a race (the CPU executor's and compute-sanitizer's), refused here
-    /// with what to write instead.
-    pub(super) fn not_by_every_thread(
-        &self,
-        dst: &View,
-        e: &Expr,
-        op: &str,
-    ) -> Result<(), Diagnostic> {
-        let threads = self.launch.as_ref().and_then(|(l, _)| l.static_threads());
-        if !matches!(dst.base, Base::Shared(_))
-            || !self.enclosing.is_empty()
-            || threads.is_none_or(|t| t <= 1)
-        {
-            return Ok(());
-        }
-        let mut names = Vec::new();
-        dst.offset.names(&mut names);
-        for c in &dst.coords {
-            c.offset.names(&mut names);
-        }
-        let per_thread = names.iter().any(|n| {
-            Builtin::parse(n) == Some(Builtin::Thread) || self.loop_granules.contains_key(n)
-        });
-        if per_thread {
-            return Ok(());
-        }
-        Err(Diagnostic::new(
-            match op {
-                "=" => "every thread of the block writes the same elements of shared memory here"
-                    .to_string(),
-                _ => format!(
-                    "every thread of the block runs this `{op}` on the same elements of shared memory"
-                ),
-            },
-            e.span,
-        )
-        .with_label(format!(
-            "no element of this depends on thread.x: the block's {} threads each write all {} of them, a race",
-            threads.unwrap_or(0),
-            dst.layout.size()
-        ))
-        .with_help(
-            "give each thread its part, e.g. `fill(local_partition(s, (128):(1), thread.x), 0.0)` with as many threads as the block, or write it under `if thread.x == 0` and `sync()` after",
-        ))
-    }
 }
 
 pub(super) fn writable(v: &View, e: &Expr, op: &str) -> Result<(), Diagnostic> {

@@ -671,6 +671,16 @@ impl KernelChecker {
                     Op::ReduceBlocks { .. } if !after => {
                         Some(("a reduce across blocks before the pipeline's end", PADS))
                     }
+                    Op::ReduceBlocks {
+                        across: Across::Parts { .. },
+                        ..
+                    } if launch.may_pad() => Some((
+                        "a reduce across parts where the grid may be padded",
+                        (
+                            "the grid runs in whole clusters: past its end, pad blocks, which may compute a group of their own",
+                            "reduce across a grid dimension the cluster does not lie along (split-K's slices along block.z), or launch a grid of whole clusters (`grid(2, n), cluster(2, 1)`)",
+                        ),
+                    )),
                     _ if writes && !after => {
                         Some(("a write to global memory before the pipeline's end", PADS))
                     }

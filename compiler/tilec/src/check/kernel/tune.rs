@@ -153,9 +153,7 @@ impl KernelChecker {
             );
         }
     }
-}
 
-impl KernelChecker {
     /// A tunable set (by `--set`, the tuner or its cache) to a value that
     /// is not one of its candidates may be what broke the build: each
     /// error of the kernel points at its `tune` too, with the value.

@@ -472,7 +472,7 @@ fn insts(
             } => {
                 match across {
                     Groups::Dim(dim) => {
-                        if !open.is_empty() {
+                        if open.iter().any(|&o| o != PAD_TEST) {
                             return Err("a reduce across blocks inside a loop or an if".into());
                         }
                         if *dim > 2 {
@@ -531,20 +531,19 @@ fn insts(
                 otherwise,
             } => {
                 visible(ir, *cond, open)?;
-                // No value's scope is this: it only marks the pipeline
-                // check's "inside" (and the reduce's). The kernel's own
+                // No value's scope is this: it only marks "inside" for the
+                // pipeline's and the reduce's checks. The kernel's own
                 // test that keeps a cluster's pad blocks out (`block.<d> <
-                // extent` at the top) is none: every block of a reduce's
-                // group (across another dimension) passes it.
-                let inside = !(open.is_empty() && keeps_pad_blocks_out(ir, *cond));
-                if inside {
-                    open.push(usize::MAX);
-                }
+                // extent` at the top) is marked apart: every block of a
+                // reduce's group (across another dimension) passes it.
+                let mark = match open.is_empty() && keeps_pad_blocks_out(ir, *cond) {
+                    true => PAD_TEST,
+                    false => usize::MAX,
+                };
+                open.push(mark);
                 insts(ir, then, open, seen, 0)?;
                 insts(ir, otherwise, open, seen, 0)?;
-                if inside {
-                    open.pop();
-                }
+                open.pop();
             }
             InstKind::Loop {
                 id,
@@ -736,6 +735,11 @@ fn addr(ir: &KernelIr, a: &Addr, open: &[usize]) -> Result<(), String> {
         },
     }
 }
+
+/// The mark on `open` of the top-level test that keeps a cluster's pad
+/// blocks out ([`keeps_pad_blocks_out`]): no value's scope, as
+/// `usize::MAX` for any other if.
+const PAD_TEST: usize = usize::MAX - 1;
 
 /// Whether `cond` is `block.<d> < extent`, `d` the cluster's dimension and
 /// `extent` a value of the launch (of no block, thread or loop): the test

@@ -16,6 +16,22 @@ pub(super) fn pad_blocks_write_nothing(ir: &KernelIr) -> Result<(), String> {
     if !ir.pads {
         return Ok(());
     }
+    // Groups the kernel computes from its indices: a pad block may have one.
+    let mut parts = false;
+    crate::ir::for_each_inst(&ir.body, &mut |i| {
+        parts |= matches!(
+            i.kind,
+            InstKind::ReduceBlocks {
+                across: crate::ir::Groups::Parts { .. },
+                ..
+            }
+        );
+    });
+    if parts {
+        return Err(
+            "a kernel on clusters reduces across parts where the runtime may pad its grid".into(),
+        );
+    }
     let mut after = false;
     for inst in &ir.body {
         if let InstKind::If { cond, .. } = &inst.kind
