@@ -184,6 +184,23 @@ fn written_as_in_c(src: &str, at: usize, token: &str) -> Option<String> {
     }
 }
 
+/// Where a `{` was expected and the line before the token (or its own,
+/// before it) ends with `:` (`for k in 0..4:`): that colon's offset. The
+/// parser read `4:rA` as a layout and stopped further on.
+fn block_after_a_colon(src: &str, at: usize, expected: &[String]) -> Option<usize> {
+    if !expected.iter().any(|e| e.trim_matches('"') == "{") {
+        return None;
+    }
+    let before = src.get(..at)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let previous = src.get(..line_start.checked_sub(1)?)?;
+    [before, previous].into_iter().find_map(|text| {
+        let start = text.rfind('\n').map_or(0, |i| i + 1);
+        let code = text[start..].split("//").next().unwrap_or("").trim_end();
+        code.ends_with(':').then(|| start + code.len() - 1)
+    })
+}
+
 /// A pipeline's turn clause written after its stage clause (`stage s in
 /// 0..4, turn j in ...`): the parser stops at the comma; say where the
 /// clause goes.
@@ -235,6 +252,19 @@ fn to_diagnostic(
             let d = Diagnostic::new(format!("unexpected `{t}`"), Span { start: l, end: r });
             if let Some(help) = written_as_in_c(src, l, &t.to_string()) {
                 return d.with_help(help);
+            }
+            if let Some(colon) = block_after_a_colon(src, l, &expected) {
+                return d
+                    .with_related(
+                        Span {
+                            start: colon,
+                            end: colon + 1,
+                        },
+                        "a block opened with `:`, as in Python",
+                    )
+                    .with_help(
+                        "a loop's or an if's body is a block in braces: `for k in 0..4 { ... }`",
+                    );
             }
             let word = t.to_string();
             // A word right after a `)` on the same line, where a `,` could
