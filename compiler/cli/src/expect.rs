@@ -14,20 +14,52 @@ use tilec_runtime::RuntimeError;
 use tilec_runtime::plan::{Dims, LaunchPlan, plan_reference};
 use tilec_runtime::reference::{Arg, Expected, builtin};
 
-/// The expected outputs of `c` on `args`, launched by `plan`.
+/// Why a run's expected outputs could not be made.
+pub enum ReferenceFailure {
+    Runtime(RuntimeError),
+    /// The reference kernel's own bug, which the executor found (its span
+    /// in the same file).
+    Kernel(exec::ExecError),
+}
+
+impl From<RuntimeError> for ReferenceFailure {
+    fn from(e: RuntimeError) -> Self {
+        ReferenceFailure::Runtime(e)
+    }
+}
+
+/// The expected outputs of `c` on `args`, launched by `plan`, as the
+/// runtime's GPU runs take them: a reference kernel's bug as a message.
 pub fn expected(
     all: &[Compiled],
     c: &Compiled,
     plan: &LaunchPlan,
     args: &[Arg],
 ) -> Result<Vec<Expected>, RuntimeError> {
+    reference_outputs(all, c, plan, args).map_err(|f| match f {
+        ReferenceFailure::Runtime(e) => e,
+        ReferenceFailure::Kernel(e) => RuntimeError::Usage(format!(
+            "{} (run it on the CPU executor to see where)",
+            e.message
+        )),
+    })
+}
+
+/// [`expected`], a reference kernel's bug with its span (the CPU run
+/// reports it at its line).
+pub fn reference_outputs(
+    all: &[Compiled],
+    c: &Compiled,
+    plan: &LaunchPlan,
+    args: &[Arg],
+) -> Result<Vec<Expected>, ReferenceFailure> {
     let m = &c.manifest;
     let Some((r, name)) = m
         .reference
         .as_ref()
         .and_then(|r| Some((r, r.kernel.as_ref()?)))
     else {
-        return builtin(m, plan, args);
+        return Ok(builtin(m, plan, args)?);
     };
     let target = all.iter().find(|t| &t.kernel.name == name).ok_or_else(|| {
         RuntimeError::Usage(format!("the reference kernel {name} is not compiled"))
@@ -51,11 +83,9 @@ pub fn expected(
     let (written, sample) = crate::run::on_copies(&tplan, &mut tensors, |t| {
         run_sampled(target, &tplan, scalars, t)
     })
-    .map_err(|e| {
-        RuntimeError::Usage(format!(
-            "the reference kernel {name} failed on the CPU executor: {} (run it alone to see where)",
-            e.message
-        ))
+    .map_err(|mut e| {
+        e.message = format!("the reference kernel {name}: {}", e.message);
+        ReferenceFailure::Kernel(e)
     })?;
     // The tensors the reference may write (in any variant, as the
     // manifest says) are its outputs, whole: the elements it wrote to its

@@ -346,7 +346,10 @@ pub fn run_cpu(
     let waiting = spinner("making the inputs and computing the reference");
     let args = inputs.args(m, &plan, 0)?;
     check_args(m, &plan, &args)?;
-    let want = crate::expect::expected(all, c, &plan, &args)?;
+    let want = crate::expect::reference_outputs(all, c, &plan, &args).map_err(|f| match f {
+        crate::expect::ReferenceFailure::Runtime(e) => CpuFailure::Runtime(e),
+        crate::expect::ReferenceFailure::Kernel(e) => CpuFailure::Kernel(e),
+    })?;
     let mut tensors: Vec<Option<exec::Tensor>> =
         args.iter().map(crate::expect::exec_tensor).collect();
     let scalars = args
