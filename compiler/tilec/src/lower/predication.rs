@@ -132,14 +132,31 @@ impl Lowerer<'_> {
     }
 }
 
-/// The parts of the values `p` compares and what they equal where `p` is
-/// `holds` (comparisons joined by `&&` where it holds, `||` where it does
-/// not): `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`.
-fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
+/// The comparisons that hold where `p` is `holds` (joined by `&&` where it
+/// holds, `||` where it does not; negated where it does not hold), each
+/// as the operator that holds: nothing of an `||` that holds.
+fn comparisons(p: &Predicate, holds: bool) -> Vec<(Binary, &Int, &Int)> {
     match (p, holds) {
         (Predicate::Compare(op, a, b), _) => {
             let op = if holds { *op } else { op.negation() };
-            let one = Int::Static(1);
+            vec![(op, a, b)]
+        }
+        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
+            let mut v = comparisons(a, holds);
+            v.extend(comparisons(b, holds));
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The parts of the values `p` compares and what they equal where `p` is
+/// `holds`: `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`.
+fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
+    let one = Int::Static(1);
+    comparisons(p, holds)
+        .into_iter()
+        .flat_map(|(op, a, b)| {
             let (below, above) = match op {
                 Binary::Lt => ((a, b.sub(&one)), (b, a.add(&one))),
                 Binary::Le => ((a, b.clone()), (b, a.clone())),
@@ -147,48 +164,30 @@ fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
                 Binary::Ge => ((b, a.clone()), (a, b.clone())),
                 _ => return Vec::new(),
             };
-            [
-                (below.0, below.0.min(&below.1)),
-                (above.0, above.0.max(&above.1)),
+            vec![
+                (below.0.clone(), below.0.min(&below.1)),
+                (above.0.clone(), above.0.max(&above.1)),
             ]
-            .into_iter()
-            .filter(|(part, _)| !part.is_static())
-            .map(|(part, capped)| (part.clone(), capped))
-            .collect()
-        }
-        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
-            let mut v = caps(a, holds);
-            v.extend(caps(b, holds));
-            v
-        }
-        _ => Vec::new(),
-    }
+        })
+        .filter(|(part, _)| !part.is_static())
+        .collect()
 }
 
 /// What `p` being `holds` requires, as pairs `(a, b)` for `a <= b`
-/// (comparisons joined by `&&` where it holds, `||` where it does not;
-/// nothing of `!=`, or of an `||` that holds).
+/// (nothing of `!=`).
 fn requirements(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
-    match (p, holds) {
-        (Predicate::Compare(op, a, b), _) => {
-            let op = if holds { *op } else { op.negation() };
-            let one = Int::Static(1);
-            match op {
-                Binary::Lt => vec![(a.clone(), b.sub(&one))],
-                Binary::Le => vec![(a.clone(), b.clone())],
-                Binary::Gt => vec![(b.clone(), a.sub(&one))],
-                Binary::Ge => vec![(b.clone(), a.clone())],
-                Binary::Eq => vec![(a.clone(), b.clone()), (b.clone(), a.clone())],
-                _ => Vec::new(),
-            }
-        }
-        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
-            let mut v = requirements(a, holds);
-            v.extend(requirements(b, holds));
-            v
-        }
-        _ => Vec::new(),
-    }
+    let one = Int::Static(1);
+    comparisons(p, holds)
+        .into_iter()
+        .flat_map(|(op, a, b)| match op {
+            Binary::Lt => vec![(a.clone(), b.sub(&one))],
+            Binary::Le => vec![(a.clone(), b.clone())],
+            Binary::Gt => vec![(b.clone(), a.sub(&one))],
+            Binary::Ge => vec![(b.clone(), a.clone())],
+            Binary::Eq => vec![(a.clone(), b.clone()), (b.clone(), a.clone())],
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// The range `[lo, hi]` of `thread.x` where `p` is `holds`, when `p` bounds
