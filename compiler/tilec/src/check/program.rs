@@ -111,6 +111,19 @@ fn coordinate_strides(m: &IntTuple, current: &mut Int) -> IntTuple {
 }
 
 impl View {
+    /// Whether which elements the view holds depends on `thread.x` (its
+    /// offset or a tile coordinate names it).
+    pub fn depends_on_thread(&self) -> bool {
+        let mut names = Vec::new();
+        self.offset.names(&mut names);
+        for c in &self.coords {
+            c.offset.names(&mut names);
+        }
+        names
+            .iter()
+            .any(|n| tilec_layout::Builtin::parse(n) == Some(tilec_layout::Builtin::Thread))
+    }
+
     /// The sub-tensor at `coord`: the modes opposite `_` stay, the fixed
     /// coordinates move the offset. A single kept mode that is itself a
     /// tuple becomes the tensor's modes: `t[thread.x, _]` of a thread-value

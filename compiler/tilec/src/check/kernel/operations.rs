@@ -9,7 +9,7 @@ use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use tilec_layout::{Builtin, Int, IntTuple, Operand, TiledMma};
+use tilec_layout::{Int, IntTuple, Operand, TiledMma};
 
 /// The operation statements and their argument forms, in the order help
 /// lines list them.
@@ -308,16 +308,8 @@ impl KernelChecker {
         {
             return Ok(());
         }
-        let mut names = Vec::new();
-        dst.offset.names(&mut names);
-        for c in &dst.coords {
-            c.offset.names(&mut names);
-        }
         // (A loop whose bounds differ between threads is in `enclosing`.)
-        if names
-            .iter()
-            .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
-        {
+        if dst.depends_on_thread() {
             return Ok(());
         }
         Err(Diagnostic::new(

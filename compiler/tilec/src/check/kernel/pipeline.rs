@@ -727,15 +727,7 @@ impl KernelChecker {
 /// A TMA box is issued by one thread, so its tile must not depend on
 /// `thread.x`.
 fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
-    let mut names = Vec::new();
-    v.offset.names(&mut names);
-    for c in &v.coords {
-        c.offset.names(&mut names);
-    }
-    if names
-        .iter()
-        .any(|n| Builtin::parse(n) == Some(Builtin::Thread))
-    {
+    if v.depends_on_thread() {
         return Err(Diagnostic::new(
             "a TMA box is issued by one thread: its tiles cannot depend on thread.x",
             e.span,
