@@ -194,59 +194,54 @@ fn requirements(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
 /// it by comparisons with numbers (joined by `&&` where it holds, `||`
 /// where it does not); `None` when it says nothing about it.
 fn thread_bounds(p: &Predicate, holds: bool) -> Option<(i64, i64)> {
+    comparisons(p, holds)
+        .into_iter()
+        .filter_map(|(op, a, b)| thread_range(op, a, b))
+        .reduce(|x, y| (x.0.max(y.0), x.1.min(y.1)))
+}
+
+/// The threads where `a op b` holds, when one side is `thread.x` itself
+/// (a divisor of 1) or `thread.x / c` (a warp's or a group's index) and
+/// the other a number.
+fn thread_range(op: Binary, a: &Int, b: &Int) -> Option<(i64, i64)> {
     let thread = Builtin::Thread.int();
-    let both = |a: Option<(i64, i64)>, b: Option<(i64, i64)>| match (a, b) {
-        (Some(x), Some(y)) => Some((x.0.max(y.0), x.1.min(y.1))),
-        (x, None) | (None, x) => x,
+    let divisor = |x: &Int| match x {
+        _ if *x == thread => Some(1),
+        Int::Dynamic(sym) => match &**sym {
+            Sym::Bin(IntOp::Div, t, c) if *t == thread => c.as_static().filter(|&c| c > 0),
+            _ => None,
+        },
+        Int::Static(_) => None,
     };
-    match (p, holds) {
-        (Predicate::Compare(op, a, b), _) => {
-            // `thread.x` itself (a divisor of 1) or `thread.x / c`, a
-            // warp's or a group's index.
-            let divisor = |x: &Int| match x {
-                _ if *x == thread => Some(1),
-                Int::Dynamic(sym) => match &**sym {
-                    Sym::Bin(IntOp::Div, t, c) if *t == thread => c.as_static().filter(|&c| c > 0),
-                    _ => None,
-                },
-                Int::Static(_) => None,
-            };
-            let (op, c, k) = if let Some(c) = divisor(a) {
-                (*op, c, b.as_static()?)
-            } else if let Some(c) = divisor(b) {
-                (
-                    crate::check::kernel::predication::mirror(*op),
-                    c,
-                    a.as_static()?,
-                )
-            } else {
-                return None;
-            };
-            let op = if holds { op } else { op.negation() };
-            // The quotient's range, then the threads' (thread.x >= 0, so
-            // the quotient rounds down: q = thread.x / c for thread.x in
-            // c q .. c q + c - 1).
-            let (lo, hi) = match op {
-                Binary::Lt => (i64::MIN, k.checked_sub(1)?),
-                Binary::Le => (i64::MIN, k),
-                Binary::Gt => (k.checked_add(1)?, i64::MAX),
-                Binary::Ge => (k, i64::MAX),
-                Binary::Eq => (k, k),
-                _ => return None,
-            };
-            let lo = match lo {
-                i64::MIN => i64::MIN,
-                q => q.max(0).checked_mul(c)?,
-            };
-            let hi = match hi {
-                i64::MAX => i64::MAX,
-                q => q.checked_mul(c)?.checked_add(c - 1)?,
-            };
-            Some((lo, hi))
-        }
-        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
-            both(thread_bounds(a, holds), thread_bounds(b, holds))
-        }
-        _ => None,
-    }
+    let (op, c, k) = if let Some(c) = divisor(a) {
+        (op, c, b.as_static()?)
+    } else if let Some(c) = divisor(b) {
+        (
+            crate::check::kernel::predication::mirror(op),
+            c,
+            a.as_static()?,
+        )
+    } else {
+        return None;
+    };
+    // The quotient's range, then the threads' (thread.x >= 0, so the
+    // quotient rounds down: q = thread.x / c for thread.x in c q .. c q +
+    // c - 1).
+    let (lo, hi) = match op {
+        Binary::Lt => (i64::MIN, k.checked_sub(1)?),
+        Binary::Le => (i64::MIN, k),
+        Binary::Gt => (k.checked_add(1)?, i64::MAX),
+        Binary::Ge => (k, i64::MAX),
+        Binary::Eq => (k, k),
+        _ => return None,
+    };
+    let lo = match lo {
+        i64::MIN => i64::MIN,
+        q => q.max(0).checked_mul(c)?,
+    };
+    let hi = match hi {
+        i64::MAX => i64::MAX,
+        q => q.checked_mul(c)?.checked_add(c - 1)?,
+    };
+    Some((lo, hi))
 }
