@@ -283,19 +283,27 @@ impl Gpu {
         &self,
         builds: &[(&str, &Manifest, &LaunchPlan)],
     ) -> Result<Vec<Result<Loaded, RuntimeError>>, RuntimeError> {
-        let sizes = builds
-            .iter()
-            .filter_map(|(_, m, p)| p.block_reduce_sizes(m.block_reduce.as_ref()))
-            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
-        let buffers = match sizes {
-            Some(s) => Some(Arc::new(self.block_reduce_buffers(s)?)),
-            None => None,
-        };
+        // Builds that add by atomics share buffers of their own: the
+        // others' partials would be in their sums.
+        let atomic = |m: &Manifest| m.block_reduce.as_ref().is_some_and(|r| r.atomic);
+        let mut buffers = [None, None];
+        for kind in [false, true] {
+            let sizes = builds
+                .iter()
+                .filter(|(_, m, _)| atomic(m) == kind)
+                .filter_map(|(_, m, p)| p.block_reduce_sizes(m.block_reduce.as_ref()))
+                .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
+            if let Some(s) = sizes {
+                buffers[kind as usize] = Some(Arc::new(self.block_reduce_buffers(s)?));
+            }
+        }
         let modules = self.load_modules(builds.iter().map(|(ptx, _, _)| *ptx));
         Ok(builds
             .iter()
             .zip(modules)
-            .map(|((_, m, p), module)| self.load_sharing(&module?, m, p, buffers.clone()))
+            .map(|((_, m, p), module)| {
+                self.load_sharing(&module?, m, p, buffers[atomic(m) as usize].clone())
+            })
             .collect())
     }
 

@@ -579,6 +579,17 @@ mod tests {
         }
     }
 
+    /// Where the reference is zero throughout, errors are absolute element
+    /// by element as in the norm: a rounding residual of 1e-9 passes
+    /// (it was a mismatch against a scale of f64::MIN_POSITIVE), 0.5 fails.
+    #[test]
+    fn an_all_zero_reference_measures_absolute_errors() {
+        let zeros = vec![0.0; 64];
+        let out = |v: f32| HostBuffer::F32((0..64).map(|i| if i == 7 { v } else { 0.0 }).collect());
+        assert!(check(out(-1.5e-9), zeros.clone()).ok());
+        assert!(!check(out(0.5), zeros.clone()).ok());
+    }
+
     /// f32 results off by tanh.approx's bound (2^-10 of each value) fail
     /// f32's own tolerance, and pass a kernel's that asked for it; twice
     /// its allowance fails that too.

@@ -390,7 +390,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
         }),
         block_reduce: variants.first().and_then(|l| {
             let tilec::ir::InstKind::ReduceBlocks {
-                registers, across, ..
+                registers,
+                across,
+                atomic,
+                ..
             } = l.ir.block_reduction()?.kind
             else {
                 return None;
@@ -404,6 +407,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                 },
                 values: l.ir.registers[registers].len,
                 runs: tilec::ir::REDUCE_RUN as i64,
+                atomic,
             })
         }),
         checked: false,

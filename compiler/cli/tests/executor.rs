@@ -85,6 +85,13 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/remainder_of_a_negative.tile", "M=100"),
         ("tests/run/guarded_from_both_sides.tile", "M=100"),
         ("tests/run/guarded_from_both_sides.tile", "M=33"),
+        // Shared zeros past a row under `c >= N` and the else of `c < N`.
+        ("tests/run/padded_row.tile", "M=3,N=100"),
+        ("tests/run/padded_row.tile", "M=2,N=256"),
+        ("tests/run/padded_row.tile", "M=1,N=1"),
+        // A reduce across blocks by atomics.
+        ("tests/run/row_sums_atomic.tile", "M=300,N=1000"),
+        ("tests/run/row_sums_atomic.tile", "M=1,N=3"),
         ("tests/run/warp_index_bounds_threads.tile", "M=300"),
         ("tests/run/remainder_of_a_negative.tile", "M=7"),
         ("tests/run/loop_of_no_trips.tile", "M=5,N=100"),

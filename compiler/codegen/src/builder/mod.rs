@@ -599,6 +599,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 InstKind::ReduceBlocks {
                     registers,
                     across,
+                    atomic,
                     group,
                     count,
                     index,
@@ -606,6 +607,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
                 } => self.reduce_blocks(
                     *registers,
                     matches!(across, tilec::ir::Groups::Parts { .. }),
+                    *atomic,
                     [*group, *count, *index],
                     body,
                 )?,

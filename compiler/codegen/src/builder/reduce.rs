@@ -69,6 +69,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         &mut self,
         r: usize,
         parts: bool,
+        atomic: bool,
         [group, count, index]: [usize; 3],
         body: &[Inst],
     ) -> Result<()> {
@@ -167,6 +168,12 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let alone = self
             .b
             .build_int_compare(IntPredicate::EQ, s, int(1), "alone")?;
+        if atomic {
+            // The group's sum: its first row, and its runs' counter.
+            let sum = row_at(self, group_rows)?;
+            let arrivals = counter(self, int(0))?;
+            return self.add_atomically(r, &mine, alone, [sum, arrivals], s, &slot, body);
+        }
         let several = self
             .b
             .build_int_compare(IntPredicate::UGT, runs, int(1), "")?;
@@ -239,6 +246,83 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         for (i, v) in mine.iter().enumerate() {
             let phi = self.b.build_phi(f32t, "")?;
             phi.add_incoming(&[(v, before), (&sums[i], sum_end)]);
+            self.registers[r][i] = Some(phi.as_basic_value());
+        }
+        self.join_after(skip, kept, "reduce.end", &mut |b| {
+            b.values_for(body)?;
+            b.insts(body)
+        })
+    }
+
+    /// An atomic reduce: each block of a group of `s` adds its values
+    /// `mine` into the group's row `sum` by atomics and arrives at
+    /// `arrivals`; the last to arrive reads the sum, leaves the row at
+    /// zero for the next launch (the runtime zeroes it before the first)
+    /// and runs the body. A group of one (`alone`) runs it on its own
+    /// values. The sum's order is the order the atomics land in.
+    #[allow(clippy::too_many_arguments)]
+    fn add_atomically(
+        &mut self,
+        r: usize,
+        mine: &[BasicValueEnum<'ctx>],
+        alone: IntValue<'ctx>,
+        [sum, arrivals]: [PointerValue<'ctx>; 2],
+        s: IntValue<'ctx>,
+        slot: &dyn Fn(&Self, PointerValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
+        body: &[Inst],
+    ) -> Result<()> {
+        let f32t = self.ctx.f32_type();
+        let before = self.b.get_insert_block().expect("positioned");
+        let add = self.ctx.append_basic_block(self.func, "reduce.add");
+        let read = self.ctx.append_basic_block(self.func, "reduce.read");
+        let ready = self.ctx.append_basic_block(self.func, "reduce.ready");
+        let skip = self.ctx.append_basic_block(self.func, "reduce.skip");
+        self.b.build_conditional_branch(alone, ready, add)?;
+        self.b.position_at_end(add);
+        // `red`, which returns nothing and which nothing waits for until
+        // the arrival's fence (inkwell's atomicrmw takes integers alone).
+        let i64t = self.ctx.i64_type();
+        let red_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&[i64t.into(), f32t.into()], false);
+        let red = self.ctx.create_inline_asm(
+            red_ty,
+            "red.relaxed.gpu.global.add.f32 [$0], $1;".to_string(),
+            "l,f,~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        for (i, v) in mine.iter().enumerate() {
+            let at = self
+                .b
+                .build_ptr_to_int(slot(self, sum, i as u64)?, i64t, "")?;
+            self.b
+                .build_indirect_call(red_ty, red, &[at.into(), (*v).into()], "")?;
+        }
+        let last = self.arrival(arrivals, s)?;
+        self.b.build_conditional_branch(last, read, skip)?;
+        self.b.position_at_end(read);
+        let mut sums = Vec::with_capacity(mine.len());
+        for i in 0..mine.len() as u64 {
+            let at = slot(self, sum, i)?;
+            let v = self.b.build_load(f32t, at, "")?;
+            let zero = self.b.build_store(at, f32t.const_zero())?;
+            for inst in [v.as_instruction_value().expect("a load"), zero] {
+                inst.set_volatile(true)
+                    .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
+            }
+            sums.push(v);
+        }
+        let read_end = self.b.get_insert_block().expect("positioned");
+        self.b.build_unconditional_branch(ready)?;
+        let kept = self.registers.clone();
+        self.b.position_at_end(ready);
+        for (i, v) in mine.iter().enumerate() {
+            let phi = self.b.build_phi(f32t, "")?;
+            phi.add_incoming(&[(v, before), (&sums[i], read_end)]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
         self.join_after(skip, kept, "reduce.end", &mut |b| {

@@ -475,6 +475,9 @@ pub enum Op {
     ReduceBlocks {
         registers: usize,
         across: Across,
+        /// The partials added by atomics in the order the blocks arrive
+        /// (`atomic`), not in index order.
+        atomic: bool,
         body: Vec<Stmt>,
     },
 }

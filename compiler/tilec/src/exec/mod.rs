@@ -579,6 +579,8 @@ impl<'a> Block<'a> {
                 )?,
                 InstKind::TmaStores { stores, .. } => self.tma_stores(stores, inst.span)?,
                 InstKind::TmaLoads { loads, .. } => self.block_loads(loads, inst.span)?,
+                // An atomic reduce's sum in index order: one of the orders
+                // the blocks may arrive in on the GPU.
                 InstKind::ReduceBlocks {
                     registers,
                     across,
@@ -586,6 +588,7 @@ impl<'a> Block<'a> {
                     count,
                     index,
                     body,
+                    ..
                 } => self.reduce_blocks(
                     *registers,
                     *across,

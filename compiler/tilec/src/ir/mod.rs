@@ -312,9 +312,13 @@ pub enum InstKind {
     /// block reaches it (the kernel's top level across a grid dimension;
     /// across parts, in uniform loops and branches too, its group, part and
     /// count checked against the launch's bounds where it runs).
+    /// `atomic`: each block adds its array into the group's one sum by
+    /// atomics instead, in the order the blocks arrive; the last to
+    /// arrive reads the sum (and leaves zeros for the next launch).
     ReduceBlocks {
         registers: usize,
         across: Groups,
+        atomic: bool,
         group: IntId,
         count: IntId,
         index: IntId,

@@ -310,6 +310,7 @@ impl KernelIr {
                 InstKind::ReduceBlocks {
                     registers,
                     across,
+                    atomic,
                     group,
                     count,
                     index,
@@ -325,7 +326,8 @@ impl KernelIr {
                     };
                     let _ = writeln!(
                         out,
-                        "{pad}reduce_blocks r{registers} across {across} group {} count {} index {} {{",
+                        "{pad}reduce_blocks r{registers} across {across}{} group {} count {} index {} {{",
+                        if *atomic { " atomic" } else { "" },
                         self.operand(*group),
                         self.operand(*count),
                         self.operand(*index)

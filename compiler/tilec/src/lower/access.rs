@@ -390,8 +390,13 @@ impl Lowerer<'_> {
     ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
         debug_assert!(first <= last, "an access's first element before its last");
+        let capped = self.range_here(index);
         let index = &self.capped(index);
-        let reach = self.range_with_extents(index).map(|(lo, hi)| {
+        if capped.is_some_and(|(lo, hi)| lo > hi) {
+            // No thread runs it: the ifs around it never hold together.
+            return Ok(());
+        }
+        let reach = capped.map(|(lo, hi)| {
             lo.checked_add(first)
                 .zip(hi.checked_add(last))
                 .ok_or((lo, hi))

@@ -567,8 +567,9 @@ impl Lowerer<'_> {
             Op::ReduceBlocks {
                 registers,
                 across,
+                atomic,
                 body,
-            } => self.reduce_blocks(*registers, across, body, s.span, out)?,
+            } => self.reduce_blocks(*registers, across, *atomic, body, s.span, out)?,
             Op::Sync => {
                 self.spend(1)?;
                 out.push(Inst::at(s.span, InstKind::Barrier))

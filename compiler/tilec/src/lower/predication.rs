@@ -98,6 +98,25 @@ impl Lowerer<'_> {
         v.replace_parts(&caps)
     }
 
+    /// The range of `v` where the statement runs: each of the ranges of
+    /// `v`, of `v` capped by all the ifs around it, and of `v` capped by
+    /// each alone bounds it there, so their intersection does. A cap from
+    /// below by a run-time value (`max(c, N)` under `c >= N`) reaches as
+    /// far as the value may, where `c`'s own range does not; a cap of a
+    /// part (`c < N`, `c = 64 j + thread.x`) hides the caps of what is
+    /// inside it (`j == 0`) when all apply at once.
+    pub(super) fn range_here(&self, v: &Int) -> Option<(i64, i64)> {
+        let alone = self
+            .caps
+            .iter()
+            .map(|cap| v.replace_parts(std::slice::from_ref(cap)));
+        [v.clone(), self.capped(v)]
+            .into_iter()
+            .chain(alone)
+            .filter_map(|c| self.range_with_extents(&c))
+            .reduce(|a, b| (a.0.max(b.0), a.1.min(b.1)))
+    }
+
     fn bounded_branch(
         &mut self,
         cond: &Predicate,
@@ -151,23 +170,30 @@ fn comparisons(p: &Predicate, holds: bool) -> Vec<(Binary, &Int, &Int)> {
 }
 
 /// The parts of the values `p` compares and what they equal where `p` is
-/// `holds`: `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`.
+/// `holds`: `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`;
+/// `a == b` caps each from both sides by the other (`j == 0`: `j` is 0).
 fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
     let one = Int::Static(1);
     comparisons(p, holds)
         .into_iter()
         .flat_map(|(op, a, b)| {
-            let (below, above) = match op {
-                Binary::Lt => ((a, b.sub(&one)), (b, a.add(&one))),
-                Binary::Le => ((a, b.clone()), (b, a.clone())),
-                Binary::Gt => ((b, a.sub(&one)), (a, b.add(&one))),
-                Binary::Ge => ((b, a.clone()), (a, b.clone())),
-                _ => return Vec::new(),
+            let pairs = match op {
+                Binary::Lt => vec![((a, b.sub(&one)), (b, a.add(&one)))],
+                Binary::Le => vec![((a, b.clone()), (b, a.clone()))],
+                Binary::Gt => vec![((b, a.sub(&one)), (a, b.add(&one)))],
+                Binary::Ge => vec![((b, a.clone()), (a, b.clone()))],
+                Binary::Eq => vec![
+                    ((a, b.clone()), (b, a.clone())),
+                    ((b, a.clone()), (a, b.clone())),
+                ],
+                _ => Vec::new(),
             };
-            vec![
-                (below.0.clone(), below.0.min(&below.1)),
-                (above.0.clone(), above.0.max(&above.1)),
-            ]
+            pairs.into_iter().flat_map(|(below, above)| {
+                [
+                    (below.0.clone(), below.0.min(&below.1)),
+                    (above.0.clone(), above.0.max(&above.1)),
+                ]
+            })
         })
         .filter(|(part, _)| !part.is_static())
         .collect()

@@ -18,6 +18,7 @@ impl Lowerer<'_> {
         &mut self,
         registers: usize,
         across: &Across,
+        atomic: bool,
         body: &[Stmt],
         span: Span,
         out: &mut Vec<Inst>,
@@ -73,6 +74,7 @@ impl Lowerer<'_> {
             InstKind::ReduceBlocks {
                 registers,
                 across,
+                atomic,
                 group,
                 count,
                 index,

@@ -142,6 +142,17 @@ pub struct Pipeline {
     pub body: Vec<Stmt>,
 }
 
+/// How a `reduce` across blocks adds its partials: `atomic` (every block
+/// adds its partial into one sum by atomics, in the order the blocks
+/// arrive, so the sum's last bits may differ between runs) or
+/// `atomic(e)`, atomic where the static integer `e` is not 0 (a `tune`
+/// parameter's choice). Without it, in index order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReduceMode {
+    pub name: Ident,
+    pub when: Option<Expr>,
+}
+
 /// A pipeline's `turn j in start..end` clause.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Turn {
@@ -189,9 +200,12 @@ pub enum StmtKind {
     /// `reduce tCrC across block.z { ... }`: the register tensor summed
     /// over the blocks that differ only in `block.z`, the body run by the
     /// one block that holds the sum.
+    /// `reduce tCrC across block.z atomic { ... }` adds the partials by
+    /// atomics, in the order the blocks arrive ([`ReduceMode`]).
     ReduceBlocks {
         target: Expr,
         dim: Expr,
+        mode: Option<ReduceMode>,
         body: Vec<Stmt>,
     },
     /// `tune splits = 8 in (1, 2, 4, 8, 16);`: an integer the tuner may

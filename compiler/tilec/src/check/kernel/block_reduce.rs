@@ -25,6 +25,7 @@ impl KernelChecker {
         &mut self,
         target: &Expr,
         dim: &Expr,
+        mode: Option<&ast::ReduceMode>,
         body: &[ast::Stmt],
         span: Span,
     ) -> Option<Stmt> {
@@ -65,10 +66,12 @@ impl KernelChecker {
             }
         };
         let across = self.across(dim);
+        let atomic = self.atomic(mode);
         let body = self.scoped_block(body);
         let op = Op::ReduceBlocks {
             registers: registers?,
             across: across?,
+            atomic: atomic?,
             body,
         };
         if let Err(d) = self.check_agreement(&op, span) {
@@ -76,6 +79,51 @@ impl KernelChecker {
             return None;
         }
         Some(Stmt { op, span })
+    }
+
+    /// Whether the reduce adds by atomics: `atomic`, or `atomic(e)` with
+    /// `e` a static integer (a `tune` parameter's value), atomic where not 0.
+    fn atomic(&mut self, mode: Option<&ast::ReduceMode>) -> Option<bool> {
+        let Some(m) = mode else {
+            return Some(false);
+        };
+        if m.name.name != "atomic" {
+            self.diags.push(
+                Diagnostic::new(
+                format!("`{}` is not a way a reduce adds", m.name.name),
+                m.name.span,
+            )
+                .with_label("after the groups: nothing (in index order) or `atomic`")
+                .with_help(
+                    "reduce tCrC across block.z atomic { ... }: the partials added by atomics, in the order the blocks arrive",
+                ),
+            );
+            return None;
+        }
+        let Some(e) = &m.when else {
+            return Some(true);
+        };
+        match self.eval(e) {
+            Ok(Value::Int(i)) if i.as_static().is_some() => i.as_static().map(|v| v != 0),
+            Ok(other) => {
+                let what = match other {
+                    Value::Int(_) => "known at run time alone".to_string(),
+                    v => format!("this is {}", v.kind()),
+                };
+                self.diags.push(
+                    Diagnostic::new("`atomic(...)` takes a static integer", e.span)
+                        .with_label(what)
+                        .with_help(
+                            "tune unordered = 0 in (0, 1); ... reduce tCrC across block.z atomic(unordered) { ... }",
+                        ),
+                );
+                None
+            }
+            Err(d) => {
+                self.diags.push(d);
+                None
+            }
+        }
     }
 
     /// What a `reduce` runs across: `block.x`, `block.y`, `block.z`, or

@@ -539,7 +539,12 @@ impl KernelChecker {
                 v
             }
             StmtKind::If { cond, .. } => vec![cond],
-            StmtKind::ReduceBlocks { target, dim, .. } => vec![target, dim],
+            StmtKind::ReduceBlocks {
+                target, dim, mode, ..
+            } => [target, dim]
+                .into_iter()
+                .chain(mode.as_ref().and_then(|m| m.when.as_ref()))
+                .collect(),
             StmtKind::Tune {
                 default,
                 candidates,
@@ -677,9 +682,12 @@ impl KernelChecker {
                 then,
                 otherwise,
             } => self.if_stmt(cond, then, otherwise, s.span),
-            StmtKind::ReduceBlocks { target, dim, body } => {
-                self.reduce_blocks_stmt(target, dim, body, s.span)
-            }
+            StmtKind::ReduceBlocks {
+                target,
+                dim,
+                mode,
+                body,
+            } => self.reduce_blocks_stmt(target, dim, mode.as_ref(), body, s.span),
             StmtKind::Load(_) => {
                 self.diags.push(
                     Diagnostic::new("a load block stands first in a pipeline's body", s.span)

@@ -291,10 +291,11 @@ impl KernelChecker {
     }
 
     /// A statement every thread of a block runs, no `if` around it, that
-    /// writes shared memory at elements that do not depend on the thread
-    /// (`fill(s, 0.0)` of a whole tile): every thread writes each of them,
-    /// a race (the CPU executor's and compute-sanitizer's), refused here
-    /// with what to write instead.
+    /// writes shared or global memory at elements that do not depend on
+    /// the thread (`fill(s, 0.0)` of a whole tile, `gC = gA + gB` of a
+    /// block's tile): every thread writes each of them, a race (the CPU
+    /// executor's and compute-sanitizer's), refused here with what to
+    /// write instead.
     pub(super) fn not_by_every_thread(
         &self,
         dst: &View,
@@ -302,10 +303,12 @@ impl KernelChecker {
         op: &str,
     ) -> Result<(), Diagnostic> {
         let threads = self.launch.as_ref().and_then(|(l, _)| l.static_threads());
-        if !matches!(dst.base, Base::Shared(_))
-            || !self.enclosing.is_empty()
-            || threads.is_none_or(|t| t <= 1)
-        {
+        let memory = match dst.base {
+            Base::Shared(_) => "shared memory",
+            Base::Param(_) => "global memory",
+            _ => return Ok(()),
+        };
+        if !self.enclosing.is_empty() || threads.is_none_or(|t| t <= 1) {
             return Ok(());
         }
         // (A loop whose bounds differ between threads is in `enclosing`.)
@@ -314,10 +317,9 @@ impl KernelChecker {
         }
         Err(Diagnostic::new(
             match op {
-                "=" => "every thread of the block writes the same elements of shared memory here"
-                    .to_string(),
+                "=" => format!("every thread of the block writes the same elements of {memory} here"),
                 _ => format!(
-                    "every thread of the block runs this `{op}` on the same elements of shared memory"
+                    "every thread of the block runs this `{op}` on the same elements of {memory}"
                 ),
             },
             e.span,
@@ -327,9 +329,10 @@ impl KernelChecker {
             threads.unwrap_or(0),
             dst.layout.size()
         ))
-        .with_help(
-            "give each thread its part, e.g. `fill(local_partition(s, (128):(1), thread.x), 0.0)` with as many threads as the block, or write it under `if thread.x == 0` and `sync()` after",
-        ))
+        .with_help(match dst.base {
+            Base::Shared(_) => "give each thread its part, e.g. `fill(local_partition(s, (128):(1), thread.x), 0.0)` with as many threads as the block, or write it under `if thread.x == 0` and `sync()` after",
+            _ => "give each thread its part of the tile, e.g. `local_partition(gC, (8, 32):(32, 1), thread.x)` with a thread layout of as many threads as the block, or write it under `if thread.x == 0`",
+        }))
     }
 }
 

@@ -200,7 +200,7 @@ impl Parser<'_> {
     /// groups %g most %m` (the body follows).
     fn reduce_blocks(&mut self, rest: &str) -> Result<InstKind> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let usage = "expected `reduce_blocks rN across block.D group %a count %b index %c {` or `... across parts groups %g most %m group ...`";
+        let usage = "expected `reduce_blocks rN across block.D [atomic] group %a count %b index %c {` or `... across parts groups %g most %m [atomic] group ...`";
         let (r, across, tail) = match words.as_slice() {
             [r, "across", "parts", "groups", g, "most", m, tail @ ..] => {
                 let across = Groups::Parts {
@@ -217,6 +217,10 @@ impl Parser<'_> {
             }
             _ => return self.fail(usage),
         };
+        let (atomic, tail) = match tail {
+            ["atomic", tail @ ..] => (true, tail),
+            _ => (false, tail),
+        };
         let ["group", g, "count", c, "index", i, "{"] = tail else {
             return self.fail(usage);
         };
@@ -229,6 +233,7 @@ impl Parser<'_> {
         Ok(InstKind::ReduceBlocks {
             registers,
             across,
+            atomic,
             group: self.operand(g)?,
             count: self.operand(c)?,
             index: self.operand(i)?,

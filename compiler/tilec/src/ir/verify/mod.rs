@@ -469,6 +469,7 @@ fn insts(
                 count,
                 index,
                 body,
+                ..
             } => {
                 match across {
                     Groups::Dim(dim) => {
