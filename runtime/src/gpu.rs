@@ -568,7 +568,7 @@ impl Gpu {
             if width == 0 {
                 continue;
             }
-            let blocks = width.div_ceil(crate::stage::ROW_ELEMENTS_PER_BLOCK);
+            let blocks = width.div_ceil(crate::stage::row_elements_per_block(e));
             for c in s.copies().into_iter().filter(|c| c.rows > 0) {
                 let (from, to) = (tensor + c.from, copy + c.to);
                 let (from_pitch, to_pitch) = (c.from_pitch / e, c.to_pitch / e);
@@ -595,12 +595,11 @@ impl Gpu {
             let (same, rest): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.elem_bytes == e);
             jobs = rest;
             for chunk in same.chunks(crate::stage::COPIES) {
+                let across = chunk.iter().map(|j| j.blocks).max().unwrap_or(1);
+                let rows = chunk.iter().map(|j| j.rows).max().unwrap_or(1);
+                let down = rows.min(65535).min((crate::stage::BLOCKS / across).max(1));
                 let cfg = LaunchConfig {
-                    grid_dim: (
-                        chunk.iter().map(|j| j.blocks).max().unwrap_or(1) as u32,
-                        chunk.iter().map(|j| j.rows).max().unwrap_or(1).min(65535) as u32,
-                        chunk.len() as u32,
-                    ),
+                    grid_dim: (across as u32, down as u32, chunk.len() as u32),
                     block_dim: (crate::stage::THREADS, 1, 1),
                     shared_mem_bytes: 0,
                 };

@@ -15,7 +15,7 @@
 use super::{IntDivision, KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
-use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue,
     ValueKind,
@@ -169,10 +169,13 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .b
             .build_int_compare(IntPredicate::EQ, s, int(1), "alone")?;
         if atomic {
-            // The group's sum: its first row, and its runs' counter.
-            let sum = row_at(self, group_rows)?;
+            // The group's sum: its first row (from its first value, not
+            // this thread's), and its runs' counter.
+            let at = self.b.build_int_mul(group_rows, int(len * threads), "")?;
+            // Safety: the row lies within the group's rows, as above.
+            let sum = unsafe { self.b.build_in_bounds_gep(f32t, ws, &[at], "")? };
             let arrivals = counter(self, int(0))?;
-            return self.add_atomically(r, &mine, alone, [sum, arrivals], s, &slot, body);
+            return self.add_atomically(r, &mine, alone, [sum, arrivals], s, body);
         }
         let several = self
             .b
@@ -259,8 +262,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// `arrivals`; the last to arrive reads the sum, leaves the row at
     /// zero for the next launch (the runtime zeroes it before the first)
     /// and runs the body. A group of one (`alone`) runs it on its own
-    /// values. The sum's order is the order the atomics land in.
-    #[allow(clippy::too_many_arguments)]
+    /// values. The sum's order is the order the atomics land in. Where a
+    /// thread's values come in fours, each four lie together (`red.v4`,
+    /// 16-byte loads and stores: a quarter of the atomics, which the L2
+    /// performs one by one), the warp's fours side by side.
     fn add_atomically(
         &mut self,
         r: usize,
@@ -268,10 +273,27 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         alone: IntValue<'ctx>,
         [sum, arrivals]: [PointerValue<'ctx>; 2],
         s: IntValue<'ctx>,
-        slot: &dyn Fn(&Self, PointerValue<'ctx>, u64) -> Result<PointerValue<'ctx>>,
         body: &[Inst],
     ) -> Result<()> {
-        let f32t = self.ctx.f32_type();
+        let (i64t, f32t) = (self.ctx.i64_type(), self.ctx.f32_type());
+        let threads = self.ir.block_threads.max(1) as u64;
+        let width: u64 = if mine.len().is_multiple_of(4) { 4 } else { 1 };
+        let tid = self.thread_index()?;
+        // Value group j (`width` values) of this thread: element
+        // j * width * threads + tid * width of the row.
+        let mine_at = {
+            let at = self
+                .b
+                .build_int_mul(tid, i64t.const_int(width, false), "")?;
+            // Safety: thread tid's values lie within the row, which holds
+            // every thread's.
+            unsafe { self.b.build_in_bounds_gep(f32t, sum, &[at], "")? }
+        };
+        let group = |b: &Self, j: u64| -> Result<PointerValue<'ctx>> {
+            let at = i64t.const_int(j * width * threads, false);
+            Ok(unsafe { b.b.build_in_bounds_gep(f32t, mine_at, &[at], "")? })
+        };
+        let groups = mine.len() as u64 / width;
         let before = self.b.get_insert_block().expect("positioned");
         let add = self.ctx.append_basic_block(self.func, "reduce.add");
         let read = self.ctx.append_basic_block(self.func, "reduce.read");
@@ -281,40 +303,59 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.position_at_end(add);
         // `red`, which returns nothing and which nothing waits for until
         // the arrival's fence (inkwell's atomicrmw takes integers alone).
-        let i64t = self.ctx.i64_type();
-        let red_ty = self
-            .ctx
-            .void_type()
-            .fn_type(&[i64t.into(), f32t.into()], false);
+        let (text, operands) = match width {
+            4 => (
+                "red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};",
+                "l,f,f,f,f",
+            ),
+            _ => ("red.relaxed.gpu.global.add.f32 [$0], $1;", "l,f"),
+        };
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into()];
+        params.extend((0..width).map(|_| BasicMetadataTypeEnum::from(f32t)));
+        let red_ty = self.ctx.void_type().fn_type(&params, false);
         let red = self.ctx.create_inline_asm(
             red_ty,
-            "red.relaxed.gpu.global.add.f32 [$0], $1;".to_string(),
-            "l,f,~{memory}".to_string(),
+            text.to_string(),
+            format!("{operands},~{{memory}}"),
             true,
             false,
             None,
             false,
         );
-        for (i, v) in mine.iter().enumerate() {
-            let at = self
-                .b
-                .build_ptr_to_int(slot(self, sum, i as u64)?, i64t, "")?;
-            self.b
-                .build_indirect_call(red_ty, red, &[at.into(), (*v).into()], "")?;
+        for (j, values) in mine.chunks(width as usize).enumerate() {
+            let at = self.b.build_ptr_to_int(group(self, j as u64)?, i64t, "")?;
+            let mut args: Vec<BasicMetadataValueEnum> = vec![at.into()];
+            args.extend(values.iter().map(|&v| BasicMetadataValueEnum::from(v)));
+            self.b.build_indirect_call(red_ty, red, &args, "")?;
         }
         let last = self.arrival(arrivals, s)?;
         self.b.build_conditional_branch(last, read, skip)?;
         self.b.position_at_end(read);
+        let ty = match width {
+            4 => f32t.vec_type(4).as_basic_type_enum(),
+            _ => f32t.as_basic_type_enum(),
+        };
         let mut sums = Vec::with_capacity(mine.len());
-        for i in 0..mine.len() as u64 {
-            let at = slot(self, sum, i)?;
-            let v = self.b.build_load(f32t, at, "")?;
-            let zero = self.b.build_store(at, f32t.const_zero())?;
+        for j in 0..groups {
+            let at = group(self, j)?;
+            let v = self.b.build_load(ty, at, "")?;
+            let zero = self.b.build_store(at, ty.const_zero())?;
             for inst in [v.as_instruction_value().expect("a load"), zero] {
                 inst.set_volatile(true)
                     .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
+                inst.set_alignment(4 * width as u32)
+                    .map_err(|e| crate::CodegenError::Llvm(e.to_string()))?;
             }
-            sums.push(v);
+            match width {
+                4 => {
+                    let v = v.into_vector_value();
+                    for k in 0..4 {
+                        let k = i64t.const_int(k, false);
+                        sums.push(self.b.build_extract_element(v, k, "")?);
+                    }
+                }
+                _ => sums.push(v),
+            }
         }
         let read_end = self.b.get_insert_block().expect("positioned");
         self.b.build_unconditional_branch(ready)?;
