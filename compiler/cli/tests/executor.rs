@@ -128,6 +128,8 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("examples/gemm_batched.tile", "M=100,N=130,K=72,L=2"),
         ("tests/run/branches.tile", "M=1000"),
         ("tests/run/conversions.tile", "M=100,N=37"),
+        ("tests/run/integer_division.tile", "M=1000"),
+        ("tests/run/integer_division.tile", "M=37"),
         (
             "tests/run/persistent_gemm.tile",
             "M=256,N=512,K=128,sm_count=3",

@@ -98,6 +98,32 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         Ok(self.call_value(f, &[x.into()])?.into_int_value())
     }
 
+    /// `x / y` or `x % y` of i32 values, truncated toward zero, without
+    /// LLVM's undefined cases: -2^31 / -1 wraps to -2^31 (its remainder
+    /// 0), and a divisor of 0 divides by 1 (the CPU executor stops there
+    /// instead, naming the statement).
+    fn quotient(
+        &mut self,
+        op: Binary,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let b = &self.b;
+        let minus_one = b.build_int_compare(IntPredicate::EQ, y, i32t.const_all_ones(), "")?;
+        let zero = b.build_int_compare(IntPredicate::EQ, y, i32t.const_zero(), "")?;
+        let plain = b.build_or(minus_one, zero, "")?;
+        let by = b
+            .build_select(plain, i32t.const_int(1, false), y, "")?
+            .into_int_value();
+        let (v, at_minus_one) = match op {
+            Binary::Div => (b.build_int_signed_div(x, by, "")?, b.build_int_neg(x, "")?),
+            _ => (b.build_int_signed_rem(x, by, "")?, i32t.const_zero()),
+        };
+        Ok(b.build_select(minus_one, at_minus_one, v, "")?
+            .into_int_value())
+    }
+
     /// Wrapping i32 arithmetic (the verifier lets only integer operations in).
     fn integer(&mut self, a: &Arith) -> Result<IntValue<'ctx>> {
         Ok(match a {
@@ -133,7 +159,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
                     Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge | Binary::Eq | Binary::Ne => {
                         flag(cmp(int_predicate(*op))?)?
                     }
-                    Binary::Div => return Err(CodegenError::Llvm("integer division".into())),
+                    Binary::Div | Binary::Rem => return self.quotient(*op, x, y),
                 }
             }
             Arith::Fma(..) => return Err(CodegenError::Llvm("an integer fma".into())),

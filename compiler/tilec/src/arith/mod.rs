@@ -116,8 +116,12 @@ pub enum Binary {
     Add,
     Sub,
     Mul,
-    /// Correctly rounded division.
+    /// Correctly rounded division; of i32 values, truncated toward zero
+    /// (C's, PTX's `div.s32`), wrapping at -2^31 / -1.
     Div,
+    /// The remainder of i32 values, with the dividend's sign (C's `%`,
+    /// PTX's `rem.s32`); no float has one.
+    Rem,
     /// IEEE minNum and maxNum: a NaN operand gives the other one; of two
     /// zeros, min is -0 if either is, max +0 if either is.
     Min,
@@ -231,11 +235,12 @@ impl Unary {
 }
 
 impl Binary {
-    pub const ALL: [Binary; 12] = [
+    pub const ALL: [Binary; 13] = [
         Binary::Add,
         Binary::Sub,
         Binary::Mul,
         Binary::Div,
+        Binary::Rem,
         Binary::Min,
         Binary::Max,
         Binary::Lt,
@@ -252,6 +257,7 @@ impl Binary {
             Binary::Sub => "sub",
             Binary::Mul => "mul",
             Binary::Div => "div",
+            Binary::Rem => "rem",
             Binary::Min => "min",
             Binary::Max => "max",
             Binary::Lt => "lt",
@@ -263,8 +269,9 @@ impl Binary {
         }
     }
 
-    pub fn on_integers(self) -> bool {
-        self != Binary::Div
+    /// Whether it means something on floats (f32 computes).
+    pub fn on_floats(self) -> bool {
+        self != Binary::Rem
     }
 
     pub fn is_comparison(self) -> bool {

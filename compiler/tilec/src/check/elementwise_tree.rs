@@ -144,7 +144,9 @@ impl Elementwise {
             Elementwise::Scalar(Scalar::Whole(_)) => true,
             Elementwise::Quotient { value, .. }
             | Elementwise::Unary(Unary::Neg | Unary::Abs, value) => value.integral(),
-            Elementwise::Binary(op, a, b) => *op != Binary::Div && a.integral() && b.integral(),
+            Elementwise::Binary(op, a, b) => {
+                !matches!(op, Binary::Div | Binary::Rem) && a.integral() && b.integral()
+            }
             _ => false,
         }
     }

@@ -4,7 +4,7 @@
 //! for a reference kernel ([`super::Launch::exact`]), in f64 through the
 //! correctly rounded functions of Rust and `libm`.
 
-use super::{Block, Result, round};
+use super::{Block, ExecError, Result, round};
 use crate::arith::{self, Binary, F32, Unary};
 use crate::check::program::Elem;
 use crate::ir::{Addr, Arith};
@@ -150,6 +150,9 @@ impl Block<'_> {
                     Binary::Sub => x - y,
                     Binary::Mul => x * y,
                     Binary::Div => x / y,
+                    // The verifier keeps `rem` in i32 computes, which the
+                    // integers compute.
+                    Binary::Rem => x % y,
                     Binary::Min => x.min(y),
                     Binary::Max => x.max(y),
                     _ => op.compare(x, y) as i32 as f64,
@@ -191,6 +194,11 @@ impl Block<'_> {
                     Binary::Add => x.wrapping_add(y),
                     Binary::Sub => x.wrapping_sub(y),
                     Binary::Mul => x.wrapping_mul(y),
+                    Binary::Div | Binary::Rem if y == 0 => {
+                        return Err(self.by_zero(*op, t, span));
+                    }
+                    Binary::Div => x.wrapping_div(y),
+                    Binary::Rem => x.wrapping_rem(y),
                     Binary::Min => x.min(y),
                     Binary::Max => x.max(y),
                     _ => op.compare(x, y) as i32,
@@ -213,6 +221,22 @@ impl Block<'_> {
                 if c != 0 { x } else { y }
             }
         })
+    }
+}
+
+impl Block<'_> {
+    /// An i32 `/` or `%` by zero in thread `t`: the GPU's value there is
+    /// not the program's to rely on.
+    fn by_zero(&self, op: Binary, t: usize, span: Span) -> ExecError {
+        let what = match op {
+            Binary::Div => "divides",
+            _ => "takes a remainder",
+        };
+        let mut e = self.err(t, span, format!("{what} by an i32 zero"));
+        e.help = Some(
+            "an i32 `/` or `%` needs a divisor other than 0 in every thread that computes it: divide by `select(d != 0, d, 1)` or `max(d, 1)` (`select(d != 0, x / d, 0)` computes `x / d` too)",
+        );
+        e
     }
 }
 

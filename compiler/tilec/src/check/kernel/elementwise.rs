@@ -185,6 +185,8 @@ impl KernelChecker {
                         return self.quotient(rem, x, b);
                     }
                     BinOp::Div => Binary::Div,
+                    // i32 values' remainder; of floats, none.
+                    BinOp::Rem if integers => Binary::Rem,
                     op if let Some(c) = super::predication::comparison(*op) => c,
                     // `a && b` is `select(a, b != 0, 0)`, `a || b` `select(a, 1,
                     // b != 0)`: 1 or 0, as comparisons give.
@@ -196,15 +198,14 @@ impl KernelChecker {
                             _ => Elementwise::Select(Box::new(x), number(1), y),
                         });
                     }
-                    // `%` of integers is one (above); what is left is `%` of a tensor.
+                    // `%` of indices is one (above), of i32 values another;
+                    // what is left is `%` in a float statement.
                     _ => {
-                        return Err(Diagnostic::new("`%` of values that are not integers", e.span)
-                            .with_help("`%` takes the remainder of integers: loop counters, `coord(t, m)`, extents, whole numbers (`coord(tS, 1) % 64`); tensors' elements and scalar parameters, i32 ones too, are values, whose element-wise operations are + - * / and comparisons"));
+                        return Err(Diagnostic::new("`%` of floats", e.span)
+                            .with_related(to.expr.span, format!("the target holds {}: the statement computes in f32", to.view.elem))
+                            .with_help("`%` takes the remainder of integers: indices (loop counters, `coord(t, m)`, extents, whole numbers: `coord(tS, 1) % 64`), and i32 values in a statement whose target holds i32 (`tR = tP % 5`)"));
                     }
                 };
-                if integers && !op.on_integers() {
-                    return Err(integer_statement(e, "`/`", to));
-                }
                 Ok(Elementwise::Binary(op, Box::new(x), Box::new(y)))
             }
             ExprKind::Neg(x) => Ok(Elementwise::Unary(Unary::Neg, Box::new(sub(x)?))),
@@ -664,5 +665,5 @@ pub(super) fn show_modes(modes: &[Int]) -> String {
 pub(super) fn integer_statement(e: &Expr, what: &str, to: &Target) -> Diagnostic {
     Diagnostic::new(format!("{what} in an element-wise statement on integers"), e.span)
         .with_related(to.expr.span, format!("the target holds {}: the statement computes in i32", to.view.elem))
-        .with_help("integer statements take + - * min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers; `i32(x)` converts a float computation, a comparison of floats too: `select(i32(x > 0.0), 1, -1)`")
+        .with_help("integer statements take + - * / % min max abs select and comparisons of i32 tensors, i32 scalars and whole numbers; `i32(x)` converts a float computation, a comparison of floats too: `select(i32(x > 0.0), 1, -1)`")
 }

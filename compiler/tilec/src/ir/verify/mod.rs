@@ -673,8 +673,8 @@ fn arith(ir: &KernelIr, a: &Arith, integers: bool, open: &[usize]) -> Result<(),
         }
         Arith::Convert(_, x) => arith(ir, x, false, open),
         Arith::Binary(op, x, y) => {
-            if integers && !op.on_integers() {
-                return Err(format!("{op} of integers"));
+            if !integers && !op.on_floats() {
+                return Err(format!("{op} of floats"));
             }
             arith(ir, x, integers, open)?;
             arith(ir, y, integers, open)
