@@ -275,7 +275,8 @@ impl Gpu {
     /// Loads several builds of one kernel to launch one after the other
     /// (a race): their `reduce` workspaces are one, as large as the
     /// largest needs, not one each (56 split-K variants at 4096^3 would
-    /// otherwise zero 68 GB). Each build loads or fails alone: the
+    /// otherwise zero 68 GB), and one more for those that add by atomics
+    /// (a row a group: small beside the others'). Each build loads or fails alone: the
     /// driver's PTX compile refuses what ptxas cannot fit (a wgmma's
     /// accumulators in the registers two blocks a multiprocessor leave),
     /// which must not stop the others' race.

@@ -206,10 +206,10 @@ pub struct BlockReduce {
     pub groups: ReduceGroups,
     pub values: i64,
     pub runs: i64,
-    /// The partials added by atomics into each group's first row, which
-    /// the group's last block leaves at zero (`reduce ... atomic`): its
-    /// workspace must be zero before the first launch, so it is not
-    /// shared with one of partials in index order.
+    /// The partials added by atomics into row g of the workspace for
+    /// group g, which the group's last block leaves at zero (`reduce ...
+    /// atomic`): its workspace must be zero before the first launch, so it
+    /// is not shared with one of partials in index order.
     #[serde(default)]
     pub atomic: bool,
 }

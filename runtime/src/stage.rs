@@ -53,8 +53,8 @@ pub fn entry(bytes: u64) -> Option<&'static str> {
 /// The module: `tilec_stage_b16` and `tilec_stage_b32`, each taking
 /// [`COPIES`] copies' (source, destination, row length, source pitch,
 /// destination pitch, rows), those from `gridDim.z` on unread. Block `(x,
-/// y, z)` copies elements `x * ROW_ELEMENTS_PER_BLOCK ..` of rows `y, y +
-/// gridDim.y, ...` of copy `z`.
+/// y, z)` copies elements `x * row_elements_per_block(..) ..` of rows `y,
+/// y + gridDim.y, ...` of copy `z`.
 pub fn ptx() -> String {
     let mut s = String::from(".version 7.0\n.target sm_80\n.address_size 64\n");
     for (bits, shift) in [(16, 1), (32, 2)] {

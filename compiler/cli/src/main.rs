@@ -1,6 +1,7 @@
 //! The `tilec` command: parses arguments with clap and runs one subcommand,
 //! each in its own module.
 
+mod agree;
 mod algebra;
 mod bench;
 mod build;

@@ -372,7 +372,8 @@ fn compile_one(ir: &KernelIr, arch: &str, output: Output) -> Result<String> {
     let module = ctx.create_module(&ir.name);
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    KernelBuilder::new(&ctx, &module, ir)?.build()?;
+    let sm = arch_number(arch).ok_or_else(|| CodegenError::Arch(arch.to_string()))?;
+    KernelBuilder::new(&ctx, &module, ir, sm)?.build()?;
     sink(&module);
     // The builder's module, as tilec's own pass left it.
     module

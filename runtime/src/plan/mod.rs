@@ -137,7 +137,7 @@ impl LaunchPlan {
     /// (a thread's values for every reducing thread of every block of the
     /// grid, or across parts of `groups * most` partials, then of each
     /// group's runs' sums) and the counters' u32 (per group, one and one
-    /// per run).
+    /// per run). Atomically, a group's one sum is its whole workspace.
     pub fn block_reduce_sizes(&self, r: Option<&BlockReduce>) -> Option<(usize, usize)> {
         let r = r?;
         let blocks: usize = self.grid.iter().map(|&g| g as usize).product();
@@ -161,9 +161,12 @@ impl LaunchPlan {
         // Each group's runs: a sum's row each after the group's partials,
         // and a counter each after the group's own.
         let runs = stride.div_ceil(usize::try_from(r.runs.max(1)).unwrap_or(1));
-        let rows = groups
-            .checked_mul(runs)
-            .and_then(|n| n.checked_add(partials?));
+        let rows = match r.atomic {
+            true => partials.map(|_| groups),
+            false => groups
+                .checked_mul(runs)
+                .and_then(|n| n.checked_add(partials?)),
+        };
         let counters = runs
             .checked_add(1)
             .and_then(|n| n.checked_mul(groups))

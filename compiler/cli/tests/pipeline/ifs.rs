@@ -23,6 +23,25 @@ fn checked(file: &str, from: &str, to: &str, dims: &str) -> (i32, String) {
     (code, err)
 }
 
+/// Shared zeros past a row under `c >= N` and the else of `c < N`, where
+/// the if bounds the index from below by a run-time value, and a read
+/// under `j == 0`: checked in bounds at every N (they were refused); one
+/// element past the buffer under `j == 0` is still refused.
+#[test]
+fn a_shared_access_under_a_lower_bound_or_an_equality_is_bounded_by_it() {
+    let file = "tests/run/padded_row.tile";
+    for n in ["M=3,N=1", "M=3,N=100", "M=3,N=256"] {
+        let (code, err) = checked(file, "", "", n);
+        assert_eq!(code, 0, "{n}: {err}");
+    }
+    let (code, err) = checked(file, "b[c] + a[c + 1]", "b[c + 1] + a[c + 1]", "M=3,N=100");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("a shared-memory access reaches 1..=64, outside the buffer of 64 elements"),
+        "{err}"
+    );
+}
+
 /// `for j in 0..i + 1` inside `if i < M`: the counter bounded by the if
 /// (the proof refused every M but multiples of 64); one trip more is
 /// refused.

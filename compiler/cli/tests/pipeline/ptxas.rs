@@ -112,6 +112,41 @@ fn the_runtime_stage_kernel_assembles() {
     assert!(ok, "ptxas rejects the stage kernel: {log}");
 }
 
+/// An atomic reduce of four values a thread adds them by `red.add.v4.f32`
+/// on sm_90, where that exists, and value by value on sm_80; both
+/// assemble (tests/run/column_sums_split.tile's reduce made atomic).
+#[test]
+fn an_atomic_reduce_adds_by_vectors_where_the_gpu_has_them() {
+    let src = std::fs::read_to_string(root().join("tests/run/column_sums_split.tile"))
+        .unwrap()
+        .replace(
+            "reduce acc across block.y {",
+            "reduce acc across block.y atomic {",
+        );
+    let dir = std::env::temp_dir().join(format!("tilec-atomic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("colsum_split.tile");
+    std::fs::write(&file, src).unwrap();
+    for (arch, red) in [
+        ("sm_90", "red.relaxed.gpu.global.add.v4.f32"),
+        ("sm_80", "red.relaxed.gpu.global.add.f32"),
+    ] {
+        let (f, out) = (file.to_str().unwrap(), dir.to_str().unwrap());
+        let (code, _, err) = tilec(&["build", f, "--arch", arch, "-o", out]);
+        assert_eq!(code, 0, "{arch}: {err}");
+        let ptx = std::fs::read_to_string(dir.join("colsum_split.ptx")).unwrap();
+        assert!(ptx.contains(red), "{arch}: no {red}");
+        assert!(
+            arch == "sm_90" || !ptx.contains(".v4.f32 ["),
+            "{arch}: a vector red"
+        );
+        if let Some((ok, log)) = assembled(&ptx, arch) {
+            assert!(ok, "ptxas rejects the atomic reduce for {arch}: {log}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// What ptxas `-v` reports of entry `entry` in `log`: bytes of spill
 /// stores and registers (the lines after its own "Function properties",
 /// not a subroutine's).

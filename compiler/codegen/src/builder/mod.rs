@@ -57,6 +57,9 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     ctx: &'ctx Context,
     module: &'a Module<'ctx>,
     ir: &'a KernelIr,
+    /// The architecture's number (90 for sm_90a): what instructions
+    /// that only newer ones have (`red.add.v4.f32`, sm_90) may be used.
+    sm: u32,
     b: Builder<'ctx>,
     func: FunctionValue<'ctx>,
     /// Integer values emitted so far.
@@ -115,6 +118,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
         ctx: &'ctx Context,
         module: &'a Module<'ctx>,
         ir: &'a KernelIr,
+        sm: u32,
     ) -> Result<Self> {
         let global_ptr = ctx.ptr_type(AddressSpace::from(1));
         let mut types: Vec<BasicMetadataTypeEnum> = Vec::new();
@@ -250,6 +254,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             ctx,
             module,
             ir,
+            sm,
             b,
             func,
             ints: HashMap::new(),

@@ -169,10 +169,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             .b
             .build_int_compare(IntPredicate::EQ, s, int(1), "alone")?;
         if atomic {
-            // The group's sum: its first row (from its first value, not
-            // this thread's), and its runs' counter.
-            let at = self.b.build_int_mul(group_rows, int(len * threads), "")?;
-            // Safety: the row lies within the group's rows, as above.
+            // The group's sum: row g of the workspace (from its first
+            // value, not this thread's), and its runs' counter.
+            let at = self.b.build_int_mul(g, int(len * threads), "")?;
+            // Safety: the runtime sizes an atomic reduce's workspace for a
+            // row a group, g below the groups (across parts, checked above).
             let sum = unsafe { self.b.build_in_bounds_gep(f32t, ws, &[at], "")? };
             let arrivals = counter(self, int(0))?;
             return self.add_atomically(r, &mine, alone, [sum, arrivals], s, body);
@@ -263,9 +264,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     /// zero for the next launch (the runtime zeroes it before the first)
     /// and runs the body. A group of one (`alone`) runs it on its own
     /// values. The sum's order is the order the atomics land in. Where a
-    /// thread's values come in fours, each four lie together (`red.v4`,
-    /// 16-byte loads and stores: a quarter of the atomics, which the L2
-    /// performs one by one), the warp's fours side by side.
+    /// thread's values come in fours, on sm_90 and newer, each four lie
+    /// together (`red.v4`, 16-byte loads and stores: a quarter of the
+    /// atomics, which the L2 performs one by one), the warp's fours side
+    /// by side.
     fn add_atomically(
         &mut self,
         r: usize,
@@ -277,7 +279,10 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     ) -> Result<()> {
         let (i64t, f32t) = (self.ctx.i64_type(), self.ctx.f32_type());
         let threads = self.ir.block_threads.max(1) as u64;
-        let width: u64 = if mine.len().is_multiple_of(4) { 4 } else { 1 };
+        let width: u64 = match mine.len().is_multiple_of(4) && self.sm >= 90 {
+            true => 4,
+            false => 1,
+        };
         let tid = self.thread_index()?;
         // Value group j (`width` values) of this thread: element
         // j * width * threads + tid * width of the row.
@@ -291,6 +296,8 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         };
         let group = |b: &Self, j: u64| -> Result<PointerValue<'ctx>> {
             let at = i64t.const_int(j * width * threads, false);
+            // Safety: group j of the thread's values, j < len / width, lies
+            // within the row (its last element len * threads - 1 at most).
             Ok(unsafe { b.b.build_in_bounds_gep(f32t, mine_at, &[at], "")? })
         };
         let groups = mine.len() as u64 / width;

@@ -95,6 +95,7 @@ impl Block<'_> {
         t: usize,
         span: Span,
     ) -> Result<()> {
+        self.padding = false;
         let v = self.value(elem, value, t, span)?;
         let v = match elem {
             Elem::I32 => v,
@@ -194,6 +195,7 @@ impl Block<'_> {
                     Binary::Add => x.wrapping_add(y),
                     Binary::Sub => x.wrapping_sub(y),
                     Binary::Mul => x.wrapping_mul(y),
+                    Binary::Div | Binary::Rem if y == 0 && self.padding => 0,
                     Binary::Div | Binary::Rem if y == 0 => {
                         return Err(self.by_zero(*op, t, span));
                     }

@@ -69,6 +69,7 @@ impl<'a> Block<'a> {
     pub(super) fn read_at(&mut self, a: &Addr, delta: i64, t: usize, span: Span) -> Result<f64> {
         let i = self.ints[t][a.index] + delta;
         if a.guard.is_some_and(|g| self.ints[t][g] <= 0) {
+            self.padding = true;
             return Ok(0.0); // a guarded load outside the tensor reads 0
         }
         match a.space {

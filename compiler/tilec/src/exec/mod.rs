@@ -398,6 +398,11 @@ struct Block<'a> {
     /// order, per thread; and the next shuffle a thread's evaluation meets.
     shuffled: Vec<Vec<f64>>,
     shuffle_at: usize,
+    /// Whether the value being computed read a guarded load outside its
+    /// tensor (a partial tile's padding, 0): an i32 `/` or `%` by zero
+    /// there is no error (codegen divides by 1; the padding's value is
+    /// not stored).
+    padding: bool,
     /// Per thread: whether it runs the instructions at hand (the `if`
     /// conditions around them hold for it).
     active: Vec<bool>,
@@ -495,6 +500,7 @@ impl<'a> Block<'a> {
             turn_barriers: vec![0; threads.div_ceil(crate::ir::WARPGROUP as usize)],
             shuffled: Vec::new(),
             shuffle_at: 0,
+            padding: false,
             active: vec![true; threads],
             partials,
         }

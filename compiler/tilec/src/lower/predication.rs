@@ -106,6 +106,9 @@ impl Lowerer<'_> {
     /// part (`c < N`, `c = 64 j + thread.x`) hides the caps of what is
     /// inside it (`j == 0`) when all apply at once.
     pub(super) fn range_here(&self, v: &Int) -> Option<(i64, i64)> {
+        if self.caps.is_empty() {
+            return self.range_with_extents(v);
+        }
         let alone = self
             .caps
             .iter()

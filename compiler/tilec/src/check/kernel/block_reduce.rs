@@ -88,15 +88,13 @@ impl KernelChecker {
             return Some(false);
         };
         if m.name.name != "atomic" {
+            let what = format!("`{}` is not a way a reduce adds", m.name.name);
             self.diags.push(
-                Diagnostic::new(
-                format!("`{}` is not a way a reduce adds", m.name.name),
-                m.name.span,
-            )
-                .with_label("after the groups: nothing (in index order) or `atomic`")
-                .with_help(
-                    "reduce tCrC across block.z atomic { ... }: the partials added by atomics, in the order the blocks arrive",
-                ),
+                Diagnostic::new(what, m.name.span)
+                    .with_label("after the groups: nothing (in index order) or `atomic`")
+                    .with_help(
+                        "reduce tCrC across block.z atomic { ... }: the partials added by atomics, in the order the blocks arrive",
+                    ),
             );
             return None;
         }

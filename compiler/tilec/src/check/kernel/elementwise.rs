@@ -182,7 +182,15 @@ impl KernelChecker {
                     // An integer over an integer divides as indices do; over
                     // a float (`2.0`, a tensor), as floats do.
                     BinOp::Div | BinOp::Rem if x.integral() && (rem || y.integral()) => {
-                        return self.quotient(rem, x, b);
+                        match self.quotient(rem, x.clone(), b) {
+                            Ok(q) => return Ok(q),
+                            // In an i32 statement a divisor an index quotient
+                            // cannot take (a tensor's value, a negative
+                            // number) divides as i32 values do.
+                            Err(_) if integers && rem => Binary::Rem,
+                            Err(_) if integers => Binary::Div,
+                            Err(e) => return Err(e),
+                        }
                     }
                     BinOp::Div => Binary::Div,
                     // i32 values' remainder; of floats, none.

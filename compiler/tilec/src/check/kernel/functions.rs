@@ -285,7 +285,7 @@ impl KernelState {
             None,
             a,
             conds,
-            &format!("the thread layout `{name}`"),
+            (&format!("the thread layout `{name}`"), [0, 1]),
         )?;
         // By `thread.x % size(threads)`: each aligned group of that many
         // threads takes the whole tensor (a warpgroup's turn).
@@ -382,7 +382,7 @@ impl KernelState {
             None,
             a,
             conds,
-            &format!("the tiled MMA `{name}`"),
+            (&format!("the tiled MMA `{name}`"), [1, 0]),
         )?;
         self.thread_uses.push(ThreadUse {
             name,
@@ -471,7 +471,15 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
         ));
     }
     let (sizes, spread) = tile_sizes(&tiler);
-    let t = even(t, &sizes, &spread, Some(&coord), a, conds, "the tile")?;
+    let t = even(
+        t,
+        &sizes,
+        &spread,
+        Some(&coord),
+        a,
+        conds,
+        ("the tile", [0, 1]),
+    )?;
     let by = Tiler::Tuple(tiler);
     let view = t
         .map_layout(&mut |l| divide(l, &by, Grouping::Zipped, conds))
@@ -541,7 +549,15 @@ fn divided_global(a: &Args, conds: &mut Conditions) -> Option<Result<Value, Diag
     let (sizes, spread) = tile_sizes(&tiler);
     let grouping = crate::check::algebra::grouping(a.name);
     Some((|| {
-        let t = even(t.clone(), &sizes, &spread, None, a, conds, "the tile")?;
+        let t = even(
+            t.clone(),
+            &sizes,
+            &spread,
+            None,
+            a,
+            conds,
+            ("the tile", [0, 1]),
+        )?;
         t.map_layout(&mut |l| divide(l, &by, grouping, conds))
             .map(Value::Tensor)
             .map_err(|e| algebra_error(e, a.call))

@@ -88,7 +88,10 @@ pub(super) fn flat_coord(m: &Layout, index: &Int) -> Int {
 /// A mode a layout tiler cuts whose tiles are not whole runs of the mode
 /// (`(32):(2)`: block `c` takes every other element from `c % 2`) is given
 /// in `spread` (by mode): its tile is full where its last element is in.
-/// Returns the view with those coordinate functions added.
+/// Returns the view with those coordinate functions added. `what` names
+/// the tiler in messages, and which of the call's arguments are the
+/// tensor and the tiler (`local_tile(A, cta, ..)`: 0 and 1;
+/// `partition_A(mma, sA, ..)`: 1 and 0).
 pub(super) fn even(
     mut t: View,
     tiles: &[IntTuple],
@@ -96,7 +99,7 @@ pub(super) fn even(
     at: Option<&[Coord]>,
     a: &Args,
     conds: &mut Conditions,
-    what: &str,
+    (what, [tensor, tiler]): (&str, [usize; 2]),
 ) -> Result<View, Diagnostic> {
     let modes = t.layout.shape().modes();
     // The view's own coordinates, for global views (the only ones guarded).
@@ -155,10 +158,10 @@ pub(super) fn even(
                     format!(
                         "{what} does not divide the tensor evenly: {tile} into {extent} in mode {i}"
                     ),
-                    a.spans[1],
+                    a.spans[tiler],
                 )
                 .with_label(format!("{tile} in mode {i}"))
-                .with_related(a.spans[0], format!("shape {}", t.layout.shape()))
+                .with_related(a.spans[tensor], format!("shape {}", t.layout.shape()))
                 .with_help(format!(
                     "make mode {i} of {what} divide {extent}, or pad the tensor to a multiple of {tile} in mode {i}"
                 ))
