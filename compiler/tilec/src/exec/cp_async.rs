@@ -2,7 +2,8 @@
 //! its fences and its waits; out, each copy landing in shared memory when a
 //! wait retires its group, as on the GPU, and until then its destination
 //! untouchable and its global source, where the kernel writes that tensor,
-//! unwritable (`memory.rs` refuses both).
+//! unwritable (`memory.rs` refuses both); its destination written from the
+//! issue's barrier epoch on, for the race check.
 
 use super::{Block, Result};
 use crate::ir::{Addr, Space};
@@ -46,6 +47,11 @@ impl<'a> Block<'a> {
             ));
         };
         let i = self.shared_slot(s, self.ints[t][a.index] + delta, t, span, "writes")?;
+        // The GPU may write it from the issue on: a write in this barrier
+        // epoch too, so that another thread's read of it earlier in the
+        // epoch races (a double buffer refilled with no barrier after its
+        // reads); later ones meet it in flight.
+        self.touch(s, i, t as u32, true, span)?;
         self.in_flight[s][i] = Some((t as u32, span));
         self.asyncs[t].open.push(Landing {
             buffer: s,
