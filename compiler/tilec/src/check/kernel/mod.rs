@@ -485,6 +485,16 @@ impl KernelChecker {
                     .with_related(first, "first defined here")
                     .with_help("give the new value its own name"),
             );
+            // Which of the two a later use means is the writer's to say:
+            // the name is broken from here on, its uses not reported again
+            // (a stage named like a scalar gave an error at each slice).
+            self.scope.insert(
+                name.name.clone(),
+                Entry {
+                    value: None,
+                    span: first,
+                },
+            );
             return;
         }
         self.scope.insert(
