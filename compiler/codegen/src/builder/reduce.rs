@@ -15,6 +15,7 @@
 use super::{IntDivision, KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue,
@@ -245,11 +246,25 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         // meet nothing but the sum (with the flag, ptxas held a 128 x 256
         // tile's partial beside its sum and spilled in the main loop
         // around a reduce in a pipeline's body).
+        self.body_on_the_sum(r, (&mine, before), (&sums, sum_end), [ready, skip], body)
+    }
+
+    /// Block `ready`: the registers hold `mine` where the block came from
+    /// `own.1` (a group of one) and `sums` from `summed.1`, and the body
+    /// runs; from `skip` it does not, the registers as they were.
+    fn body_on_the_sum(
+        &mut self,
+        r: usize,
+        own: (&[BasicValueEnum<'ctx>], BasicBlock<'ctx>),
+        summed: (&[BasicValueEnum<'ctx>], BasicBlock<'ctx>),
+        [ready, skip]: [BasicBlock<'ctx>; 2],
+        body: &[Inst],
+    ) -> Result<()> {
         let kept = self.registers.clone();
         self.b.position_at_end(ready);
-        for (i, v) in mine.iter().enumerate() {
-            let phi = self.b.build_phi(f32t, "")?;
-            phi.add_incoming(&[(v, before), (&sums[i], sum_end)]);
+        for (i, v) in own.0.iter().enumerate() {
+            let phi = self.b.build_phi(self.ctx.f32_type(), "")?;
+            phi.add_incoming(&[(v, own.1), (&summed.0[i], summed.1)]);
             self.registers[r][i] = Some(phi.as_basic_value());
         }
         self.join_after(skip, kept, "reduce.end", &mut |b| {
@@ -366,17 +381,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
         let read_end = self.b.get_insert_block().expect("positioned");
         self.b.build_unconditional_branch(ready)?;
-        let kept = self.registers.clone();
-        self.b.position_at_end(ready);
-        for (i, v) in mine.iter().enumerate() {
-            let phi = self.b.build_phi(f32t, "")?;
-            phi.add_incoming(&[(v, before), (&sums[i], read_end)]);
-            self.registers[r][i] = Some(phi.as_basic_value());
-        }
-        self.join_after(skip, kept, "reduce.end", &mut |b| {
-            b.values_for(body)?;
-            b.insts(body)
-        })
+        self.body_on_the_sum(r, (mine, before), (&sums, read_end), [ready, skip], body)
     }
 
     /// This block's arrival at `counter`, one of `parts` (thread 0's, for
