@@ -3,6 +3,8 @@
 
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
+use inkwell::context::Context;
+use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FloatValue};
 use tilec::check::program::Elem;
 use tilec::ir::{Param, ScalarRef};
@@ -97,5 +99,22 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             }
             _ => v.into_float_value(),
         })
+    }
+}
+
+/// `v` as a constant of `elem`.
+pub(super) fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
+    match elem {
+        Elem::I32 => ctx.i32_type().const_int(v as i64 as u64, true).into(),
+        _ => elem_type(ctx, elem).into_float_type().const_float(v).into(),
+    }
+}
+
+pub(super) fn elem_type(ctx: &Context, e: Elem) -> BasicTypeEnum<'_> {
+    match e {
+        Elem::F32 => ctx.f32_type().as_basic_type_enum(),
+        Elem::F16 => ctx.f16_type().as_basic_type_enum(),
+        Elem::Bf16 => ctx.bf16_type().as_basic_type_enum(),
+        Elem::I32 => ctx.i32_type().as_basic_type_enum(),
     }
 }

@@ -12,6 +12,7 @@
 //! the `--checked` bound checks.
 
 mod arith;
+use arith::{constant, elem_type};
 mod checked;
 mod compute;
 mod control;
@@ -35,7 +36,6 @@ use inkwell::module::Module;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tilec::check::program::Elem;
 use tilec::ir::{CopyAtom, Inst, InstKind, IntDef, KernelIr, MmaAtom, Param};
 use tilec_layout::int::Op as IntOp;
 
@@ -763,22 +763,6 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             }
         }
         Ok(())
-    }
-}
-
-fn constant(ctx: &Context, elem: Elem, v: f64) -> BasicValueEnum<'_> {
-    match elem {
-        Elem::I32 => ctx.i32_type().const_int(v as i64 as u64, true).into(),
-        _ => elem_type(ctx, elem).into_float_type().const_float(v).into(),
-    }
-}
-
-fn elem_type(ctx: &Context, e: Elem) -> BasicTypeEnum<'_> {
-    match e {
-        Elem::F32 => ctx.f32_type().as_basic_type_enum(),
-        Elem::F16 => ctx.f16_type().as_basic_type_enum(),
-        Elem::Bf16 => ctx.bf16_type().as_basic_type_enum(),
-        Elem::I32 => ctx.i32_type().as_basic_type_enum(),
     }
 }
 
