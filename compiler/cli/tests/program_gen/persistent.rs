@@ -172,10 +172,12 @@ pub(super) fn generate_persistent_gemm(rng: &mut Rng) -> Program {
                 "let ts = max(t - dp, 0);
             let first = (1 - sk_) * block.x + sk_ * (((ts * kt + 1) * sg - 1) / max(sw, 1));
             let last = (1 - sk_) * block.x + sk_ * (((ts * kt + kt) * sg - 1) / max(sw, 1));
-            reduce tCrC across parts(t < tiles, block.x - first < last - first + 1, last - first + 1 <= most) {{
+            reduce tCrC across parts(t < tiles, block.x - first < last - first + 1, last - first + 1 <= most){} {{
                 {}
             }}
             tCrC = 0.0;",
+                // Half the stream-K reduces add by atomics.
+                if rng.chance(50) { " atomic" } else { "" },
                 write.replace("\n            ", "\n                ")
             ),
         ),

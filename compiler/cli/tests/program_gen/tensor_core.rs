@@ -274,6 +274,16 @@ pub(super) fn generate_tma_gemm(rng: &mut Rng) -> Program {
             ""
         }
     );
+    // Half the split-K reduces add by atomics.
+    let how = match rng.chance(50) {
+        true => " atomic",
+        false => "",
+    };
+    let reduce = format!(
+        "reduce tCrC across block.z{how} {{
+        axpby(alpha, tCrC, beta, tCgC);
+    }}"
+    );
     let (slice, range, epilogue) = match splits {
         1 if in_body => (prologue, "0..size(gA, 2)", ""),
         1 if tma_epilogue => (prologue + &before, "0..size(gA, 2)", tma_tail.as_str()),
@@ -290,9 +300,7 @@ pub(super) fn generate_tma_gemm(rng: &mut Rng) -> Program {
 "
             ),
             "k0..k0 + n",
-            "reduce tCrC across block.z {
-        axpby(alpha, tCrC, beta, tCgC);
-    }",
+            reduce.as_str(),
         ),
     };
     let source = format!(
