@@ -189,18 +189,28 @@ impl Block<'_> {
                     _ => x.wrapping_neg(), // the verifier lets only neg and abs through
                 }
             }
+            Arith::Binary(op @ (Binary::Div | Binary::Rem), x, y) => {
+                let x = self.integer(x, t, span)?;
+                // Whether the divisor itself read a partial tile's padding.
+                let outer = std::mem::replace(&mut self.padding, false);
+                let y = self.integer(y, t, span)?;
+                let padded = self.padding;
+                self.padding |= outer;
+                match (op, y) {
+                    // Codegen's values: by 1 where the divisor is 0.
+                    (Binary::Div, 0) if padded => x,
+                    (_, 0) if padded => 0,
+                    (_, 0) => return Err(self.by_zero(*op, t, span)),
+                    (Binary::Div, _) => x.wrapping_div(y),
+                    _ => x.wrapping_rem(y),
+                }
+            }
             Arith::Binary(op, x, y) => {
                 let (x, y) = (self.integer(x, t, span)?, self.integer(y, t, span)?);
                 match op {
                     Binary::Add => x.wrapping_add(y),
                     Binary::Sub => x.wrapping_sub(y),
                     Binary::Mul => x.wrapping_mul(y),
-                    Binary::Div | Binary::Rem if y == 0 && self.padding => 0,
-                    Binary::Div | Binary::Rem if y == 0 => {
-                        return Err(self.by_zero(*op, t, span));
-                    }
-                    Binary::Div => x.wrapping_div(y),
-                    Binary::Rem => x.wrapping_rem(y),
                     Binary::Min => x.min(y),
                     Binary::Max => x.max(y),
                     _ => op.compare(x, y) as i32,

@@ -399,9 +399,9 @@ struct Block<'a> {
     shuffled: Vec<Vec<f64>>,
     shuffle_at: usize,
     /// Whether the value being computed read a guarded load outside its
-    /// tensor (a partial tile's padding, 0): an i32 `/` or `%` by zero
-    /// there is no error (codegen divides by 1; the padding's value is
-    /// not stored).
+    /// tensor (a partial tile's padding, 0): an i32 `/` or `%` whose
+    /// divisor did is no error where the divisor is 0, and gives codegen's
+    /// value there (a division by 1).
     padding: bool,
     /// Per thread: whether it runs the instructions at hand (the `if`
     /// conditions around them hold for it).

@@ -413,20 +413,20 @@ impl Lowerer<'_> {
                 // unexplained.
                 let mut names = Vec::new();
                 index.names(&mut names);
-                // Named only where it is the cause: over its first `len`
-                // values the access is in bounds (a pipeline's stage `(k -
-                // k0) % 4` names `k` too, and reaches a fourth stage
-                // within four trips).
-                let inside_at_first = |name: &str| {
+                // Named only where it is the cause: the reach grows with its
+                // end (a pipeline's stage `(k - k0) % 4` names `k` too, and
+                // reaches a fourth stage within four trips at any end).
+                let reach_grows = |name: &str| {
                     let Some((v, _)) = self.name_range(name) else {
                         return true;
                     };
                     let k = Int::var(name);
-                    let trips = Int::Static(v).add(&k.rem(&Int::Static(len)));
-                    let fixed = index.replace_parts(&[(k, trips)]);
-                    self.range_here(&fixed).is_some_and(|(lo, hi)| {
-                        lo.saturating_add(first) >= 0 && hi.saturating_add(last) < len
-                    })
+                    let trips = Int::Static(v).add(&k.rem(&Int::Static(len.max(1))));
+                    let fewer = index.replace_parts(&[(k, trips)]);
+                    match (self.range_here(&fewer), self.range_here(index)) {
+                        (Some((_, a)), Some((_, b))) => a < b,
+                        _ => true,
+                    }
                 };
                 let unbounded: Vec<&str> = self
                     .active
@@ -435,7 +435,7 @@ impl Lowerer<'_> {
                     .filter(|c| {
                         c.iterations >= tilec_layout::COUNTER_MAX
                             && names.contains(&c.name)
-                            && inside_at_first(&c.name)
+                            && reach_grows(&c.name)
                     })
                     .map(|c| c.name.as_str())
                     .collect();

@@ -182,13 +182,15 @@ impl KernelChecker {
                     // An integer over an integer divides as indices do; over
                     // a float (`2.0`, a tensor), as floats do.
                     BinOp::Div | BinOp::Rem if x.integral() && (rem || y.integral()) => {
+                        let zero =
+                            self.eval(b).ok().and_then(|v| v.to_int()) == Some(Int::Static(0));
                         match self.quotient(rem, x.clone(), b) {
                             Ok(q) => return Ok(q),
                             // In an i32 statement a divisor an index quotient
                             // cannot take (a tensor's value, a negative
-                            // number) divides as i32 values do.
-                            Err(_) if integers && rem => Binary::Rem,
-                            Err(_) if integers => Binary::Div,
+                            // number; not 0) divides as i32 values do.
+                            Err(_) if integers && !zero && rem => Binary::Rem,
+                            Err(_) if integers && !zero => Binary::Div,
                             Err(e) => return Err(e),
                         }
                     }

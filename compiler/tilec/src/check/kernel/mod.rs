@@ -123,6 +123,7 @@ pub fn check_program(
 }
 
 /// A name in scope: its value (`None` when its definition failed) and where it was defined.
+#[derive(Clone)]
 struct Entry {
     value: Option<Value>,
     span: Span,
@@ -164,6 +165,9 @@ struct KernelState {
 #[derive(Default)]
 struct KernelChecker {
     scope: HashMap<String, Entry>,
+    /// Names defined again, broken in the scope of their second
+    /// definition: what each was before, restored when that scope ends.
+    clashes: Vec<(String, Entry)>,
     /// Every name the body defines, with its span: for "used before its definition".
     declared: HashMap<String, Span>,
     /// The names each definition's expression mentions, for cycles.
@@ -486,15 +490,17 @@ impl KernelChecker {
                     .with_help("give the new value its own name"),
             );
             // Which of the two a later use means is the writer's to say:
-            // the name is broken from here on, its uses not reported again
-            // (a stage named like a scalar gave an error at each slice).
-            self.scope.insert(
+            // the name is broken until the scope of the second definition
+            // ends, its uses there not reported again (a stage named like
+            // a scalar gave an error at each slice).
+            let before = self.scope.insert(
                 name.name.clone(),
                 Entry {
                     value: None,
                     span: first,
                 },
             );
+            self.clashes.extend(before.map(|e| (name.name.clone(), e)));
             return;
         }
         self.scope.insert(
@@ -525,10 +531,30 @@ impl KernelChecker {
     /// A block whose names are not visible after it (an if's branch, a
     /// pipeline's load block).
     fn scoped_block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
-        let outer: Vec<String> = self.scope.keys().cloned().collect();
+        let (outer, mark) = self.enter_scope();
         let body = self.block(stmts);
-        self.scope.retain(|name, _| outer.contains(name));
+        self.leave_scope(&outer, mark);
         body
+    }
+
+    /// The names in scope, and where the clashes of a scope entered now
+    /// will start.
+    fn enter_scope(&self) -> (Vec<String>, usize) {
+        (self.scope.keys().cloned().collect(), self.clashes.len())
+    }
+
+    /// Leaves a scope: its own names go, and the outer names it defined
+    /// again are what they were.
+    fn leave_scope(&mut self, outer: &[String], mark: usize) {
+        self.scope.retain(|name, _| outer.contains(name));
+        self.restore_clashes(mark);
+    }
+
+    /// The outer names defined again since `mark`, as they were.
+    fn restore_clashes(&mut self, mark: usize) {
+        for (name, e) in self.clashes.drain(mark..).rev() {
+            self.scope.insert(name, e);
+        }
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
@@ -647,7 +673,7 @@ impl KernelChecker {
                 body,
             } => {
                 let (a, b) = self.loop_bounds(start, end)?;
-                let outer: Vec<String> = self.scope.keys().cloned().collect();
+                let (outer, mark) = self.enter_scope();
                 self.define(var, Some(Value::Int(Int::var(&var.name))));
                 if let Some(range) = self.counter_range(&a, &b) {
                     self.loop_ranges.insert(var.name.clone(), range);
@@ -674,7 +700,7 @@ impl KernelChecker {
                     self.loop_granules.remove(&var.name);
                 }
                 // The loop variable and the body's names are not visible after the loop.
-                self.scope.retain(|name, _| outer.contains(name));
+                self.leave_scope(&outer, mark);
                 self.loop_ranges.remove(&var.name);
                 Some(Stmt {
                     op: Op::For {

@@ -136,7 +136,7 @@ impl KernelChecker {
             );
             return None;
         }
-        let outer: Vec<String> = self.scope.keys().cloned().collect();
+        let (outer, mark) = self.enter_scope();
         let counter = Int::var(&p.var.name);
         self.define(&p.var, Some(Value::Int(counter.clone())));
         // What the slices' check knows of the counter, as of a `for`
@@ -244,6 +244,7 @@ impl KernelChecker {
                 .cloned()
                 .collect();
             self.scope.retain(|name, _| outer.contains(name) || turn(name));
+            self.restore_clashes(mark);
             let first = self.diags.len();
             let block = self.block(a);
             for d in &mut self.diags[first..] {
@@ -265,7 +266,7 @@ impl KernelChecker {
         if turns.is_some() {
             self.enclosing.pop();
         }
-        self.scope.retain(|name, _| outer.contains(name));
+        self.leave_scope(&outer, mark);
         self.loop_ranges.remove(&p.var.name);
         if !only_boxes {
             return None;
