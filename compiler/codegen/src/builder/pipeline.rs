@@ -28,7 +28,9 @@ use inkwell::IntPredicate;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, CallSiteValue, IntValue, PointerValue};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, IntValue, PointerValue,
+};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, WARPGROUP, registers_at_launch};
 
 /// Waits until the mbarrier at `$0` completes phase `$1`.
@@ -713,16 +715,19 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.inline_ptx(text, constraints, args, false)
     }
 
-    /// [`Self::ptx`], `convergent` for a warp's `.sync.aligned`
-    /// instruction, so that LLVM neither duplicates it nor sinks it into
-    /// branches that part the warp, as it may other inline assembly.
-    pub(super) fn inline_ptx(
+    /// [`Self::ptx`] on operands of any type (a `red.add.f32`'s floats
+    /// too), `convergent` for a warp's `.sync.aligned` instruction, so that
+    /// LLVM neither duplicates it nor sinks it into branches that part the
+    /// warp, as it may other inline assembly.
+    pub(super) fn inline_ptx<V: BasicValue<'ctx> + Copy>(
         &mut self,
         text: &str,
         constraints: &str,
-        args: &[IntValue<'ctx>],
+        args: &[V],
         convergent: bool,
     ) -> Result<()> {
+        let args: Vec<BasicValueEnum<'ctx>> =
+            args.iter().map(|a| a.as_basic_value_enum()).collect();
         let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_ty = self.ctx.void_type().fn_type(&types, false);
         let ptr = self.ctx.create_inline_asm(

@@ -332,23 +332,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             ),
             _ => ("red.relaxed.gpu.global.add.f32 [$0], $1;", "l,f"),
         };
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into()];
-        params.extend((0..width).map(|_| BasicMetadataTypeEnum::from(f32t)));
-        let red_ty = self.ctx.void_type().fn_type(&params, false);
-        let red = self.ctx.create_inline_asm(
-            red_ty,
-            text.to_string(),
-            format!("{operands},~{{memory}}"),
-            true,
-            false,
-            None,
-            false,
-        );
         for (j, values) in mine.chunks(width as usize).enumerate() {
             let at = self.b.build_ptr_to_int(group(self, j as u64)?, i64t, "")?;
-            let mut args: Vec<BasicMetadataValueEnum> = vec![at.into()];
-            args.extend(values.iter().map(|&v| BasicMetadataValueEnum::from(v)));
-            self.b.build_indirect_call(red_ty, red, &args, "")?;
+            let mut args: Vec<BasicValueEnum> = vec![at.into()];
+            args.extend(values);
+            self.inline_ptx(text, operands, &args, false)?;
         }
         let last = self.arrival(arrivals, s)?;
         self.b.build_conditional_branch(last, read, skip)?;

@@ -390,13 +390,13 @@ impl Lowerer<'_> {
     ) -> Result<(), Problem> {
         const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
         debug_assert!(first <= last, "an access's first element before its last");
-        let capped = self.range_here(index);
-        let index = &self.capped(index);
-        if capped.is_some_and(|(lo, hi)| lo > hi) {
+        let (uncapped, index) = (index, &self.capped(index));
+        let range = self.range_here(uncapped, index);
+        if range.is_some_and(|(lo, hi)| lo > hi) {
             // No thread runs it: the ifs around it never hold together.
             return Ok(());
         }
-        let reach = capped.map(|(lo, hi)| {
+        let reach = range.map(|(lo, hi)| {
             lo.checked_add(first)
                 .zip(hi.checked_add(last))
                 .ok_or((lo, hi))
@@ -422,8 +422,8 @@ impl Lowerer<'_> {
                     };
                     let k = Int::var(name);
                     let trips = Int::Static(v).add(&k.rem(&Int::Static(len.max(1))));
-                    let fewer = index.replace_parts(&[(k, trips)]);
-                    match (self.range_here(&fewer), self.range_here(index)) {
+                    let fewer = uncapped.replace_parts(&[(k, trips)]);
+                    match (self.range_here(&fewer, &self.capped(&fewer)), range) {
                         (Some((_, a)), Some((_, b))) => a < b,
                         _ => true,
                     }

@@ -105,7 +105,8 @@ impl Lowerer<'_> {
     /// far as the value may, where `c`'s own range does not; a cap of a
     /// part (`c < N`, `c = 64 j + thread.x`) hides the caps of what is
     /// inside it (`j == 0`) when all apply at once.
-    pub(super) fn range_here(&self, v: &Int) -> Option<(i64, i64)> {
+    /// `capped` is [`Self::capped`]`(v)`, which the caller has already.
+    pub(super) fn range_here(&self, v: &Int, capped: &Int) -> Option<(i64, i64)> {
         if self.caps.is_empty() {
             return self.range_with_extents(v);
         }
@@ -113,7 +114,7 @@ impl Lowerer<'_> {
             .caps
             .iter()
             .map(|cap| v.replace_parts(std::slice::from_ref(cap)));
-        [v.clone(), self.capped(v)]
+        [v.clone(), capped.clone()]
             .into_iter()
             .chain(alone)
             .filter_map(|c| self.range_with_extents(&c))
