@@ -18,6 +18,7 @@ mod compute;
 mod control;
 mod cp_async;
 mod guards;
+mod inline_ptx;
 mod memory;
 mod operands;
 pub(crate) use operands::linear;

@@ -25,12 +25,8 @@
 use super::KernelBuilder;
 use crate::{CodegenError, Result};
 use inkwell::IntPredicate;
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
-use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, IntValue, PointerValue,
-};
+use inkwell::values::{IntValue, PointerValue};
 use tilec::ir::{Inst, InstKind, PRODUCER_THREADS, WARPGROUP, registers_at_launch};
 
 /// Waits until the mbarrier at `$0` completes phase `$1`.
@@ -703,57 +699,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(join);
         Ok([end, before])
-    }
-
-    /// Inline PTX on 32- and 64-bit integer operands, ordering memory.
-    pub(super) fn ptx(
-        &mut self,
-        text: &str,
-        constraints: &str,
-        args: &[IntValue<'ctx>],
-    ) -> Result<()> {
-        self.inline_ptx(text, constraints, args, false)
-    }
-
-    /// [`Self::ptx`] on operands of any type (a `red.add.f32`'s floats
-    /// too), `convergent` for a warp's `.sync.aligned` instruction, so that
-    /// LLVM neither duplicates it nor sinks it into branches that part the
-    /// warp, as it may other inline assembly.
-    pub(super) fn inline_ptx<V: BasicValue<'ctx> + Copy>(
-        &mut self,
-        text: &str,
-        constraints: &str,
-        args: &[V],
-        convergent: bool,
-    ) -> Result<()> {
-        let args: Vec<BasicValueEnum<'ctx>> =
-            args.iter().map(|a| a.as_basic_value_enum()).collect();
-        let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_ty = self.ctx.void_type().fn_type(&types, false);
-        let ptr = self.ctx.create_inline_asm(
-            fn_ty,
-            text.to_string(),
-            format!("{constraints},~{{memory}}"),
-            true,
-            false,
-            None,
-            false,
-        );
-        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
-        if convergent {
-            self.make_convergent(call);
-        }
-        Ok(())
-    }
-
-    /// Marks an inline-assembly call convergent (see [`Self::inline_ptx`]).
-    pub(super) fn make_convergent(&self, call: CallSiteValue<'ctx>) {
-        let kind = Attribute::get_named_enum_kind_id("convergent");
-        call.add_attribute(
-            AttributeLoc::Function,
-            self.ctx.create_enum_attribute(kind, 0),
-        );
     }
 }
 

@@ -16,11 +16,8 @@ use super::{IntDivision, KernelBuilder, constant};
 use crate::Result;
 use inkwell::IntPredicate;
 use inkwell::basic_block::BasicBlock;
-use inkwell::types::{BasicMetadataTypeEnum, BasicType};
-use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue,
-    ValueKind,
-};
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue};
 use tilec::check::program::Elem;
 use tilec::ir::{Inst, REDUCE_RUN};
 use tilec_layout::int::Op as IntOp;
@@ -425,41 +422,6 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             self.ir.block_threads
         );
         self.asm_u32(&text, "=r,r", &[v], true)
-    }
-
-    /// Inline PTX with one 32-bit result `$0` and integer operands `$1..`
-    /// (`constraints` without the memory clobber, which it adds). A
-    /// `convergent` one LLVM may not duplicate or sink into branches, as
-    /// it may other inline assembly: what an `.aligned` barrier needs.
-    fn asm_u32(
-        &self,
-        text: &str,
-        constraints: &str,
-        args: &[IntValue<'ctx>],
-        convergent: bool,
-    ) -> Result<IntValue<'ctx>> {
-        let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_ty = self.ctx.i32_type().fn_type(&types, false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            text.to_string(),
-            format!("{constraints},~{{memory}}"),
-            true,
-            false,
-            None,
-            false,
-        );
-        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
-        if convergent {
-            self.make_convergent(call);
-        }
-        match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(v.into_int_value()),
-            ValueKind::Instruction(_) => Err(crate::CodegenError::Llvm(format!(
-                "`{text}` returned nothing"
-            ))),
-        }
     }
 
     /// `emit` on thread 0 alone; its value there, `false` (0) elsewhere.

@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod predication;
 mod ranges;
 mod reference;
+mod scope;
 mod strides;
 mod threads;
 pub mod tune;
@@ -466,52 +467,6 @@ impl KernelChecker {
         }
     }
 
-    fn define(&mut self, name: &ast::Ident, value: Option<Value>) {
-        // A name that shadowed an extent would change what every layout
-        // naming the extent means below it, silently.
-        if let Some(&bound) = self.extent_spans.get(&name.name) {
-            self.diags.push(
-                Diagnostic::new(
-                    format!("`{}` is a run-time extent of this kernel", name.name),
-                    name.span,
-                )
-                .with_label("defined again here")
-                .with_related(bound, format!("`{}` is bound by this layout", name.name))
-                .with_help("give the new value its own name"),
-            );
-            return;
-        }
-        if let Some(first) = self.scope.get(&name.name) {
-            let first = first.span;
-            self.diags.push(
-                Diagnostic::new(format!("`{}` is already defined", name.name), name.span)
-                    .with_label("defined again here")
-                    .with_related(first, "first defined here")
-                    .with_help("give the new value its own name"),
-            );
-            // Which of the two a later use means is the writer's to say:
-            // the name is broken until the scope of the second definition
-            // ends, its uses there not reported again (a stage named like
-            // a scalar gave an error at each slice).
-            let before = self.scope.insert(
-                name.name.clone(),
-                Entry {
-                    value: None,
-                    span: first,
-                },
-            );
-            self.clashes.extend(before.map(|e| (name.name.clone(), e)));
-            return;
-        }
-        self.scope.insert(
-            name.name.clone(),
-            Entry {
-                value,
-                span: name.span,
-            },
-        );
-    }
-
     fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
         self.block_depth += 1;
         let mut body = Vec::new();
@@ -535,26 +490,6 @@ impl KernelChecker {
         let body = self.block(stmts);
         self.leave_scope(&outer, mark);
         body
-    }
-
-    /// The names in scope, and where the clashes of a scope entered now
-    /// will start.
-    fn enter_scope(&self) -> (Vec<String>, usize) {
-        (self.scope.keys().cloned().collect(), self.clashes.len())
-    }
-
-    /// Leaves a scope: its own names go, and the outer names it defined
-    /// again are what they were.
-    fn leave_scope(&mut self, outer: &[String], mark: usize) {
-        self.scope.retain(|name, _| outer.contains(name));
-        self.restore_clashes(mark);
-    }
-
-    /// The outer names defined again since `mark`, as they were.
-    fn restore_clashes(&mut self, mark: usize) {
-        for (name, e) in self.clashes.drain(mark..).rev() {
-            self.scope.insert(name, e);
-        }
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<Stmt> {
@@ -776,16 +711,6 @@ impl KernelChecker {
                     None
                 }
             },
-        }
-    }
-
-    fn define_result(&mut self, n: &ast::Ident, v: Result<Value, Diagnostic>) {
-        match v {
-            Ok(v) => self.define(n, Some(v)),
-            Err(d) => {
-                self.diags.push(d);
-                self.define(n, None);
-            }
         }
     }
 }

@@ -1,0 +1,89 @@
+//! Names in scope while a kernel is checked: defining one (an extent or a
+//! name defined again is an error at the second definition, which breaks
+//! the name until its scope ends), and the scopes of blocks, loops and
+//! pipelines, whose own names go when they end.
+
+use super::{Entry, KernelChecker};
+use crate::check::value::Value;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast;
+
+impl KernelChecker {
+    /// `name` as `value` (`None`: its definition failed) from here to the
+    /// end of its scope.
+    pub(super) fn define(&mut self, name: &ast::Ident, value: Option<Value>) {
+        // A name that shadowed an extent would change what every layout
+        // naming the extent means below it, silently.
+        if let Some(&bound) = self.extent_spans.get(&name.name) {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("`{}` is a run-time extent of this kernel", name.name),
+                    name.span,
+                )
+                .with_label("defined again here")
+                .with_related(bound, format!("`{}` is bound by this layout", name.name))
+                .with_help("give the new value its own name"),
+            );
+            return;
+        }
+        if let Some(first) = self.scope.get(&name.name) {
+            let first = first.span;
+            self.diags.push(
+                Diagnostic::new(format!("`{}` is already defined", name.name), name.span)
+                    .with_label("defined again here")
+                    .with_related(first, "first defined here")
+                    .with_help("give the new value its own name"),
+            );
+            // Which of the two a later use means is the writer's to say:
+            // the name is broken until the scope of the second definition
+            // ends, its uses there not reported again (a stage named like
+            // a scalar gave an error at each slice).
+            let before = self.scope.insert(
+                name.name.clone(),
+                Entry {
+                    value: None,
+                    span: first,
+                },
+            );
+            self.clashes.extend(before.map(|e| (name.name.clone(), e)));
+            return;
+        }
+        self.scope.insert(
+            name.name.clone(),
+            Entry {
+                value,
+                span: name.span,
+            },
+        );
+    }
+
+    /// The names in scope, and where the clashes of a scope entered now
+    /// will start.
+    pub(super) fn enter_scope(&self) -> (Vec<String>, usize) {
+        (self.scope.keys().cloned().collect(), self.clashes.len())
+    }
+
+    /// Leaves a scope: its own names go, and the outer names it defined
+    /// again are what they were.
+    pub(super) fn leave_scope(&mut self, outer: &[String], mark: usize) {
+        self.scope.retain(|name, _| outer.contains(name));
+        self.restore_clashes(mark);
+    }
+
+    /// The outer names defined again since `mark`, as they were.
+    pub(super) fn restore_clashes(&mut self, mark: usize) {
+        for (name, e) in self.clashes.drain(mark..).rev() {
+            self.scope.insert(name, e);
+        }
+    }
+
+    pub(super) fn define_result(&mut self, n: &ast::Ident, v: Result<Value, Diagnostic>) {
+        match v {
+            Ok(v) => self.define(n, Some(v)),
+            Err(d) => {
+                self.diags.push(d);
+                self.define(n, None);
+            }
+        }
+    }
+}
