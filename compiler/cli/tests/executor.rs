@@ -130,6 +130,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/conversions.tile", "M=100,N=37"),
         ("tests/run/integer_division.tile", "M=1000"),
         ("tests/run/integer_division.tile", "M=37"),
+        ("tests/run/negative_divisors.tile", "M=300"),
         (
             "tests/run/persistent_gemm.tile",
             "M=256,N=512,K=128,sm_count=3",

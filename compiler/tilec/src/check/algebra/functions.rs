@@ -203,7 +203,9 @@ fn ceil_div(a: &Args, _: &mut Conditions) -> Result<Value, Diagnostic> {
         .iter()
         .any(|v| v.as_static().is_some_and(|v| v < 1))
     {
-        return Err(a.wrong(1, "positive"));
+        return Err(a.wrong(1, "positive").with_help(
+            "ceil_div(a, b) counts the pieces of size b that cover a: b is at least 1 (a grid of ceil_div(M, 128) blocks, a split of ceil_div(kt, splits) k-tiles)",
+        ));
     }
     Ok(x.ceil_div(&y)
         .ok_or_else(|| a.wrong(1, "a tuple of at most as many modes"))?

@@ -93,8 +93,22 @@ impl KernelChecker {
                 ..,
             )
             | ExprKind::Call(..) => {
-                // The evaluator's own refusal (a divisor of 0) stands.
-                let Some(v) = self.eval(e)?.to_int() else {
+                // The evaluator's own refusal (a divisor of 0) stands, but
+                // for a negative divisor in an i32 statement: numbers divide
+                // there as its values do, truncating (`7 / -2` is -3), where
+                // an index quotient takes none.
+                let v = match self.eval(e) {
+                    Ok(v) => v,
+                    Err(_)
+                        if to.integers
+                            && matches!(e.kind, ExprKind::Binary(BinOp::Div | BinOp::Rem, ..))
+                            && y.as_static().is_some_and(|d| d < 0) =>
+                    {
+                        return Ok(None);
+                    }
+                    Err(d) => return Err(d),
+                };
+                let Some(v) = v.to_int() else {
                     return Ok(None);
                 };
                 if !to.integers {

@@ -34,6 +34,7 @@ pub mod predication;
 mod ranges;
 mod reference;
 mod scope;
+mod stages;
 mod strides;
 mod threads;
 pub mod tune;
@@ -50,7 +51,7 @@ use crate::span::Span;
 use crate::syntax::ast::{self, Expr, StmtKind};
 use names::{all_names, collect_names, declare_names};
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Condition, Conditions, Int, SM_COUNT};
+use tilec_layout::{Builtin, Condition, Conditions, Int, Operand, SM_COUNT};
 
 /// What a partition that must divide evenly (no fallback) is needed by.
 pub const EVEN_PARTITION: &str = "an even partition";
@@ -123,11 +124,15 @@ pub fn check_program(
     }
 }
 
-/// A name in scope: its value (`None` when its definition failed) and where it was defined.
+/// A name in scope: its value (`None` when its definition failed), where
+/// it was defined, and the MMA operand it is a partition for (`let tCsA =
+/// partition_A(..)` and its slices), so that a gemm given its operands in
+/// the wrong places is an error even where their shapes agree.
 #[derive(Clone)]
 struct Entry {
     value: Option<Value>,
     span: Span,
+    role: Option<Operand>,
 }
 
 /// A `local_partition` by a thread layout, remembered to compare with the block.
@@ -421,6 +426,7 @@ impl KernelChecker {
                 self.scope.entry(n).or_insert(Entry {
                     value: None,
                     span: e.span,
+                    role: None,
                 });
             }
         }
@@ -586,7 +592,13 @@ impl KernelChecker {
                         span: n.span,
                     });
                 }
+                let role = self.operand_role(e);
                 self.define_result(n, v);
+                if let (Some(role), Some(entry)) = (role, self.scope.get_mut(&n.name))
+                    && entry.span == n.span
+                {
+                    entry.role = Some(role.0);
+                }
                 None
             }
             StmtKind::Tune {

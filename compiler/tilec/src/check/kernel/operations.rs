@@ -152,6 +152,7 @@ impl KernelChecker {
                 let b = self.tensor_operand(&args[2], "gemm")?;
                 let c = self.tensor_operand(&args[3], "gemm")?;
                 let ops = [(&a, &args[1]), (&b, &args[2]), (&c, &args[3])];
+                self.operands_in_place(&args[1..])?;
                 mma_operands(&mma, ops)?;
                 if mma.atom.warpgroup
                     && let Some(n) = c.layout.size().as_static()
@@ -472,6 +473,38 @@ pub(super) fn reads_no_element_it_wrote(
 /// count in the first mode and M, N, K agreeing. C is a register fragment;
 /// so are A and B, but for wgmma atoms, which read B from shared memory
 /// (whose layouts lowering turns into descriptors), and A too for `_SS`.
+impl KernelChecker {
+    /// A tensor-core gemm's A, B and C where the partitions they were made
+    /// by say so: a partition for B passed as A (operands swapped) has the
+    /// wrong thread-value layout, and on a square tile the same shape, so
+    /// the kernel would compute another product (B A^T) without a word.
+    fn operands_in_place(&self, args: &[Expr]) -> Result<(), Diagnostic> {
+        let names = |o: Operand| match o {
+            Operand::A => "A",
+            Operand::B => "B",
+            Operand::C => "C",
+        };
+        for (e, want) in args.iter().zip([Operand::A, Operand::B, Operand::C]) {
+            let Some((role, made)) = self.operand_role(e) else {
+                continue;
+            };
+            if role != want {
+                let (is, place) = (names(role), names(want));
+                return Err(Diagnostic::new(
+                    format!("gemm's {place} is a partition for {is}"),
+                    e.span,
+                )
+                .with_label(format!("in the place of {place}"))
+                .with_related(made, format!("partition_{is} made it"))
+                .with_help(format!(
+                    "gemm takes (mma, A, B, C), each its own partition: partition_{place}(mma, tile, thread.x) here (swapped operands compute another product whatever their shapes)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
     let atom = &mma.atom;
     let forms = [

@@ -167,6 +167,7 @@ impl KernelChecker {
         // A stage's box lands in that stage: a destination the stage does
         // not move is one slice that every stage's box overwrites; two
         // boxes of a stage landing at one place overwrite each other.
+        let before = self.diags.len();
         let mut landed: Vec<(&View, Span)> = Vec::new();
         for s in &load {
             let Op::CopyTma { dst, .. } = &s.op else {
@@ -205,6 +206,8 @@ impl KernelChecker {
                     .with_help("the producer warpgroup runs it, one thread issuing each box: anything else belongs in the body, on the consumers"),
             );
         }
+        // Reads are compared with the loads where those are sound.
+        let loads_sound = self.diags.len() == before;
         // A turn's statements run on its warpgroup alone: what needs more
         // threads than one (a barrier, a block's TMA copy) is refused as
         // under a condition of warpgroups.
@@ -265,6 +268,17 @@ impl KernelChecker {
         self.loop_depth -= 1;
         if turns.is_some() {
             self.enclosing.pop();
+        }
+        let trips = super::stages::Trips {
+            counter: &p.var.name,
+            start: &start,
+            turn: turns
+                .as_ref()
+                .map(|(t, (first, _))| (t.var.name.as_str(), first)),
+            stages,
+        };
+        if loads_sound {
+            self.reads_within_stages(&trips, &load, &body);
         }
         self.leave_scope(&outer, mark);
         self.loop_ranges.remove(&p.var.name);

@@ -6,7 +6,9 @@
 use super::{Entry, KernelChecker};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
+use crate::span::Span;
 use crate::syntax::ast;
+use tilec_layout::Operand;
 
 impl KernelChecker {
     /// `name` as `value` (`None`: its definition failed) from here to the
@@ -43,6 +45,7 @@ impl KernelChecker {
                 Entry {
                     value: None,
                     span: first,
+                    role: None,
                 },
             );
             self.clashes.extend(before.map(|e| (name.name.clone(), e)));
@@ -53,6 +56,7 @@ impl KernelChecker {
             Entry {
                 value,
                 span: name.span,
+                role: None,
             },
         );
     }
@@ -84,6 +88,26 @@ impl KernelChecker {
                 self.diags.push(d);
                 self.define(n, None);
             }
+        }
+    }
+
+    /// The MMA operand `e` is a partition for, and where that partition
+    /// was named: a `partition_A/B/C` call, a name defined as one, or a
+    /// slice of either.
+    pub(super) fn operand_role(&self, e: &ast::Expr) -> Option<(Operand, Span)> {
+        match &e.kind {
+            ast::ExprKind::Call(f, _) => match &f.kind {
+                ast::ExprKind::Name(n) if n == "partition_A" => Some((Operand::A, e.span)),
+                ast::ExprKind::Name(n) if n == "partition_B" => Some((Operand::B, e.span)),
+                ast::ExprKind::Name(n) if n == "partition_C" => Some((Operand::C, e.span)),
+                _ => None,
+            },
+            ast::ExprKind::Name(n) => self
+                .scope
+                .get(n)
+                .and_then(|entry| Some((entry.role?, entry.span))),
+            ast::ExprKind::Index(base, _) => self.operand_role(base),
+            _ => None,
         }
     }
 }
