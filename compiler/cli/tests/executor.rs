@@ -155,6 +155,11 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/pingpong_smem_epilogue.tile",
             "M=200,N=520,K=72,sm_count=2",
         ),
+        // Turns across batch entries: twelve partial tiles of three entries on two blocks.
+        (
+            "tests/run/batched_pingpong.tile",
+            "M=136,N=200,K=72,L=3,sm_count=2",
+        ),
         (
             "tests/run/persistent_one_warpgroup.tile",
             "M=200,N=300,K=136,sm_count=3",
