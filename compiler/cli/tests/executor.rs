@@ -157,7 +157,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ),
         // Turns across batch entries: twelve partial tiles of three entries on two blocks.
         (
-            "tests/run/batched_pingpong.tile",
+            "examples/gemm_batched_pingpong.tile",
             "M=136,N=200,K=72,L=3,sm_count=2",
         ),
         (
