@@ -35,6 +35,11 @@ pub enum RuntimeError {
     Condition(String),
     #[error("refusing to launch: {0}")]
     Bounds(String),
+    /// A coordinate past its mode whose element may lie inside the
+    /// tensor's buffer (another row's or column's): a `--checked` build,
+    /// which bounds addresses by the buffer, would not stop it.
+    #[error("refusing to launch: {0}")]
+    PastAMode(String),
     #[error("invalid manifest: {0}")]
     Manifest(String),
     #[error("CUDA: {0}")]

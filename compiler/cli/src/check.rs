@@ -186,8 +186,16 @@ fn launches(
                 eprintln!("error: {} at {dims}: {e}", k.name);
                 crate::compile::refused_hint(&e);
                 code = match (&e, code) {
-                    (tilec_runtime::RuntimeError::Bounds(_), None) => Some(1),
-                    (tilec_runtime::RuntimeError::Bounds(_), c) => c,
+                    (
+                        tilec_runtime::RuntimeError::Bounds(_)
+                        | tilec_runtime::RuntimeError::PastAMode(_),
+                        None,
+                    ) => Some(1),
+                    (
+                        tilec_runtime::RuntimeError::Bounds(_)
+                        | tilec_runtime::RuntimeError::PastAMode(_),
+                        c,
+                    ) => c,
                     _ => Some(2),
                 };
             }

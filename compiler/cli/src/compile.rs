@@ -473,10 +473,16 @@ pub fn fail_launch(kernel: &str, e: &tilec_runtime::RuntimeError) -> std::proces
 /// Where `e` refused a launch for want of a proof of its bounds: how to
 /// run the kernel anyway.
 pub fn refused_hint(e: &tilec_runtime::RuntimeError) {
-    if let tilec_runtime::RuntimeError::Bounds(_) = e {
-        eprintln!(
+    match e {
+        tilec_runtime::RuntimeError::Bounds(_) => eprintln!(
             "  help: `tilec run --checked` builds the kernel with a bound check before every access and runs it without this proof, stopping at the first access outside its tensor with the line"
-        );
+        ),
+        // A --checked build bounds each address by the tensor's buffer:
+        // an element of another row passes it.
+        tilec_runtime::RuntimeError::PastAMode(_) => eprintln!(
+            "  help: the element lies past its row or column, where the tensor's buffer may hold another one's (a --checked build, which bounds addresses by the buffer, would not stop it): bound the coordinate by the extent (`if i + 1 < M`), or give a partial tile to local_tile, whose views are guarded"
+        ),
+        _ => {}
     }
 }
 

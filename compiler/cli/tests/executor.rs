@@ -132,6 +132,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/integer_division.tile", "M=37"),
         ("tests/run/negative_divisors.tile", "M=300"),
         (
+            "tests/run/pipeline_stage_read_under_an_if.tile",
+            "M=130,K=200",
+        ),
+        (
             "tests/run/persistent_gemm.tile",
             "M=256,N=512,K=128,sm_count=3",
         ),
@@ -155,7 +159,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "tests/run/pingpong_smem_epilogue.tile",
             "M=200,N=520,K=72,sm_count=2",
         ),
-        // Turns across batch entries: twelve partial tiles of three entries on two blocks.
+        // Turns across batch entries: twelve tiles of three entries (nine partial) on two blocks.
         (
             "examples/gemm_batched_pingpong.tile",
             "M=136,N=200,K=72,L=3,sm_count=2",

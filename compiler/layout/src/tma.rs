@@ -294,6 +294,14 @@ pub fn tma_copy(
             ));
         }
         sizes[j] = size;
+        // Too many boxes along one mode alone: refused before they are
+        // listed (a tile of 2^32 columns listed 2^24 of them, for minutes).
+        if n / size > MAX_BOXES as i64 {
+            return Err(format!(
+                "the copy would be more than {MAX_BOXES} TMA boxes ({} along mode {i} of the tile alone)",
+                n / size
+            ));
+        }
         repeats[j] = (0..n / size)
             .map(|r| {
                 let at = m.at(r * size).ok().and_then(|x| x.as_static());

@@ -179,8 +179,10 @@ impl Failure<'_> {
             })
             .collect();
         narrowed.sort();
-        let RuntimeError::Bounds(mut why) = self.error else {
-            return self.error;
+        let (mut why, past) = match self.error {
+            RuntimeError::Bounds(why) => (why, false),
+            RuntimeError::PastAMode(why) => (why, true),
+            other => return other,
         };
         if !narrowed.is_empty() {
             why = format!("{why} (where {})", narrowed.join(", "));
@@ -190,7 +192,10 @@ impl Failure<'_> {
                 "the proof that every access is in bounds gave up after {n} regions of blocks, threads and loop counters, the last: {why}"
             );
         }
-        RuntimeError::Bounds(why)
+        match past {
+            true => RuntimeError::PastAMode(why),
+            false => RuntimeError::Bounds(why),
+        }
     }
 }
 
@@ -323,7 +328,7 @@ impl<'a> Proof<'a> {
         if let Some(below) = &a.below {
             return match (index.range(env), below.range(env)) {
                 (Some((lo, hi)), Some((n, _))) if lo >= 0 && hi < n => Ok(()),
-                (Some((lo, hi)), Some((n, _))) => Err(RuntimeError::Bounds(format!(
+                (Some((lo, hi)), Some((n, _))) => Err(RuntimeError::PastAMode(format!(
                     "{} would be accessed at coordinate {lo}..={hi} of a mode of {n} (coordinate {index}): inside its buffer, perhaps, but another row's or column's element",
                     p.name
                 ))),

@@ -73,6 +73,9 @@ impl Lowerer<'_> {
             return self.assign(&dst, &value, span, out);
         }
         let n = static_size(dst)?;
+        // Counted before `distinct_elements` walks the target's elements
+        // (2^31 of them a thread once ran for minutes before the limit).
+        self.spend(n.saturating_mul(value.terms()).saturating_add(n))?;
         let mut operands = Vec::new();
         value.tensors(&mut operands);
         // Staged only where it computes the same: the target's elements
@@ -82,12 +85,11 @@ impl Lowerer<'_> {
             && operands
                 .iter()
                 .all(|v| v.base != dst.base || same_elements(v, dst));
+        if staged {
+            self.spend(n)?;
+        }
         let mut outside = Vec::new();
         value.tensors_outside_reductions(&mut outside);
-        self.spend(
-            n.saturating_mul(value.terms())
-                .saturating_add(n * (1 + staged as i64)),
-        )?;
         if self.assign_by_matrices(dst, value, n, span, out)? {
             return Ok(());
         }

@@ -94,9 +94,10 @@ impl KernelChecker {
             )
             | ExprKind::Call(..) => {
                 // The evaluator's own refusal (a divisor of 0) stands, but
-                // for a negative divisor in an i32 statement: numbers divide
-                // there as its values do, truncating (`7 / -2` is -3), where
-                // an index quotient takes none.
+                // for a negative constant divisor in an i32 statement: an
+                // integer divides there as its values do, truncating (`7 /
+                // -2` is -3, `thread.x / -2` too), where an index quotient
+                // takes none.
                 let v = match self.eval(e) {
                     Ok(v) => v,
                     Err(_)

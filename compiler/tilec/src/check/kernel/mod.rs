@@ -126,13 +126,14 @@ pub fn check_program(
 
 /// A name in scope: its value (`None` when its definition failed), where
 /// it was defined, and the MMA operand it is a partition for (`let tCsA =
-/// partition_A(..)` and its slices), so that a gemm given its operands in
-/// the wrong places is an error even where their shapes agree.
+/// partition_A(..)` and its slices) with the call that made it, so that a
+/// gemm given its operands in the wrong places is an error even where
+/// their shapes agree.
 #[derive(Clone)]
 struct Entry {
     value: Option<Value>,
     span: Span,
-    role: Option<Operand>,
+    role: Option<(Operand, Span)>,
 }
 
 /// A `local_partition` by a thread layout, remembered to compare with the block.
@@ -597,7 +598,7 @@ impl KernelChecker {
                 if let (Some(role), Some(entry)) = (role, self.scope.get_mut(&n.name))
                     && entry.span == n.span
                 {
-                    entry.role = Some(role.0);
+                    entry.role = Some(role);
                 }
                 None
             }

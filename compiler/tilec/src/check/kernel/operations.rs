@@ -468,28 +468,18 @@ pub(super) fn reads_no_element_it_wrote(
     Ok(())
 }
 
-/// The operands of a tensor-core gemm: tensors of the atom's element types,
-/// (values, M, K), (values, N, K) and (values, M, N), with the atom's value
-/// count in the first mode and M, N, K agreeing. C is a register fragment;
-/// so are A and B, but for wgmma atoms, which read B from shared memory
-/// (whose layouts lowering turns into descriptors), and A too for `_SS`.
 impl KernelChecker {
     /// A tensor-core gemm's A, B and C where the partitions they were made
     /// by say so: a partition for B passed as A (operands swapped) has the
     /// wrong thread-value layout, and on a square tile the same shape, so
     /// the kernel would compute another product (B A^T) without a word.
     fn operands_in_place(&self, args: &[Expr]) -> Result<(), Diagnostic> {
-        let names = |o: Operand| match o {
-            Operand::A => "A",
-            Operand::B => "B",
-            Operand::C => "C",
-        };
         for (e, want) in args.iter().zip([Operand::A, Operand::B, Operand::C]) {
             let Some((role, made)) = self.operand_role(e) else {
                 continue;
             };
             if role != want {
-                let (is, place) = (names(role), names(want));
+                let (is, place) = (format!("{role:?}"), format!("{want:?}"));
                 return Err(Diagnostic::new(
                     format!("gemm's {place} is a partition for {is}"),
                     e.span,
@@ -505,6 +495,11 @@ impl KernelChecker {
     }
 }
 
+/// The operands of a tensor-core gemm: tensors of the atom's element types,
+/// (values, M, K), (values, N, K) and (values, M, N), with the atom's value
+/// count in the first mode and M, N, K agreeing. C is a register fragment;
+/// so are A and B, but for wgmma atoms, which read B from shared memory
+/// (whose layouts lowering turns into descriptors), and A too for `_SS`.
 fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnostic> {
     let atom = &mma.atom;
     let forms = [

@@ -161,13 +161,15 @@ impl KernelChecker {
         for s in lead {
             self.stmt(s);
         }
+        // Reads are compared with the loads where those are sound: all
+        // checked, none refused.
+        let before = self.diags.len();
         self.in_load = true;
         let load = self.scoped_block(load);
         self.in_load = false;
         // A stage's box lands in that stage: a destination the stage does
         // not move is one slice that every stage's box overwrites; two
         // boxes of a stage landing at one place overwrite each other.
-        let before = self.diags.len();
         let mut landed: Vec<(&View, Span)> = Vec::new();
         for s in &load {
             let Op::CopyTma { dst, .. } = &s.op else {
@@ -206,7 +208,6 @@ impl KernelChecker {
                     .with_help("the producer warpgroup runs it, one thread issuing each box: anything else belongs in the body, on the consumers"),
             );
         }
-        // Reads are compared with the loads where those are sound.
         let loads_sound = self.diags.len() == before;
         // A turn's statements run on its warpgroup alone: what needs more
         // threads than one (a barrier, a block's TMA copy) is refused as

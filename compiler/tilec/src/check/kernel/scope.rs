@@ -28,6 +28,19 @@ impl KernelChecker {
             );
             return;
         }
+        // A name that shadowed a function would break its calls below it,
+        // some with an error about their arguments, some silently not
+        // (an element-wise `exp(x)` still called the function).
+        if self.names_a_function(&name.name) {
+            self.diags.push(
+                Diagnostic::new(format!("`{}` is a built-in function", name.name), name.span)
+                    .with_label("defined as a value here")
+                    .with_help(
+                        "give the value its own name: calls of the function keep their meaning",
+                    ),
+            );
+            return;
+        }
         if let Some(first) = self.scope.get(&name.name) {
             let first = first.span;
             self.diags.push(
@@ -91,9 +104,9 @@ impl KernelChecker {
         }
     }
 
-    /// The MMA operand `e` is a partition for, and where that partition
-    /// was named: a `partition_A/B/C` call, a name defined as one, or a
-    /// slice of either.
+    /// The MMA operand `e` is a partition for, and the call that made it:
+    /// a `partition_A/B/C` call, a name defined as one, or a slice of
+    /// either.
     pub(super) fn operand_role(&self, e: &ast::Expr) -> Option<(Operand, Span)> {
         match &e.kind {
             ast::ExprKind::Call(f, _) => match &f.kind {
@@ -102,12 +115,20 @@ impl KernelChecker {
                 ast::ExprKind::Name(n) if n == "partition_C" => Some((Operand::C, e.span)),
                 _ => None,
             },
-            ast::ExprKind::Name(n) => self
-                .scope
-                .get(n)
-                .and_then(|entry| Some((entry.role?, entry.span))),
+            ast::ExprKind::Name(n) => self.scope.get(n).and_then(|entry| entry.role),
             ast::ExprKind::Index(base, _) => self.operand_role(base),
             _ => None,
         }
+    }
+
+    /// Whether `name` is a function a program may call: element-wise, the
+    /// algebra's or a kernel's.
+    fn names_a_function(&self, name: &str) -> bool {
+        use crate::check::algebra::Functions;
+        super::elementwise::elementwise_names().contains(&name)
+            || crate::check::algebra::FUNCTIONS
+                .iter()
+                .any(|f| f.name == name)
+            || self.state.known().iter().any(|(n, _)| *n == name)
     }
 }
