@@ -486,6 +486,13 @@ fn check_plans_the_launch_at_the_extents_given() {
         err.contains("would be accessed at coordinate -1..=-1 of a mode of 64"),
         "{err}"
     );
+    // A --checked build bounds addresses by the buffer, which this element
+    // is inside: the help says to guard the coordinate, not to build so.
+    assert!(
+        err.contains("help: the element lies past its row or column")
+            && !err.contains("tilec run --checked"),
+        "{err}"
+    );
     // Accesses under `if i < M && j < N` (and a shared row under `c < 32`
     // in a loop to N) are bounded by their guards.
     proved(
