@@ -136,6 +136,10 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
             "M=130,K=200",
         ),
         (
+            "tests/run/shared_neighbour_under_a_guard.tile",
+            "M=100,N=37",
+        ),
+        (
             "tests/run/persistent_gemm.tile",
             "M=256,N=512,K=128,sm_count=3",
         ),

@@ -17,7 +17,7 @@ use tilec_layout::{Builtin, Conditions, Coord, Fact, Int, IntTuple, Layout};
 pub fn check_slice(
     shape: &IntTuple,
     coord: &Coord,
-    ranges: &Ranges,
+    ranges: &dyn Ranges,
     block_threads: Option<i64>,
     spans: &[Span],
     span: Span,
@@ -163,13 +163,18 @@ enum Reach {
 const MAX_POINTS: i64 = 1 << 16;
 
 /// A value of `c` outside `0..n` and the names' values that give it,
-/// searched at every point of the names' ranges: intervals alone would
-/// refuse `x - x % 32 + x % 32`. `None` where none is found, or the points
-/// are more than [`MAX_POINTS`] (then nothing is refused).
-fn outside_at(c: &Int, n: i64, ranges: &Ranges) -> Option<(i64, Vec<(String, i64)>)> {
+/// searched at every point of the names' ranges where the conditions
+/// around the statement hold (at witness values for the names they need
+/// beyond, which are given too): intervals alone would refuse
+/// `x - x % 32 + x % 32`. `None` where none is found, or the points are more than
+/// [`MAX_POINTS`] (then nothing is refused).
+fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String, i64)>)> {
     let mut names = Vec::new();
     c.names(&mut names);
-    let spans: Vec<(i64, i64)> = names.iter().map(|x| ranges(x)).collect::<Option<_>>()?;
+    let spans: Vec<(i64, i64)> = names
+        .iter()
+        .map(|x| ranges.range(x))
+        .collect::<Option<_>>()?;
     let points = spans.iter().try_fold(1i64, |p, (lo, hi)| {
         p.checked_mul(hi.checked_sub(*lo)?.checked_add(1)?)
             .filter(|&p| p <= MAX_POINTS)
@@ -177,8 +182,12 @@ fn outside_at(c: &Int, n: i64, ranges: &Ranges) -> Option<(i64, Vec<(String, i64
     let mut at: Vec<i64> = spans.iter().map(|s| s.0).collect();
     for _ in 0..points {
         let value = |x: &str| names.iter().position(|m| m == x).map(|i| at[i]);
-        if let Some(v) = c.eval(&value).filter(|v| !(0..n).contains(v)) {
-            return Some((v, names.iter().cloned().zip(at).collect()));
+        if let Some(v) = c.eval(&value).filter(|v| !(0..n).contains(v))
+            && let Some(witness) = ranges.holds(&value)
+        {
+            let mut given: Vec<(String, i64)> = names.iter().cloned().zip(at).collect();
+            given.extend(witness);
+            return Some((v, given));
         }
         // The next point, the first name fastest.
         for (i, (lo, hi)) in spans.iter().enumerate() {
@@ -204,7 +213,11 @@ fn coord_count(coord: &Coord) -> usize {
 /// mode's size and where the coordinate goes; where a mode's size or a
 /// coordinate's values are not known, nothing is reported. Of a run-time
 /// size, a coordinate past it by a constant (`K`, `K + 1`) is reported.
-fn first_outside(shape: &IntTuple, coord: &Coord, ranges: &Ranges) -> Option<(Int, Int, Reach)> {
+fn first_outside(
+    shape: &IntTuple,
+    coord: &Coord,
+    ranges: &dyn Ranges,
+) -> Option<(Int, Int, Reach)> {
     match coord {
         Coord::Under => None,
         Coord::Int(c) => {
@@ -218,7 +231,7 @@ fn first_outside(shape: &IntTuple, coord: &Coord, ranges: &Ranges) -> Option<(In
                 return Some((c.clone(), size, Reach::At(v, at)));
             };
             // Intervals first: within them, nothing to search.
-            let (lo, hi) = c.range(ranges)?;
+            let (lo, hi) = c.range(&|x: &str| ranges.range(x))?;
             if lo >= 0 && hi < n {
                 return None;
             }

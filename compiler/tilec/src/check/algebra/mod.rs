@@ -47,8 +47,21 @@ pub type Scope<'a> = dyn Fn(&str) -> Option<Value> + 'a;
 /// Where a name is defined further down, if it is.
 pub type DefinedLater<'a> = dyn Fn(&str) -> Option<Span> + 'a;
 
-/// The values a run-time name takes at the statement being checked, where known.
-pub type Ranges<'a> = dyn Fn(&str) -> Option<(i64, i64)> + 'a;
+/// What a slice's coordinate check knows of the run-time names at the
+/// statement being checked (check/kernel/ranges.rs).
+pub trait Ranges {
+    /// The values `name` takes there, where known: a condition around the
+    /// statement in a form not read into an interval leaves it wider, and
+    /// [`Ranges::holds`] has it.
+    fn range(&self, name: &str) -> Option<(i64, i64)>;
+
+    /// Whether the statement runs at a point (the values `point` gives;
+    /// the names the conditions around it need beyond those at a witness
+    /// value: a range's first, block indices 0, extents large): the
+    /// witness values taken, or `None` where a condition does not hold or
+    /// cannot be told.
+    fn holds(&self, point: &dyn Fn(&str) -> Option<i64>) -> Option<Vec<(String, i64)>>;
+}
 
 /// Every name a kernel's scope defines.
 pub type KnownNames<'a> = dyn Fn() -> Vec<String> + 'a;
@@ -90,7 +103,7 @@ pub struct Evaluator<'a> {
     known_names: Option<&'a KnownNames<'a>>,
     /// Where given, a tensor's slice coordinates are checked against its
     /// modes with these values.
-    ranges: Option<&'a Ranges<'a>>,
+    ranges: Option<&'a dyn Ranges>,
     /// The block's threads, for a mode sliced by `thread.x` that has more
     /// coordinates than them (whatever conditions narrow `thread.x`).
     block_threads: Option<i64>,
@@ -240,7 +253,7 @@ impl<'a> Evaluator<'a> {
         self
     }
 
-    pub fn with_ranges(mut self, ranges: &'a Ranges<'a>, block_threads: Option<i64>) -> Self {
+    pub fn with_ranges(mut self, ranges: &'a dyn Ranges, block_threads: Option<i64>) -> Self {
         self.ranges = Some(ranges);
         self.block_threads = block_threads;
         self

@@ -413,12 +413,12 @@ impl KernelChecker {
             loops: &self.loop_ranges,
             facts: &self.facts,
             producer: self.in_load,
+            extents: &self.extent_spans,
         };
-        let range = |n: &str| known_ranges.of(n);
         let mut ev = Evaluator::new(&lookup, &mut self.state)
             .with_defined_later(&later)
             .with_known_names(&known)
-            .with_ranges(&range, known_ranges.block_threads());
+            .with_ranges(&known_ranges, known_ranges.block_threads());
         let v = ev.eval(e);
         let (conds, undefined) = (ev.conditions, ev.undefined);
         // An undefined name is reported once: later uses see it as broken.

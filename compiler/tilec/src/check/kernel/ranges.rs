@@ -4,8 +4,11 @@
 //! within static bounds, each narrowed by the `if` conditions around the
 //! statement. In: the launch, the loops and the conditions. Out: an
 //! interval for a name, or none where it is not known; a condition that
-//! constrains a name in a form not read here leaves the name unknown, so
-//! that the check never refuses what a condition it did not read makes safe.
+//! constrains a name in a form not read into an interval (`if
+//! block.x * 32 + thread.x < M`) leaves the interval wider, and is
+//! evaluated at each point the check would refuse, the names it needs
+//! beyond the point's at a witness (a range's first value, block indices
+//! 0, extents 2^14): the check refuses only where the statement runs.
 //! Also a loop's bounds as integers and what the check knows of its counter.
 
 use super::KernelChecker;
@@ -32,7 +35,13 @@ pub(super) struct Ranges<'a> {
     /// In a pipeline's load block, run by the producer warpgroup that
     /// the pipeline adds past the block's threads.
     pub producer: bool,
+    /// The kernel's extents, which a witness takes at [`EXTENT`].
+    pub extents: &'a HashMap<String, Span>,
 }
+
+/// The value an extent takes in a witness: any extent is one a launch may
+/// give.
+const EXTENT: i64 = 1 << 14;
 
 impl Ranges<'_> {
     /// The threads of the block that run the statement, whatever the
@@ -52,9 +61,52 @@ impl Ranges<'_> {
             None => *self.loops.get(name)?,
         };
         for f in self.facts {
-            r = narrow(f, name, r)?;
+            // A condition in another form is `holds`'s, at the points.
+            if let Some(narrowed) = narrow(f, name, r) {
+                r = narrowed;
+            }
         }
         (r.0 <= r.1).then_some(r)
+    }
+
+    /// A value `name` may take where the statement runs, for a point's
+    /// conditions: its range's first, a block index 0, an extent large.
+    fn witness(&self, name: &str) -> Option<i64> {
+        if let Some((lo, _)) = self.of(name) {
+            return Some(lo);
+        }
+        match Builtin::parse(name) {
+            Some(Builtin::Block(_)) => Some(0),
+            Some(Builtin::Thread) => None,
+            None => self.extents.contains_key(name).then_some(EXTENT),
+        }
+    }
+}
+
+impl crate::check::algebra::Ranges for Ranges<'_> {
+    fn range(&self, name: &str) -> Option<(i64, i64)> {
+        self.of(name)
+    }
+
+    fn holds(&self, point: &dyn Fn(&str) -> Option<i64>) -> Option<Vec<(String, i64)>> {
+        let mut needed = Vec::new();
+        for f in self.facts {
+            f.names(&mut needed);
+        }
+        let mut witness = Vec::new();
+        for n in needed {
+            if point(&n).is_none() {
+                let v = self.witness(&n)?;
+                witness.push((n, v));
+            }
+        }
+        let value =
+            |n: &str| point(n).or_else(|| witness.iter().find(|(m, _)| m == n).map(|w| w.1));
+        let all = self.facts.iter().all(|f| {
+            let at = f.map(&mut |i| i.eval(&value).map_or_else(|| i.clone(), Int::Static));
+            at.known() == Some(true)
+        });
+        all.then_some(witness)
     }
 }
 
