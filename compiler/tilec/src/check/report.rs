@@ -1,7 +1,7 @@
 //! `tilec check --shapes`: every binding with its inferred shape, layout and
 //! offset, and the launch conditions, the way CuTe users annotate by hand.
 
-use super::program::{Base, Kernel};
+use super::program::{Base, Kernel, Op};
 use std::fmt::Write;
 
 /// Each binding with its shape and layout, the way CuTe users annotate code.
@@ -70,6 +70,26 @@ pub fn shapes_report(kernels: &[Kernel]) -> String {
             .map(|c| tilec_layout::Condition {
                 fact: k.in_place(&c.fact),
                 ..c.clone()
+            })
+            .collect();
+        // A tensor that TMA alone reads and writes needs no full tiles:
+        // TMA fills zeros past its edges and clips its stores.
+        let mut by_element = Vec::new();
+        super::program::walk(&k.body, &mut |s| {
+            if matches!(s.op, Op::CopyTma { .. } | Op::Prefetch { .. }) {
+                return;
+            }
+            for v in s.op.read().into_iter().chain(s.op.written()) {
+                if let Base::Param(p) = v.base {
+                    by_element.push(p);
+                }
+            }
+        });
+        let conditions: Vec<_> = conditions
+            .into_iter()
+            .filter(|c| {
+                c.needed_by != crate::check::kernel::FULL_TILES
+                    || c.tensor.is_none_or(|p| by_element.contains(&p))
             })
             .collect();
         let mut shown: Vec<(&tilec_layout::Fact, &str)> = Vec::new();

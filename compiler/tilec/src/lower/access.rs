@@ -388,7 +388,7 @@ impl Lowerer<'_> {
         [first, last]: [i64; 2],
         len: i64,
     ) -> Result<(), Problem> {
-        const HELP: &str = "the shared layout must cover every index the loops reach; check its stage count and the stage index (e.g. k % stages)";
+        const HELP: &str = "the shared layout must cover every index the access reaches, at every thread and trip: bound the index by an if around it, or give the buffer more elements (in a pipeline or a loop over stages, as many stages as the index takes, `k % stages`)";
         debug_assert!(first <= last, "an access's first element before its last");
         let (uncapped, index) = (index, &self.capped(index));
         let range = self.range_here(uncapped, index);

@@ -186,13 +186,24 @@ impl KernelChecker {
                 );
             }
             if stages > 1 && !dst.offset.mentions(&p.var.name) {
+                let buffer = match dst.base {
+                    Base::Shared(b) => self.state.shared[b].name.clone(),
+                    _ => None,
+                };
+                let buffer = buffer.unwrap_or_else(|| "smA".into());
                 self.diags.push(
-                    Diagnostic::new("this load writes the same shared memory at every stage", s.span)
-                        .with_label(format!("its destination does not depend on the stage `{}`", p.stage.name))
-                        .with_help(format!(
-                            "slice the destination's stage mode with the stage: copy_tma(gA[_, _, {}], smA[_, _, {}]);",
-                            p.var.name, p.stage.name
-                        )),
+                    Diagnostic::new(
+                        "this load writes the same shared memory at every stage",
+                        s.span,
+                    )
+                    .with_label(format!(
+                        "its destination does not depend on the stage `{}`",
+                        p.stage.name
+                    ))
+                    .with_help(format!(
+                        "slice the destination's stage mode with the stage: `{buffer}[_, _, {}]`",
+                        p.stage.name
+                    )),
                 );
             }
             landed.push((dst, s.span));
