@@ -668,6 +668,21 @@ fn launches_the_runtime_cannot_bound_are_refused_by_name() {
     let (code, _, err) = tilec(&["check", file, "--dims", "M=1,N=3"], "");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the stride (M-2) is -1"), "{err}");
+    // A tensor of no elements whose extent also sizes the grid: the tensor
+    // is named, not the empty grid it leaves.
+    let halved = scratch("halved_extent").join("k.tile");
+    std::fs::write(
+        &halved,
+        "kernel k(A: tensor<f32, (M / 2):(1)>) { launch grid(ceil_div(M / 2, 32)), block(32);\n\
+         let gA = local_tile(A, (32), (block.x)); gA[thread.x] = 7.0; }\n",
+    )
+    .unwrap();
+    let (code, _, err) = tilec(&["check", halved.to_str().unwrap(), "--dims", "M=1"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("A ((M/2)):(1): the extent (M/2) is 0 for M=1"),
+        "{err}"
+    );
     // Past 2^40, where the compiler's bounds on expressions of extents end.
     let (code, _, err) = tilec(&["check", file, "--dims", "M=1099511627776,N=3"], "");
     assert_eq!(code, 2, "{err}");

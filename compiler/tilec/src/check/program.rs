@@ -162,6 +162,10 @@ impl View {
         &self,
         f: &mut dyn FnMut(&Layout) -> Result<Layout, E>,
     ) -> Result<View, E> {
+        // The view's own layout first: where it fails, its error (naming
+        // the layout the program wrote) is the one reported, not a
+        // coordinate function's (`(3,682):(1,0)` for a row-major tile).
+        let layout = f(&self.layout)?;
         let coords = self
             .coords
             .iter()
@@ -173,7 +177,7 @@ impl View {
             })
             .collect::<Result<_, E>>()?;
         Ok(View {
-            layout: f(&self.layout)?,
+            layout,
             coords,
             ..self.clone()
         })
