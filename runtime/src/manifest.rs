@@ -75,6 +75,9 @@ pub struct Access {
     /// throughout.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub when: Vec<[Int; 2]>,
+    /// The `.tile` line of its statement, which a refusal names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// A quotient (or remainder) the entry computes in 32 bits, by its

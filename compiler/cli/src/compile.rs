@@ -350,6 +350,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
                         index: a.index.clone(),
                         below: a.below.clone(),
                         when: a.when.iter().map(|(x, y)| [x.clone(), y.clone()]).collect(),
+                        line: a.line,
                     })
                     .collect(),
                 loops: l

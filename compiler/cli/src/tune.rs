@@ -148,6 +148,16 @@ pub fn run(a: Args) -> ExitCode {
         );
         let names: Vec<&str> = free.iter().map(|t| t.name.as_str()).collect();
         let defaults: Vec<i64> = free.iter().map(|t| t.default).collect();
+        // Where no variant builds at these extents (an extent of 0, past
+        // 2^40), the extents are wrong, as `run` says with status 2.
+        if built == 0 {
+            print!("{}", table(&names, &variants, &[], &defaults));
+            eprintln!(
+                "error: no variant of {} builds at {dims}: the reasons are above",
+                k.name
+            );
+            return ExitCode::from(2);
+        }
         let Some(gpu) = &gpu else {
             print!("{}", table(&names, &variants, &[], &defaults));
             println!(

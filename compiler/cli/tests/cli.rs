@@ -451,7 +451,7 @@ fn check_plans_the_launch_at_the_extents_given() {
     let (code, _, err) = tilec(&["check", &k, "--dims", "M=256,N=256,K=64"], "");
     assert_eq!(code, 1);
     assert!(
-        err.contains("refusing to launch: A would be accessed"),
+        err.contains("refusing to launch: line 36: A would be accessed"),
         "{err}"
     );
     assert!(
@@ -483,7 +483,7 @@ fn check_plans_the_launch_at_the_extents_given() {
     let (code, _, err) = tilec(&["check", &t, "--dims", "M=64,N=16"], "");
     assert_eq!(code, 1);
     assert!(
-        err.contains("would be accessed at coordinate -1..=-1 of a mode of 64"),
+        err.contains("line 18: A would be accessed at coordinate -1..=-1 of a mode of 64"),
         "{err}"
     );
     // A --checked build bounds addresses by the buffer, which this element
@@ -506,7 +506,7 @@ fn check_plans_the_launch_at_the_extents_given() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(
-            "as the CPU executor ran it, refusing to launch: A would be accessed at coordinate"
+            "as the CPU executor ran it, refusing to launch: line 30: A would be accessed at coordinate"
         ),
         "{err}"
     );
@@ -627,6 +627,28 @@ fn check_refuses_what_the_arch_lacks_as_build_does() {
     let f = format!("{ROOT}/examples/attention_sm90.tile");
     let (code, _, err) = tilec(&["check", &f, "--arch", "sm_90"], "");
     assert_eq!(code, 0, "{err}");
+    // 128 KB of shared memory a block: sm_80 gives 163, sm_86 99 (the
+    // checker holds kernels to sm_90's 227 alone, and this built for sm_86
+    // and could never launch there).
+    let big = scratch("big_shared").join("k.tile");
+    std::fs::write(
+        &big,
+        "kernel k(A: tensor<f32, (M, N):(1, M)>) { launch grid(1), block(128);\n\
+         let s = shared<f32>((128, 256):(1, 128));\n\
+         for c in 0..256 { s[thread.x, c] = 1.0; }\n\
+         sync();\n\
+         if thread.x < M { A[thread.x, 0] = s[thread.x, 255]; } }\n",
+    )
+    .unwrap();
+    let big = big.to_str().unwrap();
+    let (code, _, err) = tilec(&["check", big, "--arch", "sm_80"], "");
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = tilec(&["check", big, "--arch", "sm_86"], "");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("needs 131072 bytes of shared memory a block; sm_86 gives a block at most 101376 (99 KB)"),
+        "{err}"
+    );
 }
 
 /// `check --shapes` says which entries roll their epilogue into a loop

@@ -142,7 +142,16 @@ fn tune_says_why_a_variant_is_refused() {
     )
     .unwrap();
     let (code, out, err) = tilec(&["tune", file.to_str().unwrap(), "--dims", "M=1024,N=1024"]);
+    // Where no variant builds at all (an extent of 0), the extents are
+    // wrong: status 2, as `run` gives (it kept its defaults with 0).
+    let (zero, zero_out, zero_err) =
+        tilec(&["tune", file.to_str().unwrap(), "--dims", "M=0,N=1024"]);
     std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(zero, 2, "{zero_out}{zero_err}");
+    assert!(
+        zero_err.contains("no variant of copy builds at M=0,N=1024"),
+        "{zero_err}"
+    );
     assert_eq!(code, 0, "{err}");
     let rows: Vec<&str> = out.lines().collect();
     assert!(rows.iter().any(|r| r.contains("32   built")), "{out}");

@@ -69,6 +69,17 @@ pub enum CodegenError {
     Llvm(String),
     #[error("unknown GPU architecture `{0}`; use sm_80, sm_90, sm_90a, ...")]
     Arch(String),
+    /// More shared memory a block than the architecture gives one.
+    #[error(
+        "`{kernel}` needs {bytes} bytes of shared memory a block; {arch} gives a block at most {limit} ({} KB)",
+        limit / 1024
+    )]
+    SharedMemory {
+        kernel: String,
+        bytes: i64,
+        limit: i64,
+        arch: String,
+    },
     #[error("`{kernel}` uses {feature}, which needs sm_{needs} or newer, not {arch}")]
     Feature {
         kernel: String,
@@ -189,10 +200,35 @@ pub fn supported<'a>(ir: &KernelIr, arch: &'a str) -> Result<&'a str> {
             });
         }
     });
-    match missing {
-        Some(e) => Err(e),
-        None => Ok(arch),
+    if let Some(e) = missing {
+        return Err(e);
     }
+    // The checker holds shared memory to sm_90's 227 KB; older parts give
+    // a block less, and a kernel past it would build and never launch.
+    let bytes = ir.shared_offsets().1 + ring_bytes(ir);
+    match shared_limit(number) {
+        Some(limit) if bytes > limit => Err(CodegenError::SharedMemory {
+            kernel: ir.name.clone(),
+            bytes,
+            limit,
+            arch: arch.to_string(),
+        }),
+        _ => Ok(arch),
+    }
+}
+
+/// The most shared memory a block of compute capability `number` may
+/// have (opted in to, past the static 48 KB), where known.
+fn shared_limit(number: u32) -> Option<i64> {
+    let kb = match number {
+        70 | 72 => 96,
+        75 => 64,
+        80 | 87 => 163,
+        86 | 89 | 120 | 121 => 99,
+        90 | 100 | 101 | 103 => 227,
+        _ => return None,
+    };
+    Some(kb * 1024)
 }
 
 /// The architecture a kernel's PTX targets when `arch` is asked for:

@@ -9,7 +9,7 @@
 use crate::check::kernel::check_source_with;
 use crate::check::program::{Kernel, Settings};
 use crate::diagnostic::{Diagnostic, SourceLines};
-use crate::lower::{Lowered, lower_variant, lower_variant_checked, lower_variants_each};
+use crate::lower::{Lowered, lower_variant_at, lower_variant_checked, lower_variants_each};
 
 /// Checks and lowers every kernel of `src`.
 pub fn lower_source(src: &str) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
@@ -36,14 +36,14 @@ pub fn lower_source_each(
     settings: &Settings,
     ready: &mut dyn FnMut(usize, &Lowered),
 ) -> Result<Vec<(Kernel, Vec<Lowered>)>, Vec<Diagnostic>> {
-    let lines = checked.map(|file| SourceLines::new(file, src));
+    let lines = SourceLines::new(checked.unwrap_or_default(), src);
     let kernels = check_source_with(src, settings)?;
     let mut out = Vec::with_capacity(kernels.len());
     let mut diags = Vec::new();
     for (i, k) in kernels.into_iter().enumerate() {
-        let lower = |v| match &lines {
-            None => lower_variant(&k, v),
-            Some(l) => lower_variant_checked(&k, v, l),
+        let lower = |v| match checked {
+            None => lower_variant_at(&k, v, &lines),
+            Some(_) => lower_variant_checked(&k, v, &lines),
         };
         // After a diagnostic nothing will be built: no more back ends.
         let failed = !diags.is_empty();

@@ -325,15 +325,17 @@ impl<'a> Proof<'a> {
         env: &dyn Fn(&str) -> Option<(i64, i64)>,
     ) -> Result<(), RuntimeError> {
         let (p, index) = (&self.m.params[a.param], &a.index);
+        // The statement's line, where the manifest has it.
+        let line = a.line.map_or(String::new(), |n| format!("line {n}: "));
         if let Some(below) = &a.below {
             return match (index.range(env), below.range(env)) {
                 (Some((lo, hi)), Some((n, _))) if lo >= 0 && hi < n => Ok(()),
                 (Some((lo, hi)), Some((n, _))) => Err(RuntimeError::PastAMode(format!(
-                    "{} would be accessed at coordinate {lo}..={hi} of a mode of {n} (coordinate {index}): inside its buffer, perhaps, but another row's or column's element",
+                    "{line}{} would be accessed at coordinate {lo}..={hi} of a mode of {n} (coordinate {index}): inside its buffer, perhaps, but another row's or column's element",
                     p.name
                 ))),
                 _ => Err(RuntimeError::Bounds(format!(
-                    "the coordinate {index} of {} cannot be bounded below {below}",
+                    "{line}the coordinate {index} of {} cannot be bounded below {below}",
                     p.name
                 ))),
             };
@@ -342,11 +344,11 @@ impl<'a> Proof<'a> {
         match index.range(env) {
             Some((lo, hi)) if lo >= 0 && hi < len => Ok(()),
             Some((lo, hi)) => Err(RuntimeError::Bounds(format!(
-                "{} would be accessed at {lo}..={hi}, but its buffer has {len} elements (index {index})",
+                "{line}{} would be accessed at {lo}..={hi}, but its buffer has {len} elements (index {index})",
                 p.name
             ))),
             None => Err(RuntimeError::Bounds(format!(
-                "the index {index} of {} cannot be bounded",
+                "{line}the index {index} of {} cannot be bounded",
                 p.name
             ))),
         }

@@ -58,7 +58,7 @@ fn a_loop_under_an_if_is_bounded_by_it() {
     let (code, err) = checked(file, "0..i + 1", "0..i + 2", "M=37");
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("refusing to launch: L would be accessed at"),
+        err.contains("refusing to launch: line 13: L would be accessed at"),
         "{err}"
     );
 }
@@ -78,7 +78,7 @@ fn an_access_under_an_if_nothing_passes_is_no_access() {
     let (code, err) = checked(file, "A[i + 1]", "A[i + 2]", "M=37");
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("refusing to launch: A would be accessed at"),
+        err.contains("refusing to launch: line 12: A would be accessed at"),
         "{err}"
     );
 }

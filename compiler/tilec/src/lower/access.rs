@@ -75,6 +75,7 @@ impl Lowerer<'_> {
                     index: index.clone(),
                     below: None,
                     when: when.clone(),
+                    line: self.line,
                 });
                 if width > 1 {
                     self.accesses.push(GlobalAccess {
@@ -82,6 +83,7 @@ impl Lowerer<'_> {
                         index: index.add(&Int::Static(width - 1)),
                         below: None,
                         when,
+                        line: self.line,
                     });
                 }
                 self.record_coordinates(v, c, width)?;
@@ -202,6 +204,7 @@ impl Lowerer<'_> {
                     index,
                     below: Some(extent.clone()),
                     when: self.when_here(),
+                    line: self.line,
                 });
             }
         }

@@ -117,6 +117,9 @@ pub struct GlobalAccess {
     /// Pairs `(a, b)`: the access runs only where each `a <= b` (the ifs
     /// around it), so nowhere in a region of the proof where one fails.
     pub when: Vec<(Int, Int)>,
+    /// The `.tile` line of its statement, where lowering had the source:
+    /// a refused launch names it.
+    pub line: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -143,7 +146,17 @@ pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
 
 /// Lowers one variant; the IR's name is the variant's entry point.
 pub fn lower_variant(k: &Kernel, variant: Variant) -> Result<Lowered, Diagnostic> {
-    lower_with(k, variant, None, true)
+    lower_with(k, variant, None, None, true)
+}
+
+/// Lowers one variant, each access the runtime bounds recording its line
+/// of `lines`, which a refused launch names.
+pub fn lower_variant_at(
+    k: &Kernel,
+    variant: Variant,
+    lines: &SourceLines,
+) -> Result<Lowered, Diagnostic> {
+    lower_with(k, variant, None, Some(lines), true)
 }
 
 /// Lowers one variant for a `--checked` build: before every global and
@@ -154,7 +167,7 @@ pub fn lower_variant_checked(
     variant: Variant,
     lines: &SourceLines,
 ) -> Result<Lowered, Diagnostic> {
-    lower_with(k, variant, Some(lines), true)
+    lower_with(k, variant, Some(lines), Some(lines), true)
 }
 
 /// Lowers a variant, the guarded entries' large element-wise statements
@@ -165,6 +178,7 @@ fn lower_with(
     k: &Kernel,
     variant: Variant,
     checks: Option<&SourceLines>,
+    lines: Option<&SourceLines>,
     roll: bool,
 ) -> Result<Lowered, Diagnostic> {
     let block_threads = k
@@ -184,6 +198,8 @@ fn lower_with(
         active: Vec::new(),
         unrolled: Vec::new(),
         checks,
+        lines,
+        line: None,
         atoms: 0,
         accesses: Vec::new(),
         loops: Vec::new(),
@@ -233,7 +249,7 @@ fn lower_with(
     if let Some(body) = unrolled
         && rolled::rows_grow(&shared, k.shared.len(), &placed, body)
     {
-        return lower_with(k, variant, checks, false);
+        return lower_with(k, variant, checks, lines, false);
     }
     for (b, at) in shared.iter_mut().zip(placed.offsets) {
         b.at = at;
@@ -431,7 +447,7 @@ fn lower_with(
     Ok(Lowered {
         variant,
         ir,
-        global_accesses: dedup(accesses.collect()),
+        global_accesses: dedup_accesses(accesses.collect()),
         narrowed,
         loops: loops.collect(),
         conditions,
@@ -481,9 +497,13 @@ fn without_implied(conditions: Vec<tilec_layout::Condition>) -> Vec<tilec_layout
         .collect()
 }
 
-fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
+/// The accesses, each once: the same access from two lines (a guard's
+/// test and its statement's) is bounded once, at its first line.
+fn dedup_accesses(v: Vec<GlobalAccess>) -> Vec<GlobalAccess> {
     let mut seen = foldhash::HashSet::default();
-    v.into_iter().filter(|x| seen.insert(x.clone())).collect()
+    v.into_iter()
+        .filter(|a| seen.insert((a.param, a.index.clone(), a.below.clone(), a.when.clone())))
+        .collect()
 }
 
 struct Lowerer<'k> {
@@ -501,6 +521,10 @@ struct Lowerer<'k> {
     unrolled: Vec<(String, i64)>,
     /// For a `--checked` build, the source's lines.
     checks: Option<&'k SourceLines>,
+    /// The source's lines, where given, and the line of the statement
+    /// being lowered: the accesses the runtime bounds record it.
+    lines: Option<&'k SourceLines>,
+    line: Option<u32>,
     /// Atoms made so far, against [`MAX_ATOMS`].
     atoms: i64,
     accesses: Vec<GlobalAccess>,
@@ -549,6 +573,7 @@ impl Lowerer<'_> {
     fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Inst>, Diagnostic> {
         let mut out = Vec::new();
         for s in stmts {
+            self.line = self.lines.map(|l| l.line(s.span));
             let mut here = Vec::new();
             let here = self
                 .stmt(s, &mut here)
