@@ -6,7 +6,7 @@
 use super::KernelBuilder;
 use crate::Result;
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::types::{BasicMetadataTypeEnum, FunctionType};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, IntValue, ValueKind,
 };
@@ -37,7 +37,21 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             args.iter().map(|a| a.as_basic_value_enum()).collect();
         let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_ty = self.ctx.void_type().fn_type(&types, false);
-        let ptr = self.ctx.create_inline_asm(
+        self.asm_call(fn_ty, text, constraints, &args, convergent)?;
+        Ok(())
+    }
+
+    /// The call of inline PTX of type `fn_ty` on `args`, ordering memory
+    /// (the clobber added to `constraints`), convergent where asked.
+    fn asm_call<V: Copy + Into<BasicMetadataValueEnum<'ctx>>>(
+        &self,
+        fn_ty: FunctionType<'ctx>,
+        text: &str,
+        constraints: &str,
+        args: &[V],
+        convergent: bool,
+    ) -> Result<CallSiteValue<'ctx>> {
+        let asm = self.ctx.create_inline_asm(
             fn_ty,
             text.to_string(),
             format!("{constraints},~{{memory}}"),
@@ -47,11 +61,11 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             false,
         );
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, ptr, &args, "")?;
+        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
         if convergent {
             self.make_convergent(call);
         }
-        Ok(())
+        Ok(call)
     }
 
     /// Marks an inline-assembly call convergent (see [`Self::inline_ptx`]).
@@ -76,20 +90,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
     ) -> Result<IntValue<'ctx>> {
         let types: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_ty = self.ctx.i32_type().fn_type(&types, false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            text.to_string(),
-            format!("{constraints},~{{memory}}"),
-            true,
-            false,
-            None,
-            false,
-        );
-        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
-        if convergent {
-            self.make_convergent(call);
-        }
+        let call = self.asm_call(fn_ty, text, constraints, args, convergent)?;
         match call.try_as_basic_value() {
             ValueKind::Basic(v) => Ok(v.into_int_value()),
             ValueKind::Instruction(_) => Err(crate::CodegenError::Llvm(format!(

@@ -295,6 +295,16 @@ impl Predicate {
         }
     }
 
+    /// Its truth where the names take the values `value` gives (`None`
+    /// where one it needs has none and the rest do not decide it).
+    pub fn at(&self, value: &dyn Fn(&str) -> Option<i64>) -> Option<bool> {
+        self.map(&mut |i| {
+            i.eval(&|n: &str| value(n))
+                .map_or_else(|| i.clone(), Int::Static)
+        })
+        .known()
+    }
+
     /// The condition that holds where this one does not.
     pub fn negated(&self) -> Predicate {
         match self {

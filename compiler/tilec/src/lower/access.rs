@@ -1,9 +1,9 @@
 //! Addresses: a view's element as base + index, with the guard of a
 //! partial tile, the swizzle of a swizzled buffer, the widest vector a
-//! copy allows, and the compile-time bound of every shared index; and the
-//! copy atoms between two views.
+//! copy allows, and the compile-time bound of every shared index; the
+//! copy atoms between two views; and the global accesses the runtime
+//! bounds before a launch.
 
-use super::GlobalAccess;
 use super::{Lowerer, Problem, Variant};
 use crate::check::program::{Base, Elem, View};
 use crate::ir::{Addr, CopyAtom, Inst, InstKind, IntDef, IntId, Space};
@@ -475,4 +475,33 @@ impl Lowerer<'_> {
             }
         }
     }
+}
+
+/// An unguarded global access, which the runtime bounds before launching.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobalAccess {
+    /// Kernel parameter index.
+    pub param: usize,
+    /// The element's index in the buffer, or with `below`, its coordinate
+    /// in one mode of the tensor.
+    pub index: Int,
+    /// The mode's extent, which the coordinate stays below (and at or
+    /// above 0): an unguarded entry's access inside the buffer but outside
+    /// its tile's tensor reads or writes another element, silently.
+    pub below: Option<Int>,
+    /// Pairs `(a, b)`: the access runs only where each `a <= b` (the ifs
+    /// around it), so nowhere in a region of the proof where one fails.
+    pub when: Vec<(Int, Int)>,
+    /// The `.tile` line of its statement, where lowering had the source:
+    /// a refused launch names it.
+    pub line: Option<u32>,
+}
+
+/// The accesses, each once: the same access from two lines (a guard's
+/// test and its statement's) is bounded once, at its first line.
+pub(super) fn dedup(v: Vec<GlobalAccess>) -> Vec<GlobalAccess> {
+    let mut seen = foldhash::HashSet::default();
+    v.into_iter()
+        .filter(|a| seen.insert((a.param, a.index.clone(), a.below.clone(), a.when.clone())))
+        .collect()
 }

@@ -29,6 +29,7 @@ mod tensor_core;
 mod variant;
 mod warpgroup;
 
+pub use access::GlobalAccess;
 pub use narrow::NarrowedDivision;
 pub use variant::{Variant, entry_name, lower_variants, lower_variants_each, variants};
 
@@ -101,25 +102,6 @@ impl Lowerer<'_> {
             });
         }
     }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct GlobalAccess {
-    /// Kernel parameter index.
-    pub param: usize,
-    /// The element's index in the buffer, or with `below`, its coordinate
-    /// in one mode of the tensor.
-    pub index: Int,
-    /// The mode's extent, which the coordinate stays below (and at or
-    /// above 0): an unguarded entry's access inside the buffer but outside
-    /// its tile's tensor reads or writes another element, silently.
-    pub below: Option<Int>,
-    /// Pairs `(a, b)`: the access runs only where each `a <= b` (the ifs
-    /// around it), so nowhere in a region of the proof where one fails.
-    pub when: Vec<(Int, Int)>,
-    /// The `.tile` line of its statement, where lowering had the source:
-    /// a refused launch names it.
-    pub line: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -447,7 +429,7 @@ fn lower_with(
     Ok(Lowered {
         variant,
         ir,
-        global_accesses: dedup_accesses(accesses.collect()),
+        global_accesses: access::dedup(accesses.collect()),
         narrowed,
         loops: loops.collect(),
         conditions,
@@ -494,15 +476,6 @@ fn without_implied(conditions: Vec<tilec_layout::Condition>) -> Vec<tilec_layout
         .into_iter()
         .zip(keep)
         .filter_map(|(c, k)| k.then_some(c))
-        .collect()
-}
-
-/// The accesses, each once: the same access from two lines (a guard's
-/// test and its statement's) is bounded once, at its first line.
-fn dedup_accesses(v: Vec<GlobalAccess>) -> Vec<GlobalAccess> {
-    let mut seen = foldhash::HashSet::default();
-    v.into_iter()
-        .filter(|a| seen.insert((a.param, a.index.clone(), a.below.clone(), a.when.clone())))
         .collect()
 }
 

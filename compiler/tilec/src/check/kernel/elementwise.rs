@@ -634,14 +634,8 @@ impl KernelChecker {
     /// Whether `name` is a function an expression can call here: an
     /// element-wise one, the algebra's or the kernel's (`local_tile`).
     fn callable(&self, name: &str) -> bool {
-        use crate::check::algebra::Functions;
         // A name in scope: a tensor sliced with call syntax, `tA(0)`.
-        self.scope.contains_key(name)
-            || elementwise_names().contains(&name)
-            || crate::check::algebra::FUNCTIONS
-                .iter()
-                .any(|f| f.name == name)
-            || self.state.known().iter().any(|(n, _)| *n == name)
+        self.scope.contains_key(name) || self.names_a_function(name)
     }
 }
 

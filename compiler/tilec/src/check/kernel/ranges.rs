@@ -102,10 +102,7 @@ impl crate::check::algebra::Ranges for Ranges<'_> {
         }
         let value =
             |n: &str| point(n).or_else(|| witness.iter().find(|(m, _)| m == n).map(|w| w.1));
-        let all = self.facts.iter().all(|f| {
-            let at = f.map(&mut |i| i.eval(&value).map_or_else(|| i.clone(), Int::Static));
-            at.known() == Some(true)
-        });
+        let all = self.facts.iter().all(|f| f.at(&value) == Some(true));
         all.then_some(witness)
     }
 }

@@ -123,7 +123,7 @@ impl KernelChecker {
 
     /// Whether `name` is a function a program may call: element-wise, the
     /// algebra's or a kernel's.
-    fn names_a_function(&self, name: &str) -> bool {
+    pub(super) fn names_a_function(&self, name: &str) -> bool {
         use crate::check::algebra::Functions;
         super::elementwise::elementwise_names().contains(&name)
             || crate::check::algebra::FUNCTIONS

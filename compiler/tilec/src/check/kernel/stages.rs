@@ -262,12 +262,7 @@ impl Env<'_> {
             Guard::Loop { start, end, .. } => {
                 matches!((value(start), value(end)), (Some(a), Some(b)) if a < b)
             }
-            Guard::If { cond, holds } => {
-                let known = cond
-                    .map(&mut |i| value(i).map_or_else(|| i.clone(), Int::Static))
-                    .known();
-                known == Some(*holds)
-            }
+            Guard::If { cond, holds } => cond.at(&|n: &str| self.value(n)) == Some(*holds),
         })
     }
 
