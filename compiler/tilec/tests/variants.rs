@@ -570,3 +570,60 @@ fn a_variant_s_conditions_leave_out_the_implied() {
         "{full:?}"
     );
 }
+
+/// Every entry but the last needs a condition of the launch or of the
+/// block: the runtime tries them in order, so an entry after one that runs
+/// every block at any extents would never launch, and only costs the build
+/// its back end. gemm_batched_pingpong's unaligned entry (tiles from a loop
+/// counter, each copy tested) is such a one: it is the last, widened like a
+/// lone full entry (its quotients have no entry to fall back on).
+#[test]
+fn no_entry_follows_one_that_runs_everywhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files: Vec<_> = ["examples", "tests/run"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    let mut seen = 0;
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap();
+        for k in check_source(&src).unwrap() {
+            let Ok(kept) = lower_variants(&k, |v| lower_variant(&k, v)) else {
+                continue;
+            };
+            for l in &kept[..kept.len() - 1] {
+                assert!(
+                    !(l.conditions.is_empty() && l.block_conditions.is_empty()),
+                    "{}: {} runs everywhere, yet entries follow it",
+                    f.display(),
+                    l.ir.name
+                );
+            }
+            if let Some(last) = kept.last()
+                && last.conditions.is_empty()
+                && last.block_conditions.is_empty()
+            {
+                assert!(
+                    last.narrowed.is_empty(),
+                    "{}: {}",
+                    f.display(),
+                    last.ir.name
+                );
+            }
+            seen += kept.len();
+        }
+    }
+    assert!(seen > 100, "only {seen} entries");
+    let names = kept_of(&kernel("gemm_batched_pingpong"));
+    assert_eq!(
+        names,
+        [
+            "gemm_batched_pingpong",
+            "gemm_batched_pingpong_guarded_vec",
+            "gemm_batched_pingpong_unaligned"
+        ]
+    );
+}

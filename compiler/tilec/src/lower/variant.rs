@@ -99,10 +99,9 @@ pub fn lower_variants(
 /// [`lower_variants`], telling `ready` of each variant as soon as it is
 /// known to be kept: a build starts its back end there while the next
 /// variants are lowered (the full variant's even though a later one may
-/// still fail to lower). Not in the result's order: the guarded variant,
-/// whose back end takes longest (element guards), comes right after the
-/// full one and the one with vectors (which may make it needless), so
-/// that it starts early rather than last.
+/// still fail to lower), in the result's order. The guarded variant comes
+/// last, and not at all where an earlier one runs every block at any
+/// extents.
 pub fn lower_variants_each(
     k: &Kernel,
     lower: impl Fn(Variant) -> Result<Lowered, Diagnostic>,
@@ -162,13 +161,23 @@ pub fn lower_variants_each(
         ready(v);
         return Ok(vec![full, vectors.expect("just matched")]);
     }
-    let guarded = lower(Variant::Guarded)?;
-    ready(&guarded);
     let on_copies = full.conditions.iter().all(|c| k.stageable(&c.fact));
     let mut out = vec![full];
-    let mut keep = |l: Lowered, out: &mut Vec<Lowered>| {
+    // Keeps `l`; true where it runs every block at any extents (no
+    // conditions of either kind: an unaligned entry whose tiles come from a
+    // loop counter, each copy tested): no later entry would ever launch,
+    // so, like such a full entry, it has no narrowed quotients to fall
+    // back from, and the guarded entry is not made (gemm_batched_pingpong's
+    // was a third of its build).
+    let keep = |mut l: Lowered, out: &mut Vec<Lowered>, ready: &mut dyn FnMut(&Lowered)| {
+        let runs_all = l.conditions.is_empty() && l.block_conditions.is_empty();
+        if runs_all {
+            super::narrow::widen(&mut l.ir.ints);
+            l.narrowed.clear();
+        }
         ready(&l);
         out.push(l);
+        runs_all
     };
     // Optional: where one cannot be made (too many atoms, say), the full
     // and guarded entries still run every extent.
@@ -206,20 +215,26 @@ pub fn lower_variants_each(
         && let Ok(r) = lower(Variant::KResidue)
         && earns(&r, &out)
         && !covered(&r, &out[0])
+        && keep(r, &mut out, ready)
     {
-        keep(r, &mut out);
+        return Ok(out);
     }
-    if let Some(v) = vectors {
-        keep(v, &mut out);
+    if let Some(v) = vectors
+        && keep(v, &mut out, ready)
+    {
+        return Ok(out);
     }
     if full_wide
         && open(&out)
         && let Ok(u) = lower(Variant::Unaligned)
         && earns(&u, &out)
         && !covered(&u, &out[0])
+        && keep(u, &mut out, ready)
     {
-        keep(u, &mut out);
+        return Ok(out);
     }
+    let guarded = lower(Variant::Guarded)?;
+    ready(&guarded);
     out.push(guarded);
     Ok(out)
 }
