@@ -38,8 +38,9 @@ pub fn dynamic_shared_bytes(ir: &KernelIr) -> i64 {
 }
 
 /// The static shared memory of the kernel's mbarriers: two of 8 bytes a
-/// pipeline stage and one a warpgroup taking turns, and 8 for its TMA
-/// loads outside a pipeline if any.
+/// pipeline stage and one a warpgroup taking turns, and 8 for each of its
+/// barriers for TMA loads outside a pipeline's load block
+/// ([`block_load_barriers`]).
 pub fn ring_bytes(ir: &KernelIr) -> i64 {
     let ring = match ir.pipeline().map(|p| &p.kind) {
         Some(InstKind::Pipeline { stages, turn, .. }) => {
@@ -47,17 +48,33 @@ pub fn ring_bytes(ir: &KernelIr) -> i64 {
         }
         _ => 0,
     };
-    ring + 8 * has_block_loads(ir) as i64
+    ring + 8 * block_load_barriers(ir) as i64
 }
 
-/// Whether the kernel has TMA loads outside a pipeline (which wait on an
-/// mbarrier of its own).
-pub(crate) fn has_block_loads(ir: &KernelIr) -> bool {
-    let mut any = false;
-    tilec::ir::for_each_inst(&ir.body, &mut |i| {
-        any |= matches!(i.kind, InstKind::TmaLoads { .. });
-    });
-    any
+/// The kernel's own mbarriers for TMA loads outside a pipeline's load
+/// block: none without such loads; one for the block's, and where a
+/// pipeline's turns load, one more a warpgroup taking turns (each counts
+/// its own warpgroup's phases).
+pub(crate) fn block_load_barriers(ir: &KernelIr) -> usize {
+    let loads = |body: &[tilec::ir::Inst]| {
+        let mut any = false;
+        tilec::ir::for_each_inst(body, &mut |i| {
+            any |= matches!(i.kind, InstKind::TmaLoads { .. });
+        });
+        any
+    };
+    if !loads(&ir.body) {
+        return 0;
+    }
+    match ir.pipeline().map(|p| &p.kind) {
+        Some(InstKind::Pipeline {
+            turn: Some(t),
+            body,
+            after,
+            ..
+        }) if loads(body) || loads(after) => 1 + t.groups as usize,
+        _ => 1,
+    }
 }
 
 /// The PTX ISA version requested from LLVM 19 (`.version 8.5`).

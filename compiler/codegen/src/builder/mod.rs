@@ -29,7 +29,7 @@ mod trip;
 mod turns;
 mod warpgroup;
 
-use crate::{CodegenError, Result, dynamic_shared_bytes, has_block_loads};
+use crate::{CodegenError, Result, block_load_barriers, dynamic_shared_bytes};
 use foldhash::{HashMap, HashMapExt};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -97,8 +97,13 @@ pub(crate) struct KernelBuilder<'a, 'ctx> {
     /// A pipeline kernel's mbarrier ring.
     ring: Option<pipeline::Ring<'ctx>>,
     /// The 32-bit shared address of the kernel's own mbarrier for its TMA
-    /// loads outside a pipeline, if it has any.
+    /// loads outside a pipeline, if it has any, and the thread's parity of
+    /// the phase it waits for next; in a pipeline's turn, the turn's
+    /// warpgroup's own.
     loads_barrier: Option<(IntValue<'ctx>, PointerValue<'ctx>)>,
+    /// Where a pipeline's turns load: the thread's parity of its
+    /// warpgroup's loads barrier.
+    turn_loads_phase: Option<PointerValue<'ctx>>,
     /// In a pipeline iteration: its stage's barriers and its trip.
     stage: Option<pipeline::Stage<'ctx>>,
     /// In a pipeline's turn: the trips of the turns before it (i64), which
@@ -279,6 +284,7 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             reads_async_proxy: crate::first_wgmma(ir).is_some(),
             ring: None,
             loads_barrier: None,
+            turn_loads_phase: None,
             stage: None,
             trip_base: None,
             turn_barrier: None,
@@ -338,8 +344,9 @@ impl<'a, 'ctx> KernelBuilder<'a, 'ctx> {
             .flat_map(|m| m.dims.iter().flat_map(|d| [d.0, d.1]))
             .collect();
         self.entry_values(&maps)?;
-        if has_block_loads(self.ir) {
-            self.init_block_loads()?;
+        let barriers = block_load_barriers(self.ir);
+        if barriers > 0 {
+            self.init_block_loads(barriers)?;
         }
         if let Some(p) = self.ir.pipeline() {
             self.require_cluster()?;

@@ -447,28 +447,43 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         }
     }
 
-    /// The kernel's own mbarrier for its TMA loads outside a pipeline,
-    /// initialised by thread 0 at the start (one arrival: its
-    /// `expect_tx`), before the block splits into roles; and each
-    /// thread's parity of the phase it waits for next, 0.
-    pub(super) fn init_block_loads(&mut self) -> Result<()> {
+    /// The kernel's own mbarriers for its TMA loads outside a pipeline
+    /// (`count`: the block's, then one a warpgroup taking turns),
+    /// initialised by thread 0 at the start (one arrival each: its issuer's
+    /// `expect_tx`), before the block splits into roles; and each thread's
+    /// parity of the phase it waits for next, 0.
+    pub(super) fn init_block_loads(&mut self, count: usize) -> Result<()> {
         let i64t = self.ctx.i64_type();
-        let bar = self.shared_global(i64t.into(), "loads", 8);
         let i32t = self.ctx.i32_type();
+        // One barrier as a plain integer (the PTX of kernels without
+        // loads in turns as before).
+        let ty = match count {
+            1 => i64t.into(),
+            n => i64t.array_type(n as u32).into(),
+        };
+        let bar = self.shared_global(ty, "loads", 8);
         let addr = self.b.build_ptr_to_int(bar, i32t, "")?;
         let slot = self.entry_alloca(i32t.into())?;
         self.b.build_store(slot, i32t.const_zero())?;
         self.loads_barrier = Some((addr, slot));
+        if count > 1 {
+            let turns = self.entry_alloca(i32t.into())?;
+            self.b.build_store(turns, i32t.const_zero())?;
+            self.turn_loads_phase = Some(turns);
+        }
         let tid = self.special("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let first = self
             .b
             .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
         self.when(first, "loads.init", |k| {
-            k.ptx(
-                "mbarrier.init.shared::cta.b64 [$0], $1;",
-                "r,r",
-                &[addr, i32t.const_int(1, false)],
-            )?;
+            for i in 0..count as u64 {
+                let at = k.b.build_int_add(addr, i32t.const_int(8 * i, false), "")?;
+                k.ptx(
+                    "mbarrier.init.shared::cta.b64 [$0], $1;",
+                    "r,r",
+                    &[at, i32t.const_int(1, false)],
+                )?;
+            }
             k.ptx_statement("fence.mbarrier_init.release.cluster;")
         })?;
         let f = self.intrinsic("llvm.nvvm.barrier0", &[])?;
@@ -572,11 +587,18 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         })
     }
 
-    /// `then` on thread 0 alone.
+    /// `then` on thread 0 alone; in a pipeline's turn, on the first thread
+    /// of the turn's warpgroup.
     fn on_thread_zero(&mut self, then: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
-        let tid = self.thread_index()?;
-        let zero = self.ctx.i64_type().const_zero();
-        let first = self.b.build_int_compare(IntPredicate::EQ, tid, zero, "")?;
+        let i64t = self.ctx.i64_type();
+        let mut tid = self.thread_index()?;
+        if self.turn_barrier.is_some() {
+            let lanes = i64t.const_int(WARPGROUP as u64 - 1, false);
+            tid = self.b.build_and(tid, lanes, "")?;
+        }
+        let first = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tid, i64t.const_zero(), "")?;
         self.branches(first, &mut |b, taken| if taken { then(b) } else { Ok(()) })
     }
 

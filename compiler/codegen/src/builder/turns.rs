@@ -74,6 +74,15 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
         let next = self.order_barrier(next)?;
         // Barriers 0 and 1 are the block's and the consumers'.
         self.turn_barrier = Some(self.b.build_int_add(w32, i32t.const_int(2, false), "")?);
+        // A turn's TMA loads wait on its warpgroup's barrier, after the
+        // block's.
+        let block_loads = self.loads_barrier;
+        if let (Some((base, _)), Some(phase)) = (block_loads, self.turn_loads_phase) {
+            let own = self.b.build_int_add(w32, i32t.const_int(1, false), "")?;
+            let offset = self.b.build_int_mul(own, i32t.const_int(8, false), "")?;
+            let at = self.b.build_int_add(base, offset, "")?;
+            self.loads_barrier = Some((at, phase));
+        }
         let turns = self.turn_loop(t, [first, step], &[body, after], &mut |k, done| {
             let base = k.b.build_int_nsw_mul(done, trips, "")?;
             // The turn before this one has seen its trips land: its
@@ -114,6 +123,7 @@ impl<'ctx> KernelBuilder<'_, 'ctx> {
             k.insts(rest)
         });
         self.turn_barrier = None;
+        self.loads_barrier = block_loads;
         turns
     }
 

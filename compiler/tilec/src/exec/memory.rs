@@ -296,14 +296,15 @@ impl<'a> Block<'a> {
     }
 
     /// A TMA load's read of element `i` of global tensor `p`, which the
-    /// kernel writes: recorded for other blocks' writes (a race between
-    /// blocks, as a thread's read is), not for this block's threads, whose
-    /// accesses after their wait for the box are ordered after it.
-    pub(super) fn async_global_read(&mut self, p: usize, i: usize, span: Span) {
+    /// kernel writes, issued by thread `t`: recorded for other blocks'
+    /// writes (a race between blocks, as a thread's read is), not for this
+    /// block's threads, whose accesses after their wait for the box are
+    /// ordered after it (in a turn, its warpgroup's).
+    pub(super) fn async_global_read(&mut self, p: usize, i: usize, t: usize, span: Span) {
         if !self.written[p] {
             return;
         }
-        let me = self.access(0, span);
+        let me = self.access(t as u32, span);
         let (e, in_reduce) = self.readers.entry((p, i)).or_default();
         *in_reduce |= self.in_reduce_body;
         if e.readers[0].is_none() {

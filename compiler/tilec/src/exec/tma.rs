@@ -15,7 +15,7 @@
 //! barrier), so it leaves no record for the race check; the checker keeps
 //! other writes out of stage buffers.
 
-use super::{Block, ExecError, Result, Touch};
+use super::{Access, Block, ExecError, Result, Touch};
 use crate::ir::{Addr, Inst, InstKind, Param, Space, Turn};
 use crate::span::Span;
 
@@ -151,9 +151,19 @@ impl<'a> Block<'a> {
     /// A TMA load outside a pipeline, by the whole block: a barrier (the
     /// threads are done with the tile), thread 0's boxes land (zeros
     /// outside the tensor, leaving no record for the race check: every
-    /// thread waits for them), and the threads go on.
+    /// thread waits for them), and the threads go on. In a pipeline's
+    /// turn, by the turn's warpgroup: its first thread's boxes land as
+    /// that thread's writes before the warpgroup's barrier ahead of them,
+    /// so that its threads' accesses after the wait are ordered after
+    /// them and another warpgroup's are not.
     pub(super) fn block_loads(&mut self, loads: &'a [Inst], span: Span) -> Result<()> {
         self.meet(span)?;
+        let issuer = self.issuer();
+        let landed = self.in_turns.then(|| Access {
+            thread: issuer as u32,
+            span,
+            turn_barriers: self.turn_barriers[super::warpgroup(issuer)].saturating_sub(1),
+        });
         for l in loads {
             if let InstKind::TmaLoad {
                 map, origin, dst, ..
@@ -165,12 +175,13 @@ impl<'a> Block<'a> {
                 let p = self.ir.tensor_maps[*map].param;
                 self.tma_box(*map, origin, dst, 0, l.span, &mut |b, global, slot| {
                     if let Some(i) = global {
-                        b.async_global_read(p, i, l.span);
+                        b.async_global_read(p, i, issuer, l.span);
                     }
                     b.shared[buffer].values[slot] = global.map_or(0.0, |i| b.global_value(p, i));
                     b.shared[buffer].written[slot] = true;
                     b.touches[buffer][slot] = Touch {
                         epoch: b.epoch,
+                        writer: landed,
                         ..Touch::default()
                     };
                     Ok(())
@@ -184,9 +195,12 @@ impl<'a> Block<'a> {
     /// the tile are done), then thread 0's boxes read shared memory and
     /// write the tensor where they lie inside it. Their reads stand in the
     /// barrier's epoch as thread 0's until the store's wait (a barrier), so
-    /// that another thread's write to the buffer before it is a race.
+    /// that another thread's write to the buffer before it is a race. In a
+    /// pipeline's turn, the first thread of the turn's warpgroup's, and
+    /// its warpgroup's barriers.
     pub(super) fn tma_stores(&mut self, stores: &'a [Inst], span: Span) -> Result<()> {
         self.meet(span)?;
+        let issuer = self.issuer();
         for s in stores {
             if let InstKind::TmaStore { map, origin, src } = &s.kind {
                 let Space::Shared(buffer) = src.space else {
@@ -196,17 +210,26 @@ impl<'a> Block<'a> {
                 let mut values = Vec::new();
                 self.tma_box(*map, origin, src, 0, s.span, &mut |b, global, slot| {
                     if let Some(i) = global {
-                        values.push((i, b.read_shared(buffer, slot as i64, 0, s.span)?));
+                        values.push((i, b.read_shared(buffer, slot as i64, issuer, s.span)?));
                     }
                     Ok(())
                 })?;
                 let p = self.ir.tensor_maps[*map].param;
                 for (i, v) in values {
-                    self.write_global(p, i as i64, 0, v, s.span)?;
+                    self.write_global(p, i as i64, issuer, v, s.span)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// The thread that issues a block's TMA copy: thread 0, or in a
+    /// pipeline's turn the first thread of the turn's warpgroup.
+    fn issuer(&self) -> usize {
+        match self.in_turns {
+            true => self.active.iter().position(|a| *a).unwrap_or(0),
+            false => 0,
+        }
     }
 
     /// Box `part` of a load of tensor map `map` at `origin` into shared
@@ -230,7 +253,7 @@ impl<'a> Block<'a> {
         self.tma_box(map, origin, dst, part, span, &mut |b, global, slot| {
             let v = match global {
                 Some(i) => {
-                    b.async_global_read(p, i, span);
+                    b.async_global_read(p, i, 0, span);
                     b.global_value(p, i)
                 }
                 None => 0.0,

@@ -26,6 +26,7 @@ mod reduce;
 mod residue;
 mod rolled;
 mod tensor_core;
+mod tma_waits;
 mod variant;
 mod warpgroup;
 
@@ -279,7 +280,7 @@ fn lower_with(
             .map_err(|msg| Diagnostic::new(msg, k.span))?;
     }
     let granules = crate::ir::granules(&l.ints);
-    let mut body = pipeline::tma_store_waits(pipeline::tma_waits(body), &granules, &sharers);
+    let mut body = tma_waits::tma_store_waits(tma_waits::tma_waits(body), &granules, &sharers);
     crate::ir::stores::mark_unordered(&l.ints, &l.map_irs, &mut body);
     // The full-tile entry needs a tensor's tiles full only where it touches
     // their elements: TMA fills zeros past a tensor's edge, so a partial

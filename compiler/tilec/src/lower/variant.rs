@@ -167,8 +167,8 @@ pub fn lower_variants_each(
     // conditions of either kind: an unaligned entry whose tiles come from a
     // loop counter, each copy tested): no later entry would ever launch,
     // so, like such a full entry, it has no narrowed quotients to fall
-    // back from, and the guarded entry is not made (gemm_batched_pingpong's
-    // was a third of its build).
+    // back from, and the guarded entry is not made (a third of the build
+    // of tests/run/pingpong_smem_epilogue.tile).
     let keep = |mut l: Lowered, out: &mut Vec<Lowered>, ready: &mut dyn FnMut(&Lowered)| {
         let runs_all = l.conditions.is_empty() && l.block_conditions.is_empty();
         if runs_all {

@@ -37,6 +37,7 @@ mod scope;
 mod stages;
 mod strides;
 mod threads;
+mod tma_rules;
 pub mod tune;
 mod turns;
 

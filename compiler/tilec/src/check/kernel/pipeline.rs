@@ -377,8 +377,8 @@ impl KernelChecker {
                 .with_label(format!("this is in {}", v.base.space())));
             }
         };
-        issued_by_one_thread(&src, se)?;
-        issued_by_one_thread(&dst, de)?;
+        self.issued_by_one_thread(&src, se)?;
+        self.issued_by_one_thread(&dst, de)?;
         let ((p, gv), (b, sv)) = (global, shared);
         let (tensor, coords) = self.tensor_and_coords(p, gv);
         self.state.shared[b].tma = true;
@@ -389,7 +389,7 @@ impl KernelChecker {
                 // widths are beside the point.
                 let help = match why.ends_with("the tile is of the other major") {
                     true => "a stage takes the tensor's major: a K-major tensor a K-major stage (`tile_to_shape((8, 64):(64, 1), (128, 64, 4))` under its swizzle), an M- or N-major one an MN-major stage (`tile_to_shape((64, 8):(1, 64), (128, 64, 4), (2, 1, 3))`, as examples/bgemm_nt_sm90_tma.tile), whose wgmma descriptor tilec derives either way".to_string(),
-                    false => format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| swizzle_rows(sw, src.elem))),
+                    false => format!("a box is a tile of whole rows of the tensor, landing densely in shared memory (its rows 32, 64 or 128 bytes under a swizzle); a copy is one box or several alike{}", swizzle.map_or(String::new(), |sw| super::tma_rules::swizzle_rows(sw, src.elem))),
                 };
                 Diagnostic::new(format!("this copy is not TMA boxes: {why}"), span)
                     .with_label(format!("{} -> {}", src.layout, dst.layout))
@@ -430,7 +430,7 @@ impl KernelChecker {
             .with_label(format!("this is in {}", src.base.space()))
             .with_help("prefetch a tile of a tensor parameter (local_tile(C, ...)) some loads of the block read later"));
         };
-        issued_by_one_thread(&src, se)?;
+        self.issued_by_one_thread(&src, se)?;
         let (tensor, coords) = self.tensor_and_coords(p, &src);
         let boxes = tilec_layout::tma_prefetch(p, src.elem, &tensor, &coords, &src.layout)
             .map_err(|why| {
@@ -748,55 +748,5 @@ impl KernelChecker {
                 );
             }
         }
-    }
-}
-
-/// A TMA box is issued by one thread, so its tile must not depend on
-/// `thread.x`.
-fn issued_by_one_thread(v: &View, e: &Expr) -> Result<(), Diagnostic> {
-    if v.depends_on_thread() {
-        return Err(Diagnostic::new(
-            "a TMA box is issued by one thread: its tiles cannot depend on thread.x",
-            e.span,
-        )
-        .with_help("copy whole tiles (local_tile, slices by the loop counter and the stage), not per-thread partitions"));
-    }
-    Ok(())
-}
-
-/// What TMA's swizzles ask of a box's rows, for a copy that is not TMA
-/// boxes. TMA swizzles 16-byte units in rows of 32, 64 or 128 bytes: on
-/// bf16, `Swizzle(1|2|3, 3, 3)`. A buffer that has one of them needs boxes
-/// of its rows; one that has another is told TMA's for its rows (or for
-/// rows of 128 bytes).
-fn swizzle_rows(sw: tilec_layout::Swizzle, elem: crate::check::program::Elem) -> String {
-    let bytes = elem.bytes().max(1);
-    let row = (1i64 << sw.bits) * (1i64 << sw.base) * bytes;
-    let base = (16 / bytes).max(1).trailing_zeros();
-    let tma = |row: i64| format!("Swizzle({}, {base}, 3)", (row / 16).trailing_zeros());
-    let others = [32, 64, 128]
-        .into_iter()
-        .filter(|&r| r != row)
-        .map(|r| format!("rows of {r} bytes take {}", tma(r)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let own = format!("Swizzle({}, {}, {})", sw.bits, sw.base, sw.shift);
-    if [32, 64, 128].contains(&row) && own == tma(row) {
-        format!(
-            ". This buffer's {own} is TMA's for rows of {row} bytes ({} {elem}): the box's rows must be that wide; {others}",
-            row / bytes
-        )
-    } else {
-        let fit = if [32, 64, 128].contains(&row) {
-            row
-        } else {
-            128
-        };
-        format!(
-            ". This buffer's {own} is none of TMA's ({} for rows of 32, 64 and 128 bytes of {elem}); rows of {fit} bytes ({} {elem}) take {}",
-            [32, 64, 128].map(tma).join(", "),
-            fit / bytes,
-            tma(fit)
-        )
     }
 }

@@ -179,6 +179,16 @@ impl KernelChecker {
                 UNIFORM,
                 "a barrier, which every thread of the block must reach",
             ),
+            // In a pipeline's turn, the turn's warpgroup's: its first
+            // thread issues the boxes, between its warpgroup's barriers.
+            Op::CopyTma { tma, .. } if in_turn && tma.map.store => (
+                128,
+                "a TMA store, which every thread of the turn's warpgroup takes part in (its barrier before it and after)",
+            ),
+            Op::CopyTma { stage: false, .. } if in_turn => (
+                128,
+                "a TMA load by the turn's warpgroup, which every thread of it takes part in (its barrier before it, a wait after)",
+            ),
             Op::CopyTma { tma, .. } if tma.map.store => (
                 UNIFORM,
                 "a TMA store, which every thread of the block takes part in (a barrier before it and after)",

@@ -149,13 +149,19 @@ pub fn verify(ir: &KernelIr) -> Result<(), String> {
 }
 
 /// Instructions a whole warp (mma.sync, ldmatrix, shuffles), warpgroup
-/// (wgmma; a barrier in a pipeline's turn, `turn`) or block (barriers)
-/// issues, under conditions of granule `under`.
+/// (wgmma; a barrier or TMA copy in a pipeline's turn, `turn`) or block
+/// (barriers, TMA copies) issues, under conditions of granule `under`.
 fn agreement(body: &[Inst], granules: &[i64], under: i64, turn: bool) -> Result<(), String> {
     for inst in body {
         let (need, what) = match &inst.kind {
             InstKind::Barrier if turn => (128, "a barrier of a turn's warpgroup"),
             InstKind::Barrier => (UNIFORM, "a barrier"),
+            // In a turn, its warpgroup's: the first thread of it issues,
+            // its barrier orders.
+            InstKind::TmaStoreWait { .. } if turn => (128, "a TMA store's wait in a turn"),
+            InstKind::TmaStores { .. } if turn => (128, "a TMA store in a turn"),
+            InstKind::TmaLoads { .. } if turn => (128, "a TMA load in a turn"),
+            InstKind::TmaWait if turn => (128, "a wait for a turn's TMA loads"),
             InstKind::TmaStoreWait { .. } => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
