@@ -487,7 +487,7 @@ pub fn race(
         gpu.launch(f, q, &dev[0])?;
         let outs = gpu.download_only(&dev[0], output)?;
         checks.push(
-            crate::compare(&outs, &want, &b.param_names(), b.approximation)?
+            crate::compare(&outs, &want, &b.param_names(), b.allowance())?
                 .map(|c| c.located(b, q, &host[0])),
         );
     }

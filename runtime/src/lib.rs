@@ -450,7 +450,7 @@ pub fn run_gpu(
     let expected = expect(&plan, &args)?;
     let f = gpu.load(ptx, m, &plan)?;
     let (outs, mut times) = gpu.run(&f, &plan, m, &args, 3, iters.max(1))?;
-    let check = compare(&outs, &expected, &m.param_names(), m.approximation)?
+    let check = compare(&outs, &expected, &m.param_names(), m.allowance())?
         .map(|c| c.located(m, &plan, &args));
     let unchecked = changed_unchecked(&args, &outs, &expected, &m.param_names());
     times.sort_by(f32::total_cmp);
@@ -494,18 +494,45 @@ pub fn changed_unchecked(
         .collect()
 }
 
+/// How loosely a kernel's results are checked beyond their types'
+/// tolerances: the manifest's `approximation` and `rounded_to`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Allowance {
+    /// The largest relative error of the hardware approximations the
+    /// kernel asked for (0: none).
+    pub approximation: f64,
+    /// The coarsest type the kernel rounds values to inside an expression.
+    pub rounded_to: Option<Elem>,
+}
+
+impl Manifest {
+    /// How loosely its results are checked against the reference.
+    pub fn allowance(&self) -> Allowance {
+        Allowance {
+            approximation: self.approximation,
+            rounded_to: self.rounded_to,
+        }
+    }
+}
+
 /// The outputs against their expected values: the worst relative error
 /// (against its type's tolerance) of them all; `None` with nothing expected.
 /// A kernel of hardware approximations whose relative error reaches
 /// `approximation` is held to a multiple of it where that is the looser:
 /// twice it norm-wise, 8 times element by element, for the errors that
-/// arithmetic after the approximation carries on. `names`: the parameters'.
+/// arithmetic after the approximation carries on; one that rounds values
+/// to bf16 or f16 along the way (`rounded_to`), to that type's
+/// tolerances where they are the looser. `names`: the parameters'.
 pub fn compare(
     outs: &[Option<HostBuffer>],
     expected: &[reference::Expected],
     names: &[String],
-    approximation: f64,
+    allowance: Allowance,
 ) -> Result<Option<Check>, RuntimeError> {
+    let Allowance {
+        approximation,
+        rounded_to,
+    } = allowance;
     let mut worst: Option<Check> = None;
     for e in expected {
         let out = outs
@@ -516,9 +543,13 @@ pub fn compare(
         let c = Check {
             tensor: names.get(e.output).cloned().unwrap_or_default(),
             error: d.norm,
-            tolerance: tolerance(out.elem()).max(2.0 * approximation),
+            tolerance: tolerance(out.elem())
+                .max(rounded_to.map_or(0.0, tolerance))
+                .max(2.0 * approximation),
             worst: d.worst,
-            element_tolerance: element_tolerance(out.elem()).max(8.0 * approximation),
+            element_tolerance: element_tolerance(out.elem())
+                .max(rounded_to.map_or(0.0, element_tolerance))
+                .max(8.0 * approximation),
             sample: e.sample,
             coord: None,
             integers: out.elem() == Elem::I32,
@@ -559,7 +590,11 @@ mod tests {
             values,
             sample: None,
         };
-        compare(&[Some(out)], &[expected], &["Y".into()], approximation)
+        let allowance = Allowance {
+            approximation,
+            rounded_to: None,
+        };
+        compare(&[Some(out)], &[expected], &["Y".into()], allowance)
             .unwrap()
             .unwrap()
     }

@@ -183,6 +183,13 @@ pub struct Manifest {
     /// output's scale. The check against the reference ignores it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounded_approximation: f64,
+    /// The coarsest type, bf16 or f16, that the kernel rounds a value to
+    /// inside an expression (`C = bf16(A * B)` into an f32 C), if any: the
+    /// reference's exact value and the kernel's may round to it either
+    /// way, a whole unit apart, so its results are checked within that
+    /// type's tolerance where their own is tighter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounded_to: Option<Elem>,
     /// The kernel's `tune` parameters and the values this build has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tunables: Vec<TunableSpec>,

@@ -420,6 +420,10 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .iter()
             .map(|l| l.ir.rounded_approximation())
             .fold(0.0, f64::max),
+        rounded_to: variants
+            .iter()
+            .filter_map(|l| l.ir.rounded_to())
+            .max_by_key(|e| *e == tilec_layout::Elem::Bf16),
         tunables: k
             .tunables
             .iter()
@@ -481,7 +485,7 @@ pub fn refused_hint(e: &tilec_runtime::RuntimeError) {
         // A --checked build bounds each address by the tensor's buffer:
         // an element of another row passes it.
         tilec_runtime::RuntimeError::PastAMode(_) => eprintln!(
-            "  help: the element lies past its row or column, where the tensor's buffer may hold another one's (a --checked build, which bounds addresses by the buffer, would not stop it): bound the coordinate by the extent (`if i + 1 < M`), or give a partial tile to local_tile, whose views are guarded"
+            "  help: the element lies past its row or column, where the tensor's buffer may hold another one's (a --checked build, which bounds addresses by the buffer, would not stop it): keep the coordinate inside its mode with an `if` (`if i + 1 < M` where it passes the end, `if i >= 1` where it comes before the start), or give a partial tile to local_tile, whose views are guarded"
         ),
         _ => {}
     }

@@ -292,9 +292,17 @@ pub fn run_cpu(
         kernel: plan.entries(m),
         dims: dims.to_string(),
         // The executor computes the `fast_` forms exactly: the types'
-        // own tolerances.
-        check: tilec_runtime::compare(&outs, &want, &m.param_names(), 0.0)?
-            .map(|c| c.located(m, &plan, &args)),
+        // own tolerances, but for the roundings inside expressions.
+        check: tilec_runtime::compare(
+            &outs,
+            &want,
+            &m.param_names(),
+            tilec_runtime::Allowance {
+                approximation: 0.0,
+                ..m.allowance()
+            },
+        )?
+        .map(|c| c.located(m, &plan, &args)),
         ms_median: ms,
         ms_min: ms,
         ms_max: ms,

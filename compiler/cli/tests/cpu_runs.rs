@@ -309,3 +309,31 @@ fn stream_k_without_its_barrier_after_a_piece_races() {
         "{err}"
     );
 }
+
+/// A value rounded to bf16 inside an expression (`bf16(A * B)` into an f32
+/// C): the reference rounds its exact product once, the kernel its f32
+/// product, and where the two straddle a bf16 rounding boundary they are a
+/// whole bf16 unit apart (element 310027 at this size, a walk's kernel).
+/// The check holds C to bf16's tolerance, not f32's.
+#[test]
+fn a_rounding_to_bf16_inside_an_expression_is_checked_at_bf16() {
+    let source =
+        "kernel rounds(A: tensor<f32, (M):(1)>, B: tensor<f32, (M):(1)>, C: tensor<f32, (M):(1)>)
+{
+    reference rounds_reference(A, B, C);
+    launch grid(ceil_div(M, 128)), block(128);
+    let tA = local_tile(A, (128), (block.x));
+    let tB = local_tile(B, (128), (block.x));
+    let tC = local_tile(C, (128), (block.x));
+    tC[thread.x] = bf16(tA[thread.x] * tB[thread.x]);
+}
+kernel rounds_reference(A: tensor<f32, (M):(1)>, B: tensor<f32, (M):(1)>, C: tensor<f32, (M):(1)>)
+{
+    launch grid(M), block(1);
+    C[block.x] = bf16(A[block.x] * B[block.x]);
+}
+";
+    // Exit 1 with a MISMATCH where f32's tolerance held it.
+    let (code, shown) = run_cpu("rounds", source, "M=320000");
+    assert_eq!(code, 0, "{shown}");
+}

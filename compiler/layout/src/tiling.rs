@@ -221,12 +221,24 @@ pub fn tile_to_shape(
 ) -> Result<Layout> {
     let r = target.rank();
     if block.rank() > r {
-        return Err(AlgebraError::TooManyModes {
-            what: "tiler",
+        return Err(AlgebraError::Invalid {
             op: "tile_to_shape",
-            layout: block.clone(),
-            tiler: block.rank(),
-            modes: r,
+            why: format!(
+                "the block {block} has {} modes but the target shape {target} has {r}: the block has at most the target's modes (CuTe's rule)",
+                block.rank()
+            ),
+        });
+    }
+    // The order ranks the repeats, one a mode of the target.
+    if let Some(o) = order
+        && o.rank() != r
+    {
+        return Err(AlgebraError::Invalid {
+            op: "tile_to_shape",
+            why: format!(
+                "the order {o} has {} modes but the target shape {target} has {r}: one a mode",
+                o.rank()
+            ),
         });
     }
     let padded = block.append_to_rank(r);

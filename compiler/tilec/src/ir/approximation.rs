@@ -22,6 +22,25 @@ impl KernelIr {
             .fold(0.0, f64::max)
     }
 
+    /// The coarsest floating type an element-wise statement rounds a value
+    /// to inside its expression (`C = bf16(A * B)` into an f32 C), if
+    /// narrower than f32: the reference rounds its exact value once, the
+    /// kernel its f32 value, and where the two lie on either side of a
+    /// rounding boundary of that type they differ by a whole unit of it.
+    /// The results are checked within that type's tolerance, then.
+    pub fn rounded_to(&self) -> Option<Elem> {
+        let mut to = Vec::new();
+        for_each_inst(&self.body, &mut |i| {
+            if let InstKind::Compute { value, .. } = &i.kind {
+                value.conversions(&mut to);
+            }
+        });
+        to.into_iter()
+            .filter(|e| matches!(e, Elem::F16 | Elem::Bf16))
+            // bf16 keeps 8 bits of precision, f16 11.
+            .max_by_key(|e| *e == Elem::Bf16)
+    }
+
     /// A unit in the last place of bf16 (2^-7) or f16 (2^-10) where a value
     /// that an approximation reached is rounded to that type and then
     /// computed on again (attention's P = 2^(S - m) by `fast_exp2`,

@@ -76,6 +76,14 @@ impl Arith {
         self.for_each_operand(&mut |x| x.unaries(out));
     }
 
+    /// The types it rounds values to along the way (`bf16(x * y)`).
+    pub fn conversions(&self, out: &mut Vec<Elem>) {
+        if let Arith::Convert(to, _) = self {
+            out.push(*to);
+        }
+        self.for_each_operand(&mut |x| x.conversions(out));
+    }
+
     /// Whether it takes values of other lanes.
     pub fn shuffles(&self) -> bool {
         let mut found = matches!(self, Arith::Shuffle(..));

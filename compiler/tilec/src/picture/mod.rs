@@ -130,7 +130,7 @@ fn offsets_picture(l: &Layout, title: String, map: &dyn Fn(i64) -> i64) -> Resul
 
 /// Who owns each cell of a tile: `tv` maps (thread, value) to a
 /// column-major index into `tile`. Cells nobody owns stay empty; a cell
-/// owned twice keeps its first owner (and the title says so).
+/// owned twice keeps its first owner (and the title counts such cells).
 pub fn tv_picture(tv: &Layout, tile: &IntTuple) -> Result<Picture, String> {
     if tv.rank() != 2 {
         return Err(format!(
@@ -143,7 +143,8 @@ pub fn tv_picture(tv: &Layout, tile: &IntTuple) -> Result<Picture, String> {
     let threads = static_size(&tv.shape().modes()[0], "the thread mode")?;
     let values = static_size(&tv.shape().modes()[1], "the value mode")?;
     let mut cells: Vec<Option<Cell>> = vec![None; rows * cols];
-    let mut twice = 0;
+    // Owners a cell, and the cells nobody owns.
+    let mut owners = vec![0usize; rows * cols];
     for v in 0..values {
         for t in 0..threads {
             let c = Coord::Tuple(vec![Coord::from(t as i64), Coord::from(v as i64)]);
@@ -155,21 +156,24 @@ pub fn tv_picture(tv: &Layout, tile: &IntTuple) -> Result<Picture, String> {
             let (m, n) = tile_cell(off, rows, cols).ok_or_else(|| {
                 format!("thread {t} value {v} maps to {off}, outside the tile {tile}")
             })?;
-            let slot = &mut cells[m * cols + n];
-            match slot {
-                Some(_) => twice += 1,
-                None => {
-                    *slot = Some(Cell {
-                        label: format!("T{t}V{v}"),
-                        key: t as i64,
-                    })
-                }
-            }
+            owners[m * cols + n] += 1;
+            cells[m * cols + n].get_or_insert_with(|| Cell {
+                label: format!("T{t}V{v}"),
+                key: t as i64,
+            });
         }
     }
     let mut title = format!("{tv} over tile {tile}");
-    if twice > 0 {
-        title.push_str(&format!(" ({twice} cells owned more than once)"));
+    let shared: Vec<usize> = owners.iter().copied().filter(|&n| n > 1).collect();
+    if let Some(most) = shared.iter().max() {
+        title.push_str(&format!(
+            " ({} cell(s) owned more than once, one by as many as {most}; each shows its first owner)",
+            shared.len()
+        ));
+    }
+    let unowned = owners.iter().filter(|&&n| n == 0).count();
+    if unowned > 0 && !shared.is_empty() {
+        title.push_str(&format!(" ({unowned} cell(s) owned by none)"));
     }
     Ok(Picture {
         title,
