@@ -137,7 +137,9 @@ const REFERENCE_TIME: Duration = Duration::from_secs(10);
 
 /// Runs the blocks of `plan` in batches of doubling size (within the time
 /// left), each batch a launch of its own (a reference kernel's blocks are
-/// independent; two writing one element are caught when it runs alone), in an order that visits the grid evenly, until all ran or the
+/// independent; two writing one element are caught when it runs alone), in
+/// an order that takes the grids' corners first and then visits them
+/// evenly ([`visit_order`]), until all ran or the
 /// time is up; returns what they wrote and, if not all ran, how many of how
 /// many.
 fn run_sampled(
@@ -152,15 +154,13 @@ fn run_sampled(
         .map(|l| l.grid.iter().map(|&g| g as u64).product())
         .collect();
     let total: u64 = sizes.iter().sum();
-    // Block i of the order is block (i * stride) % total of the plan: a
-    // stride near total / golden ratio, coprime with total, visits every
-    // block once and spreads any prefix over the grid.
-    let mut stride = ((total as f64 * 0.618_033_988_75) as u64).max(1);
-    while gcd(stride, total) != 1 {
-        stride += 1;
-    }
-    let block = |i: u64| -> exec::Part {
-        let mut k = (i as u128 * stride as u128 % total as u128) as u64;
+    let grids: Vec<[u64; 3]> = plan
+        .launches
+        .iter()
+        .map(|l| l.grid.map(u64::from))
+        .collect();
+    let mut order = visit_order(&grids);
+    let block = |mut k: u64| -> exec::Part {
         let mut part = 0;
         while k >= sizes[part] {
             k -= sizes[part];
@@ -187,7 +187,7 @@ fn run_sampled(
         }
         let n = batch.min(total - done);
         let launch = exec::Launch {
-            parts: (done..done + n).map(block).collect(),
+            parts: order.by_ref().take(n as usize).map(block).collect(),
             extents: plan.extents.clone(),
             scalars: scalars.clone(),
             blocks_done: None,
@@ -212,6 +212,43 @@ fn run_sampled(
     Ok((written, (done < total).then_some(sample)))
 }
 
+/// The order the reference's blocks run in, as indices into the launches'
+/// grids one after the other: the corner blocks of each grid first (the
+/// last row and column of blocks, where a kernel's edge handling goes
+/// wrong: a sample that missed them passed a kernel that never wrote the
+/// last column), then block `(i * stride) % total` for i = 0, 1, ...: a
+/// stride near total / golden ratio, coprime with total, visits every
+/// block once and spreads any prefix over the grid.
+fn visit_order(grids: &[[u64; 3]]) -> impl Iterator<Item = u64> {
+    let sizes: Vec<u64> = grids.iter().map(|g| g.iter().product()).collect();
+    let total: u64 = sizes.iter().sum();
+    let mut stride = ((total as f64 * 0.618_033_988_75) as u64).max(1);
+    while gcd(stride, total) != 1 {
+        stride += 1;
+    }
+    let mut corners: Vec<u64> = Vec::new();
+    let mut base = 0;
+    for (&[gx, gy, gz], &size) in grids.iter().zip(&sizes) {
+        for z in [0, gz.saturating_sub(1)] {
+            for y in [0, gy.saturating_sub(1)] {
+                for x in [0, gx.saturating_sub(1)] {
+                    let k = base + x + gx * (y + gy * z);
+                    if k < base + size && !corners.contains(&k) {
+                        corners.push(k);
+                    }
+                }
+            }
+        }
+        base += size;
+    }
+    let first = corners.clone();
+    first.into_iter().chain(
+        (0..total)
+            .map(move |i| (i as u128 * stride as u128 % total as u128) as u64)
+            .filter(move |k| !corners.contains(k)),
+    )
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
@@ -224,5 +261,26 @@ pub fn exec_tensor(a: &Arg) -> Option<exec::Tensor> {
             data: (0..t.len()).map(|i| t.get(i)).collect(),
         }),
         Arg::Scalar(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visit_order;
+
+    /// The corners of each grid come first (the last row and column of
+    /// blocks too), then every other block once.
+    #[test]
+    fn the_reference_s_corner_blocks_run_first() {
+        let grids = [[10, 20001, 1], [3, 1, 1]];
+        let order: Vec<u64> = visit_order(&grids).collect();
+        let (gx, gy) = (10, 20001);
+        let first = [0, gx - 1, gx * (gy - 1), gx * gy - 1, gx * gy, gx * gy + 2];
+        assert_eq!(order[..6], first);
+        let mut all = order.clone();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), order.len());
+        assert_eq!(all, (0..gx * gy + 3).collect::<Vec<u64>>());
     }
 }
