@@ -197,6 +197,10 @@ impl KernelChecker {
                 UNIFORM,
                 "a TMA load by the block, which every thread of it takes part in (a barrier before it, a wait after)",
             ),
+            Op::Prefetch { .. } if in_turn => (
+                128,
+                "a prefetch, which the first thread of the turn's warpgroup issues for it",
+            ),
             Op::Prefetch { .. } => (
                 UNIFORM,
                 "a prefetch, which thread 0 of the block issues for it",

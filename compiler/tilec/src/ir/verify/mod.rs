@@ -162,6 +162,7 @@ fn agreement(body: &[Inst], granules: &[i64], under: i64, turn: bool) -> Result<
             InstKind::TmaStores { .. } if turn => (128, "a TMA store in a turn"),
             InstKind::TmaLoads { .. } if turn => (128, "a TMA load in a turn"),
             InstKind::TmaWait if turn => (128, "a wait for a turn's TMA loads"),
+            InstKind::TmaPrefetch { .. } if turn => (128, "a prefetch in a turn"),
             InstKind::TmaStoreWait { .. } => (UNIFORM, "a TMA store's wait (its barrier)"),
             InstKind::TmaStores { .. } => (UNIFORM, "a TMA store (its barriers)"),
             InstKind::TmaLoads { .. } => (UNIFORM, "a TMA load outside a pipeline (its barriers)"),
