@@ -750,11 +750,23 @@ impl InstKind {
 
 /// Whether `body` is one wgmma group and nothing else: a fence (after a
 /// proxy fence, where one is needed), wgmmas, a commit, and a wait for
-/// all but `wait` groups. No other instruction then touches the group's
-/// accumulators, so it may stay in flight into the next trip of a
-/// pipeline (lowering makes a body of wait 0 lagged, with wait 1; the
-/// verifier holds a lagged body to that form).
+/// all but `wait` groups; before them, at most prefetches into L2 (under
+/// `if`s or not), which touch neither registers nor shared memory. No other
+/// instruction then touches the group's accumulators or operands, so it
+/// may stay in flight into the next trip of a pipeline (lowering makes a
+/// body of wait 0 lagged, with wait 1; the verifier holds a lagged body to
+/// that form).
 pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
+    fn prefetches(i: &Inst) -> bool {
+        match &i.kind {
+            InstKind::TmaPrefetch { .. } => true,
+            InstKind::If {
+                then, otherwise, ..
+            } => then.iter().chain(otherwise).all(prefetches),
+            _ => false,
+        }
+    }
+    let body = &body[body.iter().take_while(|i| prefetches(i)).count()..];
     let body = match body.first().map(|i| &i.kind) {
         Some(InstKind::ProxyFence) => &body[1..],
         _ => body,
