@@ -126,7 +126,7 @@ fn a_grid_of_whole_clusters_writes_in_the_body_and_releases_stages_unfenced() {
         &f,
         src.replace(
             "        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);\n",
-            "        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);\n        sD[thread.x % 128, 0] = smA[thread.x % 128, 0, s];\n",
+            "        gemm(mma, tCsA[_, _, _, s], tCsB[_, _, _, s], tCrC);\n        sD[thread.x % 128, thread.x / 128] = smA[thread.x % 128, 0, s];\n",
         ),
     )
     .unwrap();

@@ -40,6 +40,7 @@ mod threads;
 mod tma_rules;
 pub mod tune;
 mod turns;
+mod writes;
 
 use super::algebra::Evaluator;
 use super::program::{

@@ -314,7 +314,7 @@ impl KernelChecker {
         }
         // (A loop whose bounds differ between threads is in `enclosing`.)
         if dst.depends_on_thread() {
-            return Ok(());
+            return self.threads_write_apart(dst, threads.unwrap_or(1), memory, e);
         }
         Err(Diagnostic::new(
             match op {

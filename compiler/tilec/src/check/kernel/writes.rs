@@ -1,0 +1,137 @@
+//! Two threads writing one element in one statement: a race, which the
+//! CPU executor and compute-sanitizer report at run time, found here from
+//! a witness. In: a statement's target view (global or shared memory)
+//! that depends on `thread.x`, run by every thread of the block (no `if`
+//! around it). Out: an error naming two threads and the element, where
+//! the view gives two threads one element: a thread-value layout whose
+//! threads overlap (`((32, 8), (4, 4)):((1, 128), (32, 512))`, whose
+//! threads 4 and 128 share an element), or an index that two threads
+//! reach (`Y[thread.x / 2]`). `local_partition`'s thread layouts are
+//! refused where they overlap already; this covers every other view.
+
+use super::KernelChecker;
+use crate::check::program::View;
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::Expr;
+use tilec_layout::Builtin;
+
+/// The value every extent takes in the witness: one a launch may give.
+const EXTENT: i64 = 1 << 14;
+
+/// The most (thread, element) pairs looked at (a larger statement is left
+/// to the executor: the check stays a small part of a build).
+const MOST_PAIRS: i64 = 1 << 16;
+
+impl KernelChecker {
+    /// An error where two of the block's `threads` write one element of
+    /// `dst` (in `memory`), at block 0, every loop at its first trip and
+    /// every extent at [`EXTENT`]; what cannot be evaluated there is left
+    /// to the executor.
+    pub(super) fn threads_write_apart(
+        &self,
+        dst: &View,
+        threads: i64,
+        memory: &str,
+        e: &Expr,
+    ) -> Result<(), Diagnostic> {
+        let Some(size) = dst.layout.size().as_static() else {
+            return Ok(());
+        };
+        if threads.saturating_mul(size) > MOST_PAIRS {
+            return Ok(());
+        }
+        let extent = |n: &str| self.extent_spans.contains_key(n).then_some(EXTENT);
+        let value = |n: &str, thread: i64| -> Option<i64> {
+            match Builtin::parse(n) {
+                Some(Builtin::Thread) => Some(thread),
+                Some(Builtin::Block(_)) => Some(0),
+                _ => extent(n)
+                    .or_else(|| {
+                        let s = self.strides.iter().find(|s| s.name == n)?;
+                        s.declared.eval(&extent)
+                    })
+                    .or_else(|| self.loop_ranges.get(n).map(|r| r.0)),
+            }
+        };
+        // The elements' offsets within the view, which no thread moves.
+        let mut within = Vec::with_capacity(size as usize);
+        for i in 0..size {
+            let Some(at) = dst
+                .layout
+                .at(i)
+                .ok()
+                .and_then(|o| o.eval(&|n: &str| value(n, 0)))
+            else {
+                return Ok(());
+            };
+            within.push(at);
+        }
+        // A global view's guards: each element's coordinate in each mode
+        // of the tensor (and of a tile it was cut from), which an element
+        // past the edge fails, and so is not written.
+        let mut guards = Vec::with_capacity(dst.coords.len());
+        for c in &dst.coords {
+            let mut along = Vec::with_capacity(size as usize);
+            for i in 0..size {
+                let Some(at) = c
+                    .layout
+                    .at(i)
+                    .ok()
+                    .and_then(|o| o.eval(&|n: &str| value(n, 0)))
+                else {
+                    return Ok(());
+                };
+                along.push(at);
+            }
+            let Some(extent) = c.extent.eval(&|n: &str| value(n, 0)) else {
+                return Ok(());
+            };
+            guards.push((c, along, extent));
+        }
+        let mut writes: Vec<(i64, i64, i64)> = Vec::with_capacity((threads * size) as usize);
+        for t in 0..threads {
+            let Some(base) = dst.offset.eval(&|n: &str| value(n, t)) else {
+                return Ok(());
+            };
+            let mut starts = Vec::with_capacity(guards.len());
+            for (c, _, _) in &guards {
+                let Some(s) = c.offset.eval(&|n: &str| value(n, t)) else {
+                    return Ok(());
+                };
+                starts.push(s);
+            }
+            let inside = |i: usize| {
+                guards
+                    .iter()
+                    .zip(&starts)
+                    .all(|((_, along, extent), s)| (0..*extent).contains(&(s + along[i])))
+            };
+            writes.extend(
+                within
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| inside(i))
+                    .map(|(i, w)| (base + w, t, i as i64)),
+            );
+        }
+        writes.sort_unstable();
+        let Some(pair) = writes
+            .windows(2)
+            .find(|p| p[0].0 == p[1].0 && p[0].1 != p[1].1)
+        else {
+            return Ok(());
+        };
+        let ((_, t1, v1), (_, t2, v2)) = (pair[0], pair[1]);
+        Err(
+            Diagnostic::new(format!("two threads write one element of {memory} here"), e.span)
+                .with_label(format!(
+                    "thread {t1}'s element {v1} and thread {t2}'s element {v2} are one element (at block 0, extents {EXTENT}): a race"
+                ))
+                .with_help("each thread writes elements of its own: a thread-value layout maps each (thread, value) to an element of its own (`tilec show --tv` draws who owns each), as a compact thread layout of local_partition does")
+                // A partition for fewer threads than the block (an MMA of
+                // one warpgroup in a block of two) overlaps here too:
+                // where that is an error of its own, it is the one to fix.
+                .following(),
+        )
+    }
+}
