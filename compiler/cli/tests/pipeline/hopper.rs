@@ -164,6 +164,13 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     let persistent = emitted("tests/run/persistent_gemm.tile", "ptx");
     assert!(!persistent.contains("wgmma.wait_group.sync.aligned 1;"));
     assert!(!emitted("tests/run/persistent_gemm.tile", "ir").contains(" lag "));
+    // A prefetch into L2 before the group touches neither registers nor
+    // shared memory: the turn's group stays in flight.
+    let prefetching = emitted("tests/run/pingpong_prefetch.tile", "ir");
+    assert!(
+        prefetching.contains(" lag 1 turn ") && prefetching.contains("-> L2"),
+        "{prefetching}"
+    );
 }
 
 /// A TMA store: the tile's writes fenced for the async proxy, a barrier of
