@@ -546,6 +546,35 @@ fn perf_counts_the_lanes_an_if_runs() {
     );
 }
 
+/// A stencil whose warp 0 takes no branch (its row j = 0 is the border):
+/// its accesses are costed as the first warp that runs them makes them
+/// (the report had listed none).
+#[test]
+fn perf_looks_past_a_warp_that_runs_nothing() {
+    let dir = std::env::temp_dir().join(format!("tilec-perf-warps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let k = dir.join("stencil.tile");
+    std::fs::write(
+        &k,
+        "kernel stencil(A: tensor<f32, (M, N):(1, M)>, C: tensor<f32, (M, N):(1, M)>)
+{
+    launch grid(ceil_div(M, 32), ceil_div(N, 8)), block(256);
+    let i = block.x * 32 + thread.x % 32;
+    let j = block.y * 8 + thread.x / 32;
+    if i >= 1 && i < M - 1 && j >= 1 && j < N - 1 {
+        C[i, j] = A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1];
+    }
+}
+",
+    )
+    .unwrap();
+    let (code, out, err) = tilec(&["check", "--perf", k.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("element-wise load  A"), "{out}");
+    assert!(out.contains("store C"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_mistyped_subcommand_gets_a_suggestion() {
     let (code, _, err) = tilec(&["rn"], "");

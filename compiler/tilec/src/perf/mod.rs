@@ -56,13 +56,41 @@ impl AccessCost {
     }
 }
 
-/// Costs of every shared and global access, by statement, in source order.
+/// Warps of the block looked at for an access that the ones before them
+/// do not run (an `if` on the thread: a stencil's interior rows).
+const WARPS: usize = 32;
+
+/// Costs of every shared and global access, by statement, in source order:
+/// each as the first warp of block 0 that runs it makes its requests.
 pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
     let mut loop_start = HashMap::new();
     starts(&ir.body, &mut loop_start);
-    let lanes = WARP.min(ir.block_threads.max(1) as usize);
-    let ints: Vec<Vec<Option<i64>>> = (0..lanes)
-        .map(|t| values(ir, extents, t as i64, &loop_start))
+    let threads = ir.block_threads.max(1) as usize;
+    let mut costs: BTreeMap<(usize, usize, bool, String), AccessCost> = BTreeMap::new();
+    for w in 0..threads.div_ceil(WARP).min(WARPS) {
+        for (key, cost) in warp_costs(
+            ir,
+            extents,
+            &loop_start,
+            w * WARP..threads.min((w + 1) * WARP),
+        ) {
+            costs.entry(key).or_insert(cost);
+        }
+    }
+    costs.into_values().collect()
+}
+
+/// The costs of the accesses that some lane of the warp of threads `lanes`
+/// runs.
+fn warp_costs(
+    ir: &KernelIr,
+    extents: &[i64],
+    loop_start: &HashMap<usize, usize>,
+    threads: std::ops::Range<usize>,
+) -> BTreeMap<(usize, usize, bool, String), AccessCost> {
+    let lanes = threads.len();
+    let ints: Vec<Vec<Option<i64>>> = threads
+        .map(|t| values(ir, extents, t as i64, loop_start))
         .collect();
     // The lanes that run each instruction under ifs (the others sit it out).
     let mut running: HashMap<*const Inst, Vec<bool>> = HashMap::new();
@@ -228,7 +256,7 @@ pub fn analyze(ir: &KernelIr, extents: &[i64]) -> Vec<AccessCost> {
             );
         }
     }
-    costs.into_values().collect()
+    costs
 }
 
 /// What one request is: a statement's load or store of one target.
@@ -469,7 +497,7 @@ pub fn report(
         .collect();
     let dims: Vec<String> = dims.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let mut out = format!(
-        "kernel {} (warp 0 of block (0,0,0), first loop iteration, an `if` it does not take left out; {})\n",
+        "kernel {} (block (0,0,0), each access as the first warp that runs it makes it, first loop iteration; {})\n",
         ir.name,
         dims.join(", ")
     );
