@@ -420,10 +420,7 @@ pub fn manifest(k: &Kernel, variants: &[Lowered], arch: &str) -> m::Manifest {
             .iter()
             .map(|l| l.ir.rounded_approximation())
             .fold(0.0, f64::max),
-        rounded_to: variants
-            .iter()
-            .filter_map(|l| l.ir.rounded_to())
-            .max_by_key(|e| *e == tilec_layout::Elem::Bf16),
+        rounded_to: tilec::ir::coarsest_rounding(variants.iter().filter_map(|l| l.ir.rounded_to())),
         tunables: k
             .tunables
             .iter()

@@ -7,6 +7,16 @@ use super::{Arith, Inst, InstKind, KernelIr, Param, Space, for_each_inst};
 use std::collections::HashSet;
 use tilec_layout::Elem;
 
+/// The coarser of the half-precision types among `elems` (bf16 keeps 8
+/// bits of precision, f16 11), if any: a kernel's, or its variants',
+/// [`KernelIr::rounded_to`].
+pub fn coarsest_rounding(elems: impl IntoIterator<Item = Elem>) -> Option<Elem> {
+    elems
+        .into_iter()
+        .filter(|e| matches!(e, Elem::F16 | Elem::Bf16))
+        .max_by_key(|e| *e == Elem::Bf16)
+}
+
 impl KernelIr {
     /// The largest relative error its `fast_` functions allow the GPU's
     /// values against the executor's and the reference's.
@@ -35,10 +45,7 @@ impl KernelIr {
                 value.conversions(&mut to);
             }
         });
-        to.into_iter()
-            .filter(|e| matches!(e, Elem::F16 | Elem::Bf16))
-            // bf16 keeps 8 bits of precision, f16 11.
-            .max_by_key(|e| *e == Elem::Bf16)
+        coarsest_rounding(to)
     }
 
     /// A unit in the last place of bf16 (2^-7) or f16 (2^-10) where a value

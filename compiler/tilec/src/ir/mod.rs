@@ -27,6 +27,7 @@ pub mod verify;
 
 use crate::check::program::Elem;
 use crate::span::Span;
+pub use approximation::coarsest_rounding;
 pub use arith::Arith;
 pub use operands::{Fragment, SmemOperand, WgmmaA};
 pub use print::{NARROW_SUFFIX, op_name};

@@ -39,9 +39,10 @@ pub(super) struct Ranges<'a> {
     pub extents: &'a HashMap<String, Span>,
 }
 
-/// The value an extent takes in a witness: any extent is one a launch may
-/// give.
-const EXTENT: i64 = 1 << 14;
+/// The value an extent takes in a witness (here, and in the stage-read
+/// and write checks'): any extent is one a launch may give, large enough
+/// that a pipeline's first trips exist.
+pub(super) const EXTENT: i64 = 1 << 14;
 
 impl Ranges<'_> {
     /// The threads of the block that run the statement, whatever the

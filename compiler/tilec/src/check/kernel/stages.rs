@@ -11,6 +11,7 @@
 //! its stage; what cannot be evaluated there is left to the executor.
 
 use super::KernelChecker;
+use super::ranges::EXTENT;
 use crate::check::program::{Base, Op, Predicate, Stmt, View};
 use crate::diagnostic::Diagnostic;
 use tilec_layout::{Builtin, Int, SM_COUNT};
@@ -21,9 +22,6 @@ const TRIPS: i64 = 32;
 
 /// The turns (from the first) a pipeline with turns is followed through.
 const TURNS: i64 = 2;
-
-/// The value the extents take: large enough that the first trips exist.
-const EXTENT: i64 = 1 << 14;
 
 /// A stand-in for the multiprocessors a persistent grid is sized by.
 const SMS: i64 = 132;

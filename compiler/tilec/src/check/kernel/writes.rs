@@ -10,13 +10,11 @@
 //! refused where they overlap already; this covers every other view.
 
 use super::KernelChecker;
+use super::ranges::EXTENT;
 use crate::check::program::View;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Expr;
 use tilec_layout::Builtin;
-
-/// The value every extent takes in the witness: one a launch may give.
-const EXTENT: i64 = 1 << 14;
 
 /// The most (thread, element) pairs looked at (a larger statement is left
 /// to the executor: the check stays a small part of a build).
@@ -53,36 +51,24 @@ impl KernelChecker {
                     .or_else(|| self.loop_ranges.get(n).map(|r| r.0)),
             }
         };
-        // The elements' offsets within the view, which no thread moves.
-        let mut within = Vec::with_capacity(size as usize);
-        for i in 0..size {
-            let Some(at) = dst
-                .layout
-                .at(i)
-                .ok()
-                .and_then(|o| o.eval(&|n: &str| value(n, 0)))
-            else {
-                return Ok(());
-            };
-            within.push(at);
-        }
+        // Each element's value of `l`, which no thread moves.
+        let at_every = |l: &tilec_layout::Layout| -> Option<Vec<i64>> {
+            (0..size)
+                .map(|i| l.at(i).ok()?.eval(&|n: &str| value(n, 0)))
+                .collect()
+        };
+        // The elements' offsets within the view.
+        let Some(within) = at_every(&dst.layout) else {
+            return Ok(());
+        };
         // A global view's guards: each element's coordinate in each mode
         // of the tensor (and of a tile it was cut from), which an element
         // past the edge fails, and so is not written.
         let mut guards = Vec::with_capacity(dst.coords.len());
         for c in &dst.coords {
-            let mut along = Vec::with_capacity(size as usize);
-            for i in 0..size {
-                let Some(at) = c
-                    .layout
-                    .at(i)
-                    .ok()
-                    .and_then(|o| o.eval(&|n: &str| value(n, 0)))
-                else {
-                    return Ok(());
-                };
-                along.push(at);
-            }
+            let Some(along) = at_every(&c.layout) else {
+                return Ok(());
+            };
             let Some(extent) = c.extent.eval(&|n: &str| value(n, 0)) else {
                 return Ok(());
             };
