@@ -24,6 +24,7 @@ mod sign;
 pub mod stores;
 mod uses;
 pub mod verify;
+mod walk;
 
 use crate::check::program::Elem;
 use crate::span::Span;
@@ -35,6 +36,7 @@ use std::fmt::{self, Write};
 use tilec_layout::int::Op as IntOp;
 use tilec_layout::{Builtin, Swizzle};
 pub use uses::granules;
+pub use walk::{for_each_atom, for_each_inst};
 
 pub type IntId = usize;
 
@@ -705,50 +707,6 @@ impl KernelIr {
     }
 }
 
-impl InstKind {
-    /// The instruction lists nested in this one (a loop's body, an if's
-    /// branches, a pipeline's load and body, a TMA store's boxes), in
-    /// order; none for an atom.
-    pub fn bodies(&self) -> Vec<&[Inst]> {
-        match self {
-            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => vec![body],
-            InstKind::If {
-                then, otherwise, ..
-            } => vec![then, otherwise],
-            InstKind::Pipeline {
-                load,
-                prefetch,
-                body,
-                after,
-                ..
-            } => vec![load, prefetch, body, after],
-            InstKind::TmaStores { stores, .. } => vec![stores],
-            InstKind::TmaLoads { loads, .. } => vec![loads],
-            _ => vec![],
-        }
-    }
-
-    /// [`InstKind::bodies`], to change.
-    pub fn bodies_mut(&mut self) -> Vec<&mut Vec<Inst>> {
-        match self {
-            InstKind::Loop { body, .. } | InstKind::ReduceBlocks { body, .. } => vec![body],
-            InstKind::If {
-                then, otherwise, ..
-            } => vec![then, otherwise],
-            InstKind::Pipeline {
-                load,
-                prefetch,
-                body,
-                after,
-                ..
-            } => vec![load, prefetch, body, after],
-            InstKind::TmaStores { stores, .. } => vec![stores],
-            InstKind::TmaLoads { loads, .. } => vec![loads],
-            _ => vec![],
-        }
-    }
-}
-
 /// Whether `body` is one wgmma group and nothing else: a fence (after a
 /// proxy fence, where one is needed), wgmmas, a commit, and a wait for
 /// all but `wait` groups; before them, at most prefetches into L2 (under
@@ -783,29 +741,4 @@ pub fn one_wgmma_group(body: &[Inst], wait: u32) -> bool {
         return false;
     };
     *w == wait && !wgmmas.is_empty() && wgmmas.iter().all(|k| matches!(k, InstKind::Wgmma { .. }))
-}
-
-/// Calls `f` on every instruction, in program order: each before the
-/// instructions nested in it.
-pub fn for_each_inst(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
-    for i in insts {
-        f(i);
-        for body in i.kind.bodies() {
-            for_each_inst(body, f);
-        }
-    }
-}
-
-/// Calls `f` on every instruction of `insts` but loops and ifs, in order,
-/// inside them too (each once, as written, not per iteration).
-pub fn for_each_atom(insts: &[Inst], f: &mut dyn FnMut(&Inst)) {
-    for i in insts {
-        let bodies = i.kind.bodies();
-        if bodies.is_empty() {
-            f(i);
-        }
-        for body in bodies {
-            for_each_atom(body, f);
-        }
-    }
 }
