@@ -173,6 +173,41 @@ fn a_lone_wgmma_group_stays_in_flight_across_k_tiles() {
     );
 }
 
+/// TMA copies in a ping-pong turn are the turn's warpgroup's: its first
+/// thread issues them (`thread.x % 128 == 0`, after the warpgroup's own
+/// named barrier of 128 threads), a load waits on a barrier of the
+/// warpgroup's own (the kernel's loads barriers are three: the block's, and
+/// one a warpgroup taking turns), and the turn ends waiting for its store's
+/// bulk group (its warpgroup's first thread is the only one that can).
+#[test]
+fn a_turn_s_tma_copies_are_its_warpgroup_s() {
+    let ptx = emitted("examples/gemm_batched_pingpong.tile", "ptx");
+    assert!(
+        ptx.contains(".shared .align 8 .b8 gemm_batched_pingpong_loads[24];"),
+        "{ptx}"
+    );
+    // Its first thread: `thread.x & 127` compared with 0 (thread 0's
+    // test compares thread.x itself).
+    let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+    let first_thread = lines.windows(2).any(|w| {
+        let Some(rest) = w[0].strip_prefix("and.b64") else {
+            return false;
+        };
+        let reg = rest.trim().split(',').next().unwrap_or("");
+        rest.ends_with(", 127;")
+            && w[1].starts_with("setp.")
+            && w[1].contains(&format!("{reg}, 0;"))
+    });
+    assert!(first_thread, "{ptx}");
+    let ir = emitted("examples/gemm_batched_pingpong.tile", "ir");
+    let after = &ir[position(&ir, "} after {")..];
+    let end = after.find("\n  }\n").expect("the after block's end");
+    assert!(
+        after[..end].trim_end().ends_with("tma_store_wait"),
+        "{after}"
+    );
+}
+
 /// A TMA store: the tile's writes fenced for the async proxy, a barrier of
 /// the consumers, thread 0's boxes as one bulk group waited for until read,
 /// a barrier again; the manifest's maps of C are a load's and a store's. The
