@@ -446,8 +446,9 @@ impl Lowerer<'_> {
                     [] => (String::new(), HELP),
                     n => (
                         format!(
-                            " (`{}` runs to a bound known at run time alone, taken up to 2^40 here)",
-                            n.join("`, `")
+                            " (`{}` {} to a bound known at run time alone, taken up to 2^40 here)",
+                            n.join("`, `"),
+                            if n.len() == 1 { "runs" } else { "run" }
                         ),
                         "guard the access by the buffer's size (`if k < 64 { s[k] = ...; }`, which bounds `k` there), or walk the buffer in stages (`s[k % stages]`)",
                     ),

@@ -160,14 +160,17 @@ enum Reach {
 }
 
 /// The most points of the names' ranges a coordinate is evaluated at.
-const MAX_POINTS: i64 = 1 << 16;
+const MAX_POINTS: usize = 1 << 16;
 
 /// A value of `c` outside `0..n` and the names' values that give it,
-/// searched at every point of the names' ranges where the conditions
-/// around the statement hold (at witness values for the names they need
-/// beyond, which are given too): intervals alone would refuse
-/// `x - x % 32 + x % 32`. `None` where none is found, or the points are more than
-/// [`MAX_POINTS`] (then nothing is refused).
+/// searched at points of the names' ranges where the conditions around
+/// the statement hold (at witness values for the names they need beyond,
+/// which are given too): intervals alone would refuse
+/// `x - x % 32 + x % 32`. Every point where the ranges hold at most
+/// [`MAX_POINTS`]; else (a counter to a run-time end, taken up to 2^40)
+/// each name's [`samples`], where a coordinate under a guard such as
+/// `if k < 64` leaves a mode of 32. `None` where none is found: a sampled
+/// search may miss one, never refuses a coordinate that stays inside.
 fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String, i64)>)> {
     let mut names = Vec::new();
     c.names(&mut names);
@@ -175,30 +178,72 @@ fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String,
         .iter()
         .map(|x| ranges.range(x))
         .collect::<Option<_>>()?;
-    let points = spans.iter().try_fold(1i64, |p, (lo, hi)| {
-        p.checked_mul(hi.checked_sub(*lo)?.checked_add(1)?)
-            .filter(|&p| p <= MAX_POINTS)
-    })?;
-    let mut at: Vec<i64> = spans.iter().map(|s| s.0).collect();
-    for _ in 0..points {
-        let value = |x: &str| names.iter().position(|m| m == x).map(|i| at[i]);
+    let whole: Option<Vec<Vec<i64>>> = spans
+        .iter()
+        .map(|&(lo, hi)| {
+            let len = usize::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
+            (len <= MAX_POINTS).then(|| (lo..=hi).collect())
+        })
+        .collect();
+    let fits = |vals: &[Vec<i64>]| {
+        vals.iter()
+            .try_fold(1usize, |p, v| p.checked_mul(v.len()).filter(|&p| p <= MAX_POINTS))
+            .is_some()
+    };
+    let values = match whole.filter(|w| fits(w)) {
+        Some(w) => w,
+        None => {
+            let sampled: Vec<Vec<i64>> = spans.iter().map(|&(lo, hi)| samples(lo, hi, n)).collect();
+            if !fits(&sampled) {
+                return None;
+            }
+            sampled
+        }
+    };
+    let mut at = vec![0usize; names.len()];
+    loop {
+        let point: Vec<i64> = at.iter().zip(&values).map(|(&i, v)| v[i]).collect();
+        let value = |x: &str| names.iter().position(|m| m == x).map(|i| point[i]);
         if let Some(v) = c.eval(&value).filter(|v| !(0..n).contains(v))
             && let Some(witness) = ranges.holds(&value)
         {
-            let mut given: Vec<(String, i64)> = names.iter().cloned().zip(at).collect();
+            let mut given: Vec<(String, i64)> = names.iter().cloned().zip(point).collect();
             given.extend(witness);
             return Some((v, given));
         }
         // The next point, the first name fastest.
-        for (i, (lo, hi)) in spans.iter().enumerate() {
-            if at[i] < *hi {
-                at[i] += 1;
+        let mut i = 0;
+        loop {
+            if i == at.len() {
+                return None;
+            }
+            at[i] += 1;
+            if at[i] < values[i].len() {
                 break;
             }
-            at[i] = *lo;
+            at[i] = 0;
+            i += 1;
         }
     }
-    None
+}
+
+/// Values of a name in `lo..=hi` too wide to walk, where coordinates of
+/// it cross a mode's end `n`: the range's first and last few, its first
+/// value past each power of two, and `n / a` for small factors `a` (a
+/// coordinate `a * k + b` leaves the mode near there), each with its
+/// neighbours; sorted, without repeats.
+fn samples(lo: i64, hi: i64, n: i64) -> Vec<i64> {
+    let mut near: Vec<i64> = (0..8).flat_map(|d| [lo.saturating_add(d), hi.saturating_sub(d)]).collect();
+    near.extend((0..63).map(|j| lo.saturating_add(1i64 << j)));
+    near.extend((1..=16).map(|a| n / a));
+    let mut out: Vec<i64> = near
+        .iter()
+        .flat_map(|&v| [v.saturating_sub(1), v, v.saturating_add(1)])
+        .filter(|v| (lo..=hi).contains(v))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// How many arguments a slice of `coord` was written with.
@@ -230,9 +275,12 @@ fn first_outside(
                 let (v, at) = outside_at(c, i64::MAX, ranges)?;
                 return Some((c.clone(), size, Reach::At(v, at)));
             };
-            // Intervals first: within them, nothing to search.
-            let (lo, hi) = c.range(&|x: &str| ranges.range(x))?;
-            if lo >= 0 && hi < n {
+            // Intervals first: within them, nothing to search (a range
+            // past 64 bits searched at points).
+            if let Some((lo, hi)) = c.range(&|x: &str| ranges.range(x))
+                && lo >= 0
+                && hi < n
+            {
                 return None;
             }
             let (v, at) = outside_at(c, n, ranges)?;
@@ -289,4 +337,22 @@ pub fn check_composition(tensor: &Layout, a: &Args) -> Result<(), Diagnostic> {
         "the elements past the tensor's own belong to another tile, which no guard sees: \
          compose with a layout whose offsets stay below the tensor's size",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::samples;
+
+    #[test]
+    fn a_wide_range_is_sampled_where_a_mode_ends() {
+        let s = samples(0, (1 << 40) - 1, 96);
+        // A mode of 96 left by k, 2 * k, 3 * k at 96, 48, 32; the ends.
+        for v in [0, 1, 95, 96, 97, 47, 48, 32, 64, 65, (1 << 40) - 1] {
+            assert!(s.contains(&v), "{v} not sampled");
+        }
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        assert!(s.len() < 256);
+        // Every sample inside the range, even one past the ends' neighbours.
+        assert!(samples(5, 9, 100).iter().all(|v| (5..=9).contains(v)));
+    }
 }

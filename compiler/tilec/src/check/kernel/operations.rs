@@ -2,7 +2,7 @@
 //! `cp_async_wait`, `gemm`, `axpby`, `fill`, `clear` and `sync`, with their
 //! operands' element types, shapes and memory spaces checked.
 
-use super::KernelChecker;
+use super::{KernelChecker, predication};
 use crate::check::algebra::Known;
 use crate::check::program::{Base, Elem, Op, Scalar, View};
 use crate::check::value::Value;
@@ -291,7 +291,8 @@ impl KernelChecker {
         }
     }
 
-    /// A statement every thread of a block runs, no `if` around it, that
+    /// A statement every thread of a block runs, under no condition the
+    /// threads may disagree on, that
     /// writes shared or global memory at elements that do not depend on
     /// the thread (`fill(s, 0.0)` of a whole tile, `gC = gA + gB` of a
     /// block's tile): every thread writes each of them, a race (the CPU
@@ -309,10 +310,16 @@ impl KernelChecker {
             Base::Param(_) => "global memory",
             _ => return Ok(()),
         };
-        if !self.enclosing.is_empty() || threads.is_none_or(|t| t <= 1) {
+        // Under a condition the threads may not agree on (or a loop whose
+        // bounds differ between threads) some threads alone write; under
+        // one of the block's or a counter's (`if k < 64`), all of them.
+        let divergent = self
+            .enclosing
+            .iter()
+            .any(|e| e.granule < predication::UNIFORM);
+        if divergent || threads.is_none_or(|t| t <= 1) {
             return Ok(());
         }
-        // (A loop whose bounds differ between threads is in `enclosing`.)
         if dst.depends_on_thread() {
             return self.threads_write_apart(dst, threads.unwrap_or(1), memory, e);
         }

@@ -20,15 +20,13 @@ use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::Expr;
 use std::collections::HashMap;
-use tilec_layout::{Builtin, Int};
+use tilec_layout::{Builtin, COUNTER_MAX, EXTENT_END, Int};
 
 /// What is known around a statement.
 pub(super) struct Ranges<'a> {
     pub launch: Option<&'a Launch>,
-    /// Loop counters with static bounds: first and last value; with a
-    /// static start and a run-time end, the first value alone (which the
-    /// counter takes wherever the body runs: a value found outside a mode
-    /// there is one the slice takes).
+    /// Loop counters with a static start: first and last value (to
+    /// [`COUNTER_MAX`] where the end is known at run time alone).
     pub loops: &'a HashMap<String, (i64, i64)>,
     /// Conditions that hold around the statement.
     pub facts: &'a [Predicate],
@@ -150,13 +148,24 @@ fn compare(op: Binary, k: i64, (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
 
 impl KernelChecker {
     /// What the slices' check knows of a counter from `start` to `end`:
-    /// its first and last values, or where the end is known at run time
-    /// alone, its first (one it takes wherever the body runs).
+    /// its first and last values, where the end is known at run time alone
+    /// up to [`COUNTER_MAX`] (the runtime proves each loop within it), a
+    /// range the check samples (`if k < 64` around `s[k, 0]` of a mode
+    /// of 32 is refused; `s[k % 32, 0]` is not).
     pub(super) fn counter_range(&self, start: &Int, end: &Int) -> Option<(i64, i64)> {
         let first = start.as_static()?;
         match end.as_static() {
             Some(end) => Some((first, end.checked_sub(1)?)),
-            None => Some((first, first)),
+            None => {
+                // Below an end that intervals bound (`min(N, 16)`).
+                let known = |n: &str| match Builtin::parse(n) {
+                    Some(_) => None,
+                    None if self.extent_spans.contains_key(n) => Some((1, EXTENT_END - 1)),
+                    None => self.loop_ranges.get(n).copied(),
+                };
+                let last = end.range(&known).map_or(COUNTER_MAX, |r| r.1.min(COUNTER_MAX));
+                Some((first, last.checked_sub(1)?))
+            }
         }
     }
 
