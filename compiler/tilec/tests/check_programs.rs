@@ -277,3 +277,21 @@ fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
         panic!("{}", d[0].render("x", &src));
     }
 }
+
+/// An inner loop whose end follows a guarded outer counter stays inside
+/// its mode where the guard keeps the end there: `b < a + 2` with
+/// `a < 30` reaches 30 of 32 (and `a < 32` reaches 32:
+/// tests/check/errors/shared_past_its_mode_by_an_inner_loop_s_end.tile).
+#[test]
+fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/check/errors/shared_past_its_mode_by_an_inner_loop_s_end.tile"),
+    )
+    .unwrap()
+    .replace("if a < 32", "if a < 30");
+    if let Err(d) = tilec::pipeline::lower_source(&src) {
+        panic!("{}", d[0].render("x", &src));
+    }
+}
+

@@ -53,13 +53,10 @@ impl Lowerer<'_> {
         let (s_id, e_id) = (self.int(start)?, self.int(end)?);
         let env = |n: &str| self.name_range(n);
         let range = start.range(&env).map(|(lo, _)| {
-            let hi = end.range(&env).map_or(UNBOUNDED, |(_, hi)| hi - 1);
+            let hi = self.last_below(end).unwrap_or(UNBOUNDED);
             (lo, hi)
         });
-        let iterations = end
-            .sub(start)
-            .range(&env)
-            .map_or(UNBOUNDED, |(_, hi)| hi - 1);
+        let iterations = self.last_below(&end.sub(start)).unwrap_or(UNBOUNDED);
         self.counters.push(Counter {
             name: var.to_string(),
             depth: self.active.len() + 1,
@@ -69,6 +66,22 @@ impl Lowerer<'_> {
         });
         self.active.push(id);
         Ok((id, s_id, e_id))
+    }
+
+    /// The largest value below `end`, where intervals bound it: by the
+    /// names' ranges, or under the ifs around the loop (`0..a + 2` in `if
+    /// a < 30` ends by 31) where that is tighter than the extents' reach.
+    fn last_below(&self, end: &Int) -> Option<i64> {
+        let plain = end.range(&|n: &str| self.name_range(n)).map(|r| r.1);
+        let here = self
+            .range_here(end, &self.capped(end))
+            .map(|r| r.1)
+            .filter(|&hi| hi < tilec_layout::EXTENT_END - 1);
+        let hi = match (plain, here) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        hi.checked_sub(1)
     }
 
     /// `v` for the runtime's bound check: the counters of the enclosing

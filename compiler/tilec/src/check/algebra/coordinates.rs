@@ -168,38 +168,55 @@ const MAX_POINTS: usize = 1 << 16;
 /// which are given too): intervals alone would refuse
 /// `x - x % 32 + x % 32`. Every point where the ranges hold at most
 /// [`MAX_POINTS`]; else (a counter to a run-time end, taken up to 2^40)
-/// each name's [`samples`], where a coordinate under a guard such as
-/// `if k < 64` leaves a mode of 32. `None` where none is found: a sampled
-/// search may miss one, never refuses a coordinate that stays inside.
+/// [`samples`] of the widest names, where a coordinate under a guard such
+/// as `if k < 64` leaves a mode of 32. `None` where none is found: a
+/// sampled search may miss one, never refuses a coordinate that stays
+/// inside.
 fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String, i64)>)> {
     let mut names = Vec::new();
     c.names(&mut names);
+    // With the names the conditions tie to them, the closure of them.
+    let mut i = 0;
+    while i < names.len() {
+        for t in ranges.tied(&names[i]) {
+            if !names.contains(&t) {
+                names.push(t);
+            }
+        }
+        i += 1;
+    }
     let spans: Vec<(i64, i64)> = names
         .iter()
         .map(|x| ranges.range(x))
         .collect::<Option<_>>()?;
-    let whole: Option<Vec<Vec<i64>>> = spans
-        .iter()
-        .map(|&(lo, hi)| {
-            let len = usize::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
-            (len <= MAX_POINTS).then(|| (lo..=hi).collect())
-        })
-        .collect();
+    // Every value of each name where the points fit; else the widest
+    // name's samples, then its first value alone (which it takes wherever
+    // the statement runs), until they fit.
+    let mut values: Vec<Vec<i64>> = Vec::with_capacity(spans.len());
+    for &(lo, hi) in &spans {
+        let len = hi.checked_sub(lo)?.checked_add(1)?;
+        values.push(match usize::try_from(len).ok()? <= MAX_POINTS {
+            true => (lo..=hi).collect(),
+            false => samples(lo, hi, n),
+        });
+    }
     let fits = |vals: &[Vec<i64>]| {
         vals.iter()
-            .try_fold(1usize, |p, v| p.checked_mul(v.len()).filter(|&p| p <= MAX_POINTS))
+            .try_fold(1usize, |p, v| {
+                p.checked_mul(v.len()).filter(|&p| p <= MAX_POINTS)
+            })
             .is_some()
     };
-    let values = match whole.filter(|w| fits(w)) {
-        Some(w) => w,
-        None => {
-            let sampled: Vec<Vec<i64>> = spans.iter().map(|&(lo, hi)| samples(lo, hi, n)).collect();
-            if !fits(&sampled) {
-                return None;
-            }
-            sampled
-        }
-    };
+    while !fits(&values) {
+        let (i, widest) = values.iter().enumerate().max_by_key(|(_, v)| v.len())?;
+        let (lo, hi) = spans[i];
+        let fewer = samples(lo, hi, n);
+        values[i] = match (fewer.len() < widest.len(), widest.len() > 1) {
+            (true, _) => fewer,
+            (false, true) => vec![lo],
+            (false, false) => return None,
+        };
+    }
     let mut at = vec![0usize; names.len()];
     loop {
         let point: Vec<i64> = at.iter().zip(&values).map(|(&i, v)| v[i]).collect();
@@ -233,7 +250,9 @@ fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String,
 /// coordinate `a * k + b` leaves the mode near there), each with its
 /// neighbours; sorted, without repeats.
 fn samples(lo: i64, hi: i64, n: i64) -> Vec<i64> {
-    let mut near: Vec<i64> = (0..8).flat_map(|d| [lo.saturating_add(d), hi.saturating_sub(d)]).collect();
+    let mut near: Vec<i64> = (0..8)
+        .flat_map(|d| [lo.saturating_add(d), hi.saturating_sub(d)])
+        .collect();
     near.extend((0..63).map(|j| lo.saturating_add(1i64 << j)));
     near.extend((1..=16).map(|a| n / a));
     let mut out: Vec<i64> = near

@@ -61,6 +61,12 @@ pub trait Ranges {
     /// witness values taken, or `None` where a condition does not hold or
     /// cannot be told.
     fn holds(&self, point: &dyn Fn(&str) -> Option<i64>) -> Option<Vec<(String, i64)>>;
+
+    /// The names with a range that a condition around the statement ties
+    /// to `name` (`b < a + 2` ties `a` to `b`): searched with it, so that
+    /// a point found is one where the statement runs, not one at `a`'s
+    /// witness alone.
+    fn tied(&self, name: &str) -> Vec<String>;
 }
 
 /// Every name a kernel's scope defines.

@@ -104,6 +104,22 @@ impl crate::check::algebra::Ranges for Ranges<'_> {
         let all = self.facts.iter().all(|f| f.at(&value) == Some(true));
         all.then_some(witness)
     }
+
+    fn tied(&self, name: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in self.facts {
+            let mut names = Vec::new();
+            f.names(&mut names);
+            if names.iter().any(|n| n == name) {
+                out.extend(
+                    names
+                        .into_iter()
+                        .filter(|n| n != name && self.of(n).is_some()),
+                );
+            }
+        }
+        out
+    }
 }
 
 /// `r` narrowed to the values of `name` for which `p` can hold; `None`
@@ -163,7 +179,9 @@ impl KernelChecker {
                     None if self.extent_spans.contains_key(n) => Some((1, EXTENT_END - 1)),
                     None => self.loop_ranges.get(n).copied(),
                 };
-                let last = end.range(&known).map_or(COUNTER_MAX, |r| r.1.min(COUNTER_MAX));
+                let last = end
+                    .range(&known)
+                    .map_or(COUNTER_MAX, |r| r.1.min(COUNTER_MAX));
                 Some((first, last.checked_sub(1)?))
             }
         }
