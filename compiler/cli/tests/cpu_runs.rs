@@ -337,3 +337,65 @@ kernel rounds_reference(A: tensor<f32, (M):(1)>, B: tensor<f32, (M):(1)>, C: ten
     let (code, shown) = run_cpu("rounds", source, "M=320000");
     assert_eq!(code, 0, "{shown}");
 }
+
+/// A thread layout of 128 threads partitions for the first 128 threads of
+/// a block of 256 under `if thread.x < 128` (warp specialization by
+/// hand): those alone run it, and each owns its elements. Under `if
+/// thread.x >= 128` the same layout would take threads past its size.
+#[test]
+fn a_thread_layout_of_the_threads_an_if_lets_through_partitions() {
+    let src = |cond: &str| {
+        format!(
+            "kernel half_block(A: tensor<f32, (M, N):(1, M)>, C: tensor<f32, (M, N):(1, M)>)
+{{
+    reference copy(A, C);
+    layout th = (32, 4):(1, 32);
+    launch grid(ceil_div(M, 32), ceil_div(N, 4)), block(256);
+    let gA = local_tile(A, (32, 4), (block.x, block.y));
+    let gC = local_tile(C, (32, 4), (block.x, block.y));
+    if {cond} {{
+        copy(local_partition(gA, th, thread.x), local_partition(gC, th, thread.x));
+    }}
+}}"
+        )
+    };
+    for dims in ["M=64,N=8", "M=37,N=5"] {
+        let (code, err) = run_cpu("half_block", &src("thread.x < 128"), dims);
+        assert_eq!(code, 0, "{dims}: {err}");
+    }
+    let (code, err) = run_cpu("half_block_high", &src("thread.x >= 128"), "M=64,N=8");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`th` has 128 threads but the block has 256"),
+        "{err}"
+    );
+}
+
+/// A grid with one block past its tiles: the spare block's tile lies past
+/// the tensor, which the full-tile entry's conditions cannot say. Where
+/// the extents are multiples of the tile, that entry's launch is not
+/// proved, and it steps aside for the entry that tests each copy (it had
+/// been refused there, and run at every other size).
+#[test]
+fn an_entry_the_proof_refuses_steps_aside_for_a_later_one() {
+    let src = "kernel spare(A: tensor<f32, (M, N):(1, M)>, C: tensor<f32, (M, N):(1, M)>)
+{
+    reference copy(A, C);
+    layout th = (32, 4):(1, 32);
+    launch grid(ceil_div(M, 32) * ceil_div(N, 4) + 1), block(128);
+    let bm = block.x % ceil_div(M, 32);
+    let bn = block.x / ceil_div(M, 32);
+    let gA = local_tile(A, (32, 4), (bm, bn));
+    let gC = local_tile(C, (32, 4), (bm, bn));
+    copy(local_partition(gA, th, thread.x), local_partition(gC, th, thread.x));
+}";
+    for dims in ["M=32,N=4", "M=64,N=8", "M=33,N=5"] {
+        let (code, err) = run_cpu("spare", src, dims);
+        assert_eq!(code, 0, "{dims}: {err}");
+    }
+    let (_, err) = run_cpu("spare", src, "M=64,N=8");
+    assert!(
+        err.contains("spare does not run: its accesses are not proved in bounds here (line 10: A would be accessed"),
+        "{err}"
+    );
+}

@@ -294,4 +294,3 @@ fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
         panic!("{}", d[0].render("x", &src));
     }
 }
-

@@ -129,6 +129,10 @@ pub struct LaunchPlan {
     /// copies' in `extents`), and of tensors whose rows TMA cannot read
     /// in place (maps name those by index).
     pub staged: Vec<Staging>,
+    /// Entries whose conditions hold but whose launch was not proved in
+    /// bounds here, passed over for a later one: each with the proof's
+    /// refusal.
+    pub unproved: Vec<(usize, String)>,
 }
 
 impl LaunchPlan {
@@ -215,7 +219,11 @@ impl LaunchPlan {
                 waves::ONE_LAUNCH_WAVES
             )
         });
-        let why = |v: &VariantSpec| match failing(v, &values) {
+        let unproved = |i: usize| self.unproved.iter().find(|u| u.0 == i).map(|u| &u.1);
+        let why = |(i, v): (usize, &VariantSpec)| match failing(v, &values) {
+            None if let Some(e) = unproved(i) => Some(format!(
+                "its accesses are not proved in bounds here ({e}); a later entry tests them"
+            )),
             Some(c) => Some(format!(
                 "{} does not hold ({})",
                 self.in_callers_terms(m, &c.fact.to_string()),
@@ -228,7 +236,8 @@ impl LaunchPlan {
         };
         m.variants[..first]
             .iter()
-            .filter_map(|v| Some((v.entry.as_str(), why(v)?)))
+            .enumerate()
+            .filter_map(|(i, v)| Some((v.entry.as_str(), why((i, v))?)))
             .collect()
     }
 
@@ -513,19 +522,71 @@ fn callers_terms(m: &Manifest, extents: &[i64], text: &str) -> String {
 
 /// [`plan_sizes_for`] with the run-time integers `extents` bound and the
 /// aligned copies `staged` (those the kernel reads in place of tensors).
+/// The plan of the first entries whose conditions hold at `extents`; an
+/// entry whose launch is not proved in bounds there steps aside for a
+/// later one (a tile coordinate a spare block takes past the tensor, which
+/// only the guarded entry tests), and says so in [`LaunchPlan::unproved`].
+/// The entry for any block never steps aside: [`prove`] refuses it.
 fn planned(
     m: &Manifest,
     dims: &Dims,
     sms: Option<i64>,
     cuda_limits: bool,
     extents: Vec<i64>,
-    mut staged: Vec<Staging>,
+    staged: Vec<Staging>,
     shared_waves_split: bool,
+) -> Result<LaunchPlan, RuntimeError> {
+    let mut unproved: Vec<(usize, String)> = Vec::new();
+    let last = m.variants.len().saturating_sub(1);
+    loop {
+        let excluded: Vec<usize> = unproved.iter().map(|u| u.0).collect();
+        let inputs = (extents.clone(), staged.clone());
+        let mut p = planned_among(
+            m,
+            dims,
+            sms,
+            cuda_limits,
+            inputs,
+            shared_waves_split,
+            &excluded,
+        )?;
+        let values = bound(m, &p.extents);
+        let failed = match m.checked {
+            true => None,
+            false => p.launches.iter().find_map(|l| {
+                let whole: [(i64, i64); 3] = std::array::from_fn(|i| {
+                    (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1)
+                });
+                let e = check_bounds(m, &p, l, &whole, &values).err()?;
+                Some((l.variant, e))
+            }),
+        };
+        match failed {
+            Some((v, RuntimeError::Bounds(e) | RuntimeError::PastAMode(e))) if v != last => {
+                unproved.push((v, e))
+            }
+            _ => {
+                p.unproved = unproved;
+                return Ok(p);
+            }
+        }
+    }
+}
+
+fn planned_among(
+    m: &Manifest,
+    dims: &Dims,
+    sms: Option<i64>,
+    cuda_limits: bool,
+    (extents, mut staged): (Vec<i64>, Vec<Staging>),
+    shared_waves_split: bool,
+    excluded: &[usize],
 ) -> Result<LaunchPlan, RuntimeError> {
     let values = bound(m, &extents);
     let env = |n: &str| values.get(n).copied();
     let lens = tensor_lens(m, &env, dims)?;
-    let usable = usable(m, &values);
+    let mut usable = usable(m, &values);
+    usable.retain(|v| !excluded.contains(v));
     if usable.is_empty() {
         // The entry for any block is the last: what it lacks is what keeps
         // every entry off (a full-tile entry lacks more).
@@ -683,6 +744,7 @@ fn planned(
         lens,
         maps,
         staged,
+        unproved: Vec::new(),
     })
 }
 

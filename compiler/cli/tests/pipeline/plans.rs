@@ -7,7 +7,8 @@ use super::*;
 /// A pipeline's producer warpgroup joins the block (384 threads here) but
 /// runs none of the listed accesses: the plan bounds them over the
 /// consumer threads, 0..127, and proves this epilogue in bounds (over
-/// 0..255 its rows would pass the end of C).
+/// 0..255 its rows would pass the end of C, so that the full-tile entry
+/// steps aside for the guarded one).
 #[test]
 fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
     let m = manifest_of("tests/run/tma_pipeline_smem_epilogue.tile");
@@ -20,10 +21,12 @@ fn the_plan_bounds_a_pipeline_over_its_consumer_threads() {
         producer_threads: 0,
         ..m
     };
-    match plan(&wrong, &Dims::parse("M=128,N=128,K=128").unwrap()) {
-        Err(RuntimeError::Bounds(why)) => assert!(why.contains("C would be accessed"), "{why}"),
-        other => panic!("{other:?}"),
-    }
+    let p = plan(&wrong, &Dims::parse("M=128,N=128,K=128").unwrap()).expect("guarded");
+    assert!(p.launches.iter().all(|l| l.variant != 0), "{p:?}");
+    assert!(
+        p.unproved[0].0 == 0 && p.unproved[0].1.contains("C would be accessed"),
+        "{p:?}"
+    );
 }
 
 /// `tilec build FILE`'s manifest of `kernel`.
@@ -458,13 +461,18 @@ fn the_proof_never_accepts_an_access_outside_its_buffer() {
                 let mut moved = m.clone();
                 let index = &mut moved.variants[v].accesses[a].index;
                 *index = index.add(&tilec_layout::Int::from(delta));
+                // Refused, or the moved entry passed over for a later one.
                 match plan(&moved, &dims) {
-                    Ok(p) => {
+                    Ok(p) if p.launches.iter().any(|l| l.variant == v) => {
                         accepted += 1;
                         assert!(
                             in_bounds(&moved, &p, Some((v, a))),
                             "{file}: access {a} of variant {v} moved by {delta}"
                         );
+                    }
+                    Ok(p) => {
+                        assert!(in_bounds(&moved, &p, None), "{file}: {p:?}");
+                        refused += 1;
                     }
                     Err(_) => refused += 1,
                 }
@@ -527,7 +535,20 @@ fn the_plan_refuses_the_planted_out_of_bounds_kernels() {
     ] {
         let m = built_manifest(file, "sgemm_nt");
         let dims = Dims::parse("M=256,N=256,K=64").unwrap();
-        match plan(&m, &dims) {
+        // The full-tile entry's reads past A are not proved: it steps aside
+        // for the entry that tests each k-tile, which is proved.
+        let p = plan(&m, &dims).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(p.launches.iter().all(|l| l.variant != 0), "{file}: {p:?}");
+        assert!(
+            p.unproved[0].1.contains("A would be accessed"),
+            "{file}: {p:?}"
+        );
+        // With no later entry to step aside for, the launch is refused.
+        let alone = tilec_runtime::manifest::Manifest {
+            variants: m.variants[..1].to_vec(),
+            ..m
+        };
+        match plan(&alone, &dims) {
             Err(RuntimeError::Bounds(why)) => assert!(why.contains("A would be accessed"), "{why}"),
             other => panic!("{file}: {other:?}"),
         }

@@ -301,6 +301,7 @@ impl KernelState {
                 true => super::ThreadsUsed::Groups,
                 false => super::ThreadsUsed::Whole,
             },
+            running: None,
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler.clone()));
         let view = t
@@ -392,6 +393,7 @@ impl KernelState {
                 true => super::ThreadsUsed::Groups,
                 false => super::ThreadsUsed::Whole,
             },
+            running: None,
         });
         let by = Tiler::from_shape(&IntTuple::Tuple(tiler));
         let tv = mma.tv(op);

@@ -182,6 +182,8 @@ impl KernelChecker {
                 continue;
             }
             let fits = match (u.by, u.threads.as_static(), block.as_static()) {
+                // Under `if thread.x < t`, the first t threads alone.
+                (super::ThreadsUsed::Whole, Some(t), _) if u.running == Some((0, t - 1)) => true,
                 (super::ThreadsUsed::Whole, ..) => u.threads == block,
                 (_, Some(t), Some(b)) => t > 0 && b % t == 0,
                 _ => u.threads == block,

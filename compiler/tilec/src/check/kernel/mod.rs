@@ -144,6 +144,10 @@ struct ThreadUse {
     threads: Int,
     span: Span,
     by: ThreadsUsed,
+    /// The threads that run the statement, where the conditions around
+    /// it bound them (`if thread.x < 128`): a layout of exactly those
+    /// partitions for them alone, whatever the block.
+    running: Option<(i64, i64)>,
 }
 
 /// How a thread layout or tiled MMA meets the block's threads.
@@ -417,12 +421,17 @@ impl KernelChecker {
             producer: self.in_load,
             extents: &self.extent_spans,
         };
+        let running = known_ranges.of(Builtin::Thread.name());
+        let uses_before = self.state.thread_uses.len();
         let mut ev = Evaluator::new(&lookup, &mut self.state)
             .with_defined_later(&later)
             .with_known_names(&known)
             .with_ranges(&known_ranges, known_ranges.block_threads());
         let v = ev.eval(e);
         let (conds, undefined) = (ev.conditions, ev.undefined);
+        for u in &mut self.state.thread_uses[uses_before..] {
+            u.running = running;
+        }
         // An undefined name is reported once: later uses see it as broken.
         for n in undefined {
             if !self.declared.contains_key(&n) {

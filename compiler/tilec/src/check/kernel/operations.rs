@@ -169,6 +169,7 @@ impl KernelChecker {
                     threads: Int::Static(mma.threads()),
                     span: e.span,
                     by: super::ThreadsUsed::Gemm,
+                    running: None,
                 });
                 Ok(Op::Mma {
                     mma: Box::new(mma),
