@@ -19,6 +19,7 @@ pub fn check_slice(
     coord: &Coord,
     ranges: &dyn Ranges,
     block_threads: Option<i64>,
+    registers: bool,
     spans: &[Span],
     span: Span,
 ) -> Result<(), Diagnostic> {
@@ -61,13 +62,26 @@ pub fn check_slice(
             )
         }
     };
+    // A register array's coordinates are constants wherever it runs (its
+    // loops unroll): a guard around a counter to a run-time end (taken up
+    // to 2^40; no unrolled loop comes near 2^30) does not make that one.
+    let run_time = c
+        .range(&|x: &str| ranges.range(x))
+        .is_none_or(|(_, hi)| hi >= 1 << 30);
+    let help = match registers && run_time {
+        true => format!(
+            "a register array is sliced by constants: loop to its size (`for k in 0..{size} {{ \
+             if k < N {{ ... }} }}`), which unrolls, rather than to a run-time end"
+        ),
+        false => format!(
+            "a coordinate past its mode reaches another tile's elements (or past a register \
+             array), which no guard sees: guard the statement{guard}, launch fewer threads, \
+             loop fewer times, or slice a larger mode"
+        ),
+    };
     Err(Diagnostic::new(message, at)
         .with_label(label)
-        .with_help(format!(
-            "a coordinate past its mode reaches another tile's elements (or past a register \
-         array), which no guard sees: guard the statement{guard}, launch fewer threads, \
-         loop fewer times, or slice a larger mode"
-        )))
+        .with_help(help))
 }
 
 /// A partial tile's view sliced at a coordinate of the block alone
@@ -224,8 +238,13 @@ fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String,
         if let Some(v) = c.eval(&value).filter(|v| !(0..n).contains(v))
             && let Some(witness) = ranges.holds(&value)
         {
+            // An extent's witness (2^14) is one value of many: not named.
             let mut given: Vec<(String, i64)> = names.iter().cloned().zip(point).collect();
-            given.extend(witness);
+            given.extend(
+                witness
+                    .into_iter()
+                    .filter(|(n, _)| ranges.range(n).is_some() || Builtin::parse(n).is_some()),
+            );
             return Some((v, given));
         }
         // The next point, the first name fastest.

@@ -492,6 +492,7 @@ impl<'a> Evaluator<'a> {
                 &c,
                 ranges,
                 self.block_threads,
+                matches!(t.base, crate::check::program::Base::Registers(_)),
                 &spans,
                 span,
             )?;

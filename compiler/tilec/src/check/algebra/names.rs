@@ -138,6 +138,12 @@ pub(super) fn unknown_function(name: &str, span: Span, theirs: &[Known]) -> Diag
         .copied()
         .filter(|n| n.contains(base) || base.contains(n) || edit_distance(n, base) <= 2)
         .collect();
+    // Not a function: the second argument of a reduction across threads.
+    if base == "threads" {
+        return Diagnostic::new("`threads(L, m)` is no value of its own", span)
+            .with_label("it names the threads a reduction runs across")
+            .with_help("write it inside the reduction, `reduce_sum(x, threads(L, m))`; bind the thread layout L with `layout` to share it");
+    }
     let help = if close.is_empty() {
         format!("known functions: {}", known.join(", "))
     } else {

@@ -35,6 +35,13 @@ impl KernelChecker {
     pub(super) fn assign_stmt(&mut self, target: &Expr, value: &Expr) -> Result<Op, Diagnostic> {
         let dst = match self.eval(target)? {
             Value::Tensor(t) => t,
+            // A number bound by `let` does not change: what accumulates
+            // is a register tensor.
+            v @ (Value::Float(_) | Value::Int(_)) => {
+                return Err(Diagnostic::new("an element-wise statement assigns to a tensor", target.span)
+                    .with_label(format!("this is {}, bound by `let`, which does not change", v.kind()))
+                    .with_help("a value that changes (an accumulator) lives in registers: `let acc = registers<f32>(1, 0.0);`, then `acc = acc + ...;`"));
+            }
             v => {
                 return Err(Diagnostic::new("an element-wise statement assigns to a tensor", target.span)
                     .with_label(format!("this is {}", v.kind()))
