@@ -115,13 +115,14 @@ impl Lowerer<'_> {
         // whole launch off the full-tile entry for the epilogue's sake).
         let mut loads = Vec::new();
         for (v, reg) in &temps {
-            loads.push(atom(v.elem, self.vector_width(v, reg, n, v.elem, false)));
+            let width = self.vector_width(v, reg, n, v.elem, false);
+            self.note_narrower_than_a_copy(v, reg, n, width, span);
+            loads.push(atom(v.elem, width));
         }
         let store = result.as_ref().map(|reg| {
-            (
-                reg,
-                atom(dst.elem, self.vector_width(reg, dst, n, dst.elem, false)),
-            )
+            let width = self.vector_width(reg, dst, n, dst.elem, false);
+            self.note_narrower_than_a_copy(reg, dst, n, width, span);
+            (reg, atom(dst.elem, width))
         });
         let sizes: Vec<i64> = mode_sizes(dst)?;
         let integers = dst.elem == Elem::I32;
@@ -626,6 +627,35 @@ impl Lowerer<'_> {
             self.hoist_in(operands, target, (array, elem), common)?;
         }
         Ok(())
+    }
+
+    /// `tilec check --perf`'s note on a staged load or store narrower
+    /// than a `copy` of the same views would be: a copy's vectors may add
+    /// a launch condition (their alignment at run-time extents), a
+    /// statement's do not. Probed by asking for the wider one and taking
+    /// back the condition it made.
+    fn note_narrower_than_a_copy(
+        &mut self,
+        src: &View,
+        dst: &View,
+        n: i64,
+        width: i64,
+        span: Span,
+    ) {
+        if self.variant != super::Variant::Full {
+            return;
+        }
+        let made = self.conditions.len();
+        let wider = self.vector_width(src, dst, n, src.elem, true);
+        self.conditions.truncate(made);
+        if wider > width {
+            self.note_beside(
+                span,
+                &format!(
+                    "this statement moves {width} element(s) at a time where a `copy` of the same tensors would move {wider}: copy the operands into registers first (`copy(tA, rA)`, then the statement on rA), whose vectors may add a launch condition on their alignment; an element-wise statement's do not (in a GEMM's epilogue it would keep the whole launch off its full-tile entry)"
+                ),
+            );
+        }
     }
 
     /// `tilec check --perf`'s note on a sum that regrouped takes one
