@@ -201,7 +201,7 @@ fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String,
     }
     let spans: Vec<(i64, i64)> = names
         .iter()
-        .map(|x| ranges.range(x))
+        .map(|x| ranges.searched(x))
         .collect::<Option<_>>()?;
     // Every value of each name where the points fit; else the widest
     // name's samples, then its first value alone (which it takes wherever

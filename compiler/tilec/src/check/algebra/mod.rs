@@ -15,6 +15,7 @@ mod extents;
 mod functions;
 mod names;
 
+pub use coordinates::check_slice;
 use extents::non_negative_strides;
 pub use extents::positive_extents;
 pub(crate) use extents::positive_tiler;
@@ -54,6 +55,11 @@ pub trait Ranges {
     /// statement in a form not read into an interval leaves it wider, and
     /// [`Ranges::holds`] has it.
     fn range(&self, name: &str) -> Option<(i64, i64)>;
+
+    /// The values the slices' search takes `name` through: its range, or
+    /// for an extent every value a launch may give it (`(thread.x + M) %
+    /// 64` leaves a mode of 32 at M = 32).
+    fn searched(&self, name: &str) -> Option<(i64, i64)>;
 
     /// Whether the statement runs at a point (the values `point` gives;
     /// the names the conditions around it need beyond those at a witness
@@ -128,6 +134,10 @@ pub struct Args<'e> {
     pub spans: Vec<Span>,
     /// The argument's name where it was written as a plain name, for messages.
     pub names: Vec<Option<String>>,
+    /// What is known of the run-time names at the call, for the
+    /// coordinates a function takes (`local_tile`'s tile of a shared
+    /// tensor); none outside a kernel's statements.
+    pub ranges: Option<&'e dyn Ranges>,
 }
 
 impl Args<'_> {
@@ -550,6 +560,7 @@ impl<'a> Evaluator<'a> {
             call: span,
             values,
             spans,
+            ranges: self.ranges,
         };
         if let Some(r) = self.functions.call(&a, &mut self.conditions) {
             return r;

@@ -501,6 +501,14 @@ fn local_tile(a: &Args, conds: &mut Conditions) -> Result<Value, Diagnostic> {
     } else {
         rest.remove(0)
     };
+    // A shared or register tensor's tiles are all there are: a tile
+    // coordinate past them names another mode's elements, or none of the
+    // buffer's (a global tensor's are the guards' and the launch proof's).
+    if !matches!(view.base, Base::Param(_))
+        && let (Some(ranges), Some(tiles)) = (a.ranges, divided.shape().get(1))
+    {
+        crate::check::algebra::check_slice(tiles, &rest, ranges, None, false, &[], a.spans[2])?;
+    }
     view.slice(&Coord::Tuple(vec![tile, rest]))
         .map(Value::Tensor)
         .map_err(|e| algebra_error(e, a.call))

@@ -87,6 +87,13 @@ impl crate::check::algebra::Ranges for Ranges<'_> {
         self.of(name)
     }
 
+    fn searched(&self, name: &str) -> Option<(i64, i64)> {
+        self.of(name).or_else(|| {
+            let extent = Builtin::parse(name).is_none() && self.extents.contains_key(name);
+            extent.then_some((1, EXTENT_END - 1))
+        })
+    }
+
     fn holds(&self, point: &dyn Fn(&str) -> Option<i64>) -> Option<Vec<(String, i64)>> {
         let mut needed = Vec::new();
         for f in self.facts {
