@@ -234,9 +234,13 @@ impl LaunchPlan {
             }
             None => merged.clone(),
         };
-        m.variants[..first]
+        // Those before the first that runs, and any that stepped aside
+        // after it (a middle entry passed over for the edges).
+        let launched = |i: usize| self.launches.iter().any(|l| l.variant == i);
+        m.variants
             .iter()
             .enumerate()
+            .filter(|&(i, _)| i < first || (!launched(i) && unproved(i).is_some()))
             .filter_map(|(i, v)| Some((v.entry.as_str(), why((i, v))?)))
             .collect()
     }
@@ -522,11 +526,14 @@ fn callers_terms(m: &Manifest, extents: &[i64], text: &str) -> String {
 
 /// [`plan_sizes_for`] with the run-time integers `extents` bound and the
 /// aligned copies `staged` (those the kernel reads in place of tensors).
-/// The plan of the first entries whose conditions hold at `extents`; an
-/// entry whose launch is not proved in bounds there steps aside for a
-/// later one (a tile coordinate a spare block takes past the tensor, which
-/// only the guarded entry tests), and says so in [`LaunchPlan::unproved`].
-/// The entry for any block never steps aside: [`prove`] refuses it.
+/// The plan of the first entries whose conditions hold at `extents`
+/// ([`planned_among`]); an entry whose launch is not proved in bounds
+/// there steps aside for a later one (a tile coordinate a spare block
+/// takes past the tensor, which only the guarded entry tests), and says so
+/// in [`LaunchPlan::unproved`]. The entry for any block never steps aside:
+/// a GPU's plan proves it again ([`prove`]) and refuses it there; the CPU
+/// executor checks its every access as it runs. A proof that gives up
+/// (its budget of regions) steps aside too: the later entry runs, slower.
 fn planned(
     m: &Manifest,
     dims: &Dims,
@@ -573,6 +580,9 @@ fn planned(
     }
 }
 
+/// The plan of the first entries whose conditions hold at `extents`,
+/// those in `excluded` left out: on the blocks each may run, the full and
+/// the edge boxes, their grids, tensor maps and sizes.
 fn planned_among(
     m: &Manifest,
     dims: &Dims,

@@ -116,12 +116,12 @@ impl Lowerer<'_> {
         let mut loads = Vec::new();
         for (v, reg) in &temps {
             let width = self.vector_width(v, reg, n, v.elem, false);
-            self.note_narrower_than_a_copy(v, reg, n, width, span);
+            self.note_narrower_than_a_copy((v, reg), n, v.elem, width, span);
             loads.push(atom(v.elem, width));
         }
         let store = result.as_ref().map(|reg| {
             let width = self.vector_width(reg, dst, n, dst.elem, false);
-            self.note_narrower_than_a_copy(reg, dst, n, width, span);
+            self.note_narrower_than_a_copy((reg, dst), n, dst.elem, width, span);
             (reg, atom(dst.elem, width))
         });
         let sizes: Vec<i64> = mode_sizes(dst)?;
@@ -636,9 +636,9 @@ impl Lowerer<'_> {
     /// back the condition it made.
     fn note_narrower_than_a_copy(
         &mut self,
-        src: &View,
-        dst: &View,
+        (src, dst): (&View, &View),
         n: i64,
+        elem: Elem,
         width: i64,
         span: Span,
     ) {
@@ -646,7 +646,7 @@ impl Lowerer<'_> {
             return;
         }
         let made = self.conditions.len();
-        let wider = self.vector_width(src, dst, n, src.elem, true);
+        let wider = self.vector_width(src, dst, n, elem, true);
         self.conditions.truncate(made);
         if wider > width {
             self.note_beside(

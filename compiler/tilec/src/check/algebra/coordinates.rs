@@ -68,12 +68,26 @@ pub fn check_slice(
     let run_time = c
         .range(&|x: &str| ranges.range(x))
         .is_none_or(|(_, hi)| hi >= 1 << 30);
-    let help = match registers && run_time {
-        true => format!(
+    // A remainder by more than the mode has (a pipeline's stages past its
+    // buffer's stage mode): the two counts disagree, which no guard mends.
+    let remainder = match &c {
+        Int::Dynamic(sym) => match &**sym {
+            tilec_layout::int::Sym::Bin(tilec_layout::int::Op::Mod, _, d) => d.as_static(),
+            _ => None,
+        },
+        Int::Static(_) => None,
+    };
+    let help = match (registers && run_time, remainder) {
+        (_, Some(d)) if size.as_static().is_some_and(|n| d > n) => format!(
+            "`{c}` takes {d} values and the mode has {size}: make the two agree (a remainder by \
+             {size}, or a mode of {d}; in a pipeline, `stage s in 0..{size}` or {d} stages in its \
+             buffers)"
+        ),
+        (true, _) => format!(
             "a register array is sliced by constants: loop to its size (`for k in 0..{size} {{ \
              if k < N {{ ... }} }}`), which unrolls, rather than to a run-time end"
         ),
-        false => format!(
+        (false, _) => format!(
             "a coordinate past its mode reaches another tile's elements (or past a register \
              array), which no guard sees: guard the statement{guard}, launch fewer threads, \
              loop fewer times, or slice a larger mode"

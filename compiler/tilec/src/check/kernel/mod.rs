@@ -44,7 +44,7 @@ mod writes;
 
 use super::algebra::Evaluator;
 use super::program::{
-    Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Predicate, Reference,
+    Base, Binding, CoordFn, Elem, Kernel, KernelParam, Launch, Op, ParamKind, Reference,
     RegisterArray, Settings, SharedBuffer, Stmt, StrideSymbol, Tunable, View,
 };
 use super::value::Value;
@@ -651,17 +651,9 @@ impl KernelChecker {
                     });
                     self.loop_granules.insert(var.name.clone(), granule);
                 }
-                // Where the end is not a constant, `var < end` holds in the
-                // body: a point the slices' check samples is one where the
-                // body runs (`for b in 0..a + 2` reaches 32 only at a = 31).
-                let bounded = !b.is_static();
-                if bounded {
-                    self.facts.push(Predicate::Compare(
-                        crate::arith::Binary::Lt,
-                        Int::var(&var.name),
-                        b.clone(),
-                    ));
-                }
+                let bound = self.bound_fact(&var.name, &b);
+                let bounded = bound.is_some();
+                self.facts.extend(bound);
                 self.loop_depth += 1;
                 let body = self.block(body);
                 self.loop_depth -= 1;

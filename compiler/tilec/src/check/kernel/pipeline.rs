@@ -140,10 +140,13 @@ impl KernelChecker {
         let counter = Int::var(&p.var.name);
         self.define(&p.var, Some(Value::Int(counter.clone())));
         // What the slices' check knows of the counter, as of a `for`
-        // loop's: its values, or with a run-time end its first alone.
+        // loop's: its values, and `k < end` in the body.
         if let Some(range) = self.counter_range(&start, &end) {
             self.loop_ranges.insert(p.var.name.clone(), range);
         }
+        let bound = self.bound_fact(&p.var.name, &end);
+        let bounded = bound.is_some();
+        self.facts.extend(bound);
         // The trip counted from the pipeline's first: across turns, the
         // earlier turns' trips before this one's, `(j - j0) * (k1 - k0)`,
         // taken mod S factor by factor, so that its range is known without
@@ -186,11 +189,26 @@ impl KernelChecker {
                 );
             }
             if stages > 1 && !dst.offset.mentions(&p.var.name) {
-                let buffer = match dst.base {
-                    Base::Shared(b) => self.state.shared[b].name.clone(),
-                    _ => None,
+                let (buffer, len) = match dst.base {
+                    Base::Shared(b) => {
+                        (self.state.shared[b].name.clone(), self.state.shared[b].len)
+                    }
+                    _ => (None, 0),
                 };
                 let buffer = buffer.unwrap_or_else(|| "smA".into());
+                // The whole buffer, no stage mode to slice: a tile every
+                // iteration reads alike loads once, before the pipeline.
+                let whole = dst.layout.cosize().as_static().is_some_and(|c| c >= len);
+                let help = match whole {
+                    true => format!(
+                        "`{buffer}` has no stage mode: load a tile every iteration reads alike once, before the pipeline (`copy_tma(gQ, sQ);`, as examples/attention_sm90.tile loads Q), or give the buffer a stage mode to slice by `{}`",
+                        p.stage.name
+                    ),
+                    false => format!(
+                        "slice the destination's stage mode with the stage: `{buffer}[_, _, {}]`",
+                        p.stage.name
+                    ),
+                };
                 self.diags.push(
                     Diagnostic::new(
                         "this load writes the same shared memory at every stage",
@@ -200,10 +218,7 @@ impl KernelChecker {
                         "its destination does not depend on the stage `{}`",
                         p.stage.name
                     ))
-                    .with_help(format!(
-                        "slice the destination's stage mode with the stage: `{buffer}[_, _, {}]`",
-                        p.stage.name
-                    )),
+                    .with_help(help),
                 );
             }
             landed.push((dst, s.span));
@@ -291,6 +306,9 @@ impl KernelChecker {
         };
         if loads_sound {
             self.reads_within_stages(&trips, &load, &body);
+        }
+        if bounded {
+            self.facts.pop();
         }
         self.leave_scope(&outer, mark);
         self.loop_ranges.remove(&p.var.name);

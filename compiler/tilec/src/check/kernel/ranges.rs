@@ -1,7 +1,8 @@
 //! The values a run-time integer takes at a statement, for the slices'
 //! coordinate check ([`crate::check::algebra`]): `thread.x` below the
 //! block's threads, `block.*` below static grid dimensions, loop counters
-//! within static bounds, each narrowed by the `if` conditions around the
+//! from a static start to their end (to 2^40 where it is known at run
+//! time alone), each narrowed by the `if` conditions around the
 //! statement. In: the launch, the loops and the conditions. Out: an
 //! interval for a name, or none where it is not known; a condition that
 //! constrains a name in a form not read into an interval (`if
@@ -192,6 +193,30 @@ impl KernelChecker {
                 Some((first, last.checked_sub(1)?))
             }
         }
+    }
+
+    /// `var < end` for the body of a loop whose end is not a constant, so
+    /// that a point the slices' check samples is one where the body runs
+    /// (`for b in 0..a + 2` reaches 32 only at a = 31). Only where a point
+    /// can be told of it: the counter has a range and every name of the
+    /// end a witness (an extent, a counter with a range, a block index).
+    /// A fact whose names had none would make [`Ranges::holds`] refuse
+    /// every point, and the body's coordinates go unchecked.
+    pub(super) fn bound_fact(&self, var: &str, end: &Int) -> Option<Predicate> {
+        if end.is_static() || !self.loop_ranges.contains_key(var) {
+            return None;
+        }
+        let mut names = Vec::new();
+        end.names(&mut names);
+        let witnessed = |n: &String| match Builtin::parse(n) {
+            Some(Builtin::Block(_)) => true,
+            Some(Builtin::Thread) => false,
+            None => self.extent_spans.contains_key(n) || self.loop_ranges.contains_key(n),
+        };
+        names
+            .iter()
+            .all(witnessed)
+            .then(|| Predicate::Compare(Binary::Lt, Int::var(var), end.clone()))
     }
 
     /// A loop's bounds, as integers; `None` with the error reported.
