@@ -262,20 +262,23 @@ fn the_small_gemms_meet_no_bank_conflict_at_any_tile_or_k_tile() {
     }
 }
 
+/// tests/check/errors/NAME.tile with `from` replaced by `to` lowers
+/// without an error: the wrong program's twin that is right.
+fn twin_lowers(name: &str, from: &str, to: &str) {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/check/errors/{name}.tile"));
+    let src = std::fs::read_to_string(file).unwrap().replace(from, to);
+    if let Err(d) = tilec::pipeline::lower_source(&src) {
+        panic!("{}", d[0].render("x", &src));
+    }
+}
+
 /// A shared index may name extents: the runtime takes them from 1 to
 /// 2^40, so `(thread.x + M) % 256` stays within a buffer of 256 (and
 /// `% 512` does not: tests/check/errors/shared_index_through_an_extent.tile).
 #[test]
 fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/check/errors/shared_index_through_an_extent.tile"),
-    )
-    .unwrap()
-    .replace("% 512", "% 256");
-    if let Err(d) = tilec::pipeline::lower_source(&src) {
-        panic!("{}", d[0].render("x", &src));
-    }
+    twin_lowers("shared_index_through_an_extent", "% 512", "% 256");
 }
 
 /// An inner loop whose end follows a guarded outer counter stays inside
@@ -284,13 +287,9 @@ fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
 /// tests/check/errors/shared_past_its_mode_by_an_inner_loop_s_end.tile).
 #[test]
 fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/check/errors/shared_past_its_mode_by_an_inner_loop_s_end.tile"),
-    )
-    .unwrap()
-    .replace("if a < 32", "if a < 30");
-    if let Err(d) = tilec::pipeline::lower_source(&src) {
-        panic!("{}", d[0].render("x", &src));
-    }
+    twin_lowers(
+        "shared_past_its_mode_by_an_inner_loop_s_end",
+        "if a < 32",
+        "if a < 30",
+    );
 }
