@@ -579,7 +579,7 @@ fn a_variant_s_conditions_leave_out_the_implied() {
 /// the last, widened like a lone full entry (its quotients have no entry to
 /// fall back on).
 #[test]
-fn no_entry_follows_one_that_runs_everywhere() {
+fn no_entry_follows_one_that_runs_everywhere_nor_never_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files: Vec<_> = ["examples", "tests/run"]
         .iter()
@@ -599,6 +599,19 @@ fn no_entry_follows_one_that_runs_everywhere() {
                 assert!(
                     !(l.conditions.is_empty() && l.block_conditions.is_empty()),
                     "{}: {} runs everywhere, yet entries follow it",
+                    f.display(),
+                    l.ir.name
+                );
+            }
+            // Nor is an entry built that never launches (a thread layout
+            // that does not divide a tile: `1 % 4 == 0`,
+            // tests/run/threads_past_a_tile_mode.tile).
+            for l in &kept {
+                assert!(
+                    l.conditions
+                        .iter()
+                        .all(|c| c.fact.eval(&|_: &str| None) != Some(false)),
+                    "{}: {} can never launch",
                     f.display(),
                     l.ir.name
                 );

@@ -108,6 +108,19 @@ pub fn lower_variants_each(
     ready: &mut dyn FnMut(&Lowered),
 ) -> Result<Vec<Lowered>, Diagnostic> {
     let mut full = lower(Variant::Full)?;
+    // A full entry whose conditions can never hold (a thread layout that
+    // does not divide a global tensor's tile: `24 % 16 == 0`) never
+    // launches, nor would the other full-tile entries, which share it: the
+    // guarded entry alone runs every block, and is the one built.
+    let never = full
+        .conditions
+        .iter()
+        .any(|c| c.fact.eval(&|_: &str| None) == Some(false));
+    if never {
+        let guarded = lower(Variant::Guarded)?;
+        ready(&guarded);
+        return Ok(vec![guarded]);
+    }
     // An entry that runs every block at any extents (all its global
     // traffic TMA's, say) leaves the others nothing to run, and so has
     // none to fall back on where its quotients pass 32 bits.
