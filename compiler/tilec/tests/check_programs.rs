@@ -293,3 +293,15 @@ fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
         "if a < 30",
     );
 }
+
+/// A guard on a quotient, a product or a sum of the counter bounds the
+/// counter where the lowering reads it (`j / 32 < 1` is `j < 32`), and
+/// `j / 32 < 2` does not keep it in a row of 32:
+/// tests/check/errors/shared_row_under_a_quotient_guard.tile.
+#[test]
+fn a_guard_on_a_quotient_product_or_sum_bounds_its_counter() {
+    for guard in ["j / 32 < 1", "j / 32 == 0", "2 * j < 64", "j - 32 < 0", "j + 1 <= 32"] {
+        twin_lowers("shared_row_under_a_quotient_guard", "j / 32 < 2", guard);
+    }
+}
+

@@ -193,14 +193,41 @@ fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
                 _ => Vec::new(),
             };
             pairs.into_iter().flat_map(|(below, above)| {
-                [
-                    (below.0.clone(), below.0.min(&below.1)),
-                    (above.0.clone(), above.0.max(&above.1)),
-                ]
+                let mut capped = vec![(above.0.clone(), above.0.max(&above.1))];
+                for (part, most) in at_most(below.0, below.1) {
+                    capped.push((part.clone(), part.min(&most)));
+                }
+                capped
             })
         })
         .filter(|(part, _)| !part.is_static())
         .collect()
+}
+
+/// `part <= most`, and what it says of the value inside `part` where that
+/// is `x / c`, `c * x` or `x + k` (`j / 32 < 1` bounds `j` by 31, `2 * j <
+/// 64` by 31, `j - 32 < 0` by 31), on down: sound for truncating division
+/// by a positive constant at any sign (`x / c <= m` gives `x <= c * m + c -
+/// 1`; `c * x <= m` gives `x <= m / c`, at or above the floor).
+fn at_most(part: &Int, most: Int) -> Vec<(&Int, Int)> {
+    let mut out = Vec::new();
+    let (mut part, mut most) = (part, most);
+    loop {
+        out.push((part, most.clone()));
+        let Int::Dynamic(sym) = part else { break };
+        let Sym::Bin(op, a, b) = &**sym else { break };
+        let positive = |c: &Int| c.as_static().filter(|&c| c > 0);
+        (part, most) = match (op, positive(a), positive(b)) {
+            (IntOp::Div, _, Some(c)) => (a, most.mul(&Int::Static(c)).add(&Int::Static(c - 1))),
+            (IntOp::Mul, Some(c), _) => (b, most.div(&Int::Static(c))),
+            (IntOp::Mul, _, Some(c)) => (a, most.div(&Int::Static(c))),
+            (IntOp::Add, _, _) if b.is_static() => (a, most.sub(b)),
+            (IntOp::Add, _, _) if a.is_static() => (b, most.sub(a)),
+            (IntOp::Sub, _, _) if b.is_static() => (a, most.add(b)),
+            _ => break,
+        };
+    }
+    out
 }
 
 /// What `p` being `holds` requires, as pairs `(a, b)` for `a <= b`
