@@ -300,8 +300,13 @@ fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
 /// tests/check/errors/shared_row_under_a_quotient_guard.tile.
 #[test]
 fn a_guard_on_a_quotient_product_or_sum_bounds_its_counter() {
-    for guard in ["j / 32 < 1", "j / 32 == 0", "2 * j < 64", "j - 32 < 0", "j + 1 <= 32"] {
+    for guard in [
+        "j / 32 < 1",
+        "j / 32 == 0",
+        "2 * j < 64",
+        "j - 32 < 0",
+        "j + 1 <= 32",
+    ] {
         twin_lowers("shared_row_under_a_quotient_guard", "j / 32 < 2", guard);
     }
 }
-
