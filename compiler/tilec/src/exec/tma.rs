@@ -177,18 +177,16 @@ impl<'a> Block<'a> {
                     if let Some(i) = global {
                         b.async_global_read(p, i, issuer, l.span);
                     }
-                    // In a turn, the box's write meets what another
-                    // warpgroup did to the element (its barrier orders
-                    // only its own threads' accesses before it): checked
-                    // as the issuer's write after the barrier, then kept
-                    // as one before it.
-                    if landed.is_some() {
-                        b.touch(buffer, slot, issuer as u32, true, l.span)?;
-                    }
-                    b.shared[buffer].values[slot] = global.map_or(0.0, |i| b.global_value(p, i));
-                    b.shared[buffer].written[slot] = true;
                     match landed {
-                        Some(_) => b.touches[buffer][slot].writer = landed,
+                        // In a turn, the box's write meets what another
+                        // warpgroup did to the element (its barrier orders
+                        // only its own threads' accesses before it):
+                        // checked as the issuer's write after the barrier,
+                        // then kept as one before it.
+                        Some(w) => {
+                            b.touch(buffer, slot, issuer as u32, true, l.span)?;
+                            b.touches[buffer][slot].writer = Some(w);
+                        }
                         None => {
                             b.touches[buffer][slot] = Touch {
                                 epoch: b.epoch,
@@ -196,6 +194,8 @@ impl<'a> Block<'a> {
                             }
                         }
                     }
+                    b.shared[buffer].values[slot] = global.map_or(0.0, |i| b.global_value(p, i));
+                    b.shared[buffer].written[slot] = true;
                     Ok(())
                 })?;
             }

@@ -25,6 +25,7 @@ mod predication;
 mod reduce;
 mod residue;
 mod rolled;
+mod statement_notes;
 mod tensor_core;
 mod tma_waits;
 mod variant;
