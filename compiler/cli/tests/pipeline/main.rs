@@ -1,7 +1,8 @@
 //! The whole pipeline on the built crates: every example to PTX that ptxas
 //! accepts; snapshots of a small kernel's IR and PTX showing the folding;
 //! the runtime's checks before a launch; GPU runs when a GPU is present;
-//! launch plans of the pipelines, split-K and branches (`plans.rs`);
+//! launch plans of the pipelines, split-K and branches (`plans.rs`) and
+//! the launch proof checked against every access (`proof.rs`);
 //! the launch proof under ifs (`ifs.rs`); Hopper's wgmma, pipelines and
 //! clusters (`hopper.rs`). (One test binary,
 //! so LLVM is linked once.)
@@ -488,6 +489,7 @@ mod fast_forms;
 mod hopper;
 mod ifs;
 mod plans;
+mod proof;
 mod ptxas;
 mod runtime;
 mod turns;
