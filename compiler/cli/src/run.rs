@@ -175,6 +175,7 @@ pub fn run(a: Args) -> ExitCode {
                     Err(code) => return code,
                 };
                 note_passed_over(&c.manifest, &plan);
+                note_one_tile_a_block(&c.manifest, &dims, &plan);
                 let estimate = match approve_cpu(c, &dims, &plan, a.cpu) {
                     Ok(e) => e,
                     Err(code) => return code,
@@ -582,6 +583,30 @@ pub fn spinner(what: &str) -> ProgressBar {
 pub fn note_passed_over(m: &Manifest, plan: &LaunchPlan) {
     for (entry, why) in plan.passed_over(m) {
         eprintln!("note: {entry} does not run: {why}");
+    }
+}
+
+/// Says where a kernel that sizes its grid by `sm_count` (not given in
+/// `--dims`) launches fewer blocks than that, two or more: a persistent kernel's walk
+/// then gives each block one tile, and its later trips (the accumulators
+/// cleared for the next tile, the next tile's loads under this one's
+/// epilogue) go untested at these extents.
+fn note_one_tile_a_block(m: &Manifest, dims: &Dims, plan: &LaunchPlan) {
+    let Some(i) = m.extents.iter().position(|e| e == tilec_layout::SM_COUNT) else {
+        return;
+    };
+    let sms = plan.extents[i];
+    let blocks: i64 = plan
+        .launches
+        .iter()
+        .map(|l| l.grid.iter().map(|&g| g as i64).product::<i64>())
+        .sum();
+    if dims.get(tilec_layout::SM_COUNT).is_none() && (2..sms).contains(&blocks) {
+        eprintln!(
+            "note: {} launches {blocks} block(s), fewer than sm_count = {sms}: each block takes one tile (or one piece) of a walk at these extents; `--dims {dims},sm_count={}` gives each several",
+            m.kernel,
+            (blocks / 3).max(1)
+        );
     }
 }
 

@@ -399,3 +399,52 @@ fn an_entry_the_proof_refuses_steps_aside_for_a_later_one() {
         "{err}"
     );
 }
+
+/// An f32 input copied into bf16 registers on its way (a mixed-input
+/// GEMM's A, converted for the tensor cores) reaches an f32 output
+/// rounded: the run holds it to bf16's tolerance, as a rounding inside an
+/// expression is, where f32's failed it.
+#[test]
+fn a_value_stored_narrower_on_its_way_is_checked_at_that_type() {
+    let src = "kernel through_bf16(A: tensor<f32, (M):(1)>, C: tensor<f32, (M):(1)>)
+{
+    reference copy(A, C);
+    launch grid(ceil_div(M, 128)), block(128);
+    let tA = local_tile(A, (128), (block.x));
+    let tC = local_tile(C, (128), (block.x));
+    let r = registers<bf16>(1);
+    copy(tA[thread.x], r[0]);
+    copy(r[0], tC[thread.x]);
+}";
+    let (code, err) = run_cpu("through_bf16", src, "M=1000");
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A grid sized by `sm_count` that launches fewer blocks than it gives each
+/// block one tile of its walk: the run says so, and how to walk several.
+#[test]
+fn a_walk_of_one_tile_a_block_is_noted() {
+    let src = "kernel walk(A: tensor<f32, (M):(1)>, C: tensor<f32, (M):(1)>)
+{
+    reference copy(A, C);
+    let tiles = ceil_div(M, 128);
+    launch grid(min(tiles, sm_count)), block(128);
+    for t in block.x..tiles {
+        if t % min(tiles, sm_count) == block.x {
+            let tA = local_tile(A, (128), (t));
+            let tC = local_tile(C, (128), (t));
+            copy(tA[thread.x], tC[thread.x]);
+        }
+    }
+}";
+    let (code, err) = run_cpu("walk", src, "M=1000");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("walk launches 8 block(s), fewer than sm_count = 132")
+            && err.contains("`--dims M=1000,sm_count=2` gives each several"),
+        "{err}"
+    );
+    let (code, err) = run_cpu("walk", src, "M=1000,sm_count=2");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("fewer than sm_count"), "{err}");
+}

@@ -84,6 +84,14 @@ pub enum AlgebraError {
         modes: usize,
     },
 
+    #[error("the slice {coord} gives {given} coordinates to a shape of {modes} modes, {shape}")]
+    SliceModes {
+        coord: String,
+        shape: IntTuple,
+        given: usize,
+        modes: usize,
+    },
+
     #[error("coordinate {coord} does not fit the shape {shape}: {why}")]
     BadCoordinate {
         coord: String,

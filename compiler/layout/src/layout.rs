@@ -546,6 +546,12 @@ fn lift_slice(coord: &Coord, t: &IntTuple) -> Result<Vec<IntTuple>> {
             }
             Ok(out)
         }
+        (Coord::Tuple(cs), IntTuple::Tuple(ts)) => Err(AlgebraError::SliceModes {
+            coord: coord.to_string(),
+            shape: t.clone(),
+            given: cs.len(),
+            modes: ts.len(),
+        }),
         _ => Err(AlgebraError::BadCoordinate {
             coord: coord.to_string(),
             shape: t.clone(),

@@ -294,6 +294,27 @@ fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
     );
 }
 
+/// A loop whose end follows the thread is bounded by the launch's threads
+/// (and the ifs around it): `0..min(thread.x + 1, 32)`, `0..thread.x` and
+/// `0..thread.x % 32` in a block of 32 stay in a row of 32, where
+/// `0..thread.x + 2` reaches 32
+/// (tests/check/errors/shared_past_its_mode_by_a_loop_to_the_thread.tile).
+#[test]
+fn a_loop_to_the_thread_is_bounded_by_the_launch_s_threads() {
+    for end in [
+        "min(thread.x + 1, 32)",
+        "thread.x",
+        "thread.x % 32",
+        "31 - thread.x",
+    ] {
+        twin_lowers(
+            "shared_past_its_mode_by_a_loop_to_the_thread",
+            "0..thread.x + 2",
+            &format!("0..{end}"),
+        );
+    }
+}
+
 /// A guard on a quotient, a product or a sum of the counter bounds the
 /// counter where the lowering reads it (`j / 32 < 1` is `j < 32`), and
 /// `j / 32 < 2` does not keep it in a row of 32:

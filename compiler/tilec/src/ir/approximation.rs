@@ -3,7 +3,7 @@
 //! The `fast_` functions are the hardware's approximations, which the
 //! executor computes exactly ([`crate::arith::Unary::error`]).
 
-use super::{Arith, Inst, InstKind, KernelIr, Param, Space, for_each_inst};
+use super::{Arith, CopyAtom, Inst, InstKind, KernelIr, Param, Space, for_each_inst};
 use std::collections::HashSet;
 use tilec_layout::Elem;
 
@@ -37,13 +37,25 @@ impl KernelIr {
     /// narrower than f32: the reference rounds its exact value once, the
     /// kernel its f32 value, and where the two lie on either side of a
     /// rounding boundary of that type they differ by a whole unit of it.
-    /// The results are checked within that type's tolerance, then.
+    /// The results are checked within that type's tolerance, then. So too
+    /// where a value is stored narrower on its way (an f32 tile of A
+    /// copied into bf16 registers for the tensor cores, a sum kept in an
+    /// f16 shared tile): the output, f32, holds what was rounded there.
     pub fn rounded_to(&self) -> Option<Elem> {
         let mut to = Vec::new();
-        for_each_inst(&self.body, &mut |i| {
-            if let InstKind::Compute { value, .. } = &i.kind {
+        for_each_inst(&self.body, &mut |i| match &i.kind {
+            InstKind::Compute { value, elem, dst } => {
                 value.conversions(&mut to);
+                if !matches!(dst.space, Space::Global(_)) {
+                    to.push(*elem);
+                }
             }
+            InstKind::Copy {
+                atom: CopyAtom::Convert(_, elem),
+                dst,
+                ..
+            } if !matches!(dst.space, Space::Global(_)) => to.push(*elem),
+            _ => {}
         });
         coarsest_rounding(to)
     }

@@ -32,6 +32,9 @@ use crate::syntax::ast::{Expr, ExprKind};
 use tilec_layout as alg;
 use tilec_layout::{AlgebraError, ComposedLayout, Conditions, Int, IntTuple, Layout, Tiler};
 
+/// Why an i32 scalar parameter cannot be an index or a count, and what can.
+const SCALAR_IS_NO_COUNT: &str = "a scalar parameter is an element value; a run-time integer that bounds a loop or an index is an extent: declare it `w: extent` and pass it with --dims w=64";
+
 /// The most terms (names, numbers and operations) an integer expression
 /// may hold, a shared part counted at each use: every later stage walks
 /// it (the largest in the examples and tests hold a few hundred), and a
@@ -167,7 +170,7 @@ impl Args<'_> {
     }
 
     pub fn wrong(&self, i: usize, wanted: &str) -> Diagnostic {
-        Diagnostic::new(
+        let d = Diagnostic::new(
             format!("argument {} of `{}` must be {wanted}", i + 1, self.name),
             self.spans[i],
         )
@@ -175,8 +178,13 @@ impl Args<'_> {
             "this is {}: {}",
             self.values[i].kind(),
             self.values[i]
-        ))
-        .with_help(self.usage())
+        ));
+        match self.values[i] {
+            Value::Scalar { .. } if wanted.contains("integer") => {
+                d.with_help(format!("{}; {SCALAR_IS_NO_COUNT}", self.usage()))
+            }
+            _ => d.with_help(self.usage()),
+        }
     }
 
     /// Argument `i` as a layout (a shape is one, with its compact
@@ -330,11 +338,16 @@ impl<'a> Evaluator<'a> {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 let int = |v: &Value, span: Span| {
                     v.to_int().ok_or_else(|| {
-                        Diagnostic::new("arithmetic here works on integers", span)
-                            .with_label(format!("this is {}", v.kind()))
-                            .with_help(
+                        let d = Diagnostic::new("arithmetic here works on integers", span)
+                            .with_label(format!("this is {}", v.kind()));
+                        match v {
+                            // An i32 parameter is an element, converted
+                            // in statements; a count is an extent.
+                            Value::Scalar { .. } => d.with_help(SCALAR_IS_NO_COUNT),
+                            _ => d.with_help(
                                 "+, -, *, / and % combine integers such as loop counters and sizes; on tensors, write an element-wise statement: `dst = a + b;`",
-                            )
+                            ),
+                        }
                     })
                 };
                 let (x, y) = (int(&x, a.span)?, int(&y, b.span)?);
@@ -697,6 +710,12 @@ pub fn algebra_error(err: AlgebraError, span: Span) -> Diagnostic {
         }
         AlgebraError::BadCoordinate { .. } => {
             "give one coordinate per mode; `_` keeps a whole mode"
+        }
+        AlgebraError::SliceModes { given, modes, .. } if given > modes => {
+            "give one coordinate per mode; `_` keeps a whole mode. A stage index needs a stage mode in the buffer's layout: `tile_to_shape(atom, (128, 64, stages))`, not `(128, 64)`"
+        }
+        AlgebraError::SliceModes { .. } => {
+            "give one coordinate per mode; `_` keeps a whole mode (`gA[_, _, k]` of a (bm, bk, k) tile)"
         }
         AlgebraError::NotCongruent { .. } => {
             "give every extent exactly one stride, nested the same way"

@@ -305,6 +305,21 @@ impl KernelChecker {
 
     fn param(&mut self, p: &ast::Param) {
         let (kind, value) = match &p.ty {
+            // `W: extent`: a run-time integer no tensor's layout binds (a
+            // window's width), bound at launch like the tensors' extents
+            // and taken, like them, from 1 to 2^40.
+            ast::Type::Scalar(t) if t.name == EXTENT_TYPE => {
+                let n = &p.name.name;
+                if self.extents.contains(n) {
+                    let d = Diagnostic::new(format!("`{n}` is an extent already"), p.name.span)
+                        .with_label("a tensor's layout before it binds this name")
+                        .with_help("an extent parameter names an extent no tensor's layout binds; drop it, or rename it");
+                    return self.diags.push(d);
+                }
+                self.extents.push(n.clone());
+                self.extent_spans.insert(n.clone(), p.name.span);
+                return;
+            }
             ast::Type::Scalar(t) => match Elem::parse(&t.name) {
                 Some(e) => (
                     ParamKind::Scalar(e),
@@ -313,7 +328,11 @@ impl KernelChecker {
                         elem: e,
                     },
                 ),
-                None => return self.broken_param(p, unknown_elem(t)),
+                None => {
+                    let d = Diagnostic::new(format!("unknown type `{}`", t.name), t.span)
+                        .with_help("a scalar parameter's types are f32, f16, bf16 and i32; `W: extent` declares a run-time integer");
+                    return self.broken_param(p, d);
+                }
             },
             ast::Type::Tensor { elem, layout } => {
                 let Some(e) = Elem::parse(&elem.name) else {
@@ -749,6 +768,9 @@ impl KernelChecker {
 fn builtin_name(n: &str) -> Option<Value> {
     Builtin::parse(n).map(|b| Value::Int(b.int()))
 }
+
+/// The type of a parameter that is an extent: `W: extent`.
+const EXTENT_TYPE: &str = "extent";
 
 fn unknown_elem(t: &ast::Ident) -> Diagnostic {
     Diagnostic::new(format!("unknown element type `{}`", t.name), t.span)

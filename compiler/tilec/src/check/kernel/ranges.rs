@@ -181,11 +181,18 @@ impl KernelChecker {
         match end.as_static() {
             Some(end) => Some((first, end.checked_sub(1)?)),
             None => {
-                // Below an end that intervals bound (`min(N, 16)`).
+                // Below an end that intervals bound (`min(N, 16)`, and
+                // `thread.x + 1` under the launch's threads and the ifs).
+                let around = Ranges {
+                    launch: self.launch.as_ref().map(|(l, _)| l),
+                    loops: &self.loop_ranges,
+                    facts: &self.facts,
+                    producer: self.in_load,
+                    extents: &self.extent_spans,
+                };
                 let known = |n: &str| match Builtin::parse(n) {
-                    Some(_) => None,
                     None if self.extent_spans.contains_key(n) => Some((1, EXTENT_END - 1)),
-                    None => self.loop_ranges.get(n).copied(),
+                    _ => around.of(n),
                 };
                 let last = end
                     .range(&known)
@@ -239,7 +246,7 @@ impl KernelChecker {
                     self.diags.push(match scalar {
                         true => d
                             .with_label("a scalar parameter is an element value, not a count a loop can take")
-                            .with_help("bound loops by extents (the tensors' M, N, K) and integers: `for i in 0..N`, `for k in 0..size(gA, 2)`"),
+                            .with_help("bound loops by extents (the tensors' M, N, K, or a parameter `w: extent`, passed by --dims) and integers: `for i in 0..N`, `for k in 0..size(gA, 2)`"),
                         false => d.with_help("e.g. for k in 0..size(gA, 2)"),
                     });
                     None
