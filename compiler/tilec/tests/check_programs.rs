@@ -294,6 +294,18 @@ fn an_inner_loop_s_end_bounded_by_a_guard_stays_in_its_mode() {
     );
 }
 
+/// `min_blocks(n)` stands where n blocks' shared memory fits a
+/// multiprocessor: one block of 120 KB does
+/// (tests/check/errors/min_blocks_past_shared_memory.tile asks for two).
+#[test]
+fn min_blocks_stands_where_the_blocks_fit_shared_memory() {
+    twin_lowers(
+        "min_blocks_past_shared_memory",
+        "min_blocks(2)",
+        "min_blocks(1)",
+    );
+}
+
 /// A loop whose end follows the thread is bounded by the launch's threads
 /// (and the ifs around it): `0..min(thread.x + 1, 32)`, `0..thread.x` and
 /// `0..thread.x % 32` in a block of 32 stay in a row of 32, where

@@ -562,6 +562,7 @@ impl KernelChecker {
         barriers += 8 * i64::from(loads);
         let used =
             shared_placement(&self.state.shared, body).map(|(_, b)| b.saturating_add(barriers));
+        self.check_blocks_fit(used);
         if let Some(used) = used.filter(|&u| u > super::SHARED_LIMIT_BYTES) {
             // Where the bytes go: each buffer by its name, the largest first.
             let mut sizes: Vec<(i64, String)> = self
@@ -601,6 +602,35 @@ impl KernelChecker {
                 )
                 .with_label(format!("bytes: {}", sizes.join(", ")))
                 .with_help(format!("use smaller tiles, fewer stages, or a narrower element type; a buffer first used after another's last use (a tile of C after the main loop) shares its memory{}", if pipeline { ", but a pipeline's stages are in use from the kernel's start" } else { "" })),
+            );
+        }
+    }
+
+    /// `min_blocks(n)` where n blocks' shared memory fits a multiprocessor
+    /// (228 KB on sm_90, 1 KB of it reserved a block): ptxas would limit
+    /// every thread's registers for blocks that can never run beside each
+    /// other, spilling for nothing.
+    fn check_blocks_fit(&mut self, used: Option<i64>) {
+        const SM_SHARED_BYTES: i64 = 228 * 1024;
+        const RESERVED_A_BLOCK: i64 = 1024;
+        let (Some(used), Some((launch, span))) = (used, &self.launch) else {
+            return;
+        };
+        let Some(n) = launch.min_blocks.filter(|&n| n >= 2) else {
+            return;
+        };
+        let fit = SM_SHARED_BYTES / (used + RESERVED_A_BLOCK);
+        if used > 0 && used <= super::SHARED_LIMIT_BYTES && fit < n {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("min_blocks({n}) asks for {n} blocks a multiprocessor, but only {} its shared memory", match fit {
+                        1 => "one fits".to_string(),
+                        f => format!("{f} fit"),
+                    }),
+                    *span,
+                )
+                .with_label(format!("a block takes {used} bytes of shared memory (and 1 KB the hardware reserves); a multiprocessor has 228 KB"))
+                .with_help(format!("ask for min_blocks({}) or none, or use smaller tiles or fewer stages: ptxas limits every thread's registers for {n} blocks that cannot run at once", fit.max(1))),
             );
         }
     }
