@@ -801,3 +801,28 @@ fn a_pipeline_trip_divides_only_where_its_tile_changes() {
         }
     }
 }
+
+/// Two gemms in a row (SwiGLU's gate and up products of one k-tile) are
+/// one wgmma group: one fence, one commit and one wait, after which both
+/// accumulators (64 f32s a thread each) are tied, so the tensor cores do
+/// not drain between the two.
+#[test]
+fn consecutive_gemms_are_one_wgmma_group() {
+    let f = root().join("tests/run/dual_gemm_swiglu.tile");
+    let (code, ptx, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    // One entry runs every extent (TMA clips the edges); the reference's
+    // entries have no wgmma.
+    assert_eq!(ptx.matches(".entry dual_gemm_swiglu(").count(), 1);
+    assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 1);
+    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 1);
+    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 1);
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = llvm
+        .lines()
+        .skip_while(|l| !l.contains("wgmma.wait_group.sync.aligned 0;"));
+    assert!(lines.next().is_some(), "no wait in {llvm}");
+    let tie = lines.next().unwrap_or_default();
+    assert_eq!(tie.matches("=f,").count(), 128, "{tie}");
+}

@@ -557,7 +557,7 @@ impl Lowerer<'_> {
                     Problem::Here(msg, help) => Diagnostic::new(msg, s.span).with_help(help),
                     Problem::Inside(d) => d,
                 })?;
-            out.extend(here);
+            warpgroup::join_wgmma_groups(&mut out, here);
         }
         Ok(out)
     }

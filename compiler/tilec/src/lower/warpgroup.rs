@@ -8,7 +8,7 @@
 //! accumulator. Out: a fence, one wgmma per (k, m, n), a
 //! commit and a wait for it, so that the statement is complete when the
 //! next one starts (the IR verifier's rule): nothing touches an
-//! accumulator in flight.
+//! accumulator in flight. A gemm right after another joins its group.
 
 use super::{Lowerer, Problem};
 use crate::check::program::{Base, View};
@@ -27,6 +27,27 @@ struct SmemTiles<'v> {
     buffer: usize,
     desc: SmemDescriptor,
     span: (i64, i64),
+}
+
+/// Appends `next` to `out`, a gemm right after another joining its wgmma
+/// group (a dual GEMM's two products of one k-tile): nothing touched a
+/// register between the two, so neither the wait between them nor the
+/// second's fence is needed, and the tensor cores do not drain there.
+pub(super) fn join_wgmma_groups(out: &mut Vec<Inst>, next: Vec<Inst>) {
+    let ends_a_group = matches!(
+        out.as_slice(),
+        [.., a, b] if matches!(a.kind, InstKind::WgmmaCommit) && matches!(b.kind, InstKind::WgmmaWait(0))
+    );
+    let starts_one = matches!(
+        next.as_slice(),
+        [a, b, ..] if matches!(a.kind, InstKind::WgmmaFence) && matches!(b.kind, InstKind::Wgmma { .. })
+    );
+    if ends_a_group && starts_one {
+        out.truncate(out.len() - 2);
+        out.extend(next.into_iter().skip(1));
+    } else {
+        out.extend(next);
+    }
 }
 
 impl Lowerer<'_> {
