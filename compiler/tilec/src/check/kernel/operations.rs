@@ -563,10 +563,23 @@ fn mma_operands(mma: &TiledMma, ops: [(&View, &Expr); 3]) -> Result<(), Diagnost
         if m.len() == 2 && op != Operand::C {
             m.push(Int::Static(1));
         }
+        if m.len() > 3 {
+            return Err(Diagnostic::new(
+                format!(
+                    "the tensor-core gemm's {name} has {} modes; it must be {form}",
+                    m.len()
+                ),
+                e.span,
+            )
+            .with_label(format!("shape {}", v.layout.shape()))
+            .with_help(format!(
+                "slice the modes past the third: a pipeline's stage, `tCs{name}[_, _, _, s]`"
+            )));
+        }
         if m.len() != 3 || m[0] != Int::Static(values) {
             return Err(Diagnostic::new(
                 format!(
-                    "the tensor-core gemm's {name} must be {form} with {values} values a thread"
+                    "the tensor-core gemm's {name} must be {form} with {values} values in its first mode"
                 ),
                 e.span,
             )
