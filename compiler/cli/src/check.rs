@@ -172,8 +172,10 @@ fn launches(
                         n => format!("{e} on {n} blocks"),
                     })
                     .collect();
+                // A GPU's plan: the CPU executor keeps every entry's own
+                // blocks at any grid, so that small runs test each.
                 println!(
-                    "{} at {dims}: {}{}; every access in bounds",
+                    "{} at {dims}: on a GPU, {}{}; every access in bounds",
                     k.name,
                     blocks.join(", "),
                     p.notes(&m)

@@ -133,7 +133,7 @@ fn check_plans_the_launch_at_the_extents_given() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.trim(),
-        "persistent_one_warpgroup at M=192,N=512,K=128,sm_count=3: \
+        "persistent_one_warpgroup at M=192,N=512,K=128,sm_count=3: on a GPU, \
          persistent_one_warpgroup on 3 blocks; every access in bounds"
     );
     // A tiler of spread-out tiles: full where a tile's last element is in
