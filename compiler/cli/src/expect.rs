@@ -64,12 +64,15 @@ pub fn reference_outputs(
     let target = all.iter().find(|t| &t.kernel.name == name).ok_or_else(|| {
         RuntimeError::Usage(format!("the reference kernel {name} is not compiled"))
     })?;
-    // The same extents: the reference takes the same tensors, declared alike.
+    // The same extents: the reference takes the same tensors, declared
+    // alike; those of the kernel's it does not name (a `W: extent` it has
+    // no use for, `sm_count`) it is not given.
     let dims = Dims(
         m.extents
             .iter()
             .cloned()
             .zip(plan.extents.iter().copied())
+            .filter(|(e, _)| target.manifest.extents.contains(e))
             .collect(),
     );
     let tplan = plan_reference(&target.manifest, &dims)?;

@@ -595,6 +595,9 @@ fn note_one_tile_a_block(m: &Manifest, dims: &Dims, plan: &LaunchPlan) {
     let Some(i) = m.extents.iter().position(|e| e == tilec_layout::SM_COUNT) else {
         return;
     };
+    if !m.grid.iter().any(|g| g.mentions(tilec_layout::SM_COUNT)) {
+        return;
+    }
     let sms = plan.extents[i];
     let blocks: i64 = plan
         .launches
@@ -603,9 +606,15 @@ fn note_one_tile_a_block(m: &Manifest, dims: &Dims, plan: &LaunchPlan) {
         .sum();
     if dims.get(tilec_layout::SM_COUNT).is_none() && (2..sms).contains(&blocks) {
         eprintln!(
-            "note: {} launches {blocks} block(s), fewer than sm_count = {sms}: each block takes one tile (or one piece) of a walk at these extents; `--dims {dims},sm_count={}` gives each several",
+            "note: {} launches {blocks} block(s), fewer than sm_count = {sms}: each block takes one tile (or one piece) of a walk at these extents; `--dims {}` gives each several",
             m.kernel,
-            (blocks / 3).max(1)
+            Dims(
+                dims.0
+                    .iter()
+                    .cloned()
+                    .chain([(tilec_layout::SM_COUNT.to_string(), (blocks / 3).max(1))])
+                    .collect()
+            )
         );
     }
 }

@@ -825,4 +825,17 @@ fn consecutive_gemms_are_one_wgmma_group() {
     assert!(lines.next().is_some(), "no wait in {llvm}");
     let tie = lines.next().unwrap_or_default();
     assert_eq!(tie.matches("=f,").count(), 128, "{tie}");
+    // One consumer warpgroup: the joined group stays in flight into the
+    // next k-tile (a wait for all but one ends the body).
+    let (code, ptx, err) = tilec(&[
+        "build",
+        f.to_str().unwrap(),
+        "--set",
+        "wgs=1",
+        "--emit",
+        "ptx",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 1);
+    assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 1").count(), 1);
 }

@@ -7,6 +7,7 @@
 use super::{Block, ExecError, Result, Write, param_name, round, warpgroup};
 use crate::ir::{Addr, InstKind, Param, ScalarRef, Space};
 use crate::span::Span;
+use std::collections::hash_map::Entry;
 
 impl<'a> Block<'a> {
     /// The element of shared buffer `s` that thread `t` reads or writes at
@@ -89,7 +90,7 @@ impl<'a> Block<'a> {
     /// its own latest write, else the launch's input.
     pub(super) fn global_value(&self, p: usize, i: usize) -> f64 {
         match self.overlay.get(&(p, i)) {
-            Some(v) => *v,
+            Some(&w) => self.writes[w].value,
             None => self.globals[p].as_ref().map_or(0.0, |g| g.data[i]),
         }
     }
@@ -265,13 +266,23 @@ impl<'a> Block<'a> {
                 ),
             });
         }
-        self.overlay.insert((p, i), v);
-        self.writes.push(Write {
-            param: p,
-            index: i,
-            value: v,
-            span,
-        });
+        // One record an element, its latest value: a loop storing one
+        // element a million times keeps one.
+        match self.overlay.entry((p, i)) {
+            Entry::Occupied(w) => {
+                let w = &mut self.writes[*w.get()];
+                (w.value, w.span) = (v, span);
+            }
+            Entry::Vacant(at) => {
+                at.insert(self.writes.len());
+                self.writes.push(Write {
+                    param: p,
+                    index: i,
+                    value: v,
+                    span,
+                });
+            }
+        }
         Ok(())
     }
 

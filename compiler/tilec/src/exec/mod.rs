@@ -406,9 +406,10 @@ struct Block<'a> {
     /// Per thread: whether it runs the instructions at hand (the `if`
     /// conditions around them hold for it).
     active: Vec<bool>,
-    /// This block's global writes, in order, and the latest value of each.
+    /// This block's global writes, one an element with its latest value,
+    /// and where each element's stands.
     writes: Vec<Write>,
-    overlay: HashMap<(usize, usize), f64>,
+    overlay: HashMap<(usize, usize), usize>,
     /// Per global element this block wrote: the last writer, the barrier
     /// epoch and the statement, so that two threads writing it with no
     /// barrier between them are caught.

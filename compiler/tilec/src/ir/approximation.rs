@@ -38,26 +38,95 @@ impl KernelIr {
     /// kernel its f32 value, and where the two lie on either side of a
     /// rounding boundary of that type they differ by a whole unit of it.
     /// The results are checked within that type's tolerance, then. So too
-    /// where a value is stored narrower on its way (an f32 tile of A
-    /// copied into bf16 registers for the tensor cores, a sum kept in an
-    /// f16 shared tile): the output, f32, holds what was rounded there.
+    /// where a value is stored narrower on its way to a wider output (an
+    /// f32 tile of A copied into bf16 registers for the tensor cores): a
+    /// narrowing that reaches only outputs of its own width (a bf16 C's
+    /// staging) changes nothing, nor loosens another output's check.
     pub fn rounded_to(&self) -> Option<Elem> {
         let mut to = Vec::new();
+        let mut narrowed: Vec<(Space, Elem)> = Vec::new();
         for_each_inst(&self.body, &mut |i| match &i.kind {
             InstKind::Compute { value, elem, dst } => {
                 value.conversions(&mut to);
-                if !matches!(dst.space, Space::Global(_)) {
-                    to.push(*elem);
+                let exact = matches!(value, Arith::Load(_, from) if from == elem);
+                if !exact && !matches!(dst.space, Space::Global(_)) {
+                    narrowed.push((dst.space, *elem));
                 }
             }
             InstKind::Copy {
                 atom: CopyAtom::Convert(_, elem),
                 dst,
                 ..
-            } if !matches!(dst.space, Space::Global(_)) => to.push(*elem),
+            } if !matches!(dst.space, Space::Global(_)) => narrowed.push((dst.space, *elem)),
             _ => {}
         });
+        for e in [Elem::F16, Elem::Bf16] {
+            let from: HashSet<Space> = narrowed.iter().filter(|n| n.1 == e).map(|n| n.0).collect();
+            if !from.is_empty() && self.reaches_wider(from, e) {
+                to.push(e);
+            }
+        }
         coarsest_rounding(to)
+    }
+
+    /// Whether values in `reached` reach an f32 output (wider than `elem`)
+    /// through copies, TMA stores, element-wise statements, ldmatrix and
+    /// stmatrix, and MMAs (to their accumulators).
+    fn reaches_wider(&self, mut reached: HashSet<Space>, elem: Elem) -> bool {
+        loop {
+            let before = reached.len();
+            for_each_inst(&self.body, &mut |i| {
+                let (from, to): (Vec<Space>, Space) = match &i.kind {
+                    InstKind::Compute { value, dst, .. } => {
+                        let mut loads = Vec::new();
+                        value.loads(&mut loads);
+                        (loads.iter().map(|a| a.space).collect(), dst.space)
+                    }
+                    InstKind::Copy { src, dst, .. } => (vec![src.space], dst.space),
+                    InstKind::Matrix {
+                        store,
+                        shared,
+                        regs,
+                        ..
+                    } => {
+                        let r = Space::Registers(regs.array);
+                        match store {
+                            true => (vec![r], shared.space),
+                            false => (vec![shared.space], r),
+                        }
+                    }
+                    InstKind::MmaSync { a, b, c, .. } => (
+                        vec![Space::Registers(a.array), Space::Registers(b.array)],
+                        Space::Registers(c.array),
+                    ),
+                    InstKind::Wgmma { a, b, c, .. } => {
+                        let a = match a {
+                            crate::ir::WgmmaA::Shared(a) => a.start.space,
+                            crate::ir::WgmmaA::Registers(a) => Space::Registers(a.array),
+                        };
+                        (vec![a, b.start.space], Space::Registers(c.array))
+                    }
+                    InstKind::Mma { a, b, c, .. } => (vec![a.space, b.space], c.space),
+                    InstKind::TmaStore { map, src, .. } => {
+                        (vec![src.space], Space::Global(self.tensor_maps[*map].param))
+                    }
+                    _ => return,
+                };
+                if from.iter().any(|s| reached.contains(s)) {
+                    reached.insert(to);
+                }
+            });
+            if reached.len() == before {
+                break;
+            }
+        }
+        reached.iter().any(|s| match *s {
+            Space::Global(p) => matches!(
+                &self.params[p],
+                Param::Tensor { elem: out, .. } if *out == Elem::F32 && elem != Elem::F32
+            ),
+            _ => false,
+        })
     }
 
     /// A unit in the last place of bf16 (2^-7) or f16 (2^-10) where a value

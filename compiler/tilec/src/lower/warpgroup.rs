@@ -33,16 +33,28 @@ struct SmemTiles<'v> {
 /// group (a dual GEMM's two products of one k-tile): nothing touched a
 /// register between the two, so neither the wait between them nor the
 /// second's fence is needed, and the tensor cores do not drain there.
+/// Only gemms whose A lies alike: a group with an `_RS` wgmma fences each
+/// of those at its own A fragment (codegen), not the group's start, so an
+/// `_SS` one before it would go unfenced.
 pub(super) fn join_wgmma_groups(out: &mut Vec<Inst>, next: Vec<Inst>) {
-    let ends_a_group = matches!(
-        out.as_slice(),
-        [.., a, b] if matches!(a.kind, InstKind::WgmmaCommit) && matches!(b.kind, InstKind::WgmmaWait(0))
-    );
-    let starts_one = matches!(
-        next.as_slice(),
-        [a, b, ..] if matches!(a.kind, InstKind::WgmmaFence) && matches!(b.kind, InstKind::Wgmma { .. })
-    );
-    if ends_a_group && starts_one {
+    let a_in_registers = |i: &Inst| match &i.kind {
+        InstKind::Wgmma { a, .. } => Some(matches!(a, WgmmaA::Registers(_))),
+        _ => None,
+    };
+    let ends_a_group = match out.as_slice() {
+        [.., w, c, x]
+            if matches!(c.kind, InstKind::WgmmaCommit)
+                && matches!(x.kind, InstKind::WgmmaWait(0)) =>
+        {
+            a_in_registers(w)
+        }
+        _ => None,
+    };
+    let starts_one = match next.as_slice() {
+        [f, w, ..] if matches!(f.kind, InstKind::WgmmaFence) => a_in_registers(w),
+        _ => None,
+    };
+    if ends_a_group.is_some() && ends_a_group == starts_one {
         out.truncate(out.len() - 2);
         out.extend(next.into_iter().skip(1));
     } else {

@@ -241,6 +241,35 @@ fn cluster_dims(dims: &[Int]) -> Option<[i64; 3]> {
 }
 
 impl KernelChecker {
+    /// `min_blocks(n)` where n blocks' shared memory fits a multiprocessor
+    /// (228 KB on sm_90, 1 KB of it reserved a block): ptxas would limit
+    /// every thread's registers for blocks that can never run beside each
+    /// other, spilling for nothing.
+    pub(super) fn check_blocks_fit(&mut self, used: Option<i64>) {
+        const SM_SHARED_BYTES: i64 = 228 * 1024;
+        const RESERVED_A_BLOCK: i64 = 1024;
+        let (Some(used), Some((launch, span))) = (used, &self.launch) else {
+            return;
+        };
+        let Some(n) = launch.min_blocks.filter(|&n| n >= 2) else {
+            return;
+        };
+        let fit = SM_SHARED_BYTES / (used + RESERVED_A_BLOCK);
+        if used > 0 && used <= super::SHARED_LIMIT_BYTES && fit < n {
+            self.diags.push(
+                Diagnostic::new(
+                    format!("min_blocks({n}) asks for {n} blocks a multiprocessor, but only {} its shared memory", match fit {
+                        1 => "one fits".to_string(),
+                        f => format!("{f} fit"),
+                    }),
+                    *span,
+                )
+                .with_label(format!("a block takes {used} bytes of shared memory (and 1 KB the hardware reserves); a multiprocessor has 228 KB"))
+                .with_help(format!("ask for min_blocks({fit}) or none, or use smaller tiles or fewer stages: ptxas limits every thread's registers for {n} blocks that cannot run at once")),
+            );
+        }
+    }
+
     /// With `min_blocks(n)` (1 without), ptxas compiles the whole kernel
     /// for the registers n blocks leave a thread (a pipeline's `setmaxnreg` raises
     /// the consumers' allocation at run time, not that target), and a

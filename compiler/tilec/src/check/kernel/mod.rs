@@ -191,6 +191,8 @@ struct KernelChecker {
     strides: Vec<StrideSymbol>,
     /// Where each extent is bound: the layout of the first parameter naming it.
     extent_spans: HashMap<String, Span>,
+    /// The names of `W: extent` parameters.
+    extent_params: Vec<String>,
     params: Vec<KernelParam>,
     launch: Option<(Launch, Span)>,
     /// Where the launch statement asks for a cluster, if it does.
@@ -304,20 +306,46 @@ impl KernelChecker {
     }
 
     fn param(&mut self, p: &ast::Param) {
+        if self.extent_params.contains(&p.name.name) {
+            let d = Diagnostic::new(
+                format!("`{}` is a parameter already", p.name.name),
+                p.name.span,
+            )
+            .with_label("an extent parameter before this one has this name")
+            .with_help("give each parameter a name of its own");
+            return self.broken_param(p, d);
+        }
         let (kind, value) = match &p.ty {
             // `W: extent`: a run-time integer no tensor's layout binds (a
             // window's width), bound at launch like the tensors' extents
             // and taken, like them, from 1 to 2^40.
             ast::Type::Scalar(t) if t.name == EXTENT_TYPE => {
                 let n = &p.name.name;
-                if self.extents.contains(n) {
-                    let d = Diagnostic::new(format!("`{n}` is an extent already"), p.name.span)
-                        .with_label("a tensor's layout before it binds this name")
-                        .with_help("an extent parameter names an extent no tensor's layout binds; drop it, or rename it");
+                let taken = match n == SM_COUNT {
+                    true => Some("the device's multiprocessors, which the runtime binds"),
+                    false
+                        if self.params.iter().any(|q| &q.name == n)
+                            || self.extent_params.contains(n) =>
+                    {
+                        Some("a parameter before this one has this name")
+                    }
+                    false => None,
+                };
+                if let Some(why) = taken {
+                    let d = Diagnostic::new(
+                        format!("`{n}` cannot be an extent parameter"),
+                        p.name.span,
+                    )
+                    .with_label(why)
+                    .with_help("name the extent otherwise");
                     return self.diags.push(d);
                 }
-                self.extents.push(n.clone());
-                self.extent_spans.insert(n.clone(), p.name.span);
+                // A tensor before it may hold it already: the one extent.
+                if !self.extents.contains(n) {
+                    self.extents.push(n.clone());
+                    self.extent_spans.insert(n.clone(), p.name.span);
+                }
+                self.extent_params.push(n.clone());
                 return;
             }
             ast::Type::Scalar(t) => match Elem::parse(&t.name) {

@@ -348,6 +348,29 @@ pub fn check_kernel_references(kernels: &[Kernel], names: &[&str]) -> Vec<Diagno
                 );
             }
         }
+        // The run gives the reference the extents by name: each of its own
+        // (a `W: extent` it declares) must be one this kernel has. Its
+        // tensors' are this kernel's (declared alike), and their stride
+        // symbols (`K.stride.2`) the runtime binds each kernel itself.
+        if let Some(missing) = target
+            .extents
+            .iter()
+            .find(|e| *e != tilec_layout::SM_COUNT && !e.contains('.') && !k.extents.contains(e))
+        {
+            diags.push(
+                Diagnostic::new(
+                    format!(
+                        "the reference `{name}` takes the extent `{missing}`, which `{}` has not",
+                        k.name
+                    ),
+                    r.span,
+                )
+                .with_related(target.span, format!("`{name}` is defined here"))
+                .with_help(format!(
+                    "declare `{missing}: extent` in both kernels, or in neither"
+                )),
+            );
+        }
     }
     diags
 }
