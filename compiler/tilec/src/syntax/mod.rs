@@ -341,7 +341,32 @@ fn expected_help(expected: &[String]) -> String {
         [] => {
             "nothing may stand here: remove it, or look for an unbalanced bracket before it".into()
         }
-        _ => format!("expected one of: {}", names.join(" ")),
+        _ => {
+            // In the reader's words: kinds of token once each, in the
+            // parser's order, punctuation as itself.
+            let mut said: Vec<String> = Vec::new();
+            for n in &names {
+                let word = match n.as_str() {
+                    "int" | "float" | "static int" => "a number".to_string(),
+                    "name" | "_" => "a name".to_string(),
+                    "type arg" => "a type argument".to_string(),
+                    "&&" | "||" | "<" | ">" | "<=" | ">=" | "==" | "!=" | "+" | "-" | "*" | "/"
+                    | "%" => "an operator".to_string(),
+                    "kernel" => "a kernel".to_string(),
+                    "tiler" | "layout" | "let" | "launch" | "for" | "pipeline" | "load"
+                    | "reference" | "if" | "reduce" | "tune" => "a statement".to_string(),
+                    other => format!("`{other}`"),
+                };
+                if !said.contains(&word) {
+                    said.push(word);
+                }
+            }
+            let last = said.pop().unwrap_or_default();
+            match said.is_empty() {
+                true => format!("expected {last}"),
+                false => format!("expected {} or {last}", said.join(", ")),
+            }
+        }
     }
 }
 
