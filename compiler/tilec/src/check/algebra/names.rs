@@ -79,6 +79,11 @@ impl Evaluator<'_> {
                         names.extend(tilec_layout::Builtin::ALL.map(|b| b.name().to_string()));
                         names
                     });
+                    // And the algebra's own constants (`LayoutRigth`).
+                    known.extend(
+                        ["LayoutLeft", "LayoutRight", "GenColMajor", "GenRowMajor"]
+                            .map(String::from),
+                    );
                     known.retain(|k| k != n);
                     let best = known
                         .iter()

@@ -28,10 +28,18 @@ impl KernelChecker {
         for p in parts {
             let (which, args) = match &p.kind {
                 ExprKind::Call(f, args) => match &f.kind {
-                    ExprKind::Name(n)
-                        if ["grid", "block", "min_blocks", "cluster"].contains(&n.as_str()) =>
-                    {
-                        (n.as_str(), args)
+                    ExprKind::Name(n) if LAUNCH_PARTS.contains(&n.as_str()) => (n.as_str(), args),
+                    // A part misspelt (`blocks(...)`): name it and the parts.
+                    ExprKind::Name(n) => {
+                        let close = LAUNCH_PARTS
+                            .iter()
+                            .find(|k| crate::check::algebra::edit_distance(k, n) <= 2);
+                        let d = Diagnostic::new(format!("a launch has no part `{n}`"), f.span)
+                            .with_label("unknown part");
+                        return self.diags.push(match close {
+                            Some(k) => d.with_help(format!("did you mean `{k}`? a launch's parts are grid, block, min_blocks and cluster")),
+                            None => d.with_help("a launch's parts are grid, block, min_blocks and cluster: `launch grid(...), block(...);`"),
+                        });
                     }
                     _ => return self.diags.push(launch_help(p.span)),
                 },
@@ -319,6 +327,9 @@ impl KernelChecker {
         }
     }
 }
+
+/// The parts a launch statement may name.
+const LAUNCH_PARTS: [&str; 4] = ["grid", "block", "min_blocks", "cluster"];
 
 fn launch_help(span: Span) -> Diagnostic {
     Diagnostic::new("a launch statement names the grid and the block", span)
