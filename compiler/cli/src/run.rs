@@ -238,8 +238,8 @@ fn cpu_failed(e: CpuFailure, c: &Compiled, name: &str, src: &str) -> ExitCode {
         CpuFailure::Runtime(e) => fail(&format!("{}: {e}", c.kernel.name)),
         CpuFailure::Kernel(e) => report(name, src, Failure::Source(vec![e.diagnostic()])),
         CpuFailure::Stopped { done, of, after } => fail(&format!(
-            "the CPU executor stopped {} after {} with {done} of {of} blocks run (no GPU on this machine)\n  \
-             run it to its end with --cpu (a progress bar shows the time left), or give smaller --dims",
+            "the CPU executor stopped {} after {} with {done} of {of} blocks finished (no GPU on this machine)\n  \
+             run it to its end with --cpu (a progress bar shows the time left), or give smaller --dims (or fewer loop trips, where no extent sets them)",
             c.kernel.name,
             human(after)
         )),

@@ -392,12 +392,16 @@ fn same_modes(a: &View, ae: &Expr, b: &View, be: &Expr, op: &str) -> Result<(), 
     if sa == sb || (one(a) && one(b)) {
         return Ok(());
     }
-    let what = if sa.len() != sb.len() {
-        format!("{} modes and {} modes", sa.len(), sb.len())
+    let message = if sa.len() != sb.len() {
+        format!(
+            "`{op}`'s operands differ in rank: {} modes here, {} there",
+            sa.len(),
+            sb.len()
+        )
     } else {
-        "shapes".to_string()
+        format!("`{op}` operands have different shapes")
     };
-    Err(Diagnostic::new(format!("`{op}` operands have different {what}"), ae.span)
+    Err(Diagnostic::new(message, ae.span)
         .with_label(format!("shape {}", a.layout.shape()))
         .with_related(be.span, format!("shape {}", b.layout.shape()))
         .with_help("both operands need the same extent in every mode; check the thread layouts and tilers that made them"))
