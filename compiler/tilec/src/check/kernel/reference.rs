@@ -217,7 +217,18 @@ impl KernelChecker {
                     ExprKind::Name(n) => self.params.iter().position(|p| &p.name == n),
                     _ => None,
                 }
-                .ok_or_else(|| not_a_parameter(a, usage))
+                .ok_or_else(|| match &a.kind {
+                    // An extent goes to the reference by its name.
+                    ExprKind::Name(n) if self.extent_params.contains(n) => Diagnostic::new(
+                        format!("`{n}` is an extent: a reference is not passed extents"),
+                        a.span,
+                    )
+                    .with_label("an extent parameter")
+                    .with_help(format!(
+                        "leave it out here and declare `{n}: extent` in the reference kernel: the run binds it there by its name"
+                    )),
+                    _ => not_a_parameter(a, usage),
+                })
             })
             .collect::<Result<_, _>>()?;
         Ok(Reference {
