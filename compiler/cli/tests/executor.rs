@@ -71,6 +71,7 @@ fn every_example_runs_on_the_cpu_against_its_reference() {
         ("tests/run/tma_loads_then_gemm.tile", "M=200,N=130,K=200"),
         ("tests/run/wgmma_rs.tile", "M=200,N=50,K=72"),
         ("tests/run/wgmma_rs.tile", "M=256,N=48,K=64"),
+        ("tests/run/guarded_by_either_side.tile", "M=5,N=37"),
         ("tests/run/window_sum.tile", "M=100,W=7"),
         ("tests/run/window_sum.tile", "M=33,W=64"),
         ("tests/run/negative_tile_coordinate.tile", "M=64,N=16"),

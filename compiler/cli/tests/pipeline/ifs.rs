@@ -82,3 +82,26 @@ fn an_access_under_an_if_nothing_passes_is_no_access() {
         "{err}"
     );
 }
+
+/// A guard of two sides joined by `||` bounds what both sides bound, by
+/// the looser of the two: the rows before the last or the last row, each
+/// within the columns, is proved in bounds at every size (it was refused);
+/// a side that leaves the column unbounded (`|| i == M - 1`), or bounds
+/// the rows past the tensor (`i < M + 3 && j < N || ...`), is refused.
+#[test]
+fn a_guard_of_either_side_bounds_by_the_looser() {
+    let file = "tests/run/guarded_by_either_side.tile";
+    for dims in ["M=5,N=37", "M=1,N=1", "M=130,N=7"] {
+        let (code, err) = checked(file, "", "", dims);
+        assert_eq!(code, 0, "{dims}: {err}");
+    }
+    let guard = "i < M - 1 && j < N || i == M - 1 && j < N";
+    for wrong in [
+        "i < M - 1 && j < N || i == M - 1",
+        "i < M + 3 && j < N || i == M - 1 && j < N",
+    ] {
+        let (code, err) = checked(file, guard, wrong, "M=5,N=37");
+        assert_eq!(code, 1, "{wrong}: {err}");
+        assert!(err.contains("refusing to launch"), "{wrong}: {err}");
+    }
+}

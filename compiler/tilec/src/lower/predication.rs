@@ -177,30 +177,99 @@ fn comparisons(p: &Predicate, holds: bool) -> Vec<(Binary, &Int, &Int)> {
 /// `holds`: `a < b` caps `a` by `min(a, b - 1)` and `b` by `max(b, a + 1)`;
 /// `a == b` caps each from both sides by the other (`j == 0`: `j` is 0).
 fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
-    let one = Int::Static(1);
-    comparisons(p, holds)
+    bounds(p, holds)
         .into_iter()
-        .flat_map(|(op, a, b)| {
-            let pairs = match op {
-                Binary::Lt => vec![((a, b.sub(&one)), (b, a.add(&one)))],
-                Binary::Le => vec![((a, b.clone()), (b, a.clone()))],
-                Binary::Gt => vec![((b, a.sub(&one)), (a, b.add(&one)))],
-                Binary::Ge => vec![((b, a.clone()), (a, b.clone()))],
-                Binary::Eq => vec![
-                    ((a, b.clone()), (b, a.clone())),
-                    ((b, a.clone()), (a, b.clone())),
-                ],
-                _ => Vec::new(),
+        .filter(|(part, ..)| !part.is_static())
+        .map(|(part, upper, b)| {
+            let capped = match upper {
+                true => part.min(&b),
+                false => part.max(&b),
             };
-            pairs.into_iter().flat_map(|(below, above)| {
-                let mut capped = vec![(above.0.clone(), above.0.max(&above.1))];
-                for (part, most) in at_most(below.0, below.1) {
-                    capped.push((part.clone(), part.min(&most)));
-                }
-                capped
-            })
+            (part, capped)
         })
-        .filter(|(part, _)| !part.is_static())
+        .collect()
+}
+
+/// The bounds `p` being `holds` puts on the parts of what it compares:
+/// `(part, true, b)` for `part <= b`, `(part, false, b)` for `part >= b`.
+/// Where either of two sides may hold (`||` holding, `&&` failing), a
+/// part bounded alike by both is bounded by the looser of the two (`i < M
+/// - 1 || i == M - 1` bounds `i` by `max(M - 2, M - 1)`), so that its cap
+/// is still the part wherever one side holds; what one side alone bounds
+/// is not bounded.
+fn bounds(p: &Predicate, holds: bool) -> Vec<(Int, bool, Int)> {
+    match (p, holds) {
+        (Predicate::Compare(op, a, b), _) => {
+            let op = if holds { *op } else { op.negation() };
+            compare_bounds(op, a, b)
+        }
+        (Predicate::And(a, b), true) | (Predicate::Or(a, b), false) => {
+            let mut v = bounds(a, holds);
+            v.extend(bounds(b, holds));
+            v
+        }
+        (Predicate::Or(a, b), true) | (Predicate::And(a, b), false) => {
+            let (x, y) = (tightest(bounds(a, holds)), tightest(bounds(b, holds)));
+            x.into_iter()
+                .filter_map(|(part, upper, bx)| {
+                    let (_, _, by) = y
+                        .iter()
+                        .find(|(q, u, _)| *u == upper && q.same_value(&part))?;
+                    let looser = match upper {
+                        true => bx.max(by),
+                        false => bx.min(by),
+                    };
+                    Some((part, upper, looser))
+                })
+                .collect()
+        }
+    }
+}
+
+/// Each part's bounds of one direction joined into the tightest.
+fn tightest(bounds: Vec<(Int, bool, Int)>) -> Vec<(Int, bool, Int)> {
+    let mut out: Vec<(Int, bool, Int)> = Vec::new();
+    for (part, upper, b) in bounds {
+        match out
+            .iter_mut()
+            .find(|(q, u, _)| *u == upper && q.same_value(&part))
+        {
+            Some((_, _, before)) => {
+                *before = match upper {
+                    true => before.min(&b),
+                    false => before.max(&b),
+                }
+            }
+            None => out.push((part, upper, b)),
+        }
+    }
+    out
+}
+
+/// The bounds of `a op b`: the side below capped from above (and what is
+/// inside it, [`at_most`]), the side above from below.
+fn compare_bounds(op: Binary, a: &Int, b: &Int) -> Vec<(Int, bool, Int)> {
+    let one = Int::Static(1);
+    let pairs = match op {
+        Binary::Lt => vec![((a, b.sub(&one)), (b, a.add(&one)))],
+        Binary::Le => vec![((a, b.clone()), (b, a.clone()))],
+        Binary::Gt => vec![((b, a.sub(&one)), (a, b.add(&one)))],
+        Binary::Ge => vec![((b, a.clone()), (a, b.clone()))],
+        Binary::Eq => vec![
+            ((a, b.clone()), (b, a.clone())),
+            ((b, a.clone()), (a, b.clone())),
+        ],
+        _ => Vec::new(),
+    };
+    pairs
+        .into_iter()
+        .flat_map(|(below, above)| {
+            let mut out = vec![(above.0.clone(), false, above.1)];
+            for (part, most) in at_most(below.0, below.1) {
+                out.push((part.clone(), true, most));
+            }
+            out
+        })
         .collect()
 }
 
