@@ -193,10 +193,10 @@ fn caps(p: &Predicate, holds: bool) -> Vec<(Int, Int)> {
 /// The bounds `p` being `holds` puts on the parts of what it compares:
 /// `(part, true, b)` for `part <= b`, `(part, false, b)` for `part >= b`.
 /// Where either of two sides may hold (`||` holding, `&&` failing), a
-/// part bounded alike by both is bounded by the looser of the two (`i < M
-/// - 1 || i == M - 1` bounds `i` by `max(M - 2, M - 1)`), so that its cap
-/// is still the part wherever one side holds; what one side alone bounds
-/// is not bounded.
+/// part bounded alike by both is bounded by the looser of the two
+/// (`i < M - 1 || i == M - 1` bounds `i` by `max(M - 2, M - 1)`), so that
+/// its cap is still the part wherever one side holds; what one side alone
+/// bounds is not bounded.
 fn bounds(p: &Predicate, holds: bool) -> Vec<(Int, bool, Int)> {
     match (p, holds) {
         (Predicate::Compare(op, a, b), _) => {
