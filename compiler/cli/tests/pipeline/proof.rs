@@ -171,6 +171,11 @@ fn the_proof_never_accepts_an_access_outside_its_buffer() {
             "M=37",
         ),
         ("tests/run/guarded_loop_bound.tile", "trmv", "M=37"),
+        (
+            "tests/run/guarded_by_either_side.tile",
+            "either_side",
+            "M=37,N=37",
+        ),
     ] {
         let m = built_manifest(file, kernel);
         let dims = Dims::parse(dims).unwrap();
