@@ -175,7 +175,10 @@ pub fn execute(launch: &Launch, tensors: &mut [Option<Tensor>]) -> Result<Writte
                         let (ir, at) = blocks[b];
                         let written = &written[parts_of(ir)];
                         let r = Block::new(ir, launch, inputs, at, written, Some(&partials)).run();
-                        if let Some(done) = launch.blocks_done {
+                        // A block stopped or failed midway is not done.
+                        if let Some(done) = launch.blocks_done
+                            && r.is_ok()
+                        {
                             done.fetch_add(1, Ordering::Relaxed);
                         }
                         let failed = r.is_err();
