@@ -27,13 +27,7 @@ fn wgmma_targets_sm_90a_and_other_arches_are_refused() {
     // The group's accumulators (64 f32s a thread here) are tied through an
     // empty statement just after the wait, so that no use of them can
     // move above it, and a copy LLVM makes of one reads it after the wait.
-    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
-    assert_eq!(code, 0, "{err}");
-    let mut lines = llvm
-        .lines()
-        .skip_while(|l| !l.contains("wgmma.wait_group.sync.aligned 0;"));
-    assert!(lines.next().is_some(), "no wait in {llvm}");
-    let tie = lines.next().unwrap_or_default();
+    let tie = tie_after_the_wait(&f);
     assert!(tie.contains("asm sideeffect \"\", \"=f,"), "{tie}");
     assert_eq!(tie.matches("=f,").count(), 64, "{tie}");
     for arch in ["sm_80", "sm_89"] {
@@ -802,6 +796,18 @@ fn a_pipeline_trip_divides_only_where_its_tile_changes() {
     }
 }
 
+/// The LLVM IR statement just after the first wait for all wgmma groups
+/// of `f`'s build: the empty statement that ties the accumulators.
+fn tie_after_the_wait(f: &Path) -> String {
+    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = llvm
+        .lines()
+        .skip_while(|l| !l.contains("wgmma.wait_group.sync.aligned 0;"));
+    assert!(lines.next().is_some(), "no wait in {llvm}");
+    lines.next().unwrap_or_default().to_string()
+}
+
 /// Two gemms in a row (SwiGLU's gate and up products of one k-tile) are
 /// one wgmma group: one fence, one commit and one wait, after which both
 /// accumulators (64 f32s a thread each) are tied, so the tensor cores do
@@ -817,13 +823,7 @@ fn consecutive_gemms_are_one_wgmma_group() {
     assert_eq!(ptx.matches("wgmma.fence.sync.aligned").count(), 1);
     assert_eq!(ptx.matches("wgmma.commit_group.sync.aligned").count(), 1);
     assert_eq!(ptx.matches("wgmma.wait_group.sync.aligned 0").count(), 1);
-    let (code, llvm, err) = tilec(&["build", f.to_str().unwrap(), "--emit", "llvm"]);
-    assert_eq!(code, 0, "{err}");
-    let mut lines = llvm
-        .lines()
-        .skip_while(|l| !l.contains("wgmma.wait_group.sync.aligned 0;"));
-    assert!(lines.next().is_some(), "no wait in {llvm}");
-    let tie = lines.next().unwrap_or_default();
+    let tie = tie_after_the_wait(&f);
     assert_eq!(tie.matches("=f,").count(), 128, "{tie}");
     // One consumer warpgroup: the joined group stays in flight into the
     // next k-tile (a wait for all but one ends the body).

@@ -69,6 +69,49 @@ impl KernelIr {
         coarsest_rounding(to)
     }
 
+    /// What `i` moves values between, for the analyses that follow them:
+    /// the spaces it reads and the one it writes (an MMA's operands and its
+    /// accumulators), for element-wise statements, copies, TMA stores,
+    /// ldmatrix and stmatrix, and MMAs; `None` for the rest.
+    fn flow(&self, i: &Inst) -> Option<(Vec<Space>, Space)> {
+        Some(match &i.kind {
+            InstKind::Compute { value, dst, .. } => {
+                let mut loads = Vec::new();
+                value.loads(&mut loads);
+                (loads.iter().map(|a| a.space).collect(), dst.space)
+            }
+            InstKind::Copy { src, dst, .. } => (vec![src.space], dst.space),
+            InstKind::Matrix {
+                store,
+                shared,
+                regs,
+                ..
+            } => {
+                let r = Space::Registers(regs.array);
+                match store {
+                    true => (vec![r], shared.space),
+                    false => (vec![shared.space], r),
+                }
+            }
+            InstKind::MmaSync { a, b, c, .. } => (
+                vec![Space::Registers(a.array), Space::Registers(b.array)],
+                Space::Registers(c.array),
+            ),
+            InstKind::Wgmma { a, b, c, .. } => {
+                let a = match a {
+                    crate::ir::WgmmaA::Shared(a) => a.start.space,
+                    crate::ir::WgmmaA::Registers(a) => Space::Registers(a.array),
+                };
+                (vec![a, b.start.space], Space::Registers(c.array))
+            }
+            InstKind::Mma { a, b, c, .. } => (vec![a.space, b.space], c.space),
+            InstKind::TmaStore { map, src, .. } => {
+                (vec![src.space], Space::Global(self.tensor_maps[*map].param))
+            }
+            _ => return None,
+        })
+    }
+
     /// Whether values in `reached` reach an f32 output (wider than `elem`)
     /// through copies, TMA stores, element-wise statements, ldmatrix and
     /// stmatrix, and MMAs (to their accumulators).
@@ -76,41 +119,8 @@ impl KernelIr {
         loop {
             let before = reached.len();
             for_each_inst(&self.body, &mut |i| {
-                let (from, to): (Vec<Space>, Space) = match &i.kind {
-                    InstKind::Compute { value, dst, .. } => {
-                        let mut loads = Vec::new();
-                        value.loads(&mut loads);
-                        (loads.iter().map(|a| a.space).collect(), dst.space)
-                    }
-                    InstKind::Copy { src, dst, .. } => (vec![src.space], dst.space),
-                    InstKind::Matrix {
-                        store,
-                        shared,
-                        regs,
-                        ..
-                    } => {
-                        let r = Space::Registers(regs.array);
-                        match store {
-                            true => (vec![r], shared.space),
-                            false => (vec![shared.space], r),
-                        }
-                    }
-                    InstKind::MmaSync { a, b, c, .. } => (
-                        vec![Space::Registers(a.array), Space::Registers(b.array)],
-                        Space::Registers(c.array),
-                    ),
-                    InstKind::Wgmma { a, b, c, .. } => {
-                        let a = match a {
-                            crate::ir::WgmmaA::Shared(a) => a.start.space,
-                            crate::ir::WgmmaA::Registers(a) => Space::Registers(a.array),
-                        };
-                        (vec![a, b.start.space], Space::Registers(c.array))
-                    }
-                    InstKind::Mma { a, b, c, .. } => (vec![a.space, b.space], c.space),
-                    InstKind::TmaStore { map, src, .. } => {
-                        (vec![src.space], Space::Global(self.tensor_maps[*map].param))
-                    }
-                    _ => return,
+                let Some((from, to)) = self.flow(i) else {
+                    return;
                 };
                 if from.iter().any(|s| reached.contains(s)) {
                     reached.insert(to);
@@ -220,43 +230,19 @@ impl KernelIr {
                 }
                 reused(&spaces, reached).max(inner)
             }
-            InstKind::Copy { src, dst, .. } => {
-                if reached.contains(&src.space) {
-                    reached.insert(dst.space);
-                }
-                0.0
-            }
-            InstKind::Matrix {
-                store,
-                shared,
-                regs,
-                ..
-            } => {
-                let r = Space::Registers(regs.array);
-                let (from, to) = if *store {
-                    (r, shared.space)
-                } else {
-                    (shared.space, r)
-                };
-                if reached.contains(&from) {
+            InstKind::Copy { .. } | InstKind::Matrix { .. } => {
+                if let Some((from, to)) = self.flow(i)
+                    && from.iter().any(|s| reached.contains(s))
+                {
                     reached.insert(to);
                 }
                 0.0
             }
-            InstKind::MmaSync { a, b, c, .. } => {
-                let ab = [Space::Registers(a.array), Space::Registers(b.array)];
-                self.mma(&ab, Space::Registers(c.array), reached, &reused)
-            }
-            InstKind::Wgmma { a, b, c, .. } => {
-                let a = match a {
-                    crate::ir::WgmmaA::Shared(a) => a.start.space,
-                    crate::ir::WgmmaA::Registers(a) => Space::Registers(a.array),
-                };
-                let ab = [a, b.start.space];
-                self.mma(&ab, Space::Registers(c.array), reached, &reused)
-            }
-            InstKind::Mma { a, b, c, .. } => {
-                self.mma(&[a.space, b.space], c.space, reached, &reused)
+            InstKind::MmaSync { .. } | InstKind::Wgmma { .. } | InstKind::Mma { .. } => {
+                match self.flow(i) {
+                    Some((ab, c)) => self.mma(&ab, c, reached, &reused),
+                    None => 0.0,
+                }
             }
             _ => 0.0,
         }
