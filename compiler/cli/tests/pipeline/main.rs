@@ -3,8 +3,8 @@
 //! the runtime's checks before a launch; GPU runs when a GPU is present;
 //! launch plans of the pipelines, split-K and branches (`plans.rs`) and
 //! the launch proof checked against every access (`proof.rs`);
-//! the launch proof under ifs (`ifs.rs`); Hopper's wgmma, pipelines and
-//! clusters (`hopper.rs`). (One test binary,
+//! the launch proof under ifs (`ifs.rs`); Hopper's pipelines (`hopper.rs`),
+//! wgmma groups (`wgmma_groups.rs`) and clusters (`clusters.rs`). (One test binary,
 //! so LLVM is linked once.)
 
 use std::path::{Path, PathBuf};
@@ -493,5 +493,6 @@ mod proof;
 mod ptxas;
 mod runtime;
 mod turns;
+mod wgmma_groups;
 
 use ptxas::assembled;
