@@ -233,6 +233,45 @@ fn manifest_of(file: &str) -> tilec_runtime::manifest::Manifest {
     kernel_manifest(file, f.file_stem().unwrap().to_str().unwrap())
 }
 
+/// A full-tile fact that the grid makes hold on every block (`block.x + 1
+/// <= M` under `grid(M, N)`) is no condition: a reference of a block per
+/// element builds its full entry alone, and rmsnorm's guarded entries take
+/// no block offset. With one block past the rows the fact stays, and the
+/// guarded entry runs the last one.
+#[test]
+fn full_tiles_the_grid_makes_hold_are_no_condition() {
+    let entries = |m: &tilec_runtime::manifest::Manifest| -> Vec<String> {
+        m.variants.iter().map(|v| v.entry.clone()).collect()
+    };
+    let m = kernel_manifest("examples/add.tile", "add_reference");
+    assert_eq!(entries(&m), ["add_reference"]);
+    assert!(m.variants[0].block_conditions.is_empty());
+    let m = manifest_of("examples/rmsnorm.tile");
+    assert!(m.variants.len() > 1);
+    assert!(
+        m.variants
+            .iter()
+            .all(|v| v.block_conditions.is_empty() && !v.block_offset)
+    );
+    let src = std::fs::read_to_string(root().join("examples/add.tile"))
+        .unwrap()
+        .replace(
+            "launch grid(M, N), block(1)",
+            "launch grid(M + 1, N), block(1)",
+        );
+    let f = std::env::temp_dir().join(format!("tilec-grid-{}.tile", std::process::id()));
+    std::fs::write(&f, src).unwrap();
+    let m = kernel_manifest(f.to_str().unwrap(), "add_reference");
+    std::fs::remove_file(&f).ok();
+    assert_eq!(entries(&m), ["add_reference", "add_reference_guarded"]);
+    let facts: Vec<String> = m.variants[0]
+        .block_conditions
+        .iter()
+        .map(|c| c.fact.to_string())
+        .collect();
+    assert_eq!(facts, ["(block.x+1) <= M"]);
+}
+
 /// The manifest of kernel `name` of `file`.
 fn kernel_manifest(file: &str, name: &str) -> tilec_runtime::manifest::Manifest {
     let dir = std::env::temp_dir().join(format!("tilec-manifest-{}", std::process::id()));

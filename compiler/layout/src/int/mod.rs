@@ -10,8 +10,11 @@
 //! bound at launch are at least 1; the runtime rejects zero extents). The
 //! folding rules below rely on it, e.g. `ceil_div(1, M) = 1`.
 
+mod linear;
 mod range;
 mod text;
+
+pub use linear::Linear;
 
 use crate::Builtin;
 use std::sync::Arc;

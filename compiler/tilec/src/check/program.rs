@@ -11,8 +11,10 @@
 use crate::arith::{Binary, Unary};
 use crate::span::Span;
 use std::fmt;
+use tilec_layout::int::Linear;
 use tilec_layout::{
-    AlgebraError, Condition, Coord, Int, IntTuple, Layout, LdMatrixAtom, Swizzle, TiledMma,
+    AlgebraError, Builtin, Condition, Coord, Fact, Int, IntTuple, Layout, LdMatrixAtom, Swizzle,
+    TiledMma,
 };
 
 pub use tilec_layout::Elem;
@@ -626,6 +628,50 @@ impl Launch {
             let whole = self.grid.get(d as usize).map_or(Some(1), Int::as_static);
             whole.is_none_or(|g| g % self.cluster[d as usize] != 0)
         })
+    }
+
+    /// Whether `fact`, a fact of the block (`64 * (block.x + 1) <= S`),
+    /// holds on every block of the grid: `block.x + 1 <= S` under
+    /// `grid(S, ...)`. Such a full-tile fact is no condition: a grid of a
+    /// block per row (a reference, a row-wise norm) leaves its full entry
+    /// every block, and the guarded one, a whole back end, is not built.
+    pub fn holds_on_every_block(&self, fact: &Fact) -> bool {
+        match fact {
+            Fact::All(fs) => fs.iter().all(|f| self.holds_on_every_block(f)),
+            Fact::Le(a, b) => self.least_over_blocks(b, a).is_some_and(|m| m >= 0),
+            _ => false,
+        }
+    }
+
+    /// A lower bound of `b - a` over the grid's blocks, where the
+    /// difference is linear in the block's indices and, those taken at
+    /// their least, a constant and extents with coefficients of at least
+    /// 0 (an extent is at least 1). `None` where it is anything else.
+    fn least_over_blocks(&self, b: &Int, a: &Int) -> Option<i64> {
+        let mut d = Linear::of(b)?;
+        d.add_form(&Linear::of(a)?, -1)?;
+        for (atom, c) in d.terms.clone() {
+            let Some(Builtin::Block(i)) = atom.as_var().and_then(Builtin::parse) else {
+                continue;
+            };
+            // A cluster's pad blocks lie past the grid's stated end.
+            if self.may_pad() && self.cluster_dim() == Some(i) {
+                return None;
+            }
+            let g = self.grid.get(i as usize)?;
+            d = d.without(&atom);
+            // `c * block.i` over `0..g` is least at 0 where `c >= 0`, at
+            // `g - 1` where it is below.
+            if c < 0 {
+                d.add_form(&Linear::of(g)?, c)?;
+                d.constant = d.constant.checked_sub(c)?;
+            }
+        }
+        let extent = |n: &str| Builtin::parse(n).is_none();
+        d.terms
+            .iter()
+            .all(|(atom, c)| *c >= 0 && atom.as_var().is_some_and(extent))
+            .then_some(d.constant)
     }
 }
 

@@ -393,7 +393,14 @@ impl KernelChecker {
                     || self.strides.iter().any(|s| &s.name == n)
                     || (c.needed_by == FULL_TILES && Builtin::is_block(n))
             };
+            // A block's full tiles that the grid makes hold everywhere.
+            let everywhere = c.needed_by == FULL_TILES
+                && self
+                    .launch
+                    .as_ref()
+                    .is_some_and(|(l, _)| l.holds_on_every_block(&c.fact));
             match names.iter().find(|n| !known(n)) {
+                None if everywhere => {}
                 None => {
                     if !self.conditions.contains(&c) {
                         self.conditions.push(c);
