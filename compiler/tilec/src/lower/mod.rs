@@ -11,10 +11,12 @@
 //! k-residue and unaligned entries' tested copies), `order` the walk of a
 //! copy or statement in its memory's order, `tensor_core` the MMA
 //! and ldmatrix atoms, `checked` the `--checked` bound checks, `variant`
-//! which entries a kernel gets.
+//! which entries a kernel gets, `conditions` which of the checker's
+//! conditions an entry needs.
 
 mod access;
 mod checked;
+mod conditions;
 mod elementwise;
 mod ints;
 mod loops;
@@ -35,7 +37,6 @@ pub use access::GlobalAccess;
 pub use narrow::NarrowedDivision;
 pub use variant::{Variant, entry_name, lower_variants, lower_variants_each, variants};
 
-use crate::check::kernel::FULL_TILES;
 use crate::check::program::{Kernel, Op, ParamKind, Scalar, Stmt, View};
 use crate::diagnostic::{Diagnostic, SourceLines};
 use crate::ir::{
@@ -44,7 +45,7 @@ use crate::ir::{
 use crate::span::Span;
 use foldhash::{HashMap, HashMapExt};
 use loops::{MAX_UNROLL, indexes_registers};
-use tilec_layout::{Builtin, Coord, Int};
+use tilec_layout::{Coord, Int};
 
 /// A kernel's IR and what the runtime checks before launching it.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,14 +116,6 @@ pub struct LoopRange {
 
 /// The hint of an internal error.
 const BUG: &str = "this is a bug in tilec, not in the kernel; please report it with this file";
-
-/// Whether a full-tile fact is about a block's tile (it names `block.*`),
-/// not about every block alike (a k-tile).
-fn is_block_fact(c: &tilec_layout::Condition) -> bool {
-    let mut names = Vec::new();
-    c.fact.names(&mut names);
-    c.needed_by == FULL_TILES && names.iter().any(|n| Builtin::is_block(n))
-}
 
 pub fn lower(k: &Kernel) -> Result<Lowered, Diagnostic> {
     lower_variant(k, Variant::Full)
@@ -283,48 +276,7 @@ fn lower_with(
     let granules = crate::ir::granules(&l.ints);
     let mut body = tma_waits::tma_store_waits(tma_waits::tma_waits(body), &granules, &sharers);
     crate::ir::stores::mark_unordered(&l.ints, &l.map_irs, &mut body);
-    // The full-tile entry needs a tensor's tiles full only where it touches
-    // their elements: TMA fills zeros past a tensor's edge, so a partial
-    // k-tile read by TMA alone costs the fast entry nothing.
-    // Nor a tensor's k-tiles full where each of its copies tests the
-    // thread's whole copy ([`residue`]): only the facts about its blocks
-    // then remain, the tiles of C and the rows and columns of A and B.
-    let needed = |c: &&tilec_layout::Condition| {
-        c.needed_by != FULL_TILES
-            || match variant {
-                Variant::Full => c.tensor.is_none_or(|p| l.by_element.contains(&p)),
-                Variant::KResidue | Variant::Unaligned => c.tensor.is_none_or(|p| {
-                    l.by_element.contains(&p) && (is_block_fact(c) || l.untested.contains(&p))
-                }),
-                Variant::GuardedVectors | Variant::Guarded => false,
-            }
-    };
-    let mut kept: Vec<tilec_layout::Condition> = Vec::new();
-    for c in k.conditions.iter().filter(needed) {
-        let c = tilec_layout::Condition {
-            tensor: None,
-            fact: k.in_place(&c.fact),
-            ..c.clone()
-        };
-        if !kept.contains(&c) {
-            kept.push(c);
-        }
-    }
-    // `x <= A.padded.0` follows from `x <= M` where A declares M there: a
-    // padded extent is at least its declared one at every launch.
-    let implied = |c: &tilec_layout::Condition| match &c.fact {
-        tilec_layout::Fact::Le(a, b) => k.strides.iter().any(|s| {
-            s.padded
-                && *b == Int::var(&s.name)
-                && kept
-                    .iter()
-                    .any(|d| d.fact == tilec_layout::Fact::Le(a.clone(), s.declared.clone()))
-        }),
-        _ => false,
-    };
-    let kept: Vec<tilec_layout::Condition> = kept.iter().filter(|c| !implied(c)).cloned().collect();
-    let (block_conditions, conditions): (Vec<_>, Vec<_>) =
-        kept.into_iter().partition(is_block_fact);
+    let (block_conditions, conditions) = conditions::needed(k, variant, &l.by_element, &l.untested);
     let params = k
         .params
         .iter()
@@ -343,7 +295,7 @@ fn lower_with(
         name: entry_name(&k.name, variant),
         params,
         extents: k.extents.clone(),
-        block_offset: variant.guarded() && k.conditions.iter().any(is_block_fact),
+        block_offset: variant.guarded() && k.conditions.iter().any(conditions::is_block_fact),
         block_threads,
         min_blocks: k.launch.min_blocks,
         // A cluster is for sharing loads: a variant whose loads all differ
@@ -405,7 +357,7 @@ fn lower_with(
             conditions.push(c);
         }
     }
-    let conditions = without_implied(conditions);
+    let conditions = conditions::without_implied(conditions);
     // What the runtime evaluates names no in-place stride symbol (it has
     // no value for one).
     let accesses = l.accesses.into_iter().map(|a| GlobalAccess {
@@ -456,29 +408,6 @@ impl From<String> for Problem {
             "operations run on static per-thread shapes; partition further",
         )
     }
-}
-
-/// `conditions` less each divisibility that another implies (`N % 2 == 0`
-/// beside `N % 4 == 0`): the same launches, one reason fewer to read.
-fn without_implied(conditions: Vec<tilec_layout::Condition>) -> Vec<tilec_layout::Condition> {
-    use tilec_layout::Fact;
-    let divides = |f: &Fact| match f {
-        Fact::Divides { divisor, dividend } => divisor.as_static().map(|d| (d, dividend.clone())),
-        _ => None,
-    };
-    let implied = |c: &tilec_layout::Condition| {
-        divides(&c.fact).is_some_and(|(d, x)| {
-            conditions.iter().any(|o| {
-                divides(&o.fact).is_some_and(|(e, y)| y == x && e != d && d != 0 && e % d == 0)
-            })
-        })
-    };
-    let keep: Vec<bool> = conditions.iter().map(|c| !implied(c)).collect();
-    conditions
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(c, k)| k.then_some(c))
-        .collect()
 }
 
 struct Lowerer<'k> {
