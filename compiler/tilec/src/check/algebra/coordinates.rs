@@ -217,6 +217,13 @@ fn outside_at(c: &Int, n: i64, ranges: &dyn Ranges) -> Option<(i64, Vec<(String,
         .iter()
         .map(|x| ranges.searched(x))
         .collect::<Option<_>>()?;
+    // Where intervals keep every value of `c` inside, no point leaves it
+    // (the common case, a thread's coordinate in a mode of its threads):
+    // the walk below, up to 2^16 evaluations, is for the rest.
+    let span_of = |x: &str| names.iter().position(|m| m == x).map(|i| spans[i]);
+    if c.range(&span_of).is_some_and(|(lo, hi)| 0 <= lo && hi < n) {
+        return None;
+    }
     // Every value of each name where the points fit; else the widest
     // name's samples, then its first value alone (which it takes wherever
     // the statement runs), until they fit.

@@ -100,14 +100,9 @@ impl KernelChecker {
                     .map(|(i, w)| (base + w, t, i as i64)),
             );
         }
-        writes.sort_unstable();
-        let Some(pair) = writes
-            .windows(2)
-            .find(|p| p[0].0 == p[1].0 && p[0].1 != p[1].1)
-        else {
+        let Some(((t1, v1), (t2, v2))) = shared_element(&writes) else {
             return Ok(());
         };
-        let ((_, t1, v1), (_, t2, v2)) = (pair[0], pair[1]);
         Err(
             Diagnostic::new(format!("two threads write one element of {memory} here"), e.span)
                 .with_label(format!(
@@ -119,5 +114,78 @@ impl KernelChecker {
                 // where that is an error of its own, it is the one to fix.
                 .following(),
         )
+    }
+}
+
+/// The first element (the lowest offset) that two threads write, of
+/// `writes` (offset, thread, value) in the order of their threads: the
+/// last write to it of the first thread that writes it, and the next
+/// thread's first. Offsets within a few times as many as the writes (a
+/// tile's) are marked in a table, a pass; others are sorted.
+fn shared_element(writes: &[(i64, i64, i64)]) -> Option<((i64, i64), (i64, i64))> {
+    let lo = writes.iter().map(|w| w.0).min()?;
+    let hi = writes.iter().map(|w| w.0).max()?;
+    let span = hi.checked_sub(lo)?.checked_add(1)?;
+    if span > 4 * writes.len() as i64 + 1024 {
+        let mut sorted = writes.to_vec();
+        sorted.sort_unstable();
+        let pair = sorted
+            .windows(2)
+            .find(|p| p[0].0 == p[1].0 && p[0].1 != p[1].1)?;
+        return Some(((pair[0].1, pair[0].2), (pair[1].1, pair[1].2)));
+    }
+    // Per offset: its first writer's last write, then the next thread's
+    // first, each as its place in `writes` plus 1 (0: none yet).
+    let mut first = vec![0u32; span as usize];
+    let mut next = vec![0u32; span as usize];
+    for (i, &(off, t, _)) in writes.iter().enumerate() {
+        let at = (off - lo) as usize;
+        let mark = u32::try_from(i + 1).ok()?;
+        match (first[at], next[at]) {
+            (0, _) => first[at] = mark,
+            (f, 0) if writes[f as usize - 1].1 == t => first[at] = mark,
+            (_, 0) => next[at] = mark,
+            _ => {}
+        }
+    }
+    let at = next.iter().position(|&n| n != 0)?;
+    let (a, b) = (
+        writes[first[at] as usize - 1],
+        writes[next[at] as usize - 1],
+    );
+    Some(((a.1, a.2), (b.1, b.2)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shared_element;
+
+    /// The table and the sort find the same pair: offsets close together
+    /// take the table, the same offsets spread 10^6 apart the sort.
+    #[test]
+    fn the_table_and_the_sort_find_one_pair() {
+        let mut seed = 7u64;
+        for _ in 0..200 {
+            let mut writes = Vec::new();
+            for t in 0..8 {
+                for v in 0..4 {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    writes.push(((seed >> 33) as i64 % 64, t, v));
+                }
+            }
+            let spread: Vec<_> = writes
+                .iter()
+                .map(|&(o, t, v)| (o * 1_000_000, t, v))
+                .collect();
+            assert_eq!(shared_element(&writes), shared_element(&spread));
+        }
+        let apart: Vec<_> = (0..8).map(|t| (t, t, 0)).collect();
+        assert_eq!(shared_element(&apart), None);
+        assert_eq!(
+            shared_element(&[(5, 0, 0), (5, 0, 1), (5, 2, 0)]),
+            Some(((0, 1), (2, 0)))
+        );
     }
 }
