@@ -205,6 +205,16 @@ pub struct Manifest {
     pub seal: String,
 }
 
+/// The seal of a PTX and its manifest's JSON with the seal empty.
+/// BLAKE3: the seal covers the whole PTX (hundreds of KB), hashed at every
+/// build and load; SHA-3 in software took 12% of a build's main thread.
+fn seal_hash(ptx: &str, unsealed: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(ptx.as_bytes());
+    h.update(unsealed.as_bytes());
+    h.finalize().to_hex().to_string()
+}
+
 /// What a `reduce` across blocks needs at launch: per partial, a thread's
 /// `values` f32 for each of its reducing threads (a pipeline's producer
 /// warpgroup holds none) in the workspace, and as much per run of `runs`
@@ -324,22 +334,30 @@ impl Manifest {
 
     /// The seal of this manifest with `ptx` (see [`Manifest::seal`]).
     pub fn seal_of(&self, ptx: &str) -> String {
-        // BLAKE3: the seal covers the whole PTX (hundreds of KB), hashed
-        // at every build and load; SHA-3 in software took 12% of a build's
-        // main thread.
         let unsealed = Manifest {
             seal: String::new(),
             ..self.clone()
         };
-        let mut h = blake3::Hasher::new();
-        h.update(ptx.as_bytes());
-        h.update(unsealed.to_json().as_bytes());
-        h.finalize().to_hex().to_string()
+        seal_hash(ptx, &unsealed.to_json())
     }
 
     /// Seals the manifest with the PTX it describes.
     pub fn seal(&mut self, ptx: &str) {
         self.seal = self.seal_of(ptx);
+    }
+
+    /// Seals the manifest with `ptx`, given `unsealed`, its JSON with the
+    /// seal empty (made while the PTX was compiled), and returns the
+    /// sealed JSON: the seal written into that text's last field, not the
+    /// manifest serialized again (a build's serial tail, once the back
+    /// ends are done).
+    pub fn seal_json(&mut self, ptx: &str, unsealed: &str) -> String {
+        const EMPTY: &str = "\"seal\": \"\"\n}";
+        self.seal = seal_hash(ptx, unsealed);
+        match unsealed.strip_suffix(EMPTY) {
+            Some(head) => format!("{head}\"seal\": \"{}\"\n}}", self.seal),
+            None => self.to_json(),
+        }
     }
 
     /// Refuses a PTX that is not the one this manifest was sealed with.

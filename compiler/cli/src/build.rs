@@ -183,7 +183,7 @@ fn write_all(cs: &[Compiled], out: Option<&Path>, source: &Path) -> ExitCode {
         return ExitCode::from(2);
     }
     for (c, (ptx, json)) in cs.iter().zip(&targets) {
-        if let Err(e) = write_pair(ptx, &c.code, json, &c.manifest.to_json()) {
+        if let Err(e) = write_pair(ptx, &c.code, json, &c.json) {
             eprintln!("error: cannot write {}: {e}", ptx.display());
             return ExitCode::from(2);
         }

@@ -15,6 +15,9 @@ pub struct Compiled {
     pub lowered: Vec<Lowered>,
     pub code: String,
     pub manifest: m::Manifest,
+    /// The manifest's JSON as `tilec build` writes it (sealed with the
+    /// PTX); empty where no module was built (a CPU run).
+    pub json: String,
 }
 
 /// Why a file did not compile: diagnostics of the source, or a back-end error.
@@ -69,6 +72,14 @@ pub fn compile_as(
                 started[kernel].push((name, at));
             },
         );
+        // The manifests while the back ends run.
+        let described: Vec<Described> = match &lowered {
+            Ok(ks) => ks
+                .iter()
+                .map(|(k, l)| describe(k, l, arch, opts, &source))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         // Every thread joined before anything is returned, whatever failed.
         let mut results: Vec<Option<Result<String, Failure>>> =
             backends.results().into_iter().map(Some).collect();
@@ -77,7 +88,8 @@ pub fn compile_as(
         lowered
             .into_iter()
             .zip(started)
-            .map(|((kernel, lowered), mut mine)| {
+            .zip(described)
+            .map(|(((kernel, lowered), mut mine), described)| {
                 // The back ends started in the order lowering kept the
                 // variants; their texts go in the variants' order.
                 mine.sort_by_key(|(name, _)| lowered.iter().position(|l| &l.ir.name == name));
@@ -89,7 +101,7 @@ pub fn compile_as(
                         })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                assemble(kernel, lowered, texts, output, arch, opts, &source)
+                Ok(assemble(kernel, lowered, described, texts, output))
             })
             .collect()
     })
@@ -106,17 +118,19 @@ pub fn codegen(
     opts: Options,
     source: &str,
 ) -> Result<Compiled, Failure> {
-    let texts = std::thread::scope(|s| {
+    let (described, texts) = std::thread::scope(|s| {
         let mut backends = Backends::new(s);
         for l in &lowered {
             backends.start(move || compile_variant(&l.ir, arch, output));
         }
-        backends
+        let described = describe(&kernel, &lowered, arch, opts, source);
+        let texts = backends
             .results()
             .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    assemble(kernel, lowered, texts, output, arch, opts, source)
+            .collect::<Result<Vec<_>, _>>();
+        (described, texts)
+    });
+    Ok(assemble(kernel, lowered, described, texts?, output))
 }
 
 /// Back ends running at once, at most: a file of thousands of kernels
@@ -205,29 +219,51 @@ impl<'s> Work<'s> {
     }
 }
 
-/// A kernel's module (its variants' texts joined) and its sealed manifest.
-fn assemble(
-    kernel: Kernel,
-    lowered: Vec<Lowered>,
-    texts: Vec<String>,
-    output: Output,
+/// A kernel's manifest with its seal empty, and that manifest's JSON:
+/// made while the back ends run.
+struct Described {
+    manifest: m::Manifest,
+    json: String,
+}
+
+/// The manifest of `kernel`'s `lowered` variants (`source`: the source
+/// file's fingerprint), before its seal.
+fn describe(
+    kernel: &Kernel,
+    lowered: &[Lowered],
     arch: &str,
     opts: Options,
     source: &str,
-) -> Result<Compiled, Failure> {
-    let code = tilec_codegen::join(&texts, output);
-    let mut manifest = manifest(&kernel, &lowered, arch);
+) -> Described {
+    let mut manifest = manifest(kernel, lowered, arch);
     manifest.checked = opts.checked.is_some();
     manifest.source = source.to_string();
-    if output == Output::Ptx {
-        manifest.seal(&code);
-    }
-    Ok(Compiled {
+    let json = manifest.to_json();
+    Described { manifest, json }
+}
+
+/// A kernel's module (its variants' texts joined) and its manifest,
+/// sealed with a PTX module.
+fn assemble(
+    kernel: Kernel,
+    lowered: Vec<Lowered>,
+    described: Described,
+    texts: Vec<String>,
+    output: Output,
+) -> Compiled {
+    let code = tilec_codegen::join(&texts, output);
+    let Described { mut manifest, json } = described;
+    let json = match output {
+        Output::Ptx => manifest.seal_json(&code, &json),
+        _ => json,
+    };
+    Compiled {
         kernel,
         lowered,
         code,
         manifest,
-    })
+        json,
+    }
 }
 
 /// One variant through the back end; what the arch lacks is refused at

@@ -163,6 +163,7 @@ pub fn run(a: Args) -> ExitCode {
                     kernel,
                     lowered: l,
                     code: String::new(),
+                    json: String::new(),
                 })
                 .collect();
             let selected = match a.launch.selected(&compiled) {

@@ -216,6 +216,8 @@ fn the_runtime_refuses_an_edited_manifest_or_ptx() {
     let ptx = std::fs::read_to_string(dir.join("copy.ptx")).unwrap();
     let m = Manifest::from_json(&json).unwrap();
     m.check_seal(&ptx).unwrap();
+    // The seal written into the JSON made before it: the sealed manifest's.
+    assert_eq!(json, m.to_json());
     // A shrunk layout, an emptied access list, an edited PTX: refused.
     let shrunk = Manifest::from_json(&json.replacen(
         "\"shape\": [\n              \"M\"",
