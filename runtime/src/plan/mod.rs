@@ -52,6 +52,9 @@ pub struct LaunchPlan {
     /// one launch of the entry for any block (a small grid,
     /// [`waves::one_launch`]): the multiprocessors that counted.
     pub one_launch_on: Option<i64>,
+    /// The launches that one launch replaced, if any: their entries'
+    /// proofs are said beside the waves ([`LaunchPlan::passed_over`]).
+    pub merged: Vec<Launch>,
     /// Dynamic shared memory to request, in bytes.
     pub dynamic_shared: u32,
     /// The whole grid, which the launches cover exactly once.
@@ -169,7 +172,7 @@ impl LaunchPlan {
         let unproved = |i: usize| self.unproved.iter().find(|u| u.0 == i).map(|u| &u.1);
         let why = |(i, v): (usize, &VariantSpec)| match failing(v, &values) {
             None if let Some(e) = unproved(i) => Some(format!(
-                "its accesses are not proved in bounds here ({e}); a later entry tests them"
+                "its accesses are not proved in bounds here ({e}); a later entry tests them, reading 0 and writing nothing past the tensor's end"
             )),
             Some(c) => Some(format!(
                 "{} does not hold ({})",
@@ -520,6 +523,21 @@ fn planned(
                 unproved.push((v, e))
             }
             _ => {
+                // An entry one launch replaced that would not have been
+                // proved either: that, not the waves, is what a user
+                // needs to hear (an index past a tensor's end, whose
+                // writes the entry for any block skips).
+                for l in p.merged.iter().filter(|l| l.variant != last) {
+                    let whole: [(i64, i64); 3] = std::array::from_fn(|i| {
+                        (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1)
+                    });
+                    if let Err(RuntimeError::Bounds(e) | RuntimeError::PastAMode(e)) =
+                        check_bounds(m, &p, l, &whole, &values)
+                        && !unproved.iter().any(|u| u.0 == l.variant)
+                    {
+                        unproved.push((l.variant, e));
+                    }
+                }
                 p.unproved = unproved;
                 return Ok(p);
             }
@@ -596,11 +614,13 @@ fn planned_among(
     let mut launches = launches(m, &fit, grid, &env)?;
     let blocks: u128 = grid.iter().map(|&g| g as u128).product();
     let mut one_launch_on = None;
+    let mut merged = Vec::new();
     if let Some(last) = launches.last().copied()
         && launches.len() > 1
         && let Some(n) = sms.filter(|&n| one_launch(m, blocks, n, block, shared_waves_split))
     {
         // The edges' entry, which runs any block.
+        merged = std::mem::take(&mut launches);
         launches = vec![Launch {
             variant: last.variant,
             grid,
@@ -692,6 +712,7 @@ fn planned_among(
     Ok(LaunchPlan {
         launches,
         one_launch_on,
+        merged,
         dynamic_shared,
         grid,
         block,

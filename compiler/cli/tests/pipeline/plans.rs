@@ -278,6 +278,33 @@ fn a_grouped_tile_walk_is_bounded_region_by_region() {
 /// grid keeps the full-tile entry on its full blocks.
 /// The CPU executor's plan keeps the split at any size, so that small runs
 /// test every entry.
+/// An index past a tensor's end (`sums[block.x]` with fewer sums than
+/// blocks) keeps the full entry off, and the reason given is that, not
+/// the small grid's one launch that would have replaced it anyway: the
+/// entry that runs writes nothing there. With enough sums, the waves.
+#[test]
+fn an_entry_not_proved_is_said_so_where_one_launch_replaced_it() {
+    use tilec_runtime::plan::plan_sizes_for;
+    let m = built_manifest("tests/run/block_sums_past_their_tensor.tile", "block_sums");
+    let why = |dims: &str| {
+        plan_sizes_for(&m, &Dims::parse(dims).unwrap(), Some(132))
+            .unwrap()
+            .passed_over(&m)
+    };
+    let short = why("M=1000,T=4");
+    assert_eq!(short.len(), 1, "{short:?}");
+    assert!(
+        short[0].1.contains("sums would be accessed at")
+            && short[0].1.contains("writing nothing past the tensor's end"),
+        "{short:?}"
+    );
+    let enough = why("M=1000,T=8");
+    assert!(
+        enough[0].1.contains("8 blocks are at most 2 waves"),
+        "{enough:?}"
+    );
+}
+
 #[test]
 fn a_small_grid_is_one_launch_on_the_gpu_unless_its_blocks_share_multiprocessors() {
     use tilec_runtime::plan::plan_sizes_for;
