@@ -281,6 +281,13 @@ fn a_shared_index_through_an_extent_is_bounded_as_the_runtime_takes_extents() {
     twin_lowers("shared_index_through_an_extent", "% 512", "% 256");
 }
 
+/// A reduction's operands of one shape fold: the error's twin without
+/// the (4, 2) operand lowers.
+#[test]
+fn a_reduction_of_operands_of_one_shape_lowers() {
+    twin_lowers("reduced_operands_of_two_shapes", " + q, 0)", ", 0)");
+}
+
 /// An inner loop whose end follows a guarded outer counter stays inside
 /// its mode where the guard keeps the end there: `b < a + 2` with
 /// `a < 30` reaches 30 of 32 (and `a < 32` reaches 32:

@@ -9,6 +9,7 @@ use crate::arith::{Binary, Unary};
 use crate::check::program::{Base, Elem, Elementwise, Op, Scalar, View};
 use crate::check::value::Value;
 use crate::diagnostic::Diagnostic;
+use crate::span::Span;
 use crate::syntax::ast::{BinOp, Expr, ExprKind};
 use tilec_layout::Int;
 
@@ -28,6 +29,36 @@ pub(super) struct Target<'a> {
     pub(super) modes: Vec<Int>,
     /// The operand is computed in i32 (an i32 target's, outside `i32(...)`).
     pub(super) integers: bool,
+    /// Inside a reduction: the reduced operand, whose first tensor gives
+    /// `modes` (its other tensors must match that one, not the statement's
+    /// target).
+    pub(super) folded: Option<Span>,
+}
+
+impl Target<'_> {
+    /// An operand's shape that is not this target's: the error, and what
+    /// the shape is compared with, where it is: the statement's target, or
+    /// inside a reduction its operand's first tensor.
+    pub(super) fn shape_mismatch(&self, operand: &Expr, shape: String) -> Diagnostic {
+        let (message, span, what) = match self.folded {
+            Some(span) => (
+                "this operand's shape is not the first tensor's it is reduced with",
+                span,
+                format!(
+                    "the reduced operand, whose first tensor has modes {}",
+                    show_modes(&self.modes)
+                ),
+            ),
+            None => (
+                "this operand's shape is not the target's",
+                self.expr.span,
+                format!("the target, shape {}", self.view.layout.shape()),
+            ),
+        };
+        Diagnostic::new(message, operand.span)
+            .with_label(format!("shape {shape}"))
+            .with_related(span, what)
+    }
 }
 
 impl KernelChecker {
@@ -55,6 +86,7 @@ impl KernelChecker {
             expr: target,
             modes: mode_sizes(&dst),
             integers: dst.elem == Elem::I32,
+            folded: None,
         };
         let value = self.elementwise(value, &to, 0)?;
         let mut read = Vec::new();
@@ -87,6 +119,7 @@ impl KernelChecker {
             expr: &args[3],
             modes: mode_sizes(&y),
             integers: y.elem == Elem::I32,
+            folded: None,
         };
         let mut part = |s: &Expr, t: &Expr| -> Result<Elementwise, Diagnostic> {
             let s = self.elementwise(s, &to, 0)?;
@@ -300,6 +333,7 @@ impl KernelChecker {
             expr: to.expr,
             modes: to.modes.clone(),
             integers: false,
+            folded: to.folded,
         };
         let value = self.elementwise(x, &inner, depth + 1)?;
         if to.integers && value.shuffles() {
@@ -452,6 +486,7 @@ impl KernelChecker {
             expr: to.expr,
             modes,
             integers: to.integers,
+            folded: Some(args[0].span),
         };
         let value = self.elementwise(&args[0], &inner, depth + 1)?;
         Ok(Elementwise::Reduce {
@@ -537,13 +572,12 @@ impl KernelChecker {
         match v {
             Value::Tensor(v) => {
                 if mode_sizes(&v) != to.modes && v.layout.size().as_static() != Some(1) {
-                    return Err(Diagnostic::new(
-                        "this operand's shape is not the target's",
-                        e.span,
-                    )
-                    .with_label(format!("shape {}", v.layout.shape()))
-                    .with_related(to.expr.span, format!("the target, shape {}", to.view.layout.shape()))
-                    .with_help("an operand has the target's extent in every mode, or is one element (t[i, j]); check the thread layouts and tilers that made them"));
+                    return Err(to
+                    .shape_mismatch(e, v.layout.shape().to_string())
+                    .with_help(match to.folded {
+                        Some(_) => "the tensors a reduction folds have one extent in every mode, or are one element (t[i, j]); check the thread layouts and tilers that made them",
+                        None => "an operand has the target's extent in every mode, or is one element (t[i, j]); check the thread layouts and tilers that made them",
+                    }));
                 }
                 if integers && v.elem != Elem::I32 {
                     return Err(integer_statement(e, &format!("a tensor of {}", v.elem), to));

@@ -247,15 +247,9 @@ impl KernelChecker {
             }
         };
         if mode_sizes(&view) != to.modes && view.layout.size().as_static() != Some(1) {
-            return Err(
-                Diagnostic::new("this operand's shape is not the target's", t.span)
-                    .with_label(format!("shape {}", view.layout.shape()))
-                    .with_related(
-                        to.expr.span,
-                        format!("the target, shape {}", to.view.layout.shape()),
-                    )
-                    .with_help(usage),
-            );
+            return Err(to
+                .shape_mismatch(t, view.layout.shape().to_string())
+                .with_help(usage));
         }
         let mode = self.eval(m)?.to_int().and_then(|i| i.as_static());
         let Some(mode) = mode.filter(|&i| (0..view.coords.len() as i64).contains(&i)) else {

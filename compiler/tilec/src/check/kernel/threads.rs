@@ -174,6 +174,7 @@ impl KernelChecker {
             expr: to.expr,
             modes: operand.clone(),
             integers: to.integers,
+            folded: Some(args[0].span),
         };
         // Each element folds into the target's same element, or one into
         // all of them.
