@@ -548,6 +548,19 @@ fn a_statement_into_registers_reads_a_shared_tile_of_fragments_by_ldmatrix() {
     assert_eq!(ir.matches("ldmatrix.x4.trans.bf16 s2[").count(), 16, "{ir}");
 }
 
+/// A statement reads one shared tile of fragments by ldmatrix; another it
+/// reads (gemm_bias_gelu's bias) goes element by element, and `check
+/// --perf` says so and how to read it by ldmatrix too (a new user found
+/// the second tile silent).
+#[test]
+fn a_second_shared_tile_of_fragments_in_a_statement_is_noted() {
+    let notes = perf_notes("tests/run/gemm_bias_gelu.tile");
+    assert!(
+        notes.contains("54:5  note: element by element, not ldmatrix: 1 more shared tile(s) of fragments read here"),
+        "{notes}"
+    );
+}
+
 /// A fused epilogue's sum written with the bias inside the parentheses,
 /// `alpha * tCrC + (beta * tCsC + tCsBias)`, is two fmas a value: sums go
 /// left to right and a product feeding one contracts, so written left to

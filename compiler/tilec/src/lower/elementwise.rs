@@ -248,14 +248,17 @@ impl Lowerer<'_> {
                 // A tile read inside a reduction folds element by element.
                 let mut outside = Vec::new();
                 value.tensors_outside_reductions(&mut outside);
-                let tiles = outside.into_iter().filter(|v| {
-                    matches!(v.base, Base::Shared(_))
-                        && v.elem.bytes() == 2
-                        && v.layout.shape() == dst.layout.shape()
-                });
+                let tiles: Vec<&View> = outside
+                    .into_iter()
+                    .filter(|v| {
+                        matches!(v.base, Base::Shared(_))
+                            && v.elem.bytes() == 2
+                            && v.layout.shape() == dst.layout.shape()
+                    })
+                    .collect();
                 // The first that plans; a note where one was read but none did.
                 let (mut found, mut why) = (None, None);
-                for v in tiles {
+                for &v in &tiles {
                     let array = self.add_registers(v.elem, n);
                     let temp = view(array, v.elem);
                     match self.matrix_plan(v, &temp, n, false, None) {
@@ -275,6 +278,31 @@ impl Lowerer<'_> {
                     }
                     return Ok(false);
                 };
+                // One tile a statement goes by ldmatrix (its loads staged
+                // ahead of the arithmetic); the others element by element.
+                let mut others: Vec<&View> = Vec::new();
+                let kept = self.extra_registers.len();
+                for &t in &tiles {
+                    if t != v && !others.contains(&t) {
+                        let array = self.add_registers(t.elem, n);
+                        if self
+                            .matrix_plan(t, &view(array, t.elem), n, false, None)
+                            .is_ok()
+                        {
+                            others.push(t);
+                        }
+                        self.extra_registers.truncate(kept);
+                    }
+                }
+                let others = others.len();
+                if others > 0 {
+                    self.note(
+                        span,
+                        format!(
+                            "element by element, not ldmatrix: {others} more shared tile(s) of fragments read here; a statement reads one by ldmatrix, so read each other into registers by a statement of its own first (`tR = tCsR;`)"
+                        ),
+                    );
+                }
                 (None, dst.clone(), Some((v, temp)), Some(load))
             }
             _ => return Ok(false),
