@@ -288,6 +288,16 @@ fn a_reduction_of_operands_of_one_shape_lowers() {
     twin_lowers("reduced_operands_of_two_shapes", " + q, 0)", ", 0)");
 }
 
+/// A reduce's body on the group's own tile of C lowers.
+#[test]
+fn a_reduce_body_on_the_group_s_tile_lowers() {
+    twin_lowers(
+        "reduce_body_moves_with_block_z",
+        "axpby(alpha, r, beta, tCgZ)",
+        "axpby(alpha, r, beta, tCgC)",
+    );
+}
+
 /// An inner loop whose end follows a guarded outer counter stays inside
 /// its mode where the guard keeps the end there: `b < a + 2` with
 /// `a < 30` reaches 30 of 32 (and `a < 32` reaches 32:

@@ -135,18 +135,40 @@ fn body_is_the_groups(ir: &KernelIr, inst: &Inst) -> Result<(), Diagnostic> {
     let (why, help) = match *across {
         Groups::Dim(dim) => {
             let along = IntDef::BlockIdx(dim);
-            if !ir
-                .with_operands(used)
-                .iter()
-                .any(|&v| ir.ints[v].def == along)
-            {
+            let depends = |used: Vec<IntId>| {
+                ir.with_operands(used)
+                    .iter()
+                    .any(|&v| ir.ints[v].def == along)
+            };
+            if !depends(used) {
                 return Ok(());
             }
             let d = ["x", "y", "z"][dim as usize % 3];
-            (
+            // The first statement of the body that does, where the user
+            // looks: a tensor made from one that moves with block.z.
+            let mut first = None;
+            crate::ir::for_each_atom(body, &mut |i| {
+                let mut mine = Vec::new();
+                i.ints_used(&mut mine);
+                if first.is_none() && depends(mine) {
+                    first = Some(i.span);
+                }
+            });
+            let diagnostic = Diagnostic::new(
                 format!("the body of a reduce across block.{d} depends on block.{d}"),
-                "index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)",
+                inst.span,
             )
+            .with_label("the group's last block to arrive runs it: a different one each run");
+            let diagnostic = match first {
+                Some(at) if at != inst.span => diagnostic.with_related(
+                    at,
+                    format!("this statement's tensors move with block.{d}: a view made from one sliced or tiled by block.{d}"),
+                ),
+                _ => diagnostic,
+            };
+            return Err(diagnostic.with_help(
+                "index the body's tensors by the group's coordinates alone, e.g. gC with step(1, 1, X)",
+            ));
         }
         Groups::Parts { .. } => {
             let mut own = Vec::new();
