@@ -15,8 +15,9 @@ pub struct Compiled {
     pub lowered: Vec<Lowered>,
     pub code: String,
     pub manifest: m::Manifest,
-    /// The manifest's JSON as `tilec build` writes it (sealed with the
-    /// PTX); empty where no module was built (a CPU run).
+    /// The manifest's JSON as `tilec build` writes it: sealed with the
+    /// PTX (unsealed for LLVM IR); empty where no module was built (a
+    /// CPU run).
     pub json: String,
 }
 
