@@ -289,12 +289,22 @@ pub fn prove(m: &Manifest, p: &LaunchPlan) -> Result<(), RuntimeError> {
     quotients_proved(m, p, &values)?;
     if !m.checked {
         for l in &p.launches {
-            let whole: [(i64, i64); 3] =
-                std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
-            check_bounds(m, p, l, &whole, &values)?;
+            launch_in_bounds(m, p, l, &values)?;
         }
     }
     Ok(())
+}
+
+/// `l`'s accesses bounded over its whole box of blocks.
+fn launch_in_bounds(
+    m: &Manifest,
+    p: &LaunchPlan,
+    l: &Launch,
+    values: &HashMap<&str, i64>,
+) -> Result<(), RuntimeError> {
+    let whole: [(i64, i64); 3] =
+        std::array::from_fn(|i| (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1));
+    check_bounds(m, p, l, &whole, values)
 }
 
 /// Plans without bounding the accesses ahead of time: for the CPU
@@ -507,17 +517,16 @@ fn planned(
             shared_waves_split,
             &excluded,
         )?;
+        // A --checked build's entries run unproved, and stop at an
+        // access outside.
+        if m.checked {
+            return Ok(p);
+        }
         let values = bound(m, &p.extents);
-        let failed = match m.checked {
-            true => None,
-            false => p.launches.iter().find_map(|l| {
-                let whole: [(i64, i64); 3] = std::array::from_fn(|i| {
-                    (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1)
-                });
-                let e = check_bounds(m, &p, l, &whole, &values).err()?;
-                Some((l.variant, e))
-            }),
-        };
+        let failed = p.launches.iter().find_map(|l| {
+            let e = launch_in_bounds(m, &p, l, &values).err()?;
+            Some((l.variant, e))
+        });
         match failed {
             Some((v, RuntimeError::Bounds(e) | RuntimeError::PastAMode(e))) if v != last => {
                 unproved.push((v, e))
@@ -527,18 +536,9 @@ fn planned(
                 // proved either: that, not the waves, is what a user
                 // needs to hear (an index past a tensor's end, whose
                 // writes the entry for any block skips).
-                // (A --checked build's entries run unproved, and stop at an
-                // access outside: nothing to say.)
-                let merged = match m.checked {
-                    true => &[][..],
-                    false => &p.merged[..],
-                };
-                for l in merged.iter().filter(|l| l.variant != last) {
-                    let whole: [(i64, i64); 3] = std::array::from_fn(|i| {
-                        (l.offset[i] as i64, (l.offset[i] + l.grid[i]) as i64 - 1)
-                    });
+                for l in p.merged.iter().filter(|l| l.variant != last) {
                     if let Err(RuntimeError::Bounds(e) | RuntimeError::PastAMode(e)) =
-                        check_bounds(m, &p, l, &whole, &values)
+                        launch_in_bounds(m, &p, l, &values)
                         && !unproved.iter().any(|u| u.0 == l.variant)
                     {
                         unproved.push((l.variant, e));
